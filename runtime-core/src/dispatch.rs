@@ -1,0 +1,167 @@
+//! A scheduler's view of the cores it owns: who runs what, and which cores can take work.
+//!
+//! Each core has a running and a pending slot, so a core that finishes finds its next task
+//! already rung and never idles while work is ready. Bit `i` of each mask is local core `i`.
+#![forbid(unsafe_code)]
+
+use crate::config::{Config, MAX_CORES};
+use crate::ids::{CoreId, TaskId, Token};
+use crate::platform::CoreKind;
+
+/// A task lane on a core.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Inflight {
+    pub(crate) task: TaskId,
+    pub(crate) token: Token,
+}
+
+/// One owned core.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CoreSlot {
+    pub(crate) id: CoreId,
+    pub(crate) next_token: Token,
+    pub(crate) running: Option<Inflight>,
+    pub(crate) pending: Option<Inflight>,
+    /// Token the watchdog is timing, and since when.
+    pub(crate) watch: Option<(Token, u64)>,
+}
+
+/// Local indices of a cluster able to run MIX tasks: AIC, AIV0, AIV1.
+pub(crate) type MixCluster = [u8; 3];
+
+/// The cores one scheduler owns.
+pub(crate) struct CoreTable {
+    pub(crate) cores: heapless::Vec<CoreSlot, { MAX_CORES as usize }>,
+    /// Cores with nothing running.
+    pub(crate) idle: u128,
+    /// Cores running something with a free pending slot.
+    pub(crate) pending_free: u128,
+    /// Cores of each kind (index 0 AIC, 1 AIV).
+    pub(crate) kind: [u128; 2],
+    pub(crate) mix: heapless::Vec<MixCluster, { MAX_CORES as usize }>,
+}
+
+/// The cluster of a core: AIC `i` is in cluster `i`, AIV `j` in cluster `j / 2`.
+pub(crate) fn cluster_of(cfg: &Config, core: u16) -> (u16, CoreKind) {
+    if core < cfg.aic_cores {
+        (core, CoreKind::Aic)
+    } else {
+        ((core - cfg.aic_cores) / 2, CoreKind::Aiv)
+    }
+}
+
+impl CoreTable {
+    /// The cores of clusters `c` with `c % schedulers == index`.
+    pub(crate) fn for_scheduler(cfg: &Config, index: u8) -> Self {
+        let mut t = CoreTable {
+            cores: heapless::Vec::new(),
+            idle: 0,
+            pending_free: 0,
+            kind: [0; 2],
+            mix: heapless::Vec::new(),
+        };
+        let mut aic_of: [Option<u8>; MAX_CORES as usize] = [None; MAX_CORES as usize];
+        let mut aiv_of: [[Option<u8>; 2]; MAX_CORES as usize] = [[None; 2]; MAX_CORES as usize];
+        for core in 0..cfg.cores() {
+            let (cluster, kind) = cluster_of(cfg, core);
+            if cluster % cfg.schedulers as u16 != index as u16 {
+                continue;
+            }
+            let local = t.cores.len();
+            // Cannot fail: at most MAX_CORES cores exist (validated config).
+            let _ = t.cores.push(CoreSlot {
+                id: CoreId(core),
+                next_token: Token::FIRST,
+                running: None,
+                pending: None,
+                watch: None,
+            });
+            t.idle |= 1 << local;
+            match kind {
+                CoreKind::Aic => {
+                    t.kind[0] |= 1 << local;
+                    aic_of[cluster as usize] = Some(local as u8);
+                }
+                CoreKind::Aiv => {
+                    t.kind[1] |= 1 << local;
+                    let lane = ((core - cfg.aic_cores) % 2) as usize;
+                    aiv_of[cluster as usize][lane] = Some(local as u8);
+                }
+            }
+        }
+        for c in 0..cfg.clusters() as usize {
+            if let (Some(a), [Some(v0), Some(v1)]) = (aic_of[c], aiv_of[c]) {
+                let _ = t.mix.push([a, v0, v1]);
+            }
+        }
+        t
+    }
+
+    /// Records `f` as dispatched to local core `i`.
+    pub(crate) fn occupy(&mut self, i: usize, f: Inflight) {
+        let bit = 1u128 << i;
+        let c = &mut self.cores[i];
+        c.next_token = f.token.next();
+        if c.running.is_none() {
+            c.running = Some(f);
+            self.idle &= !bit;
+            self.pending_free |= bit;
+        } else {
+            c.pending = Some(f);
+            self.pending_free &= !bit;
+        }
+    }
+
+    /// Retires the running lane of local core `i`; the pending one (if any) moves up.
+    pub(crate) fn retire_running(&mut self, i: usize) {
+        let bit = 1u128 << i;
+        let c = &mut self.cores[i];
+        c.running = c.pending.take();
+        if c.running.is_some() {
+            self.pending_free |= bit;
+        } else {
+            self.idle |= bit;
+            self.pending_free &= !bit;
+        }
+    }
+
+    /// Cores with something running.
+    #[inline]
+    pub(crate) fn busy(&self) -> u128 {
+        let all = if self.cores.len() == 128 { u128::MAX } else { (1u128 << self.cores.len()) - 1 };
+        all & !self.idle
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clusters_are_split_round_robin_and_mix_needs_a_full_cluster() {
+        let cfg = Config { aic_cores: 3, aiv_cores: 5, schedulers: 2, ..Config::tiny() };
+        let s0 = CoreTable::for_scheduler(&cfg, 0);
+        let s1 = CoreTable::for_scheduler(&cfg, 1);
+        let ids = |t: &CoreTable| t.cores.iter().map(|c| c.id.0).collect::<std::vec::Vec<_>>();
+        // clusters: 0 = {0, 3, 4}, 1 = {1, 5, 6}, 2 = {2, 7}
+        assert_eq!(ids(&s0), [0, 2, 3, 4, 7]);
+        assert_eq!(ids(&s1), [1, 5, 6]);
+        assert_eq!(s0.mix.as_slice(), &[[0, 2, 3]]);
+        assert_eq!(s1.mix.as_slice(), &[[0, 1, 2]]);
+    }
+
+    #[test]
+    fn running_and_pending_slots_move_up() {
+        let cfg = Config::tiny();
+        let mut t = CoreTable::for_scheduler(&cfg, 0);
+        let f = |n| Inflight { task: TaskId::from_raw(n), token: Token::new(n as u32) };
+        t.occupy(0, f(1));
+        assert_eq!((t.idle & 1, t.pending_free & 1), (0, 1));
+        t.occupy(0, f(2));
+        assert_eq!(t.pending_free & 1, 0);
+        t.retire_running(0);
+        assert_eq!(t.cores[0].running, Some(f(2)));
+        t.retire_running(0);
+        assert_eq!((t.idle & 1, t.busy() & 1), (1, 0));
+    }
+}

@@ -1,0 +1,290 @@
+//! Typed errors: what went wrong, and what to change.
+#![forbid(unsafe_code)]
+
+use core::fmt;
+
+use crate::ids::{CoreId, KernelId, TaskId, WorkerClass};
+
+/// What stopped a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FatalKind {
+    /// A dispatched task did not report FIN within `task_timeout_us` (`detail`: µs waited).
+    TaskTimeout = 1,
+    /// A core reported a token that was never dispatched to it (`detail`: the token seen,
+    /// `detail2`: the newest token dispatched).
+    CoreProtocol = 2,
+    /// A kernel reported an error (`detail`: the platform's error code).
+    KernelFailed = 3,
+    /// A ready queue refused a task (`detail`: the class). Impossible by sizing; reported
+    /// rather than dropped.
+    ReadyQueueOverflow = 4,
+    /// The host or the orchestration aborted the run (`detail`: the caller's code).
+    Aborted = 5,
+}
+
+impl FatalKind {
+    pub(crate) fn from_code(code: u32) -> Self {
+        match code {
+            1 => Self::TaskTimeout,
+            2 => Self::CoreProtocol,
+            3 => Self::KernelFailed,
+            4 => Self::ReadyQueueOverflow,
+            _ => Self::Aborted,
+        }
+    }
+}
+
+/// The first fatal error of a run: its kind, the task and core involved, and two details
+/// whose meaning the kind gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FatalError {
+    /// What happened.
+    pub kind: FatalKind,
+    /// The task it happened to, if any.
+    pub task: Option<TaskId>,
+    /// The core it happened on, if any.
+    pub core: Option<CoreId>,
+    /// First detail word (see [`FatalKind`]).
+    pub detail: u64,
+    /// Second detail word (see [`FatalKind`]).
+    pub detail2: u64,
+}
+
+impl FatalError {
+    /// An error of `kind` with no task, core or detail.
+    pub const fn new(kind: FatalKind) -> Self {
+        FatalError { kind, task: None, core: None, detail: 0, detail2: 0 }
+    }
+    /// The same error naming `task`.
+    pub const fn with_task(mut self, task: TaskId) -> Self {
+        self.task = Some(task);
+        self
+    }
+    /// The same error naming `core`.
+    pub const fn with_core(mut self, core: CoreId) -> Self {
+        self.core = Some(core);
+        self
+    }
+    /// The same error with its detail words.
+    pub const fn with_detail(mut self, detail: u64, detail2: u64) -> Self {
+        self.detail = detail;
+        self.detail2 = detail2;
+        self
+    }
+}
+
+struct Where<'a>(&'a FatalError);
+
+impl fmt::Display for Where<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(t) = self.0.task {
+            write!(f, " ({t}")?;
+            if let Some(c) = self.0.core {
+                write!(f, " on {c}")?;
+            }
+            write!(f, ")")
+        } else if let Some(c) = self.0.core {
+            write!(f, " ({c})")
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl fmt::Display for FatalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = Where(self);
+        match self.kind {
+            FatalKind::TaskTimeout => write!(
+                f,
+                "a task ran for {} µs without reporting FIN{at}: raise task_timeout_us or fix the kernel",
+                self.detail
+            ),
+            FatalKind::CoreProtocol => write!(
+                f,
+                "a core reported token {} but the newest token dispatched to it is {}{at}: the \
+                 core's status word is corrupt or another runtime drives it",
+                self.detail, self.detail2
+            ),
+            FatalKind::KernelFailed => {
+                write!(f, "a kernel reported error code {}{at}", self.detail)
+            }
+            FatalKind::ReadyQueueOverflow => write!(
+                f,
+                "the ready queue of class {} refused a task{at}: the queue is smaller than the \
+                 task windows (a runtime bug; please report it)",
+                self.detail
+            ),
+            FatalKind::Aborted => write!(f, "the run was aborted with code {}{at}", self.detail),
+        }
+    }
+}
+
+/// Why a task was not submitted. Nothing of the task was kept: the caller may fix and retry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubmitError {
+    /// The window of `ring` stayed full for `waited_us` and nothing was reclaimed.
+    WindowFull {
+        /// The ring.
+        ring: u8,
+        /// Its slots.
+        window: u32,
+        /// How long submit waited.
+        waited_us: u64,
+    },
+    /// `dep` was issued by another run of this region (its epoch differs).
+    StaleDependency {
+        /// The dependency given.
+        dep: TaskId,
+        /// This run's epoch.
+        epoch: u16,
+    },
+    /// `dep` names a ring this runtime does not have.
+    ForeignDependency {
+        /// The dependency given.
+        dep: TaskId,
+        /// Rings this runtime has.
+        rings: u8,
+    },
+    /// `dep` names a task that was not submitted yet (the ring's next sequence is `next`).
+    NotYetSubmitted {
+        /// The dependency given.
+        dep: TaskId,
+        /// The sequence number the ring hands out next.
+        next: u64,
+    },
+    /// More dependencies than `max_deps`.
+    TooManyDeps {
+        /// Dependencies given.
+        given: usize,
+        /// The limit.
+        max: u16,
+    },
+    /// More scalar arguments than `max_args`.
+    TooManyArgs {
+        /// Arguments given.
+        given: usize,
+        /// The limit.
+        max: u16,
+    },
+    /// The platform has no kernel with this id.
+    UnknownKernel {
+        /// The kernel asked for.
+        kernel: KernelId,
+    },
+    /// No core of the machine can run this class (for example MIX without a full cluster).
+    NoCoreForClass {
+        /// The class asked for.
+        class: WorkerClass,
+    },
+    /// The task asks for a ring this runtime does not have.
+    BadRing {
+        /// The ring asked for.
+        ring: u8,
+        /// Rings this runtime has.
+        rings: u8,
+    },
+    /// The ring handed out every sequence number a task id can carry.
+    SequenceExhausted {
+        /// The ring.
+        ring: u8,
+    },
+    /// The run has failed; nothing more is accepted.
+    RunFailed(FatalError),
+    /// The run is failing and its error is being recorded; nothing more is accepted.
+    RunFailing,
+}
+
+impl fmt::Display for SubmitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::WindowFull { ring, window, waited_us } => write!(
+                f,
+                "task window of ring {ring} is full ({window} slots) and nothing was reclaimed \
+                 in {waited_us} µs; raise task_window or submit_timeout_us"
+            ),
+            Self::StaleDependency { dep, epoch } => write!(
+                f,
+                "dependency {dep} belongs to run epoch {}, this run is epoch {epoch}: task ids do \
+                 not carry over between runs",
+                dep.epoch()
+            ),
+            Self::ForeignDependency { dep, rings } => write!(
+                f,
+                "dependency {dep} names ring {} but this runtime has {rings} ring(s): the id is \
+                 not one this runtime issued",
+                dep.ring()
+            ),
+            Self::NotYetSubmitted { dep, next } => write!(
+                f,
+                "dependency {dep} was never submitted (ring {} has issued sequence numbers below \
+                 {next}): depend only on ids that submit returned",
+                dep.ring()
+            ),
+            Self::TooManyDeps { given, max } => write!(
+                f,
+                "{given} dependencies exceed max_deps = {max}: raise max_deps or join through a \
+                 DUMMY task"
+            ),
+            Self::TooManyArgs { given, max } => {
+                write!(f, "{given} arguments exceed max_args = {max}: raise max_args")
+            }
+            Self::UnknownKernel { kernel } => write!(
+                f,
+                "kernel {} is not registered with the platform: register it before submitting",
+                kernel.0
+            ),
+            Self::NoCoreForClass { class } => write!(
+                f,
+                "no core can run a {class:?} task on this machine: add cores of that kind (MIX \
+                 needs 1 AIC + 2 AIV in one cluster)"
+            ),
+            Self::BadRing { ring, rings } => {
+                write!(f, "ring {ring} does not exist: this runtime has {rings} ring(s)")
+            }
+            Self::SequenceExhausted { ring } => write!(
+                f,
+                "ring {ring} has issued 2^44 tasks in this run: start a new run"
+            ),
+            Self::RunFailed(e) => write!(f, "the run has failed: {e}"),
+            Self::RunFailing => write!(f, "the run is failing; no task is accepted"),
+        }
+    }
+}
+
+/// A thread asked for a handle that is taken or does not exist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClaimError {
+    /// The runtime's one orchestrator handle was taken already.
+    OrchestratorTaken,
+    /// Scheduler `index` was taken already.
+    SchedulerTaken {
+        /// The index asked for.
+        index: u8,
+    },
+    /// There is no scheduler `index` (the config has `schedulers`).
+    NoSuchScheduler {
+        /// The index asked for.
+        index: u8,
+        /// Schedulers in the config.
+        schedulers: u8,
+    },
+}
+
+impl fmt::Display for ClaimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::OrchestratorTaken => write!(f, "the orchestrator of this runtime is taken: one thread submits"),
+            Self::SchedulerTaken { index } => write!(f, "scheduler {index} is taken: each index runs on one thread"),
+            Self::NoSuchScheduler { index, schedulers } => write!(
+                f,
+                "scheduler {index} does not exist: the config has {schedulers} scheduler(s)"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for FatalError {}
+impl core::error::Error for SubmitError {}
+impl core::error::Error for ClaimError {}

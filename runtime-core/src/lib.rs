@@ -1,0 +1,56 @@
+//! pto-runtime-core: the task scheduler that runs on the AICPU.
+//!
+//! An orchestration function submits tasks through an [`Orchestrator`]; the core wires their
+//! dependencies, keeps lock-free ready queues per [`WorkerClass`], and [`Scheduler`] threads
+//! dispatch ready tasks to AICore cores through the [`Platform`] trait and complete them when
+//! the cores report FIN.
+//!
+//! Principles:
+//! - No allocation, ever: every structure lives in one caller-provided region whose layout is
+//!   computed and validated from a [`Config`] ([`RegionLayout`]).
+//! - No panics on the scheduling path: errors are values, and the first fatal one
+//!   ([`FatalError`]) stops the run on every thread.
+//! - One door to hardware: the [`Platform`] trait. Nothing else reads a register or a clock.
+//! - One funnel: every task, whatever its kind, finishes through one function
+//!   (`completion::finish`), so profiling and accounting cannot miss a path.
+//! - Nothing is lost: queues are sized so that they cannot overflow, windows push back, and a
+//!   task id names its generation so a stale id is never taken for the slot's next tenant.
+//! - Simple and verified over fast and clever: every lock-free structure has a loom model.
+#![no_std]
+#![deny(unsafe_op_in_unsafe_fn, missing_docs)]
+
+#[cfg(test)]
+extern crate std;
+
+mod completion;
+mod config;
+mod dispatch;
+mod error;
+mod ids;
+mod layout;
+mod platform;
+mod raw;
+mod ready_queue;
+mod reclaim;
+mod runtime;
+mod scheduler;
+mod slot;
+mod stats;
+mod status;
+mod submit;
+mod sync;
+mod tables;
+mod wire;
+
+#[cfg(all(test, loom))]
+mod loom_models;
+
+pub use config::{Config, ConfigError, MAX_ARGS, MAX_CORES, MAX_DEPS, MAX_RINGS, MAX_SCHEDULERS};
+pub use error::{ClaimError, FatalError, FatalKind, SubmitError};
+pub use ids::{ClusterId, CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
+pub use layout::RegionLayout;
+pub use platform::{CoreKind, CorePhase, CoreStatus, Payload, Platform};
+pub use runtime::{RunReport, Runtime};
+pub use scheduler::Scheduler;
+pub use stats::LatencyHistogram;
+pub use submit::{Orchestrator, TaskSpec};

@@ -1,0 +1,93 @@
+//! The `Platform` trait: the scheduler's only access to the machine.
+#![forbid(unsafe_code)]
+
+use crate::ids::{CoreId, KernelId, TaskId, Token};
+
+/// What a core is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CoreKind {
+    /// A cube core.
+    Aic,
+    /// A vector core.
+    Aiv,
+}
+
+/// The phase a core reports for the token in its status word.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CorePhase {
+    /// Nothing dispatched since start-up.
+    Idle,
+    /// The core took the token and is running it.
+    Ack,
+    /// The core finished the token; it then takes the next token, if one was rung.
+    Fin,
+    /// The kernel of the token failed with this platform error code.
+    Error(u32),
+}
+
+/// A core's status word, decoded.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct CoreStatus {
+    /// The token the phase is about.
+    pub token: Token,
+    /// What the core says about it.
+    pub phase: CorePhase,
+}
+
+/// What a core needs to run one lane of a task.
+#[derive(Clone, Copy, Debug)]
+pub struct Payload<'a> {
+    /// The task (for profiling and error reports).
+    pub task: TaskId,
+    /// The kernel to run.
+    pub kernel: KernelId,
+    /// This core's lane of the task (0 for single-core tasks; 0 = AIC, 1 and 2 = AIV of MIX).
+    pub lane: u8,
+    /// Lanes of the task in all.
+    pub lanes: u8,
+    /// Scalar arguments.
+    pub args: &'a [u64],
+}
+
+/// The scheduler's only access to the machine: clock, doorbells, status words, caches.
+///
+/// A core runs the tokens rung on its doorbell in order, one at a time, and holds at most two
+/// (the running one and one pending): the scheduler never rings a third before the first
+/// reported FIN. Implementations: the AICPU (`pto-device-sys`) and threads (`pto-sim`).
+pub trait Platform: Sync {
+    /// A monotonic cycle counter, shared by every thread of the run. Never blocks.
+    fn now(&self) -> u64;
+
+    /// Counter ticks per microsecond (50 on a2a3's 50 MHz system counter; at least 1).
+    fn ticks_per_us(&self) -> u64;
+
+    /// Whether `kernel` can be dispatched. Called at submit, so an unknown kernel is a typed
+    /// submit error rather than a failed run.
+    fn has_kernel(&self, kernel: KernelId) -> bool;
+
+    /// Writes the payload of `token` for `core` into the buffer that `token` selects (two per
+    /// core, by token parity). The core does not look at it before the doorbell rings. The
+    /// scheduler only writes the buffer of a token whose predecessor-but-one reported FIN.
+    /// Never blocks.
+    fn write_payload(&self, core: CoreId, token: Token, payload: &Payload<'_>);
+
+    /// Rings `core`'s doorbell with `token`. Release ordering: the payload written before this
+    /// call is visible to the core when it observes the token. Never blocks.
+    fn ring_doorbell(&self, core: CoreId, token: Token);
+
+    /// The last token the core reported, with its phase. Acquire ordering: data the kernel
+    /// wrote before FIN is visible after a FIN is read. Never blocks.
+    fn core_status(&self, core: CoreId) -> CoreStatus;
+
+    /// Discards cached copies of `len` bytes at `addr` so the next read sees memory written by
+    /// another agent (DMA, a peer chip). A no-op where caches are coherent.
+    fn invalidate(&self, addr: *const u8, len: usize);
+
+    /// Writes back cached copies of `len` bytes at `addr` so another agent reads them. A no-op
+    /// where caches are coherent.
+    fn flush(&self, addr: *const u8, len: usize);
+
+    /// Called in every loop iteration that found nothing to do. Never blocks for long: it may
+    /// pause the pipeline or briefly yield, nothing more.
+    fn spin_hint(&self);
+}

@@ -1,0 +1,143 @@
+//! The runtime: formats the region and hands out the orchestrator and scheduler handles.
+#![forbid(unsafe_code)]
+
+use crate::config::{Config, ConfigError};
+use crate::error::{ClaimError, FatalError, FatalKind};
+use crate::ids::WorkerClass;
+use crate::layout::{REGION_ALIGN, RegionLayout};
+use crate::platform::Platform;
+use crate::raw::region::Carver;
+use crate::ready_queue::{QueueCell, QueueCtl, ReadyQueue};
+use crate::scheduler::Scheduler;
+use crate::slot::TaskSlot;
+use crate::stats::{LatencyHistogram, SchedCtl};
+use crate::submit::Orchestrator;
+use crate::sync::{AtomicU64, Ordering};
+use crate::tables::{Edge, RingCtl, Shared, Tables};
+
+/// A formatted runtime region. Shared by reference between the orchestrator thread and the
+/// scheduler threads (it is `Sync`); each takes its handle once.
+pub struct Runtime<'r> {
+    t: Tables<'r>,
+}
+
+/// What a run did, read back from the region.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// Tasks submitted.
+    pub submitted: u64,
+    /// Tasks finished (every kind).
+    pub finished: u64,
+    /// Lane dispatches to cores.
+    pub dispatched: u64,
+    /// Scheduler loop iterations, all threads.
+    pub loops: u64,
+    /// Slots still held, all rings (0 after a clean run).
+    pub live_slots: u64,
+    /// The first fatal error, if any.
+    pub error: Option<FatalError>,
+    /// Ready-to-complete latency in clock ticks (empty unless `record_latency`).
+    pub latency: LatencyHistogram,
+}
+
+impl<'r> Runtime<'r> {
+    /// Validates `cfg`, lays out and formats `region` (at least
+    /// [`RegionLayout::size`] bytes, 64-byte aligned).
+    pub fn init(region: &'r mut [u8], cfg: Config) -> Result<Self, ConfigError> {
+        let layout = RegionLayout::new(&cfg)?;
+        let offset = region.as_ptr() as usize % REGION_ALIGN;
+        if offset != 0 {
+            return Err(ConfigError::RegionMisaligned { offset });
+        }
+        let given = region.len();
+        if given < layout.size() {
+            return Err(ConfigError::RegionTooSmall { needed: layout.size(), given });
+        }
+        let too_small = |_| ConfigError::RegionTooSmall { needed: layout.size(), given };
+        let mut c = Carver::new(region);
+        let shared = c.place(layout.shared.offset, 1, |_| Shared::new()).map_err(too_small)?;
+        let rings = c.place(layout.rings.offset, layout.rings.count, |_| RingCtl::new()).map_err(too_small)?;
+        let sched = c.place(layout.sched.offset, layout.sched.count, |_| SchedCtl::new()).map_err(too_small)?;
+        let qctl = c
+            .place(layout.queue_ctl.offset, layout.queue_ctl.count, |_| QueueCtl::new())
+            .map_err(too_small)?;
+        let slots = c.place(layout.slots.offset, layout.slots.count, |_| TaskSlot::new()).map_err(too_small)?;
+        let args = c.place(layout.args.offset, layout.args.count, |_| AtomicU64::new(0)).map_err(too_small)?;
+        let edges = c.place(layout.edges.offset, layout.edges.count, |_| Edge::new()).map_err(too_small)?;
+        let mut cells: [&[QueueCell]; WorkerClass::COUNT] = [&[]; WorkerClass::COUNT];
+        for (dst, span) in cells.iter_mut().zip(layout.queue_cells.iter()) {
+            *dst = c.place(span.offset, span.count, QueueCell::new).map_err(too_small)?;
+        }
+        let queues = core::array::from_fn(|i| ReadyQueue::new(cells[i], &qctl[i]));
+        Ok(Runtime { t: Tables::new(cfg, &shared[0], rings, slots, args, edges, queues, sched) })
+    }
+
+    /// The configuration the region was laid out from.
+    pub fn config(&self) -> &Config {
+        &self.t.cfg
+    }
+
+    /// The orchestrator handle (one per runtime). Dropping it tells the schedulers that
+    /// nothing more will be submitted.
+    pub fn orchestrator<'p, P: Platform>(&self, platform: &'p P) -> Result<Orchestrator<'r, 'p, P>, ClaimError> {
+        if self
+            .t
+            .shared
+            .orch_claimed
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
+            return Err(ClaimError::OrchestratorTaken);
+        }
+        Ok(Orchestrator::new(self.t, platform))
+    }
+
+    /// The handle of scheduler `index` (one thread each).
+    pub fn scheduler<'p, P: Platform>(&self, index: u8, platform: &'p P) -> Result<Scheduler<'r, 'p, P>, ClaimError> {
+        let ctl = self.t.sched.get(index as usize).ok_or(ClaimError::NoSuchScheduler {
+            index,
+            schedulers: self.t.cfg.schedulers,
+        })?;
+        if ctl.claimed.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed).is_err() {
+            return Err(ClaimError::SchedulerTaken { index });
+        }
+        Ok(Scheduler::new(self.t, platform, index, ctl))
+    }
+
+    /// The first fatal error, if the run has failed.
+    pub fn error(&self) -> Option<FatalError> {
+        self.t.shared.status.get()
+    }
+
+    /// Fails the run with [`FatalKind::Aborted`] and `code`; every thread stops promptly.
+    /// Returns whether this was the run's first error.
+    pub fn abort(&self, code: u64) -> bool {
+        self.t.shared.status.fail(FatalError::new(FatalKind::Aborted).with_detail(code, 0))
+    }
+
+    /// Reads what the run did. Exact once every thread has stopped.
+    pub fn report(&self) -> RunReport {
+        let t = &self.t;
+        let mut latency = LatencyHistogram::default();
+        let (mut dispatched, mut loops) = (0, 0);
+        for s in t.sched {
+            latency.merge(&s.histogram());
+            dispatched += s.dispatched.load(Ordering::Relaxed);
+            loops += s.loops.load(Ordering::Relaxed);
+        }
+        let live_slots = t
+            .rings
+            .iter()
+            .map(|r| r.next.0.load(Ordering::Acquire) - r.retired.0.load(Ordering::Acquire))
+            .sum();
+        RunReport {
+            submitted: t.shared.submitted.0.load(Ordering::Acquire),
+            finished: t.finished(),
+            dispatched,
+            loops,
+            live_slots,
+            error: self.error(),
+            latency,
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! The scheduler loop: detect completions, dispatch ready work, finish DUMMY tasks, repeat
+//! until every submitted task finished or the run failed.
+#![forbid(unsafe_code)]
+
+use crate::completion::finish;
+use crate::config::MAX_ARGS;
+use crate::dispatch::{CoreTable, Inflight};
+use crate::error::{FatalError, FatalKind};
+use crate::ids::{TaskId, WorkerClass};
+use crate::platform::{CorePhase, Payload, Platform};
+use crate::slot::Meta;
+use crate::stats::SchedCtl;
+use crate::sync::Ordering;
+use crate::tables::Tables;
+
+/// DUMMY tasks finished per loop iteration at most, so dispatch is never starved.
+const DUMMY_BATCH: usize = 32;
+/// Iterations between two watchdog passes.
+const WATCHDOG_EVERY: u32 = 1024;
+
+/// One scheduler thread's handle: the cores it owns and its loop.
+pub struct Scheduler<'r, 'p, P: Platform> {
+    t: Tables<'r>,
+    p: &'p P,
+    ctl: &'r SchedCtl,
+    cores: CoreTable,
+    timeout_ticks: u64,
+    loops: u64,
+    dispatched: u64,
+}
+
+impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
+    pub(crate) fn new(t: Tables<'r>, p: &'p P, index: u8, ctl: &'r SchedCtl) -> Self {
+        Scheduler {
+            t,
+            p,
+            ctl,
+            cores: CoreTable::for_scheduler(&t.cfg, index),
+            timeout_ticks: t.cfg.task_timeout_us.saturating_mul(p.ticks_per_us().max(1)),
+            loops: 0,
+            dispatched: 0,
+        }
+    }
+
+    /// Runs until every submitted task finished (after the orchestrator was dropped), or
+    /// until the run failed: then it returns the run's first error, whoever reported it.
+    pub fn run(mut self) -> Result<(), FatalError> {
+        let result = self.run_loop();
+        self.ctl.loops.store(self.loops, Ordering::Relaxed);
+        self.ctl.dispatched.store(self.dispatched, Ordering::Relaxed);
+        result
+    }
+
+    fn run_loop(&mut self) -> Result<(), FatalError> {
+        loop {
+            self.loops += 1;
+            if self.t.shared.status.failed() {
+                return Err(self.run_error());
+            }
+            let mut progress = self.poll_completions();
+            progress |= self.dispatch_mix();
+            progress |= self.dispatch_single(WorkerClass::Aic);
+            progress |= self.dispatch_single(WorkerClass::Aiv);
+            progress |= self.finish_dummies();
+            if (self.loops as u32) % WATCHDOG_EVERY == 0 {
+                self.watchdog();
+            }
+            if progress {
+                continue;
+            }
+            if self.all_done() {
+                return if self.t.shared.status.failed() { Err(self.run_error()) } else { Ok(()) };
+            }
+            self.p.spin_hint();
+        }
+    }
+
+    fn run_error(&self) -> FatalError {
+        // The winner publishes within a few stores; wait for it, boundedly.
+        for _ in 0..1_000_000 {
+            if let Some(e) = self.t.shared.status.get() {
+                return e;
+            }
+            crate::sync::spin_loop();
+        }
+        FatalError::new(FatalKind::Aborted)
+    }
+
+    fn all_done(&self) -> bool {
+        self.t.shared.orch_done.0.load(Ordering::Acquire) == 1
+            && self.t.finished() == self.t.shared.submitted.0.load(Ordering::Acquire)
+    }
+
+    fn fail(&self, e: FatalError) {
+        self.t.shared.status.fail(e);
+    }
+
+    /// Reads the status word of every busy core and completes what finished.
+    fn poll_completions(&mut self) -> bool {
+        let mut progress = false;
+        let mut busy = self.cores.busy();
+        while busy != 0 {
+            let i = busy.trailing_zeros() as usize;
+            busy &= busy - 1;
+            progress |= self.poll_core(i);
+        }
+        progress
+    }
+
+    fn poll_core(&mut self, i: usize) -> bool {
+        let core = self.cores.cores[i];
+        let Some(run) = core.running else { return false };
+        let st = self.p.core_status(core.id);
+        let ahead = st.token.since(run.token);
+        let is_pending = core.pending.is_some_and(|p| p.token == st.token);
+        match st.phase {
+            CorePhase::Idle => false,
+            // Older tokens (the FIN of a task already completed, seen again) are ignored: a
+            // lane completes only when its own token is reported.
+            _ if ahead < 0 => false,
+            CorePhase::Ack if ahead == 0 => false,
+            CorePhase::Ack if is_pending => {
+                // The core moved on to the pending token: the running one finished.
+                self.complete_lane(i, run);
+                true
+            }
+            CorePhase::Fin if ahead == 0 => {
+                self.complete_lane(i, run);
+                true
+            }
+            CorePhase::Fin if is_pending => {
+                self.complete_lane(i, run);
+                if let Some(next) = self.cores.cores[i].running {
+                    self.complete_lane(i, next);
+                }
+                true
+            }
+            CorePhase::Error(code) if ahead == 0 || is_pending => {
+                let task = if ahead == 0 { run.task } else { core.pending.map_or(run.task, |p| p.task) };
+                self.fail(
+                    FatalError::new(FatalKind::KernelFailed)
+                        .with_task(task)
+                        .with_core(core.id)
+                        .with_detail(code as u64, 0),
+                );
+                true
+            }
+            _ => {
+                let newest = core.pending.unwrap_or(run).token;
+                self.fail(
+                    FatalError::new(FatalKind::CoreProtocol)
+                        .with_task(run.task)
+                        .with_core(core.id)
+                        .with_detail(st.token.bits() as u64, newest.bits() as u64),
+                );
+                true
+            }
+        }
+    }
+
+    /// The running lane of local core `i` finished: retire it, and finish its task if it was
+    /// the task's last lane.
+    fn complete_lane(&mut self, i: usize, lane: Inflight) {
+        self.cores.retire_running(i);
+        let slot = self.t.slot(self.t.gslot(lane.task));
+        let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
+        if meta.class == WorkerClass::Mix && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+        finish(&self.t, self.p, lane.task, self.ctl);
+    }
+
+    /// Fills idle cores of `class` first, then pending slots, while its queue has work.
+    fn dispatch_single(&mut self, class: WorkerClass) -> bool {
+        let kind = self.cores.kind[class.index()];
+        let mut progress = false;
+        loop {
+            let idle = self.cores.idle & kind;
+            let target = if idle != 0 { idle } else { self.cores.pending_free & kind };
+            if target == 0 {
+                return progress;
+            }
+            let Some(raw) = self.t.queue(class).pop() else { return progress };
+            let i = target.trailing_zeros() as usize;
+            self.send(i, TaskId::from_raw(raw), 0, 1);
+            progress = true;
+        }
+    }
+
+    /// Starts MIX tasks on clusters whose three cores are all idle.
+    fn dispatch_mix(&mut self) -> bool {
+        if self.cores.mix.is_empty() || !self.t.queue(WorkerClass::Mix).maybe_nonempty() {
+            return false;
+        }
+        let mut progress = false;
+        for c in 0..self.cores.mix.len() {
+            let lanes = self.cores.mix[c];
+            let mask = lanes.iter().fold(0u128, |m, &l| m | 1 << l);
+            if self.cores.idle & mask != mask {
+                continue;
+            }
+            let Some(raw) = self.t.queue(WorkerClass::Mix).pop() else { break };
+            for (lane, &l) in lanes.iter().enumerate() {
+                self.send(l as usize, TaskId::from_raw(raw), lane as u8, 3);
+            }
+            progress = true;
+        }
+        progress
+    }
+
+    /// Writes the payload of `task`'s `lane` to local core `i` and rings its doorbell.
+    fn send(&mut self, i: usize, task: TaskId, lane: u8, lanes: u8) {
+        let g = self.t.gslot(task);
+        let meta = Meta::unpack(self.t.slot(g).meta.load(Ordering::Relaxed));
+        let mut buf = [0u64; MAX_ARGS as usize];
+        let n = (meta.nargs as usize).min(buf.len());
+        for (dst, src) in buf[..n].iter_mut().zip(self.t.args_of(g)) {
+            *dst = src.load(Ordering::Relaxed);
+        }
+        let core = self.cores.cores[i];
+        let token = core.next_token;
+        let payload = Payload { task, kernel: meta.kernel, lane, lanes, args: &buf[..n] };
+        self.p.write_payload(core.id, token, &payload);
+        self.p.ring_doorbell(core.id, token);
+        self.cores.occupy(i, Inflight { task, token });
+        self.dispatched += 1;
+    }
+
+    /// Finishes a batch of ready DUMMY tasks here and now.
+    fn finish_dummies(&mut self) -> bool {
+        let q = self.t.queue(WorkerClass::Dummy);
+        let mut progress = false;
+        for _ in 0..DUMMY_BATCH {
+            let Some(raw) = q.pop() else { break };
+            finish(&self.t, self.p, TaskId::from_raw(raw), self.ctl);
+            progress = true;
+        }
+        progress
+    }
+
+    /// Fails the run if a core has run the same token for longer than `task_timeout_us`.
+    fn watchdog(&mut self) {
+        let now = self.p.now();
+        let mut busy = self.cores.busy();
+        while busy != 0 {
+            let i = busy.trailing_zeros() as usize;
+            busy &= busy - 1;
+            let c = &mut self.cores.cores[i];
+            let Some(run) = c.running else { continue };
+            match c.watch {
+                Some((token, since)) if token == run.token => {
+                    let waited = now.saturating_sub(since);
+                    if waited > self.timeout_ticks {
+                        let e = FatalError::new(FatalKind::TaskTimeout)
+                            .with_task(run.task)
+                            .with_core(c.id)
+                            .with_detail(waited / self.p.ticks_per_us().max(1), 0);
+                        self.t.shared.status.fail(e);
+                    }
+                }
+                _ => c.watch = Some((run.token, now)),
+            }
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! A task slot: the hot, shared state of one live task, and the words its life moves through.
+#![forbid(unsafe_code)]
+
+use crate::ids::{KernelId, WorkerClass};
+use crate::sync::{AtomicU32, AtomicU64};
+
+/// Task states, in the order a tenant moves through them.
+pub(crate) mod state {
+    /// Never used since the region was formatted.
+    pub(crate) const FREE: u32 = 0;
+    /// Submitted: waiting for producers, queued or running.
+    pub(crate) const PENDING: u32 = 1;
+    /// Finished: its consumers are released; its outputs may still be read.
+    pub(crate) const COMPLETED: u32 = 2;
+    /// Completed and nobody holds it: the ring watermark may pass it.
+    pub(crate) const CONSUMED: u32 = 3;
+}
+
+/// One slot of a task ring. Every field is an atomic so any thread may read it; the comments
+/// say who writes.
+#[repr(C, align(64))]
+pub(crate) struct TaskSlot {
+    /// Sequence number of the current tenant (orchestrator, at submit). `u64::MAX` if unused.
+    pub(crate) seq: AtomicU64,
+    /// Kernel, class and counts, packed by [`Meta`] (orchestrator, at submit).
+    pub(crate) meta: AtomicU64,
+    /// Clock when the task became ready, if latency recording is on.
+    pub(crate) ready_at: AtomicU64,
+    /// One of [`state`].
+    pub(crate) state: AtomicU32,
+    /// Producers still to finish, plus one while the orchestrator is wiring.
+    pub(crate) pending: AtomicU32,
+    /// Reasons the slot may not be reclaimed: its own completion, plus one per wired consumer.
+    pub(crate) holds: AtomicU32,
+    /// Head of the list of consumers' edges; `EDGE_CLOSED` once the task finished.
+    pub(crate) fanout: AtomicU32,
+    /// Lanes of a dispatched task still to report FIN.
+    pub(crate) lanes_left: AtomicU32,
+}
+
+impl TaskSlot {
+    /// A slot that has never held a task.
+    pub(crate) fn new() -> Self {
+        TaskSlot {
+            seq: AtomicU64::new(u64::MAX),
+            meta: AtomicU64::new(0),
+            ready_at: AtomicU64::new(0),
+            state: AtomicU32::new(state::FREE),
+            pending: AtomicU32::new(0),
+            holds: AtomicU32::new(0),
+            fanout: AtomicU32::new(crate::tables::EDGE_CLOSED),
+            lanes_left: AtomicU32::new(0),
+        }
+    }
+}
+
+/// The constant part of a task, packed in one word: `[kernel:32][class:8][nargs:8][pinned:8]`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Meta {
+    pub(crate) kernel: KernelId,
+    pub(crate) class: WorkerClass,
+    /// Scalar arguments stored in the slot's argument row.
+    pub(crate) nargs: u8,
+    /// Producers this task holds (edges it must release when it finishes).
+    pub(crate) pinned: u8,
+}
+
+impl Meta {
+    pub(crate) fn pack(self) -> u64 {
+        ((self.kernel.0 as u64) << 32)
+            | ((self.class as u64) << 16)
+            | ((self.nargs as u64) << 8)
+            | self.pinned as u64
+    }
+
+    pub(crate) fn unpack(word: u64) -> Self {
+        Meta {
+            kernel: KernelId((word >> 32) as u32),
+            class: WorkerClass::from_index(((word >> 16) & 0xff) as usize).unwrap_or(WorkerClass::Dummy),
+            nargs: (word >> 8) as u8,
+            pinned: word as u8,
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_round_trips() {
+        let m = Meta { kernel: KernelId(0xdead_beef), class: WorkerClass::Mix, nargs: 32, pinned: 64 };
+        assert_eq!(Meta::unpack(m.pack()), m);
+    }
+}

@@ -1,0 +1,217 @@
+//! The orchestrator: submits tasks, one thread, with back-pressure when a window is full.
+#![forbid(unsafe_code)]
+
+use crate::completion::make_ready;
+use crate::config::MAX_RINGS;
+use crate::error::SubmitError;
+use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
+use crate::platform::Platform;
+use crate::slot::{Meta, state};
+use crate::sync::Ordering;
+use crate::tables::{EDGE_EMPTY, Tables};
+use crate::wire;
+
+/// What to run: a kernel on a class of core, its scalar arguments and the tasks it waits for.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskSpec<'a> {
+    /// The kernel (ignored for [`WorkerClass::Dummy`]).
+    pub kernel: KernelId,
+    /// Where it runs.
+    pub class: WorkerClass,
+    /// Scalar arguments, at most `max_args`.
+    pub args: &'a [u64],
+    /// Tasks that must finish first, at most `max_deps`; duplicates count once.
+    pub deps: &'a [TaskId],
+    /// The ring the task lives in.
+    pub ring: u8,
+}
+
+impl<'a> TaskSpec<'a> {
+    /// A task of `class` running `kernel`, with no arguments or dependencies, in ring 0.
+    pub const fn new(kernel: KernelId, class: WorkerClass) -> Self {
+        TaskSpec { kernel, class, args: &[], deps: &[], ring: 0 }
+    }
+    /// A task that runs on no core: it completes as soon as its dependencies have.
+    pub const fn dummy() -> Self {
+        Self::new(KernelId(0), WorkerClass::Dummy)
+    }
+    /// The same task with these arguments.
+    pub const fn args(mut self, args: &'a [u64]) -> Self {
+        self.args = args;
+        self
+    }
+    /// The same task with these dependencies.
+    pub const fn deps(mut self, deps: &'a [TaskId]) -> Self {
+        self.deps = deps;
+        self
+    }
+    /// The same task in `ring`.
+    pub const fn ring(mut self, ring: u8) -> Self {
+        self.ring = ring;
+        self
+    }
+}
+
+/// The submitting side of a run. One per runtime; dropping it (or [`Orchestrator::finish`])
+/// tells the schedulers that the task list is complete.
+pub struct Orchestrator<'r, 'p, P: Platform> {
+    t: Tables<'r>,
+    p: &'p P,
+    next: [u64; MAX_RINGS as usize],
+    submitted: u64,
+    timeout_ticks: u64,
+}
+
+impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
+    pub(crate) fn new(t: Tables<'r>, p: &'p P) -> Self {
+        let timeout_ticks = t.cfg.submit_timeout_us.saturating_mul(p.ticks_per_us().max(1));
+        Orchestrator { t, p, next: [0; MAX_RINGS as usize], submitted: 0, timeout_ticks }
+    }
+
+    /// Tasks submitted so far.
+    pub fn submitted(&self) -> u64 {
+        self.submitted
+    }
+
+    /// Submits a task. Waits (bounded by `submit_timeout_us`) while its ring's window is
+    /// full; every other problem is reported at once and leaves nothing behind.
+    pub fn submit(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
+        self.check_running()?;
+        self.validate(spec)?;
+        let t = self.t;
+        let ring = spec.ring as usize;
+        let seq = self.next[ring];
+        if seq > Seq::MAX.0 {
+            return Err(SubmitError::SequenceExhausted { ring: spec.ring });
+        }
+        self.wait_for_slot(ring, seq)?;
+
+        let id = TaskId::new(t.cfg.epoch, spec.ring, Seq(seq));
+        let g = t.gslot(id);
+        let slot = t.slot(g);
+        slot.holds.store(1, Ordering::Relaxed);
+        slot.pending.store(1, Ordering::Relaxed);
+        slot.fanout.store(EDGE_EMPTY, Ordering::Relaxed);
+        slot.lanes_left.store(spec.class.lanes() as u32, Ordering::Relaxed);
+        slot.state.store(state::PENDING, Ordering::Relaxed);
+        for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
+            dst.store(a, Ordering::Relaxed);
+        }
+        // Published last: an advancing scheduler that reads this sequence number sees the
+        // state above, never the previous tenant's CONSUMED.
+        slot.seq.store(seq, Ordering::Release);
+
+        let mut pinned = 0usize;
+        for (k, &dep) in spec.deps.iter().enumerate() {
+            if spec.deps[..k].contains(&dep) {
+                continue;
+            }
+            if wire::pin_producer(&t, dep) {
+                wire::add_edge(&t, dep, g, pinned);
+                pinned += 1;
+            }
+        }
+        let meta = Meta {
+            kernel: spec.kernel,
+            class: spec.class,
+            nargs: spec.args.len() as u8,
+            pinned: pinned as u8,
+        };
+        slot.meta.store(meta.pack(), Ordering::Relaxed);
+
+        self.next[ring] = seq + 1;
+        t.rings[ring].next.0.store(seq + 1, Ordering::Release);
+        self.submitted += 1;
+        t.shared.submitted.0.store(self.submitted, Ordering::Release);
+        if wire::release_wiring_hold(&t, g) {
+            make_ready(&t, self.p, g);
+        }
+        Ok(id)
+    }
+
+    /// Says that nothing more will be submitted; schedulers stop once every task finished.
+    pub fn finish(self) {}
+
+    fn check_running(&self) -> Result<(), SubmitError> {
+        if self.t.shared.status.failed() {
+            return Err(match self.t.shared.status.get() {
+                Some(e) => SubmitError::RunFailed(e),
+                None => SubmitError::RunFailing,
+            });
+        }
+        Ok(())
+    }
+
+    fn validate(&self, spec: &TaskSpec<'_>) -> Result<(), SubmitError> {
+        let cfg = &self.t.cfg;
+        if spec.ring >= cfg.rings {
+            return Err(SubmitError::BadRing { ring: spec.ring, rings: cfg.rings });
+        }
+        if spec.args.len() > cfg.max_args as usize {
+            return Err(SubmitError::TooManyArgs { given: spec.args.len(), max: cfg.max_args });
+        }
+        if spec.deps.len() > cfg.max_deps as usize {
+            return Err(SubmitError::TooManyDeps { given: spec.deps.len(), max: cfg.max_deps });
+        }
+        let cores = match spec.class {
+            WorkerClass::Aic => cfg.aic_cores,
+            WorkerClass::Aiv => cfg.aiv_cores,
+            WorkerClass::Mix => cfg.mix_clusters(),
+            WorkerClass::Dummy => 1,
+        };
+        if cores == 0 {
+            return Err(SubmitError::NoCoreForClass { class: spec.class });
+        }
+        if spec.class != WorkerClass::Dummy && !self.p.has_kernel(spec.kernel) {
+            return Err(SubmitError::UnknownKernel { kernel: spec.kernel });
+        }
+        for &dep in spec.deps {
+            if dep.epoch() != cfg.epoch {
+                return Err(SubmitError::StaleDependency { dep, epoch: cfg.epoch });
+            }
+            if dep.ring() >= cfg.rings {
+                return Err(SubmitError::ForeignDependency { dep, rings: cfg.rings });
+            }
+            let next = self.next[dep.ring() as usize];
+            if dep.seq().0 >= next {
+                return Err(SubmitError::NotYetSubmitted { dep, next });
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until slot `seq` of `ring` is free: everything a window back is reclaimed.
+    fn wait_for_slot(&self, ring: usize, seq: u64) -> Result<(), SubmitError> {
+        let retired = &self.t.rings[ring].retired.0;
+        let window = self.t.window as u64;
+        if seq - retired.load(Ordering::Acquire) < window {
+            return Ok(());
+        }
+        let start = self.p.now();
+        let mut spins = 0u32;
+        loop {
+            if seq - retired.load(Ordering::Acquire) < window {
+                return Ok(());
+            }
+            self.check_running()?;
+            spins = spins.wrapping_add(1);
+            if spins % 64 == 0 {
+                let waited = self.p.now().saturating_sub(start);
+                if waited > self.timeout_ticks {
+                    return Err(SubmitError::WindowFull {
+                        ring: ring as u8,
+                        window: self.t.window as u32,
+                        waited_us: waited / self.p.ticks_per_us().max(1),
+                    });
+                }
+            }
+            self.p.spin_hint();
+        }
+    }
+}
+
+impl<P: Platform> Drop for Orchestrator<'_, '_, P> {
+    fn drop(&mut self) {
+        self.t.shared.orch_done.0.store(1, Ordering::Release);
+    }
+}

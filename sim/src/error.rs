@@ -1,0 +1,28 @@
+//! Errors of setting up a simulated run.
+
+use pto_runtime_core::{ClaimError, ConfigError, FatalError};
+
+/// Why a simulated run could not start or finish.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The runtime config (or the region for it) is unusable.
+    #[error("invalid runtime config: {0}")]
+    Config(#[from] ConfigError),
+    /// A handle was taken twice (a bug in the caller's thread layout).
+    #[error("{0}")]
+    Claim(#[from] ClaimError),
+    /// The OS refused a thread.
+    #[error("could not start simulator thread {name}: {source}")]
+    Spawn {
+        /// The thread's name.
+        name: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A scheduler thread panicked (a runtime bug: the core never panics by design).
+    #[error("scheduler thread {0} panicked")]
+    SchedulerPanicked(u8),
+    /// The run failed; its first fatal error.
+    #[error("the run failed: {0}")]
+    Run(FatalError),
+}

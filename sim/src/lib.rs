@@ -1,0 +1,30 @@
+//! pto-sim: the `Platform` on threads.
+//!
+//! Each simulated AICore core is a thread that waits for its doorbell, runs the registered
+//! kernel of each token in order and reports ACK and FIN in its status word, exactly as the
+//! scheduler expects of a real core. Idle cores park (after a short spin), so on a small host
+//! the simulator measures the scheduler, not the operating system. Scheduler and orchestrator
+//! threads run the real `pto-runtime-core`.
+//!
+//! Principles:
+//! - The same core: nothing here changes how tasks are scheduled, only what a core is.
+//! - No unsafe: the region is a plain aligned buffer, cores talk through atomics.
+//! - Every failure of the machine (unknown kernel, a kernel that panics) is reported through
+//!   the core's status word, so the runtime's own error path handles it.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod core_thread;
+mod error;
+mod kernels;
+mod machine;
+mod platform;
+mod region;
+mod run;
+
+pub use error::SimError;
+pub use kernels::{KernelCtx, KernelFn, KernelTable, error_code};
+pub use machine::{SimMachine, SimOptions};
+pub use platform::SimPlatform;
+pub use region::Region;
+pub use run::{SimRun, run};

@@ -1,0 +1,176 @@
+//! `SimPlatform`: doorbells, payload buffers and status words in host memory.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::thread::Thread;
+use std::time::Instant;
+
+use pto_runtime_core::{
+    CoreId, CorePhase, CoreStatus, KernelId, MAX_ARGS, Payload, Platform, TaskId, Token,
+};
+
+use crate::kernels::KernelTable;
+
+/// One payload buffer of a core.
+pub(crate) struct PayloadBuf {
+    pub(crate) task: AtomicU64,
+    pub(crate) kernel: AtomicU32,
+    /// `lane | lanes << 8 | nargs << 16`.
+    pub(crate) shape: AtomicU32,
+    pub(crate) args: [AtomicU64; MAX_ARGS as usize],
+}
+
+impl PayloadBuf {
+    fn new() -> Self {
+        PayloadBuf {
+            task: AtomicU64::new(0),
+            kernel: AtomicU32::new(0),
+            shape: AtomicU32::new(0),
+            args: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+}
+
+/// Status word phases: `token | phase << 32 | code << 36`.
+pub(crate) mod phase {
+    pub(crate) const IDLE: u64 = 0;
+    pub(crate) const ACK: u64 = 1;
+    pub(crate) const FIN: u64 = 2;
+    pub(crate) const ERROR: u64 = 3;
+}
+
+pub(crate) fn status_word(token: Token, phase: u64, code: u32) -> u64 {
+    token.bits() as u64 | phase << 32 | ((code as u64) & 0x0fff_ffff) << 36
+}
+
+/// The registers of one simulated core.
+pub(crate) struct SimCore {
+    pub(crate) doorbell: AtomicU32,
+    pub(crate) status: AtomicU64,
+    pub(crate) payload: [PayloadBuf; 2],
+    /// Set by the core thread just before it parks.
+    pub(crate) sleeping: AtomicBool,
+    pub(crate) thread: OnceLock<Thread>,
+}
+
+/// The simulated machine as the scheduler sees it.
+pub struct SimPlatform {
+    start: Instant,
+    pub(crate) cores: Box<[SimCore]>,
+    pub(crate) kernels: KernelTable,
+    pub(crate) shutdown: AtomicBool,
+}
+
+impl SimPlatform {
+    pub(crate) fn new(cores: u16, kernels: KernelTable) -> Self {
+        SimPlatform {
+            start: Instant::now(),
+            cores: (0..cores)
+                .map(|_| SimCore {
+                    doorbell: AtomicU32::new(0),
+                    status: AtomicU64::new(status_word(Token::new(0), phase::IDLE, 0)),
+                    payload: [PayloadBuf::new(), PayloadBuf::new()],
+                    sleeping: AtomicBool::new(false),
+                    thread: OnceLock::new(),
+                })
+                .collect(),
+            kernels,
+            shutdown: AtomicBool::new(false),
+        }
+    }
+
+    /// Number of simulated cores.
+    pub fn core_count(&self) -> usize {
+        self.cores.len()
+    }
+
+    /// Wakes core `i` if it is parked.
+    pub(crate) fn wake(&self, core: &SimCore) {
+        if core.sleeping.load(Ordering::SeqCst)
+            && let Some(t) = core.thread.get()
+        {
+            t.unpark();
+        }
+    }
+
+    fn core(&self, id: CoreId) -> Option<&SimCore> {
+        self.cores.get(id.0 as usize)
+    }
+}
+
+impl Platform for SimPlatform {
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    fn ticks_per_us(&self) -> u64 {
+        1000
+    }
+
+    fn has_kernel(&self, kernel: KernelId) -> bool {
+        self.kernels.get(kernel).is_some()
+    }
+
+    fn write_payload(&self, core: CoreId, token: Token, payload: &Payload<'_>) {
+        let Some(c) = self.core(core) else { return };
+        let buf = &c.payload[(token.bits() & 1) as usize];
+        buf.task.store(payload.task.raw(), Ordering::Relaxed);
+        buf.kernel.store(payload.kernel.0, Ordering::Relaxed);
+        let n = payload.args.len().min(MAX_ARGS as usize);
+        buf.shape.store(
+            payload.lane as u32 | (payload.lanes as u32) << 8 | (n as u32) << 16,
+            Ordering::Relaxed,
+        );
+        for (dst, &a) in buf.args.iter().zip(&payload.args[..n]) {
+            dst.store(a, Ordering::Relaxed);
+        }
+    }
+
+    fn ring_doorbell(&self, core: CoreId, token: Token) {
+        let Some(c) = self.core(core) else { return };
+        // SeqCst pairs with the core's `sleeping` store and doorbell re-check: either the
+        // core sees the token, or this thread sees it asleep and wakes it.
+        c.doorbell.store(token.bits(), Ordering::SeqCst);
+        self.wake(c);
+    }
+
+    fn core_status(&self, core: CoreId) -> CoreStatus {
+        let Some(c) = self.core(core) else {
+            return CoreStatus { token: Token::new(0), phase: CorePhase::Idle };
+        };
+        let w = c.status.load(Ordering::Acquire);
+        let token = Token::new(w as u32);
+        let phase = match (w >> 32) & 0xf {
+            phase::ACK => CorePhase::Ack,
+            phase::FIN => CorePhase::Fin,
+            phase::ERROR => CorePhase::Error((w >> 36) as u32),
+            _ => CorePhase::Idle,
+        };
+        CoreStatus { token, phase }
+    }
+
+    fn invalidate(&self, _addr: *const u8, _len: usize) {}
+
+    fn flush(&self, _addr: *const u8, _len: usize) {}
+
+    fn spin_hint(&self) {
+        std::hint::spin_loop();
+    }
+}
+
+/// Reads the payload of `token` on `core` (the core thread's side of `write_payload`).
+pub(crate) fn read_payload(core: &SimCore, token: Token, args: &mut [u64; MAX_ARGS as usize]) -> (TaskId, KernelId, u8, u8, usize) {
+    let buf = &core.payload[(token.bits() & 1) as usize];
+    let shape = buf.shape.load(Ordering::Relaxed);
+    let n = ((shape >> 16) as usize).min(MAX_ARGS as usize);
+    for (dst, src) in args[..n].iter_mut().zip(buf.args.iter()) {
+        *dst = src.load(Ordering::Relaxed);
+    }
+    (
+        TaskId::from_raw(buf.task.load(Ordering::Relaxed)),
+        KernelId(buf.kernel.load(Ordering::Relaxed)),
+        shape as u8,
+        (shape >> 8) as u8,
+        n,
+    )
+}

@@ -1,0 +1,85 @@
+//! One simulated run: region, runtime, cores, scheduler threads and the orchestration.
+
+use std::time::{Duration, Instant};
+
+use pto_runtime_core::{Config, Orchestrator, RegionLayout, RunReport, Runtime};
+
+use crate::error::SimError;
+use crate::kernels::KernelTable;
+use crate::machine::{SimMachine, SimOptions};
+use crate::platform::SimPlatform;
+use crate::region::Region;
+
+/// What a simulated run did.
+#[derive(Debug)]
+pub struct SimRun<R> {
+    /// The runtime's report (its `error` says whether the run failed).
+    pub report: RunReport,
+    /// Wall time from the first submit to the last scheduler stopping.
+    pub wall: Duration,
+    /// What the orchestration returned.
+    pub value: R,
+}
+
+impl<R> SimRun<R> {
+    /// The run, or its first fatal error.
+    pub fn ok(self) -> Result<Self, SimError> {
+        match self.report.error {
+            Some(e) => Err(SimError::Run(e)),
+            None => Ok(self),
+        }
+    }
+}
+
+/// The orchestrator handle an orchestration function gets.
+pub type SimOrchestrator<'r, 'p> = Orchestrator<'r, 'p, SimPlatform>;
+
+/// Runs `orchestration` on the calling thread against a fresh runtime and simulated machine
+/// for `cfg`, with `cfg.schedulers` scheduler threads, and waits for every task to finish or
+/// the run to fail.
+pub fn run<R>(
+    cfg: Config,
+    kernels: KernelTable,
+    opts: SimOptions,
+    orchestration: impl FnOnce(&mut SimOrchestrator<'_, '_>) -> R,
+) -> Result<SimRun<R>, SimError> {
+    let layout = RegionLayout::new(&cfg)?;
+    let mut region = Region::new(layout.size());
+    let rt = Runtime::init(region.bytes(), cfg)?;
+    let machine = SimMachine::start(&cfg, kernels, opts)?;
+    let platform = machine.platform();
+    let mut orch = rt.orchestrator(platform)?;
+    let mut schedulers = Vec::with_capacity(cfg.schedulers as usize);
+    for i in 0..cfg.schedulers {
+        schedulers.push(rt.scheduler(i, platform)?);
+    }
+    let start = Instant::now();
+    let (value, panicked) = std::thread::scope(|s| -> Result<_, SimError> {
+        let mut handles = Vec::new();
+        for (i, sched) in schedulers.into_iter().enumerate() {
+            let name = format!("sched-{i}");
+            let h = std::thread::Builder::new()
+                .name(name.clone())
+                .spawn_scoped(s, move || sched.run())
+                .map_err(|source| {
+                    rt.abort(u64::MAX);
+                    SimError::Spawn { name, source }
+                })?;
+            handles.push(h);
+        }
+        let value = orchestration(&mut orch);
+        drop(orch);
+        let mut panicked = None;
+        for (i, h) in handles.into_iter().enumerate() {
+            if h.join().is_err() {
+                panicked.get_or_insert(i as u8);
+            }
+        }
+        Ok((value, panicked))
+    })?;
+    let wall = start.elapsed();
+    if let Some(i) = panicked {
+        return Err(SimError::SchedulerPanicked(i));
+    }
+    Ok(SimRun { report: rt.report(), wall, value })
+}
