@@ -44,6 +44,10 @@ mod wire;
 
 #[cfg(all(test, loom))]
 mod loom_models;
+#[cfg(test)]
+mod owned;
+#[cfg(all(test, not(loom)))]
+mod scheduler_tests;
 
 pub use config::{Config, ConfigError, MAX_ARGS, MAX_CORES, MAX_DEPS, MAX_RINGS, MAX_SCHEDULERS};
 pub use error::{ClaimError, FatalError, FatalKind, SubmitError};

@@ -2,37 +2,69 @@
 //!
 //! A slot is held by its own completion and by every consumer wired to it. The thread that
 //! drops the last hold marks the slot CONSUMED and advances its ring's watermark over every
-//! consumed slot in order. Two threads racing (one marking, one advancing) cannot both stop
-//! short: each writes its word and then reads the other's with sequential consistency, so at
-//! least one of them sees both and carries the watermark on.
+//! consumed slot in order. Two threads racing (one marking slot `k` CONSUMED, one moving the
+//! watermark to `k`) cannot both stop short: each writes its word, then a SeqCst fence, then
+//! reads the other's word, so at least one of them sees both and carries the watermark on.
 #![forbid(unsafe_code)]
 
 use crate::slot::state;
-use crate::sync::Ordering;
+use crate::sync::{Ordering, fence};
 use crate::tables::Tables;
 
 /// Drops one hold on slot `g`; the last one consumes the slot.
 pub(crate) fn release_hold(t: &Tables<'_>, g: usize) {
     let slot = t.slot(g);
     if slot.holds.fetch_sub(1, Ordering::AcqRel) == 1 {
-        slot.state.store(state::CONSUMED, Ordering::SeqCst);
+        slot.state.store(state::CONSUMED, Ordering::Release);
+        fence(Ordering::SeqCst);
         advance_watermark(t, t.ring_of(g));
     }
 }
 
-/// Moves `ring`'s watermark over every consumed slot at its head.
+/// Moves `ring`'s watermark over every consumed slot at its head. The caller has written
+/// what it consumed and issued a SeqCst fence.
 pub(crate) fn advance_watermark(t: &Tables<'_>, ring: usize) {
     let ctl = &t.rings[ring].retired.0;
+    let mut w = ctl.load(Ordering::Acquire);
     loop {
-        let w = ctl.load(Ordering::SeqCst);
         let g = ring * t.window + crate::ids::Seq(w).index(t.shift);
         let slot = t.slot(g);
         if slot.seq.load(Ordering::Acquire) != w
-            || slot.state.load(Ordering::SeqCst) != state::CONSUMED
+            || slot.state.load(Ordering::Acquire) != state::CONSUMED
         {
             return;
         }
-        // Losing the race means another thread moved it on; look again from there.
-        let _ = ctl.compare_exchange(w, w + 1, Ordering::SeqCst, Ordering::SeqCst);
+        match ctl.compare_exchange(w, w + 1, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => {
+                // Pairs with the fence in `release_hold`: either the thread that consumes
+                // slot `w + 1` sees the new watermark, or this thread sees its CONSUMED.
+                fence(Ordering::SeqCst);
+                w += 1;
+            }
+            // Another thread moved it on; look again from where it is.
+            Err(now) => w = now,
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::completion::finish;
+    use crate::config::Config;
+    use crate::ids::WorkerClass;
+    use crate::owned::{NoCores, Owned, plant};
+    use crate::sync::{Ordering, fence};
+
+    #[test]
+    fn watermark_waits_for_the_oldest_slot_then_passes_everything_consumed() {
+        let owned = Owned::new(Config::tiny());
+        let t = owned.tables();
+        let ids: std::vec::Vec<_> = (0..3).map(|s| plant(&t, s, WorkerClass::Dummy)).collect();
+        let retired = || t.rings[0].retired.0.load(Ordering::SeqCst);
+        finish(&t, &NoCores, ids[2], &t.sched[0]);
+        finish(&t, &NoCores, ids[1], &t.sched[0]);
+        assert_eq!(retired(), 0, "task 0 still holds the head");
+        finish(&t, &NoCores, ids[0], &t.sched[0]);
+        assert_eq!(retired(), 3, "one advance passes every consumed slot");
     }
 }

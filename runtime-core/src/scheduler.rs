@@ -16,7 +16,20 @@ use crate::tables::Tables;
 /// DUMMY tasks finished per loop iteration at most, so dispatch is never starved.
 const DUMMY_BATCH: usize = 32;
 /// Iterations between two watchdog passes.
-const WATCHDOG_EVERY: u32 = 1024;
+pub(crate) const WATCHDOG_EVERY: u32 = 1024;
+
+/// What one loop iteration achieved.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Step {
+    /// Something completed or was dispatched.
+    Progress,
+    /// Nothing to do right now.
+    Idle,
+    /// Every submitted task finished and the orchestrator is done.
+    Done,
+    /// The run failed.
+    Failed,
+}
 
 /// One scheduler thread's handle: the cores it owns and its loop.
 pub struct Scheduler<'r, 'p, P: Platform> {
@@ -53,25 +66,37 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
 
     fn run_loop(&mut self) -> Result<(), FatalError> {
         loop {
-            self.loops += 1;
-            if self.t.shared.status.failed() {
-                return Err(self.run_error());
+            match self.step() {
+                Step::Progress => {}
+                Step::Idle => self.p.spin_hint(),
+                Step::Done => return Ok(()),
+                Step::Failed => return Err(self.run_error()),
             }
-            let mut progress = self.poll_completions();
-            progress |= self.dispatch_mix();
-            progress |= self.dispatch_single(WorkerClass::Aic);
-            progress |= self.dispatch_single(WorkerClass::Aiv);
-            progress |= self.finish_dummies();
-            if (self.loops as u32) % WATCHDOG_EVERY == 0 {
-                self.watchdog();
-            }
-            if progress {
-                continue;
-            }
-            if self.all_done() {
-                return if self.t.shared.status.failed() { Err(self.run_error()) } else { Ok(()) };
-            }
-            self.p.spin_hint();
+        }
+    }
+
+    /// One iteration of the loop.
+    pub(crate) fn step(&mut self) -> Step {
+        self.loops += 1;
+        if self.t.shared.status.failed() {
+            return Step::Failed;
+        }
+        let mut progress = self.poll_completions();
+        progress |= self.dispatch_mix();
+        progress |= self.dispatch_single(WorkerClass::Aic);
+        progress |= self.dispatch_single(WorkerClass::Aiv);
+        progress |= self.finish_dummies();
+        if (self.loops as u32) % WATCHDOG_EVERY == 0 {
+            self.watchdog();
+        }
+        if self.t.shared.status.failed() {
+            Step::Failed
+        } else if progress {
+            Step::Progress
+        } else if self.all_done() {
+            Step::Done
+        } else {
+            Step::Idle
         }
     }
 

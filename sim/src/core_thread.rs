@@ -10,32 +10,36 @@ use crate::kernels::{KernelCtx, error_code};
 use crate::platform::{SimCore, SimPlatform, phase, read_payload, status_word};
 
 /// Runs core `id` until the machine shuts down: takes each rung token in order, runs its
-/// kernel, reports ACK then FIN (or ERROR with a code). Parks when idle.
+/// kernel and reports FIN (or ERROR with a code) in its status word. Parks when idle.
+///
+/// The core reports no separate ACK: on the simulator a kernel starts the moment its token is
+/// seen, and one status write per token halves the traffic on the status line.
 pub(crate) fn core_loop(p: &SimPlatform, id: CoreId, spin_before_park: u32) {
     let core = &p.cores[id.0 as usize];
-    let mut last = Token::new(0);
+    let mut next = Token::FIRST;
     let mut args = [0u64; MAX_ARGS as usize];
     loop {
-        let rung = Token::new(core.doorbell.load(Ordering::Acquire));
-        if rung != last {
-            // Tokens are consecutive per core; run the next one (the doorbell may already
-            // show the one after it).
-            let token = if last.bits() == 0 { Token::FIRST } else { last.next() };
-            run_token(p, core, id, token, &mut args);
-            last = token;
+        if rung(core, next) {
+            run_token(p, core, id, next, &mut args);
+            next = next.next();
             continue;
         }
         if p.shutdown.load(Ordering::Acquire) {
             return;
         }
-        if !wait_for_doorbell(p, core, last, spin_before_park) {
+        if !wait_for_doorbell(p, core, next, spin_before_park) {
             return;
         }
     }
 }
 
+/// Whether `token` was rung (its buffer's doorbell word holds it).
+#[inline]
+fn rung(core: &SimCore, token: Token) -> bool {
+    core.payload[(token.bits() & 1) as usize].rung.load(Ordering::Acquire) == token.bits()
+}
+
 fn run_token(p: &SimPlatform, core: &SimCore, id: CoreId, token: Token, args: &mut [u64; MAX_ARGS as usize]) {
-    core.status.store(status_word(token, phase::ACK, 0), Ordering::Release);
     let (task, kernel, lane, lanes, n) = read_payload(core, token, args);
     let ctx = KernelCtx { task, core: id, lane, lanes, args: &args[..n] };
     let result = match p.kernels.get(kernel) {
@@ -49,27 +53,28 @@ fn run_token(p: &SimPlatform, core: &SimCore, id: CoreId, token: Token, args: &m
             status_word(token, phase::ERROR, code)
         }
     };
-    core.status.store(word, Ordering::Release);
+    core.status.0.store(word, Ordering::Release);
 }
 
-/// Spins a little, then parks until the doorbell moves past `last`. Returns `false` on
-/// shutdown.
-fn wait_for_doorbell(p: &SimPlatform, core: &SimCore, last: Token, spin_before_park: u32) -> bool {
+/// Spins a little, then parks until `token` is rung. Returns `false` on shutdown.
+fn wait_for_doorbell(p: &SimPlatform, core: &SimCore, token: Token, spin_before_park: u32) -> bool {
+    let bell = &core.payload[(token.bits() & 1) as usize].rung;
     for _ in 0..spin_before_park {
-        if core.doorbell.load(Ordering::Relaxed) != last.bits() {
+        if bell.load(Ordering::Relaxed) == token.bits() {
             return true;
         }
         std::hint::spin_loop();
     }
-    core.sleeping.store(true, Ordering::SeqCst);
-    while core.doorbell.load(Ordering::SeqCst) == last.bits() {
+    core.sleeping.0.store(true, Ordering::SeqCst);
+    p.parks.fetch_add(1, Ordering::Relaxed);
+    while bell.load(Ordering::SeqCst) != token.bits() {
         if p.shutdown.load(Ordering::Acquire) {
-            core.sleeping.store(false, Ordering::Relaxed);
+            core.sleeping.0.store(false, Ordering::Relaxed);
             return false;
         }
         // The timeout only bounds a missed wake-up; wake-ups come from `ring_doorbell`.
         std::thread::park_timeout(Duration::from_millis(50));
     }
-    core.sleeping.store(false, Ordering::Relaxed);
+    core.sleeping.0.store(false, Ordering::Relaxed);
     true
 }

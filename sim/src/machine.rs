@@ -20,7 +20,7 @@ pub struct SimOptions {
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { spin_before_park: 4_000 }
+        SimOptions { spin_before_park: std::env::var("PTO_SPIN").ok().and_then(|v| v.parse().ok()).unwrap_or(200) }
     }
 }
 

@@ -11,8 +11,15 @@ use pto_runtime_core::{
 
 use crate::kernels::KernelTable;
 
-/// One payload buffer of a core.
+/// `spin_hint` yields the CPU once every this many calls.
+const YIELD_EVERY: u32 = 16;
+
+/// One payload buffer of a core. The doorbell of a token is the `rung` word of the buffer the
+/// token selects, so a dispatch moves one cache line to the core, not two.
+#[repr(C, align(64))]
 pub(crate) struct PayloadBuf {
+    /// The token whose payload this is, stored last (the doorbell).
+    pub(crate) rung: AtomicU32,
     pub(crate) task: AtomicU64,
     pub(crate) kernel: AtomicU32,
     /// `lane | lanes << 8 | nargs << 16`.
@@ -23,6 +30,7 @@ pub(crate) struct PayloadBuf {
 impl PayloadBuf {
     fn new() -> Self {
         PayloadBuf {
+            rung: AtomicU32::new(0),
             task: AtomicU64::new(0),
             kernel: AtomicU32::new(0),
             shape: AtomicU32::new(0),
@@ -43,13 +51,19 @@ pub(crate) fn status_word(token: Token, phase: u64, code: u32) -> u64 {
     token.bits() as u64 | phase << 32 | ((code as u64) & 0x0fff_ffff) << 36
 }
 
+/// A value alone on its cache line (what the core writes never shares a line with what the
+/// scheduler writes).
+#[repr(C, align(64))]
+pub(crate) struct Line<T>(pub(crate) T);
+
 /// The registers of one simulated core.
 pub(crate) struct SimCore {
-    pub(crate) doorbell: AtomicU32,
-    pub(crate) status: AtomicU64,
+    /// Written by the core: `token | phase << 32 | code << 36`.
+    pub(crate) status: Line<AtomicU64>,
+    /// Written by the scheduler, selected by token parity.
     pub(crate) payload: [PayloadBuf; 2],
     /// Set by the core thread just before it parks.
-    pub(crate) sleeping: AtomicBool,
+    pub(crate) sleeping: Line<AtomicBool>,
     pub(crate) thread: OnceLock<Thread>,
 }
 
@@ -59,6 +73,10 @@ pub struct SimPlatform {
     pub(crate) cores: Box<[SimCore]>,
     pub(crate) kernels: KernelTable,
     pub(crate) shutdown: AtomicBool,
+    /// Times a core thread parked.
+    pub(crate) parks: AtomicU64,
+    /// Times a doorbell had to wake a parked core.
+    pub(crate) wakes: AtomicU64,
 }
 
 impl SimPlatform {
@@ -67,15 +85,16 @@ impl SimPlatform {
             start: Instant::now(),
             cores: (0..cores)
                 .map(|_| SimCore {
-                    doorbell: AtomicU32::new(0),
-                    status: AtomicU64::new(status_word(Token::new(0), phase::IDLE, 0)),
+                    status: Line(AtomicU64::new(status_word(Token::new(0), phase::IDLE, 0))),
                     payload: [PayloadBuf::new(), PayloadBuf::new()],
-                    sleeping: AtomicBool::new(false),
+                    sleeping: Line(AtomicBool::new(false)),
                     thread: OnceLock::new(),
                 })
                 .collect(),
             kernels,
             shutdown: AtomicBool::new(false),
+            parks: AtomicU64::new(0),
+            wakes: AtomicU64::new(0),
         }
     }
 
@@ -84,11 +103,17 @@ impl SimPlatform {
         self.cores.len()
     }
 
+    /// How often core threads parked, and how often a doorbell had to wake one.
+    pub fn park_counts(&self) -> (u64, u64) {
+        (self.parks.load(Ordering::Relaxed), self.wakes.load(Ordering::Relaxed))
+    }
+
     /// Wakes core `i` if it is parked.
     pub(crate) fn wake(&self, core: &SimCore) {
-        if core.sleeping.load(Ordering::SeqCst)
+        if core.sleeping.0.load(Ordering::SeqCst)
             && let Some(t) = core.thread.get()
         {
+            self.wakes.fetch_add(1, Ordering::Relaxed);
             t.unpark();
         }
     }
@@ -130,7 +155,7 @@ impl Platform for SimPlatform {
         let Some(c) = self.core(core) else { return };
         // SeqCst pairs with the core's `sleeping` store and doorbell re-check: either the
         // core sees the token, or this thread sees it asleep and wakes it.
-        c.doorbell.store(token.bits(), Ordering::SeqCst);
+        c.payload[(token.bits() & 1) as usize].rung.store(token.bits(), Ordering::SeqCst);
         self.wake(c);
     }
 
@@ -138,7 +163,7 @@ impl Platform for SimPlatform {
         let Some(c) = self.core(core) else {
             return CoreStatus { token: Token::new(0), phase: CorePhase::Idle };
         };
-        let w = c.status.load(Ordering::Acquire);
+        let w = c.status.0.load(Ordering::Acquire);
         let token = Token::new(w as u32);
         let phase = match (w >> 32) & 0xf {
             phase::ACK => CorePhase::Ack,
@@ -154,7 +179,19 @@ impl Platform for SimPlatform {
     fn flush(&self, _addr: *const u8, _len: usize) {}
 
     fn spin_hint(&self) {
-        std::hint::spin_loop();
+        // Simulated threads may outnumber host CPUs: now and then, give the CPU to a thread
+        // with work (a core about to report FIN, the orchestrator).
+        thread_local!(static SPINS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) });
+        let n = SPINS.with(|c| {
+            let n = c.get().wrapping_add(1);
+            c.set(n);
+            n
+        });
+        if n % YIELD_EVERY == 0 {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
     }
 }
 

@@ -78,6 +78,8 @@ pub fn run<R>(
         Ok((value, panicked))
     })?;
     let wall = start.elapsed();
+    let (parks, wakes) = platform.park_counts();
+    log::info!("simulated cores parked {parks} times, woken by a doorbell {wakes} times");
     if let Some(i) = panicked {
         return Err(SimError::SchedulerPanicked(i));
     }

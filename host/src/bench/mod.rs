@@ -1,0 +1,7 @@
+//! `pto-launch bench`: runs a synthetic DAG on the simulator and reports the scheduler's speed.
+
+mod report;
+mod workload;
+
+pub use report::{BenchResult, run_bench};
+pub use workload::{BenchError, Workload, submit_workload};

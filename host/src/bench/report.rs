@@ -1,0 +1,96 @@
+//! Running the bench and reporting its figures.
+
+use std::fmt;
+
+use pto_runtime_core::Config;
+use pto_sim::{SimOptions, run};
+
+use super::workload::{BenchError, Workload, bench_kernels, submit_workload};
+
+/// The figures of one bench (medians over the repeats).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BenchResult {
+    /// The DAG shape.
+    pub workload: Workload,
+    /// Tasks per run (DUMMY joins included).
+    pub tasks: u64,
+    /// Median wall time per task, first submit to last completion.
+    pub ns_per_task: f64,
+    /// Tasks per second at that median.
+    pub tasks_per_s: f64,
+    /// Median ready-to-complete latency, ns.
+    pub p50_ready_to_complete_ns: u64,
+    /// 99th-percentile ready-to-complete latency, ns.
+    pub p99_ready_to_complete_ns: u64,
+    /// Scheduler threads.
+    pub schedulers: u8,
+    /// AIC cores.
+    pub aic: u16,
+    /// AIV cores.
+    pub aiv: u16,
+    /// Runs measured (the median is over these).
+    pub repeats: u32,
+    /// Every run's ns per task, in run order.
+    pub runs_ns_per_task: Vec<f64>,
+}
+
+/// Runs `workload` `repeats` times (after one warm-up run) and takes medians.
+pub fn run_bench(
+    cfg: Config,
+    workload: Workload,
+    tasks: u64,
+    repeats: u32,
+    seed: u64,
+) -> Result<BenchResult, BenchError> {
+    if tasks == 0 || repeats == 0 {
+        return Err(BenchError::Usage("--tasks and --repeat must be at least 1".into()));
+    }
+    let mut runs = Vec::new();
+    let mut latency = pto_runtime_core::LatencyHistogram::default();
+    let mut submitted = 0;
+    for r in 0..=repeats {
+        let out = run(cfg, bench_kernels(), SimOptions::default(), |o| {
+            submit_workload(&cfg, workload, tasks, seed, |spec| o.submit(spec))
+        })?
+        .ok()?;
+        submitted = out.value?;
+        if r == 0 {
+            continue; // warm-up: page faults, thread start-up
+        }
+        runs.push(out.wall.as_nanos() as f64 / submitted as f64);
+        latency.merge(&out.report.latency);
+    }
+    let mut sorted = runs.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    // The simulator's clock counts nanoseconds.
+    Ok(BenchResult {
+        workload,
+        tasks: submitted,
+        ns_per_task: median,
+        tasks_per_s: 1e9 / median,
+        p50_ready_to_complete_ns: latency.quantile(0.50).unwrap_or(0),
+        p99_ready_to_complete_ns: latency.quantile(0.99).unwrap_or(0),
+        schedulers: cfg.schedulers,
+        aic: cfg.aic_cores,
+        aiv: cfg.aiv_cores,
+        repeats,
+        runs_ns_per_task: runs,
+    })
+}
+
+impl fmt::Display for BenchResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "workload {:?}: {} tasks, {} scheduler(s), {} AIC + {} AIV cores, median of {} runs",
+            self.workload, self.tasks, self.schedulers, self.aic, self.aiv, self.repeats
+        )?;
+        writeln!(f, "  wall        {:>10.1} ns/task   {:>12.0} tasks/s", self.ns_per_task, self.tasks_per_s)?;
+        write!(
+            f,
+            "  ready->done p50 {} ns   p99 {} ns",
+            self.p50_ready_to_complete_ns, self.p99_ready_to_complete_ns
+        )
+    }
+}

@@ -1,0 +1,132 @@
+//! The synthetic DAGs the bench runs. Every task runs the no-op kernel 0.
+
+use pto_runtime_core::{Config, KernelId, SubmitError, TaskId, TaskSpec, WorkerClass};
+use pto_sim::{KernelTable, SimError};
+
+/// The shape of the DAG.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Workload {
+    /// N tasks without dependencies (AIC, AIV, AIV, … to fill whole clusters).
+    Independent,
+    /// N tasks, each depending on the one before.
+    Chain,
+    /// One source, N-2 tasks depending on it, one sink depending on all of them (joined
+    /// through DUMMY tasks, `max_deps` at a time).
+    Fanout,
+    /// N tasks, each depending on up to 3 of the 64 tasks before it, chosen by a seeded RNG.
+    Random,
+}
+
+/// Why the bench could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// The simulator could not start or the run failed.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// A submit was refused.
+    #[error("submit failed: {0}")]
+    Submit(#[from] SubmitError),
+    /// The options make no sense.
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// The no-op kernel every bench task runs.
+pub const NOOP: KernelId = KernelId(0);
+
+/// A kernel table with the no-op kernel.
+pub fn bench_kernels() -> KernelTable {
+    KernelTable::new().with(NOOP, |_| Ok(()))
+}
+
+fn class_of(cfg: &Config, i: u64) -> WorkerClass {
+    match (cfg.aic_cores, cfg.aiv_cores) {
+        (0, _) => WorkerClass::Aiv,
+        (_, 0) => WorkerClass::Aic,
+        _ if i % 3 == 0 => WorkerClass::Aic,
+        _ => WorkerClass::Aiv,
+    }
+}
+
+/// A small xorshift generator: deterministic DAGs from a seed, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Submits `tasks` tasks of `workload` through `submit`. Returns how many were submitted
+/// (fanout adds DUMMY join tasks).
+pub fn submit_workload(
+    cfg: &Config,
+    workload: Workload,
+    tasks: u64,
+    seed: u64,
+    mut submit: impl FnMut(&TaskSpec<'_>) -> Result<TaskId, SubmitError>,
+) -> Result<u64, SubmitError> {
+    let mut n = 0u64;
+    let mut go = |spec: &TaskSpec<'_>| {
+        n += 1;
+        submit(spec)
+    };
+    match workload {
+        Workload::Independent => {
+            for i in 0..tasks {
+                go(&TaskSpec::new(NOOP, class_of(cfg, i)))?;
+            }
+        }
+        Workload::Chain => {
+            let mut prev: Option<TaskId> = None;
+            for i in 0..tasks {
+                let deps = prev.as_slice();
+                prev = Some(go(&TaskSpec::new(NOOP, class_of(cfg, i)).deps(deps))?);
+            }
+        }
+        Workload::Fanout => {
+            let src = go(&TaskSpec::new(NOOP, class_of(cfg, 0)))?;
+            let mut level: Vec<TaskId> = Vec::with_capacity(tasks as usize);
+            for i in 1..tasks.saturating_sub(1) {
+                level.push(go(&TaskSpec::new(NOOP, class_of(cfg, i)).deps(&[src]))?);
+            }
+            let fan_in = cfg.max_deps as usize;
+            while level.len() > fan_in {
+                let mut next = Vec::with_capacity(level.len() / fan_in + 1);
+                for group in level.chunks(fan_in) {
+                    next.push(go(&TaskSpec::dummy().deps(group))?);
+                }
+                level = next;
+            }
+            if tasks >= 2 {
+                go(&TaskSpec::new(NOOP, class_of(cfg, 1)).deps(&level))?;
+            }
+        }
+        Workload::Random => {
+            let mut rng = Rng(seed | 1);
+            let mut recent: Vec<TaskId> = Vec::with_capacity(64);
+            for i in 0..tasks {
+                let mut deps = [TaskId::from_raw(0); 3];
+                let k = if recent.is_empty() { 0 } else { (rng.next() % 4) as usize };
+                for d in deps.iter_mut().take(k) {
+                    *d = recent[(rng.next() % recent.len() as u64) as usize];
+                }
+                let class = match rng.next() % 8 {
+                    0 if cfg.mix_clusters() > 0 => WorkerClass::Mix,
+                    1 => WorkerClass::Dummy,
+                    _ => class_of(cfg, i),
+                };
+                let id = go(&TaskSpec::new(NOOP, class).deps(&deps[..k]))?;
+                if recent.len() == 64 {
+                    recent.remove(0);
+                }
+                recent.push(id);
+            }
+        }
+    }
+    Ok(n)
+}

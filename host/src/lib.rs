@@ -1,0 +1,14 @@
+//! pto-host: the host side of the PTO runtime.
+//!
+//! Today it runs the scheduler core on the simulator and measures it (`pto-launch bench`);
+//! rank boot, communication windows and the CANN backend come next.
+//!
+//! Principles:
+//! - No unsafe here: the device is reached through `pto-device-sys`, the simulator through
+//!   `pto-sim`.
+//! - Errors are sentences a user can act on (`thiserror`), never panics.
+//! - Benchmarks report medians of repeated runs; nothing here asserts on time.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod bench;

@@ -1,0 +1,100 @@
+//! Test support: the runtime's tables in ordinary heap memory, so unit tests and loom models
+//! drive the real wiring, completion and reclaim code without a region.
+#![forbid(unsafe_code)]
+
+use std::vec::Vec;
+
+use crate::config::Config;
+use crate::ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
+use crate::platform::{CorePhase, CoreStatus, Payload, Platform};
+use crate::ready_queue::{QueueCell, QueueCtl, ReadyQueue};
+use crate::slot::{Meta, TaskSlot, state};
+use crate::stats::SchedCtl;
+use crate::sync::{AtomicU64, Ordering};
+use crate::tables::{EDGE_EMPTY, Edge, RingCtl, Shared, Tables};
+
+/// Owned storage for every table of `cfg`.
+pub(crate) struct Owned {
+    cfg: Config,
+    shared: Shared,
+    rings: Vec<RingCtl>,
+    slots: Vec<TaskSlot>,
+    args: Vec<AtomicU64>,
+    edges: Vec<Edge>,
+    qctl: Vec<QueueCtl>,
+    cells: Vec<Vec<QueueCell>>,
+    sched: Vec<SchedCtl>,
+}
+
+impl Owned {
+    pub(crate) fn new(cfg: Config) -> Self {
+        let n = cfg.rings as usize * cfg.task_window as usize;
+        let cap = cfg.ready_queue_capacity();
+        Owned {
+            cfg,
+            shared: Shared::new(),
+            rings: (0..cfg.rings).map(|_| RingCtl::new()).collect(),
+            slots: (0..n).map(|_| TaskSlot::new()).collect(),
+            args: (0..n * cfg.max_args as usize).map(|_| AtomicU64::new(0)).collect(),
+            edges: (0..n * cfg.max_deps as usize).map(|_| Edge::new()).collect(),
+            qctl: (0..WorkerClass::COUNT).map(|_| QueueCtl::new()).collect(),
+            cells: (0..WorkerClass::COUNT).map(|_| (0..cap).map(QueueCell::new).collect()).collect(),
+            sched: (0..cfg.schedulers).map(|_| SchedCtl::new()).collect(),
+        }
+    }
+
+    pub(crate) fn tables(&self) -> Tables<'_> {
+        let queues = core::array::from_fn(|i| ReadyQueue::new(&self.cells[i], &self.qctl[i]));
+        Tables::new(
+            self.cfg,
+            &self.shared,
+            &self.rings,
+            &self.slots,
+            &self.args,
+            &self.edges,
+            queues,
+            &self.sched,
+        )
+    }
+}
+
+/// Puts a task with no dependencies into slot `seq` of ring 0 as if submitted, without making
+/// it ready (the caller decides who finishes it).
+pub(crate) fn plant(t: &Tables<'_>, seq: u64, class: WorkerClass) -> TaskId {
+    let id = TaskId::new(t.cfg.epoch, 0, Seq(seq));
+    let slot = t.slot(t.gslot(id));
+    slot.holds.store(1, Ordering::Relaxed);
+    slot.pending.store(0, Ordering::Relaxed);
+    slot.fanout.store(EDGE_EMPTY, Ordering::Relaxed);
+    slot.state.store(state::PENDING, Ordering::Relaxed);
+    let meta = Meta { kernel: KernelId(0), class, nargs: 0, pinned: 0 };
+    slot.meta.store(meta.pack(), Ordering::Relaxed);
+    slot.seq.store(seq, Ordering::Release);
+    t.rings[0].next.0.store(seq + 1, Ordering::Release);
+    id
+}
+
+/// A platform with a frozen clock and no cores, for code that only reads the clock.
+pub(crate) struct NoCores;
+
+impl Platform for NoCores {
+    fn now(&self) -> u64 {
+        0
+    }
+    fn ticks_per_us(&self) -> u64 {
+        1
+    }
+    fn has_kernel(&self, _: KernelId) -> bool {
+        true
+    }
+    fn write_payload(&self, _: CoreId, _: Token, _: &Payload<'_>) {}
+    fn ring_doorbell(&self, _: CoreId, _: Token) {}
+    fn core_status(&self, _: CoreId) -> CoreStatus {
+        CoreStatus { token: Token::new(0), phase: CorePhase::Idle }
+    }
+    fn invalidate(&self, _: *const u8, _: usize) {}
+    fn flush(&self, _: *const u8, _: usize) {}
+    fn spin_hint(&self) {
+        crate::sync::spin_loop();
+    }
+}
