@@ -112,13 +112,19 @@ impl Config {
             return Err(ConfigError::Rings { rings: self.rings });
         }
         if self.task_window < 2 || !self.task_window.is_power_of_two() {
-            return Err(ConfigError::TaskWindow { window: self.task_window });
+            return Err(ConfigError::TaskWindow {
+                window: self.task_window,
+            });
         }
         if self.max_deps == 0 || self.max_deps > MAX_DEPS {
-            return Err(ConfigError::MaxDeps { max_deps: self.max_deps });
+            return Err(ConfigError::MaxDeps {
+                max_deps: self.max_deps,
+            });
         }
         if self.max_args > MAX_ARGS {
-            return Err(ConfigError::MaxArgs { max_args: self.max_args });
+            return Err(ConfigError::MaxArgs {
+                max_args: self.max_args,
+            });
         }
         if self.cores() == 0 {
             return Err(ConfigError::NoCores);
@@ -212,12 +218,21 @@ impl fmt::Display for ConfigError {
                 "task_window = {window}: the task window must be a power of two of at least 2"
             ),
             Self::MaxDeps { max_deps } => {
-                write!(f, "max_deps = {max_deps}: use 1 to {MAX_DEPS} dependencies per task")
+                write!(
+                    f,
+                    "max_deps = {max_deps}: use 1 to {MAX_DEPS} dependencies per task"
+                )
             }
             Self::MaxArgs { max_args } => {
-                write!(f, "max_args = {max_args}: use at most {MAX_ARGS} arguments per task")
+                write!(
+                    f,
+                    "max_args = {max_args}: use at most {MAX_ARGS} arguments per task"
+                )
             }
-            Self::NoCores => write!(f, "the config has no AIC and no AIV core: give at least one core"),
+            Self::NoCores => write!(
+                f,
+                "the config has no AIC and no AIV core: give at least one core"
+            ),
             Self::TooManyCores { aic, aiv } => write!(
                 f,
                 "{aic} AIC + {aiv} AIV cores exceed the limit of {MAX_CORES} cores per runtime"
@@ -226,7 +241,10 @@ impl fmt::Display for ConfigError {
                 f,
                 "schedulers = {schedulers}: use 1 to {MAX_SCHEDULERS} scheduler threads"
             ),
-            Self::ZeroTimeout => write!(f, "a timeout of 0 µs fails every wait: give a positive timeout"),
+            Self::ZeroTimeout => write!(
+                f,
+                "a timeout of 0 µs fails every wait: give a positive timeout"
+            ),
             Self::TooManyEdges { edges } => write!(
                 f,
                 "rings x task_window x max_deps = {edges} edges overflow the edge index: lower one of them"
@@ -258,19 +276,40 @@ mod tests {
 
     #[test]
     fn each_bad_knob_is_named() {
-        let bad = Config { task_window: 6, ..Config::tiny() };
+        let bad = Config {
+            task_window: 6,
+            ..Config::tiny()
+        };
         assert_eq!(bad.validate(), Err(ConfigError::TaskWindow { window: 6 }));
-        let bad = Config { aic_cores: 0, aiv_cores: 0, ..Config::tiny() };
+        let bad = Config {
+            aic_cores: 0,
+            aiv_cores: 0,
+            ..Config::tiny()
+        };
         assert_eq!(bad.validate(), Err(ConfigError::NoCores));
-        let bad = Config { aic_cores: 100, aiv_cores: 100, ..Config::tiny() };
-        assert!(matches!(bad.validate(), Err(ConfigError::TooManyCores { .. })));
-        let bad = Config { schedulers: 0, ..Config::tiny() };
+        let bad = Config {
+            aic_cores: 100,
+            aiv_cores: 100,
+            ..Config::tiny()
+        };
+        assert!(matches!(
+            bad.validate(),
+            Err(ConfigError::TooManyCores { .. })
+        ));
+        let bad = Config {
+            schedulers: 0,
+            ..Config::tiny()
+        };
         assert!(std::format!("{}", bad.validate().unwrap_err()).contains("scheduler threads"));
     }
 
     #[test]
     fn ready_queues_hold_every_live_task() {
-        let c = Config { rings: 3, task_window: 8, ..Config::tiny() };
+        let c = Config {
+            rings: 3,
+            task_window: 8,
+            ..Config::tiny()
+        };
         assert_eq!(c.ready_queue_capacity(), 32);
     }
 }

@@ -128,7 +128,11 @@ impl CoreTable {
     /// Cores with something running.
     #[inline]
     pub(crate) fn busy(&self) -> u128 {
-        let all = if self.cores.len() == 128 { u128::MAX } else { (1u128 << self.cores.len()) - 1 };
+        let all = if self.cores.len() == 128 {
+            u128::MAX
+        } else {
+            (1u128 << self.cores.len()) - 1
+        };
         all & !self.idle
     }
 }
@@ -139,7 +143,12 @@ mod tests {
 
     #[test]
     fn clusters_are_split_round_robin_and_mix_needs_a_full_cluster() {
-        let cfg = Config { aic_cores: 3, aiv_cores: 5, schedulers: 2, ..Config::tiny() };
+        let cfg = Config {
+            aic_cores: 3,
+            aiv_cores: 5,
+            schedulers: 2,
+            ..Config::tiny()
+        };
         let s0 = CoreTable::for_scheduler(&cfg, 0);
         let s1 = CoreTable::for_scheduler(&cfg, 1);
         let ids = |t: &CoreTable| t.cores.iter().map(|c| c.id.0).collect::<std::vec::Vec<_>>();
@@ -154,7 +163,10 @@ mod tests {
     fn running_and_pending_slots_move_up() {
         let cfg = Config::tiny();
         let mut t = CoreTable::for_scheduler(&cfg, 0);
-        let f = |n| Inflight { task: TaskId::from_raw(n), token: Token::new(n as u32) };
+        let f = |n| Inflight {
+            task: TaskId::from_raw(n),
+            token: Token::new(n as u32),
+        };
         t.occupy(0, f(1));
         assert_eq!((t.idle & 1, t.pending_free & 1), (0, 1));
         t.occupy(0, f(2));

@@ -54,7 +54,13 @@ pub struct FatalError {
 impl FatalError {
     /// An error of `kind` with no task, core or detail.
     pub const fn new(kind: FatalKind) -> Self {
-        FatalError { kind, task: None, core: None, detail: 0, detail2: 0 }
+        FatalError {
+            kind,
+            task: None,
+            core: None,
+            detail: 0,
+            detail2: 0,
+        }
     }
     /// The same error naming `task`.
     pub const fn with_task(mut self, task: TaskId) -> Self {
@@ -199,7 +205,11 @@ pub enum SubmitError {
 impl fmt::Display for SubmitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Self::WindowFull { ring, window, waited_us } => write!(
+            Self::WindowFull {
+                ring,
+                window,
+                waited_us,
+            } => write!(
                 f,
                 "task window of ring {ring} is full ({window} slots) and nothing was reclaimed \
                  in {waited_us} µs; raise task_window or submit_timeout_us"
@@ -228,7 +238,10 @@ impl fmt::Display for SubmitError {
                  DUMMY task"
             ),
             Self::TooManyArgs { given, max } => {
-                write!(f, "{given} arguments exceed max_args = {max}: raise max_args")
+                write!(
+                    f,
+                    "{given} arguments exceed max_args = {max}: raise max_args"
+                )
             }
             Self::UnknownKernel { kernel } => write!(
                 f,
@@ -241,7 +254,10 @@ impl fmt::Display for SubmitError {
                  needs 1 AIC + 2 AIV in one cluster)"
             ),
             Self::BadRing { ring, rings } => {
-                write!(f, "ring {ring} does not exist: this runtime has {rings} ring(s)")
+                write!(
+                    f,
+                    "ring {ring} does not exist: this runtime has {rings} ring(s)"
+                )
             }
             Self::SequenceExhausted { ring } => write!(
                 f,
@@ -275,8 +291,14 @@ pub enum ClaimError {
 impl fmt::Display for ClaimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Self::OrchestratorTaken => write!(f, "the orchestrator of this runtime is taken: one thread submits"),
-            Self::SchedulerTaken { index } => write!(f, "scheduler {index} is taken: each index runs on one thread"),
+            Self::OrchestratorTaken => write!(
+                f,
+                "the orchestrator of this runtime is taken: one thread submits"
+            ),
+            Self::SchedulerTaken { index } => write!(
+                f,
+                "scheduler {index} is taken: each index runs on one thread"
+            ),
             Self::NoSuchScheduler { index, schedulers } => write!(
                 f,
                 "scheduler {index} does not exist: the config has {schedulers} scheduler(s)"

@@ -195,7 +195,10 @@ mod tests {
     #[test]
     fn task_id_round_trips_its_fields() {
         let id = TaskId::new(0xbeef, 3, Seq(0x0fff_ffff_ffff));
-        assert_eq!((id.epoch(), id.ring(), id.seq()), (0xbeef, 3, Seq(0x0fff_ffff_ffff)));
+        assert_eq!(
+            (id.epoch(), id.ring(), id.seq()),
+            (0xbeef, 3, Seq(0x0fff_ffff_ffff))
+        );
         assert_eq!(TaskId::from_raw(id.raw()), id);
         assert_eq!(Seq(37).index(4), 5);
         assert_eq!(Seq(37).generation(4), 2);

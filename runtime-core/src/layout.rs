@@ -48,7 +48,10 @@ impl Cursor {
     }
 }
 
-const OVERFLOW: ConfigError = ConfigError::RegionTooSmall { needed: usize::MAX, given: 0 };
+const OVERFLOW: ConfigError = ConfigError::RegionTooSmall {
+    needed: usize::MAX,
+    given: 0,
+};
 
 impl RegionLayout {
     /// Validates `cfg` and lays out its region.
@@ -64,7 +67,10 @@ impl RegionLayout {
         let slot_span = c.take::<TaskSlot>(slots)?;
         let args = c.take::<AtomicU64>(slots * cfg.max_args as usize)?;
         let edges = c.take::<Edge>(slots * cfg.max_deps as usize)?;
-        let mut queue_cells = [Span { offset: 0, count: 0 }; WorkerClass::COUNT];
+        let mut queue_cells = [Span {
+            offset: 0,
+            count: 0,
+        }; WorkerClass::COUNT];
         for q in queue_cells.iter_mut() {
             *q = c.take::<QueueCell>(qcap)?;
         }
@@ -99,7 +105,10 @@ mod tests {
             (l.shared.offset, size_of::<Shared>()),
             (l.rings.offset, l.rings.count * size_of::<RingCtl>()),
             (l.sched.offset, l.sched.count * size_of::<SchedCtl>()),
-            (l.queue_ctl.offset, l.queue_ctl.count * size_of::<QueueCtl>()),
+            (
+                l.queue_ctl.offset,
+                l.queue_ctl.count * size_of::<QueueCtl>()
+            ),
             (l.slots.offset, l.slots.count * size_of::<TaskSlot>()),
             (l.args.offset, l.args.count * 8),
             (l.edges.offset, l.edges.count * size_of::<Edge>()),
@@ -117,7 +126,13 @@ mod tests {
 
     #[test]
     fn an_invalid_config_has_no_layout() {
-        let bad = Config { task_window: 3, ..Config::tiny() };
-        assert_eq!(RegionLayout::new(&bad), Err(ConfigError::TaskWindow { window: 3 }));
+        let bad = Config {
+            task_window: 3,
+            ..Config::tiny()
+        };
+        assert_eq!(
+            RegionLayout::new(&bad),
+            Err(ConfigError::TaskWindow { window: 3 })
+        );
     }
 }

@@ -27,7 +27,13 @@ fn bounded(preemptions: usize) -> loom::model::Builder {
 const PREEMPTIONS_FAN_IN: usize = 3;
 
 fn cfg(window: u32) -> Config {
-    Config { rings: 1, task_window: window, max_deps: 2, max_args: 0, ..Config::tiny() }
+    Config {
+        rings: 1,
+        task_window: window,
+        max_deps: 2,
+        max_args: 0,
+        ..Config::tiny()
+    }
 }
 
 fn queue(cap: usize) -> (Arc<Vec<QueueCell>>, Arc<QueueCtl>) {
@@ -188,7 +194,11 @@ fn fan_in_makes_the_consumer_ready_exactly_once() {
         assert_eq!(q.pop(), Some(c.raw()), "ready once both producers finished");
         assert_eq!(q.pop(), None, "and only once");
         finish(&t, &NoCores, c, &t.sched[0]);
-        assert_eq!(t.rings[0].retired.0.load(Ordering::SeqCst), 3, "every slot reclaimed");
+        assert_eq!(
+            t.rings[0].retired.0.load(Ordering::SeqCst),
+            3,
+            "every slot reclaimed"
+        );
     });
 }
 
@@ -200,7 +210,9 @@ fn watermark_advance_is_never_lost() {
         let t = owned.tables();
         let ids: Vec<TaskId> = (0..2).map(|s| plant(&t, s, WorkerClass::Dummy)).collect();
         for id in &ids {
-            t.slot(t.gslot(*id)).state.store(state::COMPLETED, Ordering::Relaxed);
+            t.slot(t.gslot(*id))
+                .state
+                .store(state::COMPLETED, Ordering::Relaxed);
         }
         let other = {
             let owned = owned.clone();

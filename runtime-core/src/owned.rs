@@ -35,10 +35,16 @@ impl Owned {
             shared: Shared::new(),
             rings: (0..cfg.rings).map(|_| RingCtl::new()).collect(),
             slots: (0..n).map(|_| TaskSlot::new()).collect(),
-            args: (0..n * cfg.max_args as usize).map(|_| AtomicU64::new(0)).collect(),
-            edges: (0..n * cfg.max_deps as usize).map(|_| Edge::new()).collect(),
+            args: (0..n * cfg.max_args as usize)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            edges: (0..n * cfg.max_deps as usize)
+                .map(|_| Edge::new())
+                .collect(),
             qctl: (0..WorkerClass::COUNT).map(|_| QueueCtl::new()).collect(),
-            cells: (0..WorkerClass::COUNT).map(|_| (0..cap).map(QueueCell::new).collect()).collect(),
+            cells: (0..WorkerClass::COUNT)
+                .map(|_| (0..cap).map(QueueCell::new).collect())
+                .collect(),
             sched: (0..cfg.schedulers).map(|_| SchedCtl::new()).collect(),
         }
     }
@@ -67,7 +73,12 @@ pub(crate) fn plant(t: &Tables<'_>, seq: u64, class: WorkerClass) -> TaskId {
     slot.pending.store(0, Ordering::Relaxed);
     slot.fanout.store(EDGE_EMPTY, Ordering::Relaxed);
     slot.state.store(state::PENDING, Ordering::Relaxed);
-    let meta = Meta { kernel: KernelId(0), class, nargs: 0, pinned: 0 };
+    let meta = Meta {
+        kernel: KernelId(0),
+        class,
+        nargs: 0,
+        pinned: 0,
+    };
     slot.meta.store(meta.pack(), Ordering::Relaxed);
     slot.seq.store(seq, Ordering::Release);
     t.rings[0].next.0.store(seq + 1, Ordering::Release);
@@ -90,7 +101,10 @@ impl Platform for NoCores {
     fn write_payload(&self, _: CoreId, _: Token, _: &Payload<'_>) {}
     fn ring_doorbell(&self, _: CoreId, _: Token) {}
     fn core_status(&self, _: CoreId) -> CoreStatus {
-        CoreStatus { token: Token::new(0), phase: CorePhase::Idle }
+        CoreStatus {
+            token: Token::new(0),
+            phase: CorePhase::Idle,
+        }
     }
     fn invalidate(&self, _: *const u8, _: usize) {}
     fn flush(&self, _: *const u8, _: usize) {}

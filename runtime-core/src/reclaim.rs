@@ -53,7 +53,7 @@ mod tests {
     use crate::config::Config;
     use crate::ids::WorkerClass;
     use crate::owned::{NoCores, Owned, plant};
-    use crate::sync::{Ordering, fence};
+    use crate::sync::Ordering;
 
     #[test]
     fn watermark_waits_for_the_oldest_slot_then_passes_everything_consumed() {

@@ -51,25 +51,49 @@ impl<'r> Runtime<'r> {
         }
         let given = region.len();
         if given < layout.size() {
-            return Err(ConfigError::RegionTooSmall { needed: layout.size(), given });
+            return Err(ConfigError::RegionTooSmall {
+                needed: layout.size(),
+                given,
+            });
         }
-        let too_small = |_| ConfigError::RegionTooSmall { needed: layout.size(), given };
+        let too_small = |_| ConfigError::RegionTooSmall {
+            needed: layout.size(),
+            given,
+        };
         let mut c = Carver::new(region);
-        let shared = c.place(layout.shared.offset, 1, |_| Shared::new()).map_err(too_small)?;
-        let rings = c.place(layout.rings.offset, layout.rings.count, |_| RingCtl::new()).map_err(too_small)?;
-        let sched = c.place(layout.sched.offset, layout.sched.count, |_| SchedCtl::new()).map_err(too_small)?;
-        let qctl = c
-            .place(layout.queue_ctl.offset, layout.queue_ctl.count, |_| QueueCtl::new())
+        let shared = c
+            .place(layout.shared.offset, 1, |_| Shared::new())
             .map_err(too_small)?;
-        let slots = c.place(layout.slots.offset, layout.slots.count, |_| TaskSlot::new()).map_err(too_small)?;
-        let args = c.place(layout.args.offset, layout.args.count, |_| AtomicU64::new(0)).map_err(too_small)?;
-        let edges = c.place(layout.edges.offset, layout.edges.count, |_| Edge::new()).map_err(too_small)?;
+        let rings = c
+            .place(layout.rings.offset, layout.rings.count, |_| RingCtl::new())
+            .map_err(too_small)?;
+        let sched = c
+            .place(layout.sched.offset, layout.sched.count, |_| SchedCtl::new())
+            .map_err(too_small)?;
+        let qctl = c
+            .place(layout.queue_ctl.offset, layout.queue_ctl.count, |_| {
+                QueueCtl::new()
+            })
+            .map_err(too_small)?;
+        let slots = c
+            .place(layout.slots.offset, layout.slots.count, |_| TaskSlot::new())
+            .map_err(too_small)?;
+        let args = c
+            .place(layout.args.offset, layout.args.count, |_| AtomicU64::new(0))
+            .map_err(too_small)?;
+        let edges = c
+            .place(layout.edges.offset, layout.edges.count, |_| Edge::new())
+            .map_err(too_small)?;
         let mut cells: [&[QueueCell]; WorkerClass::COUNT] = [&[]; WorkerClass::COUNT];
         for (dst, span) in cells.iter_mut().zip(layout.queue_cells.iter()) {
-            *dst = c.place(span.offset, span.count, QueueCell::new).map_err(too_small)?;
+            *dst = c
+                .place(span.offset, span.count, QueueCell::new)
+                .map_err(too_small)?;
         }
         let queues = core::array::from_fn(|i| ReadyQueue::new(cells[i], &qctl[i]));
-        Ok(Runtime { t: Tables::new(cfg, &shared[0], rings, slots, args, edges, queues, sched) })
+        Ok(Runtime {
+            t: Tables::new(cfg, &shared[0], rings, slots, args, edges, queues, sched),
+        })
     }
 
     /// The configuration the region was laid out from.
@@ -79,7 +103,10 @@ impl<'r> Runtime<'r> {
 
     /// The orchestrator handle (one per runtime). Dropping it tells the schedulers that
     /// nothing more will be submitted.
-    pub fn orchestrator<'p, P: Platform>(&self, platform: &'p P) -> Result<Orchestrator<'r, 'p, P>, ClaimError> {
+    pub fn orchestrator<'p, P: Platform>(
+        &self,
+        platform: &'p P,
+    ) -> Result<Orchestrator<'r, 'p, P>, ClaimError> {
         if self
             .t
             .shared
@@ -93,12 +120,24 @@ impl<'r> Runtime<'r> {
     }
 
     /// The handle of scheduler `index` (one thread each).
-    pub fn scheduler<'p, P: Platform>(&self, index: u8, platform: &'p P) -> Result<Scheduler<'r, 'p, P>, ClaimError> {
-        let ctl = self.t.sched.get(index as usize).ok_or(ClaimError::NoSuchScheduler {
-            index,
-            schedulers: self.t.cfg.schedulers,
-        })?;
-        if ctl.claimed.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed).is_err() {
+    pub fn scheduler<'p, P: Platform>(
+        &self,
+        index: u8,
+        platform: &'p P,
+    ) -> Result<Scheduler<'r, 'p, P>, ClaimError> {
+        let ctl = self
+            .t
+            .sched
+            .get(index as usize)
+            .ok_or(ClaimError::NoSuchScheduler {
+                index,
+                schedulers: self.t.cfg.schedulers,
+            })?;
+        if ctl
+            .claimed
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
             return Err(ClaimError::SchedulerTaken { index });
         }
         Ok(Scheduler::new(self.t, platform, index, ctl))
@@ -112,7 +151,10 @@ impl<'r> Runtime<'r> {
     /// Fails the run with [`FatalKind::Aborted`] and `code`; every thread stops promptly.
     /// Returns whether this was the run's first error.
     pub fn abort(&self, code: u64) -> bool {
-        self.t.shared.status.fail(FatalError::new(FatalKind::Aborted).with_detail(code, 0))
+        self.t
+            .shared
+            .status
+            .fail(FatalError::new(FatalKind::Aborted).with_detail(code, 0))
     }
 
     /// Reads what the run did. Exact once every thread has stopped.
@@ -139,5 +181,38 @@ impl<'r> Runtime<'r> {
             error: self.error(),
             latency,
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::owned::NoCores;
+    use crate::submit::TaskSpec;
+    use std::vec::Vec;
+
+    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    #[repr(C, align(64))]
+    struct Block([u8; 64]);
+
+    #[test]
+    fn a_formatted_region_runs_a_task_and_reports_it() {
+        let cfg = Config::tiny();
+        let size = RegionLayout::new(&cfg).unwrap().size();
+        let mut blocks = std::vec![Block([0xa5; 64]); size / 64];
+        let rt = Runtime::init(bytemuck::cast_slice_mut(&mut blocks), cfg).unwrap();
+        let mut o = rt.orchestrator(&NoCores).unwrap();
+        let mut s = rt.scheduler(0, &NoCores).unwrap();
+        let ids: Vec<_> = (0..3)
+            .map(|_| o.submit(&TaskSpec::dummy()).unwrap())
+            .collect();
+        assert!(o.submit(&TaskSpec::dummy().deps(&ids[..2])).is_ok());
+        drop(o);
+        assert_eq!(s.run(), Ok(()));
+        let r = rt.report();
+        assert_eq!(
+            (r.submitted, r.finished, r.live_slots, r.error),
+            (4, 4, 0, None)
+        );
     }
 }

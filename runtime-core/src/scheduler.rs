@@ -49,7 +49,10 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             p,
             ctl,
             cores: CoreTable::for_scheduler(&t.cfg, index),
-            timeout_ticks: t.cfg.task_timeout_us.saturating_mul(p.ticks_per_us().max(1)),
+            timeout_ticks: t
+                .cfg
+                .task_timeout_us
+                .saturating_mul(p.ticks_per_us().max(1)),
             loops: 0,
             dispatched: 0,
         }
@@ -60,7 +63,9 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
     pub fn run(mut self) -> Result<(), FatalError> {
         let result = self.run_loop();
         self.ctl.loops.store(self.loops, Ordering::Relaxed);
-        self.ctl.dispatched.store(self.dispatched, Ordering::Relaxed);
+        self.ctl
+            .dispatched
+            .store(self.dispatched, Ordering::Relaxed);
         result
     }
 
@@ -86,7 +91,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         progress |= self.dispatch_single(WorkerClass::Aic);
         progress |= self.dispatch_single(WorkerClass::Aiv);
         progress |= self.finish_dummies();
-        if (self.loops as u32) % WATCHDOG_EVERY == 0 {
+        if (self.loops as u32).is_multiple_of(WATCHDOG_EVERY) {
             self.watchdog();
         }
         if self.t.shared.status.failed() {
@@ -101,14 +106,11 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
     }
 
     fn run_error(&self) -> FatalError {
-        // The winner publishes within a few stores; wait for it, boundedly.
-        for _ in 0..1_000_000 {
-            if let Some(e) = self.t.shared.status.get() {
-                return e;
-            }
-            crate::sync::spin_loop();
-        }
-        FatalError::new(FatalKind::Aborted)
+        self.t
+            .shared
+            .status
+            .wait_published()
+            .unwrap_or(FatalError::new(FatalKind::Aborted))
     }
 
     fn all_done(&self) -> bool {
@@ -134,7 +136,9 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
 
     fn poll_core(&mut self, i: usize) -> bool {
         let core = self.cores.cores[i];
-        let Some(run) = core.running else { return false };
+        let Some(run) = core.running else {
+            return false;
+        };
         let st = self.p.core_status(core.id);
         let ahead = st.token.since(run.token);
         let is_pending = core.pending.is_some_and(|p| p.token == st.token);
@@ -161,7 +165,11 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
                 true
             }
             CorePhase::Error(code) if ahead == 0 || is_pending => {
-                let task = if ahead == 0 { run.task } else { core.pending.map_or(run.task, |p| p.task) };
+                let task = if ahead == 0 {
+                    run.task
+                } else {
+                    core.pending.map_or(run.task, |p| p.task)
+                };
                 self.fail(
                     FatalError::new(FatalKind::KernelFailed)
                         .with_task(task)
@@ -201,11 +209,17 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         let mut progress = false;
         loop {
             let idle = self.cores.idle & kind;
-            let target = if idle != 0 { idle } else { self.cores.pending_free & kind };
+            let target = if idle != 0 {
+                idle
+            } else {
+                self.cores.pending_free & kind
+            };
             if target == 0 {
                 return progress;
             }
-            let Some(raw) = self.t.queue(class).pop() else { return progress };
+            let Some(raw) = self.t.queue(class).pop() else {
+                return progress;
+            };
             let i = target.trailing_zeros() as usize;
             self.send(i, TaskId::from_raw(raw), 0, 1);
             progress = true;
@@ -224,7 +238,9 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             if self.cores.idle & mask != mask {
                 continue;
             }
-            let Some(raw) = self.t.queue(WorkerClass::Mix).pop() else { break };
+            let Some(raw) = self.t.queue(WorkerClass::Mix).pop() else {
+                break;
+            };
             for (lane, &l) in lanes.iter().enumerate() {
                 self.send(l as usize, TaskId::from_raw(raw), lane as u8, 3);
             }
@@ -244,7 +260,13 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         }
         let core = self.cores.cores[i];
         let token = core.next_token;
-        let payload = Payload { task, kernel: meta.kernel, lane, lanes, args: &buf[..n] };
+        let payload = Payload {
+            task,
+            kernel: meta.kernel,
+            lane,
+            lanes,
+            args: &buf[..n],
+        };
         self.p.write_payload(core.id, token, &payload);
         self.p.ring_doorbell(core.id, token);
         self.cores.occupy(i, Inflight { task, token });

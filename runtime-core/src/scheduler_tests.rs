@@ -25,7 +25,12 @@ impl Script {
     fn new(cores: u16, tick: u64) -> Self {
         Script {
             status: (0..cores)
-                .map(|_| Mutex::new(CoreStatus { token: Token::new(0), phase: CorePhase::Idle }))
+                .map(|_| {
+                    Mutex::new(CoreStatus {
+                        token: Token::new(0),
+                        phase: CorePhase::Idle,
+                    })
+                })
                 .collect(),
             rung: Mutex::new(Vec::new()),
             clock: AtomicU64::new(0),
@@ -33,7 +38,10 @@ impl Script {
         }
     }
     fn set(&self, core: u16, token: u32, phase: CorePhase) {
-        *self.status[core as usize].lock().unwrap() = CoreStatus { token: Token::new(token), phase };
+        *self.status[core as usize].lock().unwrap() = CoreStatus {
+            token: Token::new(token),
+            phase,
+        };
     }
     fn rung(&self) -> Vec<(CoreId, Token, TaskId)> {
         core::mem::take(&mut *self.rung.lock().unwrap())
@@ -84,10 +92,18 @@ fn a_duplicated_or_stale_fin_completes_nothing_twice() {
     let a = o.submit(&aiv(&[])).unwrap();
     let b = o.submit(&aiv(&[a])).unwrap();
     s.step();
-    assert_eq!(p.rung(), [(CoreId(1), Token::new(1), a)], "A goes to the first AIV core");
+    assert_eq!(
+        p.rung(),
+        [(CoreId(1), Token::new(1), a)],
+        "A goes to the first AIV core"
+    );
     p.set(1, 1, CorePhase::Fin);
     s.step();
-    assert_eq!(p.rung(), [(CoreId(1), Token::new(2), b)], "B follows once A finished");
+    assert_eq!(
+        p.rung(),
+        [(CoreId(1), Token::new(2), b)],
+        "B follows once A finished"
+    );
     assert_eq!(t.finished(), 1);
     steps(&mut s, 5); // FIN(1) is still in the status word
     assert_eq!(t.finished(), 1, "the old FIN is not counted again");
@@ -100,7 +116,11 @@ fn a_duplicated_or_stale_fin_completes_nothing_twice() {
 
 #[test]
 fn fin_of_the_pending_token_completes_both_lanes() {
-    let owned = Owned::new(Config { aic_cores: 0, aiv_cores: 1, ..Config::tiny() });
+    let owned = Owned::new(Config {
+        aic_cores: 0,
+        aiv_cores: 1,
+        ..Config::tiny()
+    });
     let t = owned.tables();
     let p = Script::new(1, 0);
     let mut o = Orchestrator::new(t, &p);
@@ -126,8 +146,14 @@ fn a_token_never_dispatched_is_a_protocol_error() {
     p.set(1, 9, CorePhase::Fin);
     assert_eq!(s.step(), Step::Failed);
     let e = t.shared.status.get().unwrap();
-    assert_eq!((e.kind, e.task, e.core, e.detail, e.detail2), (FatalKind::CoreProtocol, Some(a), Some(CoreId(1)), 9, 1));
-    assert!(matches!(o.submit(&aiv(&[])), Err(SubmitError::RunFailed(_))), "submit stops too");
+    assert_eq!(
+        (e.kind, e.task, e.core, e.detail, e.detail2),
+        (FatalKind::CoreProtocol, Some(a), Some(CoreId(1)), 9, 1)
+    );
+    assert!(
+        matches!(o.submit(&aiv(&[])), Err(SubmitError::RunFailed(_))),
+        "submit stops too"
+    );
 }
 
 #[test]
@@ -137,27 +163,35 @@ fn a_kernel_error_fails_the_run_naming_task_and_core() {
     let p = Script::new(3, 0);
     let mut o = Orchestrator::new(t, &p);
     let mut s = Scheduler::new(t, &p, 0, &t.sched[0]);
-    let a = o.submit(&TaskSpec::new(KernelId(1), WorkerClass::Aic)).unwrap();
+    let a = o
+        .submit(&TaskSpec::new(KernelId(1), WorkerClass::Aic))
+        .unwrap();
     let b = o.submit(&aiv(&[a])).unwrap();
     s.step();
     p.set(0, 1, CorePhase::Error(42));
     assert_eq!(s.step(), Step::Failed);
     let e = t.shared.status.get().unwrap();
-    assert_eq!((e.kind, e.task, e.core, e.detail), (FatalKind::KernelFailed, Some(a), Some(CoreId(0)), 42));
+    assert_eq!(
+        (e.kind, e.task, e.core, e.detail),
+        (FatalKind::KernelFailed, Some(a), Some(CoreId(0)), 42)
+    );
     assert!(p.rung().iter().all(|r| r.2 != b), "the consumer never ran");
     assert!(std::format!("{e}").contains("error code 42"));
 }
 
 #[test]
 fn a_task_that_never_finishes_times_out() {
-    let owned = Owned::new(Config { task_timeout_us: 1_000, ..Config::tiny() });
+    let owned = Owned::new(Config {
+        task_timeout_us: 1_000,
+        ..Config::tiny()
+    });
     let t = owned.tables();
-    let p = Script::new(3, 10); // 10 µs per clock read
+    let p = Script::new(3, 600); // 600 µs per clock read
     let mut o = Orchestrator::new(t, &p);
     let mut s = Scheduler::new(t, &p, 0, &t.sched[0]);
     let a = o.submit(&aiv(&[])).unwrap();
     let mut last = Step::Idle;
-    for _ in 0..WATCHDOG_EVERY as usize * 200 {
+    for _ in 0..WATCHDOG_EVERY as usize * 4 {
         last = s.step();
         if last == Step::Failed {
             break;
@@ -165,13 +199,19 @@ fn a_task_that_never_finishes_times_out() {
     }
     assert_eq!(last, Step::Failed);
     let e = t.shared.status.get().unwrap();
-    assert_eq!((e.kind, e.task, e.core), (FatalKind::TaskTimeout, Some(a), Some(CoreId(1))));
+    assert_eq!(
+        (e.kind, e.task, e.core),
+        (FatalKind::TaskTimeout, Some(a), Some(CoreId(1)))
+    );
     assert!(e.detail > 1_000);
 }
 
 #[test]
 fn a_full_window_pushes_back_then_times_out_leaving_nothing() {
-    let owned = Owned::new(Config { submit_timeout_us: 500, ..Config::tiny() });
+    let owned = Owned::new(Config {
+        submit_timeout_us: 500,
+        ..Config::tiny()
+    });
     let t = owned.tables();
     let p = Script::new(3, 1);
     let mut o = Orchestrator::new(t, &p);
@@ -179,7 +219,10 @@ fn a_full_window_pushes_back_then_times_out_leaving_nothing() {
         o.submit(&aiv(&[])).unwrap();
     }
     let e = o.submit(&aiv(&[])).unwrap_err();
-    assert!(matches!(e, SubmitError::WindowFull { ring: 0, window: 4, waited_us } if waited_us > 500), "{e:?}");
+    assert!(
+        matches!(e, SubmitError::WindowFull { ring: 0, window: 4, waited_us } if waited_us > 500),
+        "{e:?}"
+    );
     assert_eq!(o.submitted(), 4, "the refused task left nothing behind");
     // Once the scheduler reclaims, the same submit goes through.
     let mut s = Scheduler::new(t, &p, 0, &t.sched[0]);
@@ -191,7 +234,12 @@ fn a_full_window_pushes_back_then_times_out_leaving_nothing() {
 
 #[test]
 fn bad_submissions_are_typed_errors_that_say_what_to_change() {
-    let owned = Owned::new(Config { aic_cores: 0, aiv_cores: 2, epoch: 7, ..Config::tiny() });
+    let owned = Owned::new(Config {
+        aic_cores: 0,
+        aiv_cores: 2,
+        epoch: 7,
+        ..Config::tiny()
+    });
     let t = owned.tables();
     let p = Script::new(2, 1);
     let mut o = Orchestrator::new(t, &p);
@@ -206,8 +254,14 @@ fn bad_submissions_are_typed_errors_that_say_what_to_change() {
         (aiv(core::slice::from_ref(&future)), "never submitted"),
         (aiv(&nine), "max_deps = 8"),
         (aiv(&[]).args(&[0; 5]), "max_args = 4"),
-        (TaskSpec::new(KernelId(99), WorkerClass::Aiv), "kernel 99 is not registered"),
-        (TaskSpec::new(KernelId(0), WorkerClass::Aic), "no core can run a Aic task"),
+        (
+            TaskSpec::new(KernelId(99), WorkerClass::Aiv),
+            "kernel 99 is not registered",
+        ),
+        (
+            TaskSpec::new(KernelId(0), WorkerClass::Aic),
+            "no core can run a Aic task",
+        ),
         (TaskSpec::new(KernelId(0), WorkerClass::Mix), "MIX"),
         (aiv(&[]).ring(1), "ring 1 does not exist"),
     ];
@@ -221,7 +275,11 @@ fn bad_submissions_are_typed_errors_that_say_what_to_change() {
 
 #[test]
 fn a_dependency_on_a_reclaimed_task_is_met_and_never_aliases_the_new_tenant() {
-    let owned = Owned::new(Config { aic_cores: 0, aiv_cores: 1, ..Config::tiny() });
+    let owned = Owned::new(Config {
+        aic_cores: 0,
+        aiv_cores: 1,
+        ..Config::tiny()
+    });
     let t = owned.tables();
     let p = Script::new(1, 0);
     let mut o = Orchestrator::new(t, &p);
@@ -237,10 +295,18 @@ fn a_dependency_on_a_reclaimed_task_is_met_and_never_aliases_the_new_tenant() {
         steps(&mut s, 2);
     }
     let new_tenant = o.submit(&aiv(&[])).unwrap();
-    assert_eq!(t.gslot(new_tenant), t.gslot(a), "same slot, next generation");
+    assert_eq!(
+        t.gslot(new_tenant),
+        t.gslot(a),
+        "same slot, next generation"
+    );
     s.step(); // new tenant dispatched, not finished
     let c = o.submit(&TaskSpec::dummy().deps(&[a])).unwrap();
     s.step();
-    assert_eq!(t.finished(), 5, "c ran at once: a finished long ago, the new tenant is not a");
+    assert_eq!(
+        t.finished(),
+        5,
+        "c ran at once: a finished long ago, the new tenant is not a"
+    );
     let _ = c;
 }

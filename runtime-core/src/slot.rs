@@ -76,7 +76,8 @@ impl Meta {
     pub(crate) fn unpack(word: u64) -> Self {
         Meta {
             kernel: KernelId((word >> 32) as u32),
-            class: WorkerClass::from_index(((word >> 16) & 0xff) as usize).unwrap_or(WorkerClass::Dummy),
+            class: WorkerClass::from_index(((word >> 16) & 0xff) as usize)
+                .unwrap_or(WorkerClass::Dummy),
             nargs: (word >> 8) as u8,
             pinned: word as u8,
         }
@@ -89,7 +90,12 @@ mod tests {
 
     #[test]
     fn meta_round_trips() {
-        let m = Meta { kernel: KernelId(0xdead_beef), class: WorkerClass::Mix, nargs: 32, pinned: 64 };
+        let m = Meta {
+            kernel: KernelId(0xdead_beef),
+            class: WorkerClass::Mix,
+            nargs: 32,
+            pinned: 64,
+        };
         assert_eq!(Meta::unpack(m.pack()), m);
     }
 }

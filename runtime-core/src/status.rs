@@ -10,6 +10,8 @@ const CLAIMED: u32 = 1 << 31;
 const PUBLISHED: u32 = 1 << 30;
 const NO_CORE: u32 = u32::MAX;
 const NO_TASK: u64 = u64::MAX;
+/// Spins a reader waits for the winner to publish (the winner may be preempted meanwhile).
+const PUBLISH_SPINS: u32 = 1 << 24;
 
 /// The fatal-error record in the region.
 #[repr(C, align(64))]
@@ -48,13 +50,27 @@ impl RunStatus {
         {
             return false;
         }
-        self.core.store(err.core.map_or(NO_CORE, |c| c.0 as u32), Ordering::Relaxed);
-        self.task.store(err.task.map_or(NO_TASK, |t| t.raw()), Ordering::Relaxed);
+        self.core
+            .store(err.core.map_or(NO_CORE, |c| c.0 as u32), Ordering::Relaxed);
+        self.task
+            .store(err.task.map_or(NO_TASK, |t| t.raw()), Ordering::Relaxed);
         self.detail.store(err.detail, Ordering::Relaxed);
         self.detail2.store(err.detail2, Ordering::Relaxed);
         self.word
             .store(CLAIMED | PUBLISHED | err.kind as u32, Ordering::Release);
         true
+    }
+
+    /// The recorded error of a run known to have failed: the winner publishes its fields a
+    /// few stores after claiming, so this waits for them, boundedly.
+    pub(crate) fn wait_published(&self) -> Option<FatalError> {
+        for _ in 0..PUBLISH_SPINS {
+            if let Some(e) = self.get() {
+                return Some(e);
+            }
+            crate::sync::spin_loop();
+        }
+        self.get()
     }
 
     /// The recorded error, once its fields are published.
@@ -68,7 +84,7 @@ impl RunStatus {
         Some(FatalError {
             kind: FatalKind::from_code(w & 0xff),
             task: (task != NO_TASK).then(|| TaskId::from_raw(task)),
-            core: (core != NO_CORE).then(|| CoreId(core as u16)),
+            core: (core != NO_CORE).then_some(CoreId(core as u16)),
             detail: self.detail.load(Ordering::Relaxed),
             detail2: self.detail2.load(Ordering::Relaxed),
         })

@@ -29,7 +29,13 @@ pub struct TaskSpec<'a> {
 impl<'a> TaskSpec<'a> {
     /// A task of `class` running `kernel`, with no arguments or dependencies, in ring 0.
     pub const fn new(kernel: KernelId, class: WorkerClass) -> Self {
-        TaskSpec { kernel, class, args: &[], deps: &[], ring: 0 }
+        TaskSpec {
+            kernel,
+            class,
+            args: &[],
+            deps: &[],
+            ring: 0,
+        }
     }
     /// A task that runs on no core: it completes as soon as its dependencies have.
     pub const fn dummy() -> Self {
@@ -64,8 +70,17 @@ pub struct Orchestrator<'r, 'p, P: Platform> {
 
 impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     pub(crate) fn new(t: Tables<'r>, p: &'p P) -> Self {
-        let timeout_ticks = t.cfg.submit_timeout_us.saturating_mul(p.ticks_per_us().max(1));
-        Orchestrator { t, p, next: [0; MAX_RINGS as usize], submitted: 0, timeout_ticks }
+        let timeout_ticks = t
+            .cfg
+            .submit_timeout_us
+            .saturating_mul(p.ticks_per_us().max(1));
+        Orchestrator {
+            t,
+            p,
+            next: [0; MAX_RINGS as usize],
+            submitted: 0,
+            timeout_ticks,
+        }
     }
 
     /// Tasks submitted so far.
@@ -92,7 +107,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         slot.holds.store(1, Ordering::Relaxed);
         slot.pending.store(1, Ordering::Relaxed);
         slot.fanout.store(EDGE_EMPTY, Ordering::Relaxed);
-        slot.lanes_left.store(spec.class.lanes() as u32, Ordering::Relaxed);
+        slot.lanes_left
+            .store(spec.class.lanes() as u32, Ordering::Relaxed);
         slot.state.store(state::PENDING, Ordering::Relaxed);
         for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
             dst.store(a, Ordering::Relaxed);
@@ -122,11 +138,23 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         self.next[ring] = seq + 1;
         t.rings[ring].next.0.store(seq + 1, Ordering::Release);
         self.submitted += 1;
-        t.shared.submitted.0.store(self.submitted, Ordering::Release);
+        t.shared
+            .submitted
+            .0
+            .store(self.submitted, Ordering::Release);
         if wire::release_wiring_hold(&t, g) {
             make_ready(&t, self.p, g);
         }
         Ok(id)
+    }
+
+    /// Fails the run with [`crate::FatalKind::Aborted`] and `code` (for an orchestration that
+    /// cannot go on); every scheduler stops promptly. Returns whether this was the run's first
+    /// error.
+    pub fn abort(&self, code: u64) -> bool {
+        self.t.shared.status.fail(
+            crate::error::FatalError::new(crate::error::FatalKind::Aborted).with_detail(code, 0),
+        )
     }
 
     /// Says that nothing more will be submitted; schedulers stop once every task finished.
@@ -134,7 +162,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
 
     fn check_running(&self) -> Result<(), SubmitError> {
         if self.t.shared.status.failed() {
-            return Err(match self.t.shared.status.get() {
+            return Err(match self.t.shared.status.wait_published() {
                 Some(e) => SubmitError::RunFailed(e),
                 None => SubmitError::RunFailing,
             });
@@ -145,13 +173,22 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     fn validate(&self, spec: &TaskSpec<'_>) -> Result<(), SubmitError> {
         let cfg = &self.t.cfg;
         if spec.ring >= cfg.rings {
-            return Err(SubmitError::BadRing { ring: spec.ring, rings: cfg.rings });
+            return Err(SubmitError::BadRing {
+                ring: spec.ring,
+                rings: cfg.rings,
+            });
         }
         if spec.args.len() > cfg.max_args as usize {
-            return Err(SubmitError::TooManyArgs { given: spec.args.len(), max: cfg.max_args });
+            return Err(SubmitError::TooManyArgs {
+                given: spec.args.len(),
+                max: cfg.max_args,
+            });
         }
         if spec.deps.len() > cfg.max_deps as usize {
-            return Err(SubmitError::TooManyDeps { given: spec.deps.len(), max: cfg.max_deps });
+            return Err(SubmitError::TooManyDeps {
+                given: spec.deps.len(),
+                max: cfg.max_deps,
+            });
         }
         let cores = match spec.class {
             WorkerClass::Aic => cfg.aic_cores,
@@ -163,14 +200,22 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             return Err(SubmitError::NoCoreForClass { class: spec.class });
         }
         if spec.class != WorkerClass::Dummy && !self.p.has_kernel(spec.kernel) {
-            return Err(SubmitError::UnknownKernel { kernel: spec.kernel });
+            return Err(SubmitError::UnknownKernel {
+                kernel: spec.kernel,
+            });
         }
         for &dep in spec.deps {
             if dep.epoch() != cfg.epoch {
-                return Err(SubmitError::StaleDependency { dep, epoch: cfg.epoch });
+                return Err(SubmitError::StaleDependency {
+                    dep,
+                    epoch: cfg.epoch,
+                });
             }
             if dep.ring() >= cfg.rings {
-                return Err(SubmitError::ForeignDependency { dep, rings: cfg.rings });
+                return Err(SubmitError::ForeignDependency {
+                    dep,
+                    rings: cfg.rings,
+                });
             }
             let next = self.next[dep.ring() as usize];
             if dep.seq().0 >= next {
@@ -195,7 +240,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             }
             self.check_running()?;
             spins = spins.wrapping_add(1);
-            if spins % 64 == 0 {
+            if spins.is_multiple_of(64) {
                 let waited = self.p.now().saturating_sub(start);
                 if waited > self.timeout_ticks {
                     return Err(SubmitError::WindowFull {

@@ -25,7 +25,10 @@ pub(crate) struct Edge {
 
 impl Edge {
     pub(crate) fn new() -> Self {
-        Edge { producer: AtomicU64::new(0), next: AtomicU32::new(EDGE_EMPTY) }
+        Edge {
+            producer: AtomicU64::new(0),
+            next: AtomicU32::new(EDGE_EMPTY),
+        }
     }
 }
 
@@ -39,7 +42,10 @@ pub(crate) struct RingCtl {
 
 impl RingCtl {
     pub(crate) fn new() -> Self {
-        RingCtl { next: CachePadded(AtomicU64::new(0)), retired: CachePadded(AtomicU64::new(0)) }
+        RingCtl {
+            next: CachePadded(AtomicU64::new(0)),
+            retired: CachePadded(AtomicU64::new(0)),
+        }
     }
 }
 
@@ -136,7 +142,10 @@ impl<'r> Tables<'r> {
 
     /// Tasks finished by every scheduler so far.
     pub(crate) fn finished(&self) -> u64 {
-        self.sched.iter().map(|s| s.finished.load(Ordering::Acquire)).sum()
+        self.sched
+            .iter()
+            .map(|s| s.finished.load(Ordering::Acquire))
+            .sum()
     }
 }
 

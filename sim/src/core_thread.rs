@@ -36,20 +36,40 @@ pub(crate) fn core_loop(p: &SimPlatform, id: CoreId, spin_before_park: u32) {
 /// Whether `token` was rung (its buffer's doorbell word holds it).
 #[inline]
 fn rung(core: &SimCore, token: Token) -> bool {
-    core.payload[(token.bits() & 1) as usize].rung.load(Ordering::Acquire) == token.bits()
+    core.payload[(token.bits() & 1) as usize]
+        .rung
+        .load(Ordering::Acquire)
+        == token.bits()
 }
 
-fn run_token(p: &SimPlatform, core: &SimCore, id: CoreId, token: Token, args: &mut [u64; MAX_ARGS as usize]) {
+fn run_token(
+    p: &SimPlatform,
+    core: &SimCore,
+    id: CoreId,
+    token: Token,
+    args: &mut [u64; MAX_ARGS as usize],
+) {
     let (task, kernel, lane, lanes, n) = read_payload(core, token, args);
-    let ctx = KernelCtx { task, core: id, lane, lanes, args: &args[..n] };
+    let ctx = KernelCtx {
+        task,
+        core: id,
+        lane,
+        lanes,
+        args: &args[..n],
+    };
     let result = match p.kernels.get(kernel) {
         None => Err(error_code::UNKNOWN_KERNEL),
-        Some(f) => catch_unwind(AssertUnwindSafe(|| f(&ctx))).unwrap_or(Err(error_code::KERNEL_PANICKED)),
+        Some(f) => {
+            catch_unwind(AssertUnwindSafe(|| f(&ctx))).unwrap_or(Err(error_code::KERNEL_PANICKED))
+        }
     };
     let word = match result {
         Ok(()) => status_word(token, phase::FIN, 0),
         Err(code) => {
-            log::warn!("{id}: kernel {} of {task} failed with code {code}", kernel.0);
+            log::warn!(
+                "{id}: kernel {} of {task} failed with code {code}",
+                kernel.0
+            );
             status_word(token, phase::ERROR, code)
         }
     };

@@ -20,7 +20,12 @@ pub struct SimOptions {
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { spin_before_park: std::env::var("PTO_SPIN").ok().and_then(|v| v.parse().ok()).unwrap_or(200) }
+        SimOptions {
+            spin_before_park: std::env::var("PTO_SPIN")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(200),
+        }
     }
 }
 
@@ -39,7 +44,10 @@ impl SimMachine {
             return Err(SimError::Config(ConfigError::NoCores));
         }
         let platform = Arc::new(SimPlatform::new(cfg.cores(), kernels));
-        let mut machine = SimMachine { platform: platform.clone(), threads: Vec::new() };
+        let mut machine = SimMachine {
+            platform: platform.clone(),
+            threads: Vec::new(),
+        };
         for i in 0..cfg.cores() {
             let p = platform.clone();
             let kind = if i < cfg.aic_cores { "aic" } else { "aiv" };
@@ -49,7 +57,9 @@ impl SimMachine {
                 .stack_size(256 * 1024)
                 .spawn(move || crate::core_thread::core_loop(&p, CoreId(i), opts.spin_before_park))
                 .map_err(|source| SimError::Spawn { name, source })?;
-            let _ = platform.cores[i as usize].thread.set(handle.thread().clone());
+            let _ = platform.cores[i as usize]
+                .thread
+                .set(handle.thread().clone());
             machine.threads.push(handle);
         }
         Ok(machine)

@@ -105,7 +105,10 @@ impl SimPlatform {
 
     /// How often core threads parked, and how often a doorbell had to wake one.
     pub fn park_counts(&self) -> (u64, u64) {
-        (self.parks.load(Ordering::Relaxed), self.wakes.load(Ordering::Relaxed))
+        (
+            self.parks.load(Ordering::Relaxed),
+            self.wakes.load(Ordering::Relaxed),
+        )
     }
 
     /// Wakes core `i` if it is parked.
@@ -155,13 +158,18 @@ impl Platform for SimPlatform {
         let Some(c) = self.core(core) else { return };
         // SeqCst pairs with the core's `sleeping` store and doorbell re-check: either the
         // core sees the token, or this thread sees it asleep and wakes it.
-        c.payload[(token.bits() & 1) as usize].rung.store(token.bits(), Ordering::SeqCst);
+        c.payload[(token.bits() & 1) as usize]
+            .rung
+            .store(token.bits(), Ordering::SeqCst);
         self.wake(c);
     }
 
     fn core_status(&self, core: CoreId) -> CoreStatus {
         let Some(c) = self.core(core) else {
-            return CoreStatus { token: Token::new(0), phase: CorePhase::Idle };
+            return CoreStatus {
+                token: Token::new(0),
+                phase: CorePhase::Idle,
+            };
         };
         let w = c.status.0.load(Ordering::Acquire);
         let token = Token::new(w as u32);
@@ -187,7 +195,7 @@ impl Platform for SimPlatform {
             c.set(n);
             n
         });
-        if n % YIELD_EVERY == 0 {
+        if n.is_multiple_of(YIELD_EVERY) {
             std::thread::yield_now();
         } else {
             std::hint::spin_loop();
@@ -196,7 +204,11 @@ impl Platform for SimPlatform {
 }
 
 /// Reads the payload of `token` on `core` (the core thread's side of `write_payload`).
-pub(crate) fn read_payload(core: &SimCore, token: Token, args: &mut [u64; MAX_ARGS as usize]) -> (TaskId, KernelId, u8, u8, usize) {
+pub(crate) fn read_payload(
+    core: &SimCore,
+    token: Token,
+    args: &mut [u64; MAX_ARGS as usize],
+) -> (TaskId, KernelId, u8, u8, usize) {
     let buf = &core.payload[(token.bits() & 1) as usize];
     let shape = buf.shape.load(Ordering::Relaxed);
     let n = ((shape >> 16) as usize).min(MAX_ARGS as usize);

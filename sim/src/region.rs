@@ -14,7 +14,9 @@ pub struct Region {
 impl Region {
     /// A region of at least `bytes` bytes.
     pub fn new(bytes: usize) -> Self {
-        Region { blocks: vec![Block([0; 64]); bytes.div_ceil(64)] }
+        Region {
+            blocks: vec![Block([0; 64]); bytes.div_ceil(64)],
+        }
     }
 
     /// The bytes, for `Runtime::init`.

@@ -83,5 +83,9 @@ pub fn run<R>(
     if let Some(i) = panicked {
         return Err(SimError::SchedulerPanicked(i));
     }
-    Ok(SimRun { report: rt.report(), wall, value })
+    Ok(SimRun {
+        report: rt.report(),
+        wall,
+        value,
+    })
 }

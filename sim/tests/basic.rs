@@ -18,8 +18,15 @@ fn chain_runs_in_order_and_reclaims_every_slot() {
         let mut prev: Option<TaskId> = None;
         for i in 0..1_000u64 {
             let deps: Vec<TaskId> = prev.into_iter().collect();
-            let class = if i % 2 == 0 { WorkerClass::Aic } else { WorkerClass::Aiv };
-            prev = Some(o.submit(&TaskSpec::new(KernelId(0), class).args(&[i]).deps(&deps)).unwrap());
+            let class = if i % 2 == 0 {
+                WorkerClass::Aic
+            } else {
+                WorkerClass::Aiv
+            };
+            prev = Some(
+                o.submit(&TaskSpec::new(KernelId(0), class).args(&[i]).deps(&deps))
+                    .unwrap(),
+            );
         }
     })
     .unwrap()
@@ -27,7 +34,10 @@ fn chain_runs_in_order_and_reclaims_every_slot() {
     .unwrap();
     assert_eq!(*order.lock().unwrap(), (0..1_000).collect::<Vec<_>>());
     assert_eq!(out.report.finished, 1_000);
-    assert_eq!(out.report.live_slots, 0, "every slot is reclaimed at the end");
+    assert_eq!(
+        out.report.live_slots, 0,
+        "every slot is reclaimed at the end"
+    );
 }
 
 #[test]
@@ -38,7 +48,13 @@ fn independent_mix_and_dummy_tasks_all_run_once() {
         c.fetch_add(1, Ordering::Relaxed);
         Ok(())
     });
-    let cfg = Config { schedulers: 2, aic_cores: 2, aiv_cores: 4, task_window: 8, ..Config::tiny() };
+    let cfg = Config {
+        schedulers: 2,
+        aic_cores: 2,
+        aiv_cores: 4,
+        task_window: 8,
+        ..Config::tiny()
+    };
     let out = run(cfg, kernels, SimOptions::default(), |o| {
         for i in 0..300 {
             let class = WorkerClass::ALL[i % 4];

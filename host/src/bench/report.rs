@@ -43,7 +43,9 @@ pub fn run_bench(
     seed: u64,
 ) -> Result<BenchResult, BenchError> {
     if tasks == 0 || repeats == 0 {
-        return Err(BenchError::Usage("--tasks and --repeat must be at least 1".into()));
+        return Err(BenchError::Usage(
+            "--tasks and --repeat must be at least 1".into(),
+        ));
     }
     let mut runs = Vec::new();
     let mut latency = pto_runtime_core::LatencyHistogram::default();
@@ -86,7 +88,11 @@ impl fmt::Display for BenchResult {
             "workload {:?}: {} tasks, {} scheduler(s), {} AIC + {} AIV cores, median of {} runs",
             self.workload, self.tasks, self.schedulers, self.aic, self.aiv, self.repeats
         )?;
-        writeln!(f, "  wall        {:>10.1} ns/task   {:>12.0} tasks/s", self.ns_per_task, self.tasks_per_s)?;
+        writeln!(
+            f,
+            "  wall        {:>10.1} ns/task   {:>12.0} tasks/s",
+            self.ns_per_task, self.tasks_per_s
+        )?;
         write!(
             f,
             "  ready->done p50 {} ns   p99 {} ns",

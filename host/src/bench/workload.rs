@@ -9,7 +9,8 @@ use pto_sim::{KernelTable, SimError};
 pub enum Workload {
     /// N tasks without dependencies (AIC, AIV, AIV, … to fill whole clusters).
     Independent,
-    /// N tasks, each depending on the one before.
+    /// N vector tasks, each depending on the one before (a hop is complete → release →
+    /// dispatch → run).
     Chain,
     /// One source, N-2 tasks depending on it, one sink depending on all of them (joined
     /// through DUMMY tasks, `max_deps` at a time).
@@ -40,12 +41,23 @@ pub fn bench_kernels() -> KernelTable {
     KernelTable::new().with(NOOP, |_| Ok(()))
 }
 
-fn class_of(cfg: &Config, i: u64) -> WorkerClass {
+/// Task `i` of a workload that spreads over every core: AIC, AIV, AIV, … in the ratio of a
+/// cluster (one kind only if the machine has one kind).
+fn spread(cfg: &Config, i: u64) -> WorkerClass {
     match (cfg.aic_cores, cfg.aiv_cores) {
         (0, _) => WorkerClass::Aiv,
         (_, 0) => WorkerClass::Aic,
-        _ if i % 3 == 0 => WorkerClass::Aic,
+        _ if i.is_multiple_of(3) => WorkerClass::Aic,
         _ => WorkerClass::Aiv,
+    }
+}
+
+/// The class of a workload that runs on one kind of core: vector if the machine has any.
+fn vector(cfg: &Config) -> WorkerClass {
+    if cfg.aiv_cores > 0 {
+        WorkerClass::Aiv
+    } else {
+        WorkerClass::Aic
     }
 }
 
@@ -78,21 +90,21 @@ pub fn submit_workload(
     match workload {
         Workload::Independent => {
             for i in 0..tasks {
-                go(&TaskSpec::new(NOOP, class_of(cfg, i)))?;
+                go(&TaskSpec::new(NOOP, spread(cfg, i)))?;
             }
         }
         Workload::Chain => {
             let mut prev: Option<TaskId> = None;
-            for i in 0..tasks {
+            for _ in 0..tasks {
                 let deps = prev.as_slice();
-                prev = Some(go(&TaskSpec::new(NOOP, class_of(cfg, i)).deps(deps))?);
+                prev = Some(go(&TaskSpec::new(NOOP, vector(cfg)).deps(deps))?);
             }
         }
         Workload::Fanout => {
-            let src = go(&TaskSpec::new(NOOP, class_of(cfg, 0)))?;
+            let src = go(&TaskSpec::new(NOOP, spread(cfg, 0)))?;
             let mut level: Vec<TaskId> = Vec::with_capacity(tasks as usize);
             for i in 1..tasks.saturating_sub(1) {
-                level.push(go(&TaskSpec::new(NOOP, class_of(cfg, i)).deps(&[src]))?);
+                level.push(go(&TaskSpec::new(NOOP, spread(cfg, i)).deps(&[src]))?);
             }
             let fan_in = cfg.max_deps as usize;
             while level.len() > fan_in {
@@ -103,7 +115,7 @@ pub fn submit_workload(
                 level = next;
             }
             if tasks >= 2 {
-                go(&TaskSpec::new(NOOP, class_of(cfg, 1)).deps(&level))?;
+                go(&TaskSpec::new(NOOP, spread(cfg, 1)).deps(&level))?;
             }
         }
         Workload::Random => {
@@ -111,14 +123,18 @@ pub fn submit_workload(
             let mut recent: Vec<TaskId> = Vec::with_capacity(64);
             for i in 0..tasks {
                 let mut deps = [TaskId::from_raw(0); 3];
-                let k = if recent.is_empty() { 0 } else { (rng.next() % 4) as usize };
+                let k = if recent.is_empty() {
+                    0
+                } else {
+                    (rng.next() % 4) as usize
+                };
                 for d in deps.iter_mut().take(k) {
                     *d = recent[(rng.next() % recent.len() as u64) as usize];
                 }
                 let class = match rng.next() % 8 {
                     0 if cfg.mix_clusters() > 0 => WorkerClass::Mix,
                     1 => WorkerClass::Dummy,
-                    _ => class_of(cfg, i),
+                    _ => spread(cfg, i),
                 };
                 let id = go(&TaskSpec::new(NOOP, class).deps(&deps[..k]))?;
                 if recent.len() == 64 {

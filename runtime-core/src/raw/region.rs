@@ -21,7 +21,12 @@ pub(crate) struct PlaceError {
 impl<'r> Carver<'r> {
     /// Takes the region for `'r`: nothing else can touch its bytes while the tables live.
     pub(crate) fn new(region: &'r mut [u8]) -> Self {
-        Carver { base: region.as_mut_ptr(), len: region.len(), floor: 0, _region: PhantomData }
+        Carver {
+            base: region.as_mut_ptr(),
+            len: region.len(),
+            floor: 0,
+            _region: PhantomData,
+        }
     }
 
     /// Writes `count` values made by `make(i)` at byte `offset` and returns them as a slice.
@@ -33,12 +38,16 @@ impl<'r> Carver<'r> {
         count: usize,
         mut make: impl FnMut(usize) -> T,
     ) -> Result<&'r [T], PlaceError> {
-        let bytes = size_of::<T>().checked_mul(count).ok_or(PlaceError { needed: usize::MAX })?;
-        let end = offset.checked_add(bytes).ok_or(PlaceError { needed: usize::MAX })?;
+        let bytes = size_of::<T>()
+            .checked_mul(count)
+            .ok_or(PlaceError { needed: usize::MAX })?;
+        let end = offset
+            .checked_add(bytes)
+            .ok_or(PlaceError { needed: usize::MAX })?;
         if end > self.len {
             return Err(PlaceError { needed: end });
         }
-        if offset < self.floor || (self.base as usize + offset) % align_of::<T>() != 0 {
+        if offset < self.floor || !(self.base as usize + offset).is_multiple_of(align_of::<T>()) {
             return Err(PlaceError { needed: end });
         }
         self.floor = end;
@@ -76,7 +85,10 @@ mod tests {
         assert_eq!(a[3].load(core::sync::atomic::Ordering::Relaxed), 3);
         assert!(c.place(8, 1, |_| AtomicU64::new(0)).is_err(), "overlap");
         assert!(c.place(36, 1, |_| AtomicU64::new(0)).is_err(), "misaligned");
-        assert!(c.place(64, 32, |_| AtomicU64::new(0)).is_err(), "past the end");
+        assert!(
+            c.place(64, 32, |_| AtomicU64::new(0)).is_err(),
+            "past the end"
+        );
         assert!(c.place(64, 24, |_| AtomicU64::new(0)).is_ok());
     }
 }

@@ -1,0 +1,230 @@
+//! Failures on the simulator end to end: each is a typed error naming what went wrong, every
+//! thread stops, and nothing hangs.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use pto_runtime_core::{
+    Config, ConfigError, CoreId, FatalKind, KernelId, RegionLayout, Runtime, SubmitError, TaskSpec,
+    WorkerClass,
+};
+use pto_sim::{KernelTable, Region, SimError, SimOptions, error_code, run};
+
+const OK: KernelId = KernelId(0);
+const FAILS: KernelId = KernelId(1);
+const PANICS: KernelId = KernelId(2);
+const HANGS: KernelId = KernelId(3);
+
+fn kernels(consumer_ran: Arc<AtomicBool>) -> KernelTable {
+    KernelTable::new()
+        .with(OK, move |ctx| {
+            if ctx.args.first() == Some(&1) {
+                consumer_ran.store(true, Ordering::SeqCst);
+            }
+            Ok(())
+        })
+        .with(FAILS, |_| Err(77))
+        .with(PANICS, |_| panic!("kernel bug"))
+        .with(HANGS, |_| {
+            std::thread::sleep(Duration::from_millis(300));
+            Ok(())
+        })
+}
+
+/// Runs `bad` followed by a consumer of it; returns the run's error and whether the consumer
+/// ran.
+fn fail_with(bad: KernelId, cfg: Config) -> (pto_runtime_core::FatalError, bool) {
+    let ran = Arc::new(AtomicBool::new(false));
+    let out = run(cfg, kernels(ran.clone()), SimOptions::default(), |o| {
+        let a = o.submit(&TaskSpec::new(bad, WorkerClass::Aic)).unwrap();
+        let _ = o.submit(&TaskSpec::new(OK, WorkerClass::Aiv).args(&[1]).deps(&[a]));
+        a
+    })
+    .unwrap();
+    let err = out.report.error.expect("the run failed");
+    assert_eq!(err.task, Some(out.value), "the error names the failed task");
+    (err, ran.load(Ordering::SeqCst))
+}
+
+#[test]
+fn a_failing_kernel_fails_the_run_and_its_consumer_never_runs() {
+    let (err, consumer_ran) = fail_with(FAILS, Config::tiny());
+    assert_eq!(
+        (err.kind, err.core, err.detail),
+        (FatalKind::KernelFailed, Some(CoreId(0)), 77)
+    );
+    assert!(!consumer_ran);
+}
+
+#[test]
+fn a_panicking_kernel_is_a_kernel_error_not_a_crash() {
+    let (err, consumer_ran) = fail_with(PANICS, Config::tiny());
+    assert_eq!(
+        (err.kind, err.detail),
+        (FatalKind::KernelFailed, error_code::KERNEL_PANICKED as u64)
+    );
+    assert!(!consumer_ran);
+}
+
+#[test]
+fn a_kernel_that_outlives_its_timeout_fails_the_run() {
+    let cfg = Config {
+        task_timeout_us: 20_000,
+        schedulers: 1,
+        ..Config::tiny()
+    };
+    let (err, consumer_ran) = fail_with(HANGS, cfg);
+    assert_eq!(
+        (err.kind, err.core),
+        (FatalKind::TaskTimeout, Some(CoreId(0)))
+    );
+    assert!(err.detail >= 20_000, "waited {} µs", err.detail);
+    assert!(format!("{err}").contains("raise task_timeout_us"));
+    assert!(!consumer_ran);
+}
+
+#[test]
+fn an_unknown_kernel_is_refused_at_submit() {
+    let out = run(
+        Config::tiny(),
+        KernelTable::new(),
+        SimOptions::default(),
+        |o| o.submit(&TaskSpec::new(KernelId(5), WorkerClass::Aiv)),
+    )
+    .unwrap();
+    assert_eq!(
+        out.value,
+        Err(SubmitError::UnknownKernel {
+            kernel: KernelId(5)
+        })
+    );
+    assert!(
+        out.report.error.is_none(),
+        "a refused submit does not fail the run"
+    );
+    assert_eq!(out.report.submitted, 0);
+}
+
+#[test]
+fn machines_the_config_cannot_hold_are_refused() {
+    let no_cores = Config {
+        aic_cores: 0,
+        aiv_cores: 0,
+        ..Config::tiny()
+    };
+    let e = run(no_cores, KernelTable::new(), SimOptions::default(), |_| ()).unwrap_err();
+    assert!(matches!(e, SimError::Config(ConfigError::NoCores)), "{e}");
+    let too_many = Config {
+        aic_cores: 64,
+        aiv_cores: 128,
+        ..Config::tiny()
+    };
+    let e = run(too_many, KernelTable::new(), SimOptions::default(), |_| ()).unwrap_err();
+    assert!(
+        e.to_string().contains("exceed the limit of 128 cores"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_region_too_small_or_misaligned_is_refused_with_what_to_change() {
+    let cfg = Config::tiny();
+    let size = RegionLayout::new(&cfg).unwrap().size();
+    let mut region = Region::new(size);
+    let e = Runtime::init(&mut region.bytes()[..size - 64], cfg)
+        .err()
+        .unwrap();
+    assert_eq!(
+        e,
+        ConfigError::RegionTooSmall {
+            needed: size,
+            given: size - 64
+        }
+    );
+    assert!(e.to_string().contains("RegionLayout::size()"));
+    let e = Runtime::init(&mut region.bytes()[8..], cfg).err().unwrap();
+    assert_eq!(e, ConfigError::RegionMisaligned { offset: 8 });
+    assert!(Runtime::init(region.bytes(), cfg).is_ok());
+}
+
+#[test]
+fn every_handle_is_taken_once() {
+    let cfg = Config {
+        schedulers: 2,
+        ..Config::tiny()
+    };
+    let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size());
+    let rt = Runtime::init(region.bytes(), cfg).unwrap();
+    let machine =
+        pto_sim::SimMachine::start(&cfg, KernelTable::new(), SimOptions::default()).unwrap();
+    let p = machine.platform();
+    assert!(rt.orchestrator(p).is_ok());
+    assert!(rt.orchestrator(p).is_err());
+    assert!(rt.scheduler(1, p).is_ok());
+    let e = rt.scheduler(1, p).err().unwrap();
+    assert_eq!(
+        e.to_string(),
+        "scheduler 1 is taken: each index runs on one thread"
+    );
+    assert!(
+        rt.scheduler(2, p)
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("does not exist")
+    );
+}
+
+#[test]
+fn a_failed_run_stops_submit_and_every_thread() {
+    let mut cfg = Config::tiny();
+    cfg.schedulers = 2;
+    cfg.aic_cores = 2;
+    let out = run(
+        cfg,
+        kernels(Arc::new(AtomicBool::new(false))),
+        SimOptions::default(),
+        |o| {
+            let a = o.submit(&TaskSpec::new(HANGS, WorkerClass::Aic)).unwrap();
+            let _ = a;
+            // Fail the run through a kernel on the other cluster, then keep submitting.
+            o.submit(&TaskSpec::new(FAILS, WorkerClass::Aic)).unwrap();
+            let mut refused = None;
+            for _ in 0..10_000 {
+                if let Err(e) = o.submit(&TaskSpec::new(OK, WorkerClass::Aiv)) {
+                    refused = Some(e);
+                    break;
+                }
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            refused
+        },
+    )
+    .unwrap();
+    assert!(
+        matches!(out.value, Some(SubmitError::RunFailed(e)) if e.kind == FatalKind::KernelFailed),
+        "{:?}",
+        out.value
+    );
+    assert_eq!(out.report.error.unwrap().detail, 77);
+}
+
+#[test]
+fn the_orchestration_can_abort_a_run() {
+    let out = run(
+        Config::tiny(),
+        kernels(Arc::new(AtomicBool::new(false))),
+        SimOptions::default(),
+        |o| {
+            o.submit(&TaskSpec::new(HANGS, WorkerClass::Aic)).unwrap();
+            assert!(o.abort(5));
+            o.submit(&TaskSpec::new(OK, WorkerClass::Aiv))
+        },
+    )
+    .unwrap();
+    let e = out.report.error.unwrap();
+    assert_eq!((e.kind, e.detail), (FatalKind::Aborted, 5));
+    assert_eq!(out.value, Err(SubmitError::RunFailed(e)));
+    assert_eq!(e.to_string(), "the run was aborted with code 5");
+}
