@@ -202,7 +202,7 @@ mod tests {
         let mut blocks = std::vec![Block([0xa5; 64]); size / 64];
         let rt = Runtime::init(bytemuck::cast_slice_mut(&mut blocks), cfg).unwrap();
         let mut o = rt.orchestrator(&NoCores).unwrap();
-        let mut s = rt.scheduler(0, &NoCores).unwrap();
+        let s = rt.scheduler(0, &NoCores).unwrap();
         let ids: Vec<_> = (0..3)
             .map(|_| o.submit(&TaskSpec::dummy()).unwrap())
             .collect();
