@@ -39,6 +39,8 @@ pub(crate) struct CoreTable {
     /// Cores of each kind (index 0 AIC, 1 AIV).
     pub(crate) kind: [u128; 2],
     pub(crate) mix: heapless::Vec<MixCluster, { MAX_CORES as usize }>,
+    /// Every core of `mix`.
+    pub(crate) mix_cores: u128,
 }
 
 /// The cluster of a core: AIC `i` is in cluster `i`, AIV `j` in cluster `j / 2`.
@@ -59,6 +61,7 @@ impl CoreTable {
             pending_free: 0,
             kind: [0; 2],
             mix: heapless::Vec::new(),
+            mix_cores: 0,
         };
         let mut aic_of: [Option<u8>; MAX_CORES as usize] = [None; MAX_CORES as usize];
         let mut aiv_of: [[Option<u8>; 2]; MAX_CORES as usize] = [[None; 2]; MAX_CORES as usize];
@@ -92,6 +95,7 @@ impl CoreTable {
         for c in 0..cfg.clusters() as usize {
             if let (Some(a), [Some(v0), Some(v1)]) = (aic_of[c], aiv_of[c]) {
                 let _ = t.mix.push([a, v0, v1]);
+                t.mix_cores |= 1 << a | 1 << v0 | 1 << v1;
             }
         }
         t

@@ -87,9 +87,13 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             return Step::Failed;
         }
         let mut progress = self.poll_completions();
-        progress |= self.dispatch_mix();
-        progress |= self.dispatch_single(WorkerClass::Aic);
-        progress |= self.dispatch_single(WorkerClass::Aiv);
+        let (mixed, mix_waiting) = self.dispatch_mix();
+        // MIX has strict priority on the cores of MIX-capable clusters: while a MIX task waits,
+        // single-core tasks go elsewhere, so those clusters drain and the MIX task starts.
+        let reserved = if mix_waiting { self.cores.mix_cores } else { 0 };
+        progress |= mixed;
+        progress |= self.dispatch_single(WorkerClass::Aic, reserved);
+        progress |= self.dispatch_single(WorkerClass::Aiv, reserved);
         progress |= self.finish_dummies();
         if (self.loops as u32).is_multiple_of(WATCHDOG_EVERY) {
             self.watchdog();
@@ -203,9 +207,10 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         finish(&self.t, self.p, lane.task, self.ctl);
     }
 
-    /// Fills idle cores of `class` first, then pending slots, while its queue has work.
-    fn dispatch_single(&mut self, class: WorkerClass) -> bool {
-        let kind = self.cores.kind[class.index()];
+    /// Fills idle cores of `class` (except `reserved` ones) first, then pending slots, while
+    /// its queue has work.
+    fn dispatch_single(&mut self, class: WorkerClass, reserved: u128) -> bool {
+        let kind = self.cores.kind[class.index()] & !reserved;
         let mut progress = false;
         loop {
             let idle = self.cores.idle & kind;
@@ -226,10 +231,12 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         }
     }
 
-    /// Starts MIX tasks on clusters whose three cores are all idle.
-    fn dispatch_mix(&mut self) -> bool {
-        if self.cores.mix.is_empty() || !self.t.queue(WorkerClass::Mix).maybe_nonempty() {
-            return false;
+    /// Starts MIX tasks on clusters whose three cores are all idle. Returns whether it
+    /// started any, and whether MIX work is still waiting.
+    fn dispatch_mix(&mut self) -> (bool, bool) {
+        let queue = *self.t.queue(WorkerClass::Mix);
+        if self.cores.mix.is_empty() || !queue.maybe_nonempty() {
+            return (false, false);
         }
         let mut progress = false;
         for c in 0..self.cores.mix.len() {
@@ -238,15 +245,15 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             if self.cores.idle & mask != mask {
                 continue;
             }
-            let Some(raw) = self.t.queue(WorkerClass::Mix).pop() else {
-                break;
+            let Some(raw) = queue.pop() else {
+                return (progress, false);
             };
             for (lane, &l) in lanes.iter().enumerate() {
                 self.send(l as usize, TaskId::from_raw(raw), lane as u8, 3);
             }
             progress = true;
         }
-        progress
+        (progress, queue.maybe_nonempty())
     }
 
     /// Writes the payload of `task`'s `lane` to local core `i` and rings its doorbell.

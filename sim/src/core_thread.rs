@@ -93,7 +93,7 @@ fn wait_for_doorbell(p: &SimPlatform, core: &SimCore, token: Token, spin_before_
             return false;
         }
         // The timeout only bounds a missed wake-up; wake-ups come from `ring_doorbell`.
-        std::thread::park_timeout(Duration::from_millis(50));
+        std::thread::park_timeout(Duration::from_millis(1));
     }
     core.sleeping.0.store(false, Ordering::Relaxed);
     true

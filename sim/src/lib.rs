@@ -24,7 +24,7 @@ mod run;
 
 pub use error::SimError;
 pub use kernels::{KernelCtx, KernelFn, KernelTable, error_code};
-pub use machine::{SimMachine, SimOptions};
+pub use machine::{CpuPlan, SimMachine, SimOptions};
 pub use platform::SimPlatform;
 pub use region::Region;
 pub use run::{SimRun, run};

@@ -13,19 +13,63 @@ use crate::platform::SimPlatform;
 /// Knobs of the simulated machine.
 #[derive(Clone, Copy, Debug)]
 pub struct SimOptions {
-    /// Spin iterations an idle core polls its doorbell before it parks. A few microseconds of
-    /// spinning keeps back-to-back dispatches off the futex path.
+    /// Spin iterations an idle core polls its doorbell before it parks (tens of nanoseconds
+    /// each). A few microseconds of spinning keeps back-to-back dispatches off the futex path;
+    /// more steals the CPU from the scheduler on a small host.
     pub spin_before_park: u32,
+    /// Pin scheduler threads and core threads to separate host CPUs (see [`CpuPlan`]), so the
+    /// OS never time-slices a scheduler against the cores it drives. Off by default: tests
+    /// run many simulations side by side.
+    pub pin_threads: bool,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
         SimOptions {
-            spin_before_park: std::env::var("PTO_SPIN")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(200),
+            spin_before_park: 100,
+            pin_threads: false,
         }
+    }
+}
+
+/// Which host CPU each simulator thread runs on when pinning: schedulers take the first
+/// CPUs (all but one at most); cores and the orchestrator share the rest round-robin.
+#[derive(Clone, Debug)]
+pub struct CpuPlan {
+    cpus: Vec<core_affinity::CoreId>,
+    for_schedulers: usize,
+}
+
+impl CpuPlan {
+    /// The plan for `schedulers` scheduler threads on this host, or `None` if the host CPUs
+    /// cannot be listed or there is only one.
+    pub fn new(schedulers: u8) -> Option<Self> {
+        let cpus = core_affinity::get_core_ids()?;
+        if cpus.len() < 2 {
+            return None;
+        }
+        let for_schedulers = (schedulers as usize).clamp(1, cpus.len() - 1);
+        Some(CpuPlan {
+            cpus,
+            for_schedulers,
+        })
+    }
+
+    /// Pins the calling thread as scheduler `i`.
+    pub fn pin_scheduler(&self, i: usize) {
+        core_affinity::set_for_current(self.cpus[i % self.for_schedulers]);
+    }
+
+    /// Pins the calling thread as the orchestrator: on the cores' side, never on a
+    /// scheduler's CPU.
+    pub fn pin_orchestrator(&self) {
+        self.pin_core(usize::MAX);
+    }
+
+    /// Pins the calling thread as core `i`.
+    pub fn pin_core(&self, i: usize) {
+        let rest = &self.cpus[self.for_schedulers..];
+        core_affinity::set_for_current(rest[i % rest.len()]);
     }
 }
 
@@ -44,18 +88,29 @@ impl SimMachine {
             return Err(SimError::Config(ConfigError::NoCores));
         }
         let platform = Arc::new(SimPlatform::new(cfg.cores(), kernels));
+        let plan = if opts.pin_threads {
+            CpuPlan::new(cfg.schedulers)
+        } else {
+            None
+        };
         let mut machine = SimMachine {
             platform: platform.clone(),
             threads: Vec::new(),
         };
         for i in 0..cfg.cores() {
             let p = platform.clone();
+            let plan = plan.clone();
             let kind = if i < cfg.aic_cores { "aic" } else { "aiv" };
             let name = format!("sim-{kind}-{i}");
             let handle = std::thread::Builder::new()
                 .name(name.clone())
                 .stack_size(256 * 1024)
-                .spawn(move || crate::core_thread::core_loop(&p, CoreId(i), opts.spin_before_park))
+                .spawn(move || {
+                    if let Some(plan) = plan {
+                        plan.pin_core(i as usize);
+                    }
+                    crate::core_thread::core_loop(&p, CoreId(i), opts.spin_before_park)
+                })
                 .map_err(|source| SimError::Spawn { name, source })?;
             let _ = platform.cores[i as usize]
                 .thread

@@ -6,7 +6,7 @@ use pto_runtime_core::{Config, Orchestrator, RegionLayout, RunReport, Runtime};
 
 use crate::error::SimError;
 use crate::kernels::KernelTable;
-use crate::machine::{SimMachine, SimOptions};
+use crate::machine::{CpuPlan, SimMachine, SimOptions};
 use crate::platform::SimPlatform;
 use crate::region::Region;
 
@@ -41,8 +41,11 @@ pub fn run<R>(
     cfg: Config,
     kernels: KernelTable,
     opts: SimOptions,
-    orchestration: impl FnOnce(&mut SimOrchestrator<'_, '_>) -> R,
-) -> Result<SimRun<R>, SimError> {
+    orchestration: impl FnOnce(&mut SimOrchestrator<'_, '_>) -> R + Send,
+) -> Result<SimRun<R>, SimError>
+where
+    R: Send,
+{
     let layout = RegionLayout::new(&cfg)?;
     let mut region = Region::new(layout.size());
     let rt = Runtime::init(region.bytes(), cfg)?;
@@ -56,26 +59,54 @@ pub fn run<R>(
     let start = Instant::now();
     let (value, panicked) = std::thread::scope(|s| -> Result<_, SimError> {
         let mut handles = Vec::new();
+        let plan = if opts.pin_threads {
+            CpuPlan::new(cfg.schedulers)
+        } else {
+            None
+        };
         for (i, sched) in schedulers.into_iter().enumerate() {
+            let plan = plan.clone();
             let name = format!("sched-{i}");
             let h = std::thread::Builder::new()
                 .name(name.clone())
-                .spawn_scoped(s, move || sched.run())
+                .spawn_scoped(s, move || {
+                    if let Some(plan) = plan {
+                        plan.pin_scheduler(i);
+                    }
+                    sched.run()
+                })
                 .map_err(|source| {
                     rt.abort(u64::MAX);
                     SimError::Spawn { name, source }
                 })?;
             handles.push(h);
         }
-        let value = orchestration(&mut orch);
-        drop(orch);
+        let orch_plan = plan.clone();
+        let orchestrator = std::thread::Builder::new()
+            .name("orchestrator".into())
+            .spawn_scoped(s, move || {
+                if let Some(plan) = orch_plan {
+                    plan.pin_orchestrator();
+                }
+                // Dropping the handle (also on a panic) tells the schedulers the list is done.
+                orchestration(&mut orch)
+            })
+            .map_err(|source| SimError::Spawn {
+                name: "orchestrator".into(),
+                source,
+            })?;
+        let value = orchestrator.join();
         let mut panicked = None;
         for (i, h) in handles.into_iter().enumerate() {
             if h.join().is_err() {
                 panicked.get_or_insert(i as u8);
             }
         }
-        Ok((value, panicked))
+        match value {
+            Ok(value) => Ok((value, panicked)),
+            // The orchestration's own panic (a failed assertion in a test, say) goes on up.
+            Err(payload) => std::panic::resume_unwind(payload),
+        }
     })?;
     let wall = start.elapsed();
     let (parks, wakes) = platform.park_counts();

@@ -37,6 +37,7 @@ pub struct BenchResult {
 /// Runs `workload` `repeats` times (after one warm-up run) and takes medians.
 pub fn run_bench(
     cfg: Config,
+    sim: SimOptions,
     workload: Workload,
     tasks: u64,
     repeats: u32,
@@ -51,7 +52,7 @@ pub fn run_bench(
     let mut latency = pto_runtime_core::LatencyHistogram::default();
     let mut submitted = 0;
     for r in 0..=repeats {
-        let out = run(cfg, bench_kernels(), SimOptions::default(), |o| {
+        let out = run(cfg, bench_kernels(), sim, |o| {
             submit_workload(&cfg, workload, tasks, seed, |spec| o.submit(spec))
         })?
         .ok()?;

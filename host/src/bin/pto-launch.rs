@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use pto_host::bench::{Workload, run_bench};
 use pto_runtime_core::Config;
+use pto_sim::SimOptions;
 
 /// Launcher of the PTO device runtime (simulator backend by default).
 #[derive(Parser, Debug)]
@@ -38,12 +39,21 @@ struct BenchArgs {
     /// Simulated AIV (vector) cores.
     #[arg(long, default_value_t = 2)]
     aiv: u16,
-    /// Task slots per ring (a power of two).
-    #[arg(long, default_value_t = 4096)]
+    /// Task slots of the one ring the bench uses (a power of two). The default holds a
+    /// 10 000-task run, so the orchestrator never waits for reclaim; lower it to measure
+    /// back-pressure.
+    #[arg(long, default_value_t = 16384)]
     task_window: u32,
     /// Measured runs; the figures are their medians.
     #[arg(long, default_value_t = 5)]
     repeat: u32,
+    /// Spin iterations an idle simulated core polls before it parks.
+    #[arg(long, default_value_t = SimOptions::default().spin_before_park)]
+    spin_before_park: u32,
+    /// Let threads float over the host CPUs instead of pinning schedulers and simulated cores
+    /// to separate CPUs.
+    #[arg(long)]
+    no_pin: bool,
     /// Seed of the random workload.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -66,7 +76,11 @@ fn main() -> ExitCode {
                 record_latency: true,
                 ..Config::default()
             };
-            match run_bench(cfg, a.workload, a.tasks, a.repeat, a.seed) {
+            let sim = SimOptions {
+                spin_before_park: a.spin_before_park,
+                pin_threads: !a.no_pin,
+            };
+            match run_bench(cfg, sim, a.workload, a.tasks, a.repeat, a.seed) {
                 Ok(r) if a.json => match serde_json::to_string(&r) {
                     Ok(s) => println!("{s}"),
                     Err(e) => {
