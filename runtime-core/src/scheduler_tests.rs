@@ -11,6 +11,7 @@ use crate::platform::{CorePhase, CoreStatus, Payload, Platform};
 use crate::scheduler::{Scheduler, Step, WATCHDOG_EVERY};
 use crate::submit::{Orchestrator, TaskSpec};
 use crate::sync::{AtomicU64, Ordering};
+use crate::tables::Tables;
 
 /// Cores whose status words the test sets; a clock the test moves.
 struct Script {
@@ -70,6 +71,41 @@ impl Platform for Script {
     fn spin_hint(&self) {}
 }
 
+/// A runtime in heap memory and the scripted machine it runs on.
+struct Rig {
+    owned: Owned,
+    p: Script,
+}
+
+impl Rig {
+    /// Cores as `cfg` says; the clock moves `tick` µs per read.
+    fn new(cfg: Config, tick: u64) -> Self {
+        Rig {
+            p: Script::new(cfg.cores(), tick),
+            owned: Owned::new(cfg),
+        }
+    }
+    fn tables(&self) -> Tables<'_> {
+        self.owned.tables()
+    }
+    fn orchestrator(&self) -> Orchestrator<'_, '_, Script> {
+        Orchestrator::new(self.tables(), &self.p)
+    }
+    fn scheduler(&self) -> Scheduler<'_, '_, Script> {
+        let t = self.tables();
+        Scheduler::new(t, &self.p, 0, &t.sched[0])
+    }
+}
+
+/// A machine of one AIV core.
+fn one_aiv() -> Config {
+    Config {
+        aic_cores: 0,
+        aiv_cores: 1,
+        ..Config::tiny()
+    }
+}
+
 fn aiv(deps: &[TaskId]) -> TaskSpec<'_> {
     TaskSpec::new(KernelId(0), WorkerClass::Aiv).deps(deps)
 }
@@ -84,11 +120,10 @@ fn steps<P: Platform>(s: &mut Scheduler<'_, '_, P>, n: usize) -> Step {
 
 #[test]
 fn a_duplicated_or_stale_fin_completes_nothing_twice() {
-    let owned = Owned::new(Config::tiny());
-    let t = owned.tables();
-    let p = Script::new(3, 0);
-    let mut o = Orchestrator::new(t, &p);
-    let mut s = Scheduler::new(t, &p, 0, &t.sched[0]);
+    let rig = Rig::new(Config::tiny(), 0);
+    let (t, p) = (rig.tables(), &rig.p);
+    let mut o = rig.orchestrator();
+    let mut s = rig.scheduler();
     let a = o.submit(&aiv(&[])).unwrap();
     let b = o.submit(&aiv(&[a])).unwrap();
     s.step();
@@ -116,15 +151,10 @@ fn a_duplicated_or_stale_fin_completes_nothing_twice() {
 
 #[test]
 fn fin_of_the_pending_token_completes_both_lanes() {
-    let owned = Owned::new(Config {
-        aic_cores: 0,
-        aiv_cores: 1,
-        ..Config::tiny()
-    });
-    let t = owned.tables();
-    let p = Script::new(1, 0);
-    let mut o = Orchestrator::new(t, &p);
-    let mut s = Scheduler::new(t, &p, 0, &t.sched[0]);
+    let rig = Rig::new(one_aiv(), 0);
+    let (t, p) = (rig.tables(), &rig.p);
+    let mut o = rig.orchestrator();
+    let mut s = rig.scheduler();
     o.submit(&aiv(&[])).unwrap();
     o.submit(&aiv(&[])).unwrap();
     s.step();
@@ -136,11 +166,10 @@ fn fin_of_the_pending_token_completes_both_lanes() {
 
 #[test]
 fn a_token_never_dispatched_is_a_protocol_error() {
-    let owned = Owned::new(Config::tiny());
-    let t = owned.tables();
-    let p = Script::new(3, 0);
-    let mut o = Orchestrator::new(t, &p);
-    let mut s = Scheduler::new(t, &p, 0, &t.sched[0]);
+    let rig = Rig::new(Config::tiny(), 0);
+    let (t, p) = (rig.tables(), &rig.p);
+    let mut o = rig.orchestrator();
+    let mut s = rig.scheduler();
     let a = o.submit(&aiv(&[])).unwrap();
     s.step();
     p.set(1, 9, CorePhase::Fin);
@@ -158,11 +187,10 @@ fn a_token_never_dispatched_is_a_protocol_error() {
 
 #[test]
 fn a_kernel_error_fails_the_run_naming_task_and_core() {
-    let owned = Owned::new(Config::tiny());
-    let t = owned.tables();
-    let p = Script::new(3, 0);
-    let mut o = Orchestrator::new(t, &p);
-    let mut s = Scheduler::new(t, &p, 0, &t.sched[0]);
+    let rig = Rig::new(Config::tiny(), 0);
+    let (t, p) = (rig.tables(), &rig.p);
+    let mut o = rig.orchestrator();
+    let mut s = rig.scheduler();
     let a = o
         .submit(&TaskSpec::new(KernelId(1), WorkerClass::Aic))
         .unwrap();
@@ -181,14 +209,16 @@ fn a_kernel_error_fails_the_run_naming_task_and_core() {
 
 #[test]
 fn a_task_that_never_finishes_times_out() {
-    let owned = Owned::new(Config {
-        task_timeout_us: 1_000,
-        ..Config::tiny()
-    });
-    let t = owned.tables();
-    let p = Script::new(3, 600); // 600 µs per clock read
-    let mut o = Orchestrator::new(t, &p);
-    let mut s = Scheduler::new(t, &p, 0, &t.sched[0]);
+    let rig = Rig::new(
+        Config {
+            task_timeout_us: 1_000,
+            ..Config::tiny()
+        },
+        600,
+    ); // 600 µs per clock read
+    let t = rig.tables();
+    let mut o = rig.orchestrator();
+    let mut s = rig.scheduler();
     let a = o.submit(&aiv(&[])).unwrap();
     let mut last = Step::Idle;
     for _ in 0..WATCHDOG_EVERY as usize * 4 {
@@ -208,13 +238,15 @@ fn a_task_that_never_finishes_times_out() {
 
 #[test]
 fn a_full_window_pushes_back_then_times_out_leaving_nothing() {
-    let owned = Owned::new(Config {
-        submit_timeout_us: 500,
-        ..Config::tiny()
-    });
-    let t = owned.tables();
-    let p = Script::new(3, 1);
-    let mut o = Orchestrator::new(t, &p);
+    let rig = Rig::new(
+        Config {
+            submit_timeout_us: 500,
+            ..Config::tiny()
+        },
+        1,
+    );
+    let p = &rig.p;
+    let mut o = rig.orchestrator();
     for _ in 0..4 {
         o.submit(&aiv(&[])).unwrap();
     }
@@ -225,7 +257,7 @@ fn a_full_window_pushes_back_then_times_out_leaving_nothing() {
     );
     assert_eq!(o.submitted(), 4, "the refused task left nothing behind");
     // Once the scheduler reclaims, the same submit goes through.
-    let mut s = Scheduler::new(t, &p, 0, &t.sched[0]);
+    let mut s = rig.scheduler();
     s.step();
     p.set(1, 1, CorePhase::Fin);
     s.step();
@@ -234,15 +266,16 @@ fn a_full_window_pushes_back_then_times_out_leaving_nothing() {
 
 #[test]
 fn bad_submissions_are_typed_errors_that_say_what_to_change() {
-    let owned = Owned::new(Config {
-        aic_cores: 0,
-        aiv_cores: 2,
-        epoch: 7,
-        ..Config::tiny()
-    });
-    let t = owned.tables();
-    let p = Script::new(2, 1);
-    let mut o = Orchestrator::new(t, &p);
+    let rig = Rig::new(
+        Config {
+            aic_cores: 0,
+            aiv_cores: 2,
+            epoch: 7,
+            ..Config::tiny()
+        },
+        1,
+    );
+    let mut o = rig.orchestrator();
     let a = o.submit(&aiv(&[])).unwrap();
     let stale = TaskId::new(6, 0, Seq(0));
     let foreign = TaskId::new(7, 3, Seq(0));
@@ -275,15 +308,10 @@ fn bad_submissions_are_typed_errors_that_say_what_to_change() {
 
 #[test]
 fn a_dependency_on_a_reclaimed_task_is_met_and_never_aliases_the_new_tenant() {
-    let owned = Owned::new(Config {
-        aic_cores: 0,
-        aiv_cores: 1,
-        ..Config::tiny()
-    });
-    let t = owned.tables();
-    let p = Script::new(1, 0);
-    let mut o = Orchestrator::new(t, &p);
-    let mut s = Scheduler::new(t, &p, 0, &t.sched[0]);
+    let rig = Rig::new(one_aiv(), 0);
+    let (t, p) = (rig.tables(), &rig.p);
+    let mut o = rig.orchestrator();
+    let mut s = rig.scheduler();
     let a = o.submit(&aiv(&[])).unwrap();
     s.step();
     p.set(0, 1, CorePhase::Fin);
