@@ -32,8 +32,9 @@ impl Default for SimOptions {
     }
 }
 
-/// Which host CPU each simulator thread runs on when pinning: schedulers take the first
-/// CPUs (all but one at most); cores and the orchestrator share the rest round-robin.
+/// Which host CPU each simulator thread runs on when pinning: schedulers (and the
+/// orchestrator, beside scheduler 0) take the first CPUs, all but one at most; cores share
+/// the rest round-robin.
 #[derive(Clone, Debug)]
 pub struct CpuPlan {
     cpus: Vec<core_affinity::CoreId>,
@@ -60,10 +61,11 @@ impl CpuPlan {
         core_affinity::set_for_current(self.cpus[i % self.for_schedulers]);
     }
 
-    /// Pins the calling thread as the orchestrator: on the cores' side, never on a
-    /// scheduler's CPU.
+    /// Pins the calling thread as the orchestrator: beside scheduler 0, because on a small
+    /// host the simulated cores' CPUs are the busier ones (measured: chain 0.73 vs 1.04
+    /// µs/hop on 2 CPUs).
     pub fn pin_orchestrator(&self) {
-        self.pin_core(usize::MAX);
+        self.pin_scheduler(0);
     }
 
     /// Pins the calling thread as core `i`.
