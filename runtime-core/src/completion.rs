@@ -6,25 +6,40 @@
 #![forbid(unsafe_code)]
 
 use crate::error::{FatalError, FatalKind};
-use crate::ids::TaskId;
-use crate::platform::Platform;
+use crate::ids::{CoreId, TaskId};
+use crate::profile::{ProfileLevel, TaskRecord};
 use crate::reclaim::release_hold;
 use crate::slot::{Meta, state};
 use crate::stats::{SchedCtl, bucket_of};
 use crate::sync::Ordering;
 use crate::tables::{EDGE_CLOSED, EDGE_SENTINELS, Tables};
 
-/// Finishes task `id` (the caller owns its completion: this runs once per task): marks it
-/// COMPLETED, releases its consumers (making the last-waited-for ones ready), releases the
-/// producers it held, drops its own hold and counts it on `ctl`.
-pub(crate) fn finish<P: Platform>(t: &Tables<'_>, p: &P, id: TaskId, ctl: &SchedCtl) {
+/// Who finishes a task, and when.
+#[derive(Clone, Copy)]
+pub(crate) struct Finisher<'a> {
+    /// The finishing scheduler's block.
+    pub(crate) ctl: &'a SchedCtl,
+    /// Its index.
+    pub(crate) sched: u8,
+    /// Its clock at this moment (0 when nothing is measured).
+    pub(crate) now: u64,
+    /// The profiling level it read for this loop iteration.
+    pub(crate) level: ProfileLevel,
+}
+
+/// Finishes task `id` (the caller owns its completion: this runs once per task): records its
+/// profile, marks it COMPLETED, releases its consumers (making the last-waited-for ones
+/// ready), releases the producers it held, drops its own hold and counts it.
+pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>) {
     let g = t.gslot(id);
     let slot = t.slot(g);
+    let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
     if t.cfg.record_latency {
-        let ready_at = slot.ready_at.load(Ordering::Relaxed);
-        let lat = p.now().saturating_sub(ready_at);
-        let cell = &ctl.latency[bucket_of(lat)];
-        SchedCtl::bump(cell, 1);
+        let ready = t.prof_rows[g].ready.load(Ordering::Relaxed);
+        SchedCtl::bump(&by.ctl.latency[bucket_of(by.now.saturating_sub(ready))], 1);
+    }
+    if by.level == ProfileLevel::Tasks {
+        record(t, g, id, meta, by);
     }
     slot.state.store(state::COMPLETED, Ordering::Release);
 
@@ -35,29 +50,57 @@ pub(crate) fn finish<P: Platform>(t: &Tables<'_>, p: &P, id: TaskId, ctl: &Sched
         let next = t.edge(e).next.load(Ordering::Relaxed);
         let consumer = t.edge_owner(e);
         if t.slot(consumer).pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-            make_ready(t, p, consumer);
+            make_ready(t, consumer, by.now, by.level);
         }
         e = next;
     }
 
     // Producers this task held.
-    let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
     for k in 0..meta.pinned as usize {
         let producer = TaskId::from_raw(t.edge(t.edge_ref(g, k)).producer.load(Ordering::Relaxed));
         release_hold(t, t.gslot(producer));
     }
 
     release_hold(t, g);
-    ctl.finished
-        .store(ctl.finished.load(Ordering::Relaxed) + 1, Ordering::Release);
+    SchedCtl::bump(&by.ctl.finished, 1);
 }
 
-/// Publishes slot `g`'s task to the ready queue of its class. The caller is the one thread
-/// whose fan-in decrement reached zero.
-pub(crate) fn make_ready<P: Platform>(t: &Tables<'_>, p: &P, g: usize) {
+/// Appends the task's record to the profile ring (never waits; a full ring counts a drop).
+fn record(t: &Tables<'_>, g: usize, id: TaskId, meta: Meta, by: Finisher<'_>) {
+    let row = &t.prof_rows[g];
+    let v = |a: &crate::sync::AtomicU64| a.load(Ordering::Relaxed);
+    let core = v(&row.core);
+    let r = TaskRecord {
+        task: id,
+        kernel: meta.kernel,
+        class: meta.class,
+        core: (core != u64::MAX).then_some(CoreId(core as u16)),
+        scheduler: by.sched,
+        submit: v(&row.submit),
+        ready: v(&row.ready),
+        dispatch: v(&row.dispatch),
+        start: v(&row.start),
+        end: v(&row.end),
+        fin: v(&row.fin),
+        deferred_done: v(&row.deferred),
+        complete: by.now,
+    };
+    t.shared.prof.push(t.records, &r);
+}
+
+/// Publishes slot `g`'s task to the ready queue of its class, stamped `now` (profiling at
+/// `level`). The caller is the one thread whose fan-in decrement reached zero.
+pub(crate) fn make_ready(t: &Tables<'_>, g: usize, now: u64, level: ProfileLevel) {
     let slot = t.slot(g);
-    if t.cfg.record_latency {
-        slot.ready_at.store(p.now(), Ordering::Relaxed);
+    if t.cfg.record_latency || level == ProfileLevel::Tasks {
+        // `now` is a lap-clock stamp taken a little before this moment: a producer that
+        // finished while the orchestrator was submitting this task may carry a stamp older
+        // than the submit stamp. A task is never ready before it was submitted.
+        let row = &t.prof_rows[g];
+        row.ready.store(
+            now.max(row.submit.load(Ordering::Relaxed)),
+            Ordering::Relaxed,
+        );
     }
     let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
     let id = t.task_at(g);

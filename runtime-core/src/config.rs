@@ -3,6 +3,8 @@
 
 use core::fmt;
 
+use crate::profile::ProfileLevel;
+
 /// Most rings a runtime can have (the ring field of a [`crate::TaskId`] is wider; the rest is
 /// reserved).
 pub const MAX_RINGS: u8 = 4;
@@ -43,6 +45,11 @@ pub struct Config {
     /// Record each task's ready-to-complete latency into the per-scheduler histogram (a run
     /// time flag: two clock reads per task when on, one relaxed load when off).
     pub record_latency: bool,
+    /// What the runtime measures (can also be changed while running, see
+    /// [`crate::Runtime::set_profile_level`]).
+    pub profile: ProfileLevel,
+    /// Task records the profile ring holds; records past it are counted as dropped.
+    pub profile_capacity: u32,
 }
 
 impl Default for Config {
@@ -60,6 +67,8 @@ impl Default for Config {
             submit_timeout_us: 10_000_000,
             task_timeout_us: 10_000_000,
             record_latency: false,
+            profile: ProfileLevel::Off,
+            profile_capacity: 1 << 16,
         }
     }
 }
@@ -76,6 +85,7 @@ impl Config {
             aic_cores: 1,
             aiv_cores: 2,
             schedulers: 1,
+            profile_capacity: 256,
             ..Config::default()
         }
     }

@@ -5,6 +5,7 @@ use core::mem::{align_of, size_of};
 
 use crate::config::{Config, ConfigError};
 use crate::ids::WorkerClass;
+use crate::profile::{ProfRow, RecordCell};
 use crate::ready_queue::{QueueCell, QueueCtl};
 use crate::slot::TaskSlot;
 use crate::stats::SchedCtl;
@@ -34,6 +35,8 @@ pub struct RegionLayout {
     pub(crate) queue_ctl: Span,
     pub(crate) queue_cells: [Span; WorkerClass::COUNT],
     pub(crate) sched: Span,
+    pub(crate) prof_rows: Span,
+    pub(crate) records: Span,
 }
 
 struct Cursor(usize);
@@ -74,6 +77,8 @@ impl RegionLayout {
         for q in queue_cells.iter_mut() {
             *q = c.take::<QueueCell>(qcap)?;
         }
+        let prof_rows = c.take::<ProfRow>(slots)?;
+        let records = c.take::<RecordCell>(cfg.profile_capacity as usize)?;
         let size = c.0.checked_next_multiple_of(REGION_ALIGN).ok_or(OVERFLOW)?;
         Ok(RegionLayout {
             size,
@@ -85,6 +90,8 @@ impl RegionLayout {
             queue_ctl,
             queue_cells,
             sched,
+            prof_rows,
+            records,
         })
     }
 

@@ -5,10 +5,11 @@ use loom::sync::Arc;
 use loom::thread;
 use std::vec::Vec;
 
-use crate::completion::finish;
+use crate::completion::{Finisher, finish};
 use crate::config::Config;
 use crate::ids::{Seq, TaskId, WorkerClass};
-use crate::owned::{NoCores, Owned, plant};
+use crate::owned::{Owned, plant};
+use crate::profile::ProfileLevel;
 use crate::ready_queue::{QueueCell, QueueCtl, ReadyQueue};
 use crate::reclaim::release_hold;
 use crate::slot::state;
@@ -30,6 +31,7 @@ fn cfg(window: u32) -> Config {
     Config {
         rings: 1,
         task_window: window,
+        profile_capacity: 0,
         max_deps: 2,
         max_args: 0,
         ..Config::tiny()
@@ -162,7 +164,16 @@ fn fan_in_makes_the_consumer_ready_exactly_once() {
                 let owned = owned.clone();
                 thread::spawn(move || {
                     let t = owned.tables();
-                    finish(&t, &NoCores, p, &t.sched[0]);
+                    finish(
+                        &t,
+                        p,
+                        Finisher {
+                            ctl: &t.sched[0],
+                            sched: 0,
+                            now: 0,
+                            level: ProfileLevel::Off,
+                        },
+                    );
                 })
             })
             .collect();
@@ -185,7 +196,7 @@ fn fan_in_makes_the_consumer_ready_exactly_once() {
         };
         t.slot(g).meta.store(meta.pack(), Ordering::Relaxed);
         if wire::release_wiring_hold(&t, g) {
-            crate::completion::make_ready(&t, &NoCores, g);
+            crate::completion::make_ready(&t, g, 0, ProfileLevel::Off);
         }
         for f in finishers {
             f.join().unwrap();
@@ -193,7 +204,16 @@ fn fan_in_makes_the_consumer_ready_exactly_once() {
         let q = t.queue(WorkerClass::Dummy);
         assert_eq!(q.pop(), Some(c.raw()), "ready once both producers finished");
         assert_eq!(q.pop(), None, "and only once");
-        finish(&t, &NoCores, c, &t.sched[0]);
+        finish(
+            &t,
+            c,
+            Finisher {
+                ctl: &t.sched[0],
+                sched: 0,
+                now: 0,
+                level: ProfileLevel::Off,
+            },
+        );
         assert_eq!(
             t.rings[0].retired.0.load(Ordering::SeqCst),
             3,

@@ -5,8 +5,8 @@
 use std::vec::Vec;
 
 use crate::config::Config;
-use crate::ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
-use crate::platform::{CorePhase, CoreStatus, Payload, Platform};
+use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
+use crate::profile::{ProfRow, RecordCell};
 use crate::ready_queue::{QueueCell, QueueCtl, ReadyQueue};
 use crate::slot::{Meta, TaskSlot, state};
 use crate::stats::SchedCtl;
@@ -24,6 +24,8 @@ pub(crate) struct Owned {
     qctl: Vec<QueueCtl>,
     cells: Vec<Vec<QueueCell>>,
     sched: Vec<SchedCtl>,
+    prof_rows: Vec<ProfRow>,
+    records: Vec<RecordCell>,
 }
 
 impl Owned {
@@ -32,7 +34,11 @@ impl Owned {
         let cap = cfg.ready_queue_capacity();
         Owned {
             cfg,
-            shared: Shared::new(),
+            shared: Shared::new(&cfg),
+            prof_rows: (0..n).map(|_| ProfRow::new()).collect(),
+            records: (0..cfg.profile_capacity)
+                .map(|_| RecordCell::new())
+                .collect(),
             rings: (0..cfg.rings).map(|_| RingCtl::new()).collect(),
             slots: (0..n).map(|_| TaskSlot::new()).collect(),
             args: (0..n * cfg.max_args as usize)
@@ -60,6 +66,8 @@ impl Owned {
             &self.edges,
             queues,
             &self.sched,
+            &self.prof_rows,
+            &self.records,
         )
     }
 }
@@ -85,30 +93,42 @@ pub(crate) fn plant(t: &Tables<'_>, seq: u64, class: WorkerClass) -> TaskId {
     id
 }
 
-/// A platform with a frozen clock and no cores, for code that only reads the clock.
-pub(crate) struct NoCores;
+#[cfg(not(loom))]
+pub(crate) use no_cores::NoCores;
 
-impl Platform for NoCores {
-    fn now(&self) -> u64 {
-        0
-    }
-    fn ticks_per_us(&self) -> u64 {
-        1
-    }
-    fn has_kernel(&self, _: KernelId) -> bool {
-        true
-    }
-    fn write_payload(&self, _: CoreId, _: Token, _: &Payload<'_>) {}
-    fn ring_doorbell(&self, _: CoreId, _: Token) {}
-    fn core_status(&self, _: CoreId) -> CoreStatus {
-        CoreStatus {
-            token: Token::new(0),
-            phase: CorePhase::Idle,
+#[cfg(not(loom))]
+mod no_cores {
+    use crate::ids::{CoreId, KernelId, Token};
+    use crate::platform::{CorePhase, CoreStatus, Payload, Platform};
+
+    /// A platform with a frozen clock and no cores, for code that only reads the clock.
+    pub(crate) struct NoCores;
+
+    impl Platform for NoCores {
+        fn now(&self) -> u64 {
+            0
         }
-    }
-    fn invalidate(&self, _: *const u8, _: usize) {}
-    fn flush(&self, _: *const u8, _: usize) {}
-    fn spin_hint(&self) {
-        crate::sync::spin_loop();
+        fn ticks_per_us(&self) -> u64 {
+            1
+        }
+        fn has_kernel(&self, _: KernelId) -> bool {
+            true
+        }
+        fn write_payload(&self, _: CoreId, _: Token, _: &Payload<'_>) {}
+        fn ring_doorbell(&self, _: CoreId, _: Token) {}
+        fn core_status(&self, _: CoreId) -> CoreStatus {
+            CoreStatus {
+                token: Token::new(0),
+                phase: CorePhase::Idle,
+            }
+        }
+        fn lane_times(&self, _: CoreId, _: Token) -> Option<(u64, u64)> {
+            None
+        }
+        fn invalidate(&self, _: *const u8, _: usize) {}
+        fn flush(&self, _: *const u8, _: usize) {}
+        fn spin_hint(&self) {
+            crate::sync::spin_loop();
+        }
     }
 }

@@ -47,6 +47,9 @@ pub struct Payload<'a> {
     pub lanes: u8,
     /// Scalar arguments.
     pub args: &'a [u64],
+    /// Record when the kernel starts and ends (profiling at `Tasks`), for
+    /// [`Platform::lane_times`].
+    pub profile: bool,
 }
 
 /// The scheduler's only access to the machine: clock, doorbells, status words, caches.
@@ -78,6 +81,11 @@ pub trait Platform: Sync {
     /// The last token the core reported, with its phase. Acquire ordering: data the kernel
     /// wrote before FIN is visible after a FIN is read. Never blocks.
     fn core_status(&self, core: CoreId) -> CoreStatus;
+
+    /// When the kernel of `token` on `core` started and ended (clock ticks), if its payload
+    /// asked for times and the core has reported FIN for it. Read by the scheduler right after
+    /// it saw that FIN, before the token's buffer is reused. Never blocks.
+    fn lane_times(&self, core: CoreId, token: Token) -> Option<(u64, u64)>;
 
     /// Discards cached copies of `len` bytes at `addr` so the next read sees memory written by
     /// another agent (DMA, a peer chip). A no-op where caches are coherent.

@@ -49,10 +49,11 @@ pub(crate) fn advance_watermark(t: &Tables<'_>, ring: usize) {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use crate::completion::finish;
+    use crate::completion::{Finisher, finish};
     use crate::config::Config;
     use crate::ids::WorkerClass;
-    use crate::owned::{NoCores, Owned, plant};
+    use crate::owned::{Owned, plant};
+    use crate::profile::ProfileLevel;
     use crate::sync::Ordering;
 
     #[test]
@@ -61,10 +62,37 @@ mod tests {
         let t = owned.tables();
         let ids: std::vec::Vec<_> = (0..3).map(|s| plant(&t, s, WorkerClass::Dummy)).collect();
         let retired = || t.rings[0].retired.0.load(Ordering::SeqCst);
-        finish(&t, &NoCores, ids[2], &t.sched[0]);
-        finish(&t, &NoCores, ids[1], &t.sched[0]);
+        finish(
+            &t,
+            ids[2],
+            Finisher {
+                ctl: &t.sched[0],
+                sched: 0,
+                now: 0,
+                level: ProfileLevel::Off,
+            },
+        );
+        finish(
+            &t,
+            ids[1],
+            Finisher {
+                ctl: &t.sched[0],
+                sched: 0,
+                now: 0,
+                level: ProfileLevel::Off,
+            },
+        );
         assert_eq!(retired(), 0, "task 0 still holds the head");
-        finish(&t, &NoCores, ids[0], &t.sched[0]);
+        finish(
+            &t,
+            ids[0],
+            Finisher {
+                ctl: &t.sched[0],
+                sched: 0,
+                now: 0,
+                level: ProfileLevel::Off,
+            },
+        );
         assert_eq!(retired(), 3, "one advance passes every consumed slot");
     }
 }

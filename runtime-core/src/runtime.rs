@@ -6,6 +6,7 @@ use crate::error::{ClaimError, FatalError, FatalKind};
 use crate::ids::WorkerClass;
 use crate::layout::{REGION_ALIGN, RegionLayout};
 use crate::platform::Platform;
+use crate::profile::{PhaseCounters, ProfRow, ProfileLevel, RecordCell, TaskRecord};
 use crate::raw::region::Carver;
 use crate::ready_queue::{QueueCell, QueueCtl, ReadyQueue};
 use crate::scheduler::Scheduler;
@@ -38,6 +39,8 @@ pub struct RunReport {
     pub error: Option<FatalError>,
     /// Ready-to-complete latency in clock ticks (empty unless `record_latency`).
     pub latency: LatencyHistogram,
+    /// Task records that did not fit the profile ring.
+    pub profile_dropped: u64,
 }
 
 impl<'r> Runtime<'r> {
@@ -62,7 +65,7 @@ impl<'r> Runtime<'r> {
         };
         let mut c = Carver::new(region);
         let shared = c
-            .place(layout.shared.offset, 1, |_| Shared::new())
+            .place(layout.shared.offset, 1, |_| Shared::new(&cfg))
             .map_err(too_small)?;
         let rings = c
             .place(layout.rings.offset, layout.rings.count, |_| RingCtl::new())
@@ -90,9 +93,21 @@ impl<'r> Runtime<'r> {
                 .place(span.offset, span.count, QueueCell::new)
                 .map_err(too_small)?;
         }
+        let prof_rows = c
+            .place(layout.prof_rows.offset, layout.prof_rows.count, |_| {
+                ProfRow::new()
+            })
+            .map_err(too_small)?;
+        let records = c
+            .place(layout.records.offset, layout.records.count, |_| {
+                RecordCell::new()
+            })
+            .map_err(too_small)?;
         let queues = core::array::from_fn(|i| ReadyQueue::new(cells[i], &qctl[i]));
         Ok(Runtime {
-            t: Tables::new(cfg, &shared[0], rings, slots, args, edges, queues, sched),
+            t: Tables::new(
+                cfg, &shared[0], rings, slots, args, edges, queues, sched, prof_rows, records,
+            ),
         })
     }
 
@@ -143,6 +158,25 @@ impl<'r> Runtime<'r> {
         Ok(Scheduler::new(self.t, platform, index, ctl))
     }
 
+    /// Changes what the runtime measures, effective at each thread's next check.
+    pub fn set_profile_level(&self, level: ProfileLevel) {
+        self.t.shared.prof.set_level(level);
+    }
+
+    /// The task records written so far (exact once every thread has stopped), in the order
+    /// the tasks finished.
+    pub fn task_records(&self) -> impl Iterator<Item = TaskRecord> + '_ {
+        self.t.shared.prof.records(self.t.records)
+    }
+
+    /// Phase counters of scheduler `index`.
+    pub fn phase_counters(&self, index: u8) -> Option<PhaseCounters> {
+        self.t
+            .sched
+            .get(index as usize)
+            .map(SchedCtl::phase_counters)
+    }
+
     /// The first fatal error, if the run has failed.
     pub fn error(&self) -> Option<FatalError> {
         self.t.shared.status.get()
@@ -173,6 +207,7 @@ impl<'r> Runtime<'r> {
             .map(|r| r.next.0.load(Ordering::Acquire) - r.retired.0.load(Ordering::Acquire))
             .sum();
         RunReport {
+            profile_dropped: t.shared.prof.dropped(t.records.len()),
             submitted: t.shared.submitted.0.load(Ordering::Acquire),
             finished: t.finished(),
             dispatched,

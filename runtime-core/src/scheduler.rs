@@ -2,12 +2,13 @@
 //! until every submitted task finished or the run failed.
 #![forbid(unsafe_code)]
 
-use crate::completion::finish;
+use crate::completion::{Finisher, finish};
 use crate::config::MAX_ARGS;
 use crate::dispatch::{CoreTable, Inflight};
 use crate::error::{FatalError, FatalKind};
 use crate::ids::{TaskId, WorkerClass};
 use crate::platform::{CorePhase, Payload, Platform};
+use crate::profile::{PHASES, Phase, ProfileLevel};
 use crate::slot::Meta;
 use crate::stats::SchedCtl;
 use crate::sync::Ordering;
@@ -40,6 +41,17 @@ pub struct Scheduler<'r, 'p, P: Platform> {
     timeout_ticks: u64,
     loops: u64,
     dispatched: u64,
+    index: u8,
+    /// Whether this iteration reads the clock (profiling or latency recording is on).
+    clocked: bool,
+    /// Whether this iteration records per-task times.
+    tasks_level: bool,
+    /// The profiling level read for this iteration.
+    level: ProfileLevel,
+    /// The lap clock: the time of the last phase cut.
+    now: u64,
+    /// Ticks of this iteration, by phase.
+    lap: [u64; PHASES],
 }
 
 impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
@@ -55,6 +67,12 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
                 .saturating_mul(p.ticks_per_us().max(1)),
             loops: 0,
             dispatched: 0,
+            index,
+            clocked: false,
+            tasks_level: false,
+            level: ProfileLevel::Off,
+            now: 0,
+            lap: [0; PHASES],
         }
     }
 
@@ -86,7 +104,14 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         if self.t.shared.status.failed() {
             return Step::Failed;
         }
+        let level = self.t.shared.prof.level();
+        self.level = level;
+        self.tasks_level = level == ProfileLevel::Tasks;
+        self.clocked = level != ProfileLevel::Off || self.t.cfg.record_latency;
+        // Time since the last cut: the spin hint after an idle iteration.
+        self.cut(Phase::Idle);
         let mut progress = self.poll_completions();
+        self.cut(Phase::Complete);
         let (mixed, mix_waiting) = self.dispatch_mix();
         // MIX has strict priority on the cores of MIX-capable clusters: while a MIX task waits,
         // single-core tasks go elsewhere, so those clusters drain and the MIX task starts.
@@ -94,7 +119,12 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         progress |= mixed;
         progress |= self.dispatch_single(WorkerClass::Aic, reserved);
         progress |= self.dispatch_single(WorkerClass::Aiv, reserved);
+        self.cut(Phase::Dispatch);
         progress |= self.finish_dummies();
+        self.cut(Phase::Complete);
+        if level != ProfileLevel::Off {
+            self.flush_phases(progress);
+        }
         if (self.loops as u32).is_multiple_of(WATCHDOG_EVERY) {
             self.watchdog();
         }
@@ -115,6 +145,42 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             .status
             .wait_published()
             .unwrap_or(FatalError::new(FatalKind::Aborted))
+    }
+
+    /// Cuts the lap clock: the time since the last cut goes to `phase`.
+    #[inline]
+    fn cut(&mut self, phase: Phase) {
+        if !self.clocked {
+            return;
+        }
+        let now = self.p.now();
+        if self.now != 0 {
+            self.lap[phase as usize] += now.saturating_sub(self.now);
+        }
+        self.now = now;
+    }
+
+    /// Adds this iteration's lap to the phase counters: by phase if it made progress, all to
+    /// idle if it did not. The phases sum to the time between the first and the last cut.
+    fn flush_phases(&mut self, progress: bool) {
+        let lap = core::mem::take(&mut self.lap);
+        if progress {
+            for (counter, ticks) in self.ctl.phases.iter().zip(lap) {
+                SchedCtl::bump(counter, ticks);
+            }
+        } else {
+            SchedCtl::bump(&self.ctl.phases[Phase::Idle as usize], lap.iter().sum());
+        }
+        SchedCtl::bump(&self.ctl.phase_loops, 1);
+    }
+
+    fn finisher(&self) -> Finisher<'r> {
+        Finisher {
+            ctl: self.ctl,
+            sched: self.index,
+            now: self.now,
+            level: self.level,
+        }
     }
 
     fn all_done(&self) -> bool {
@@ -198,13 +264,30 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
     /// The running lane of local core `i` finished: retire it, and finish its task if it was
     /// the task's last lane.
     fn complete_lane(&mut self, i: usize, lane: Inflight) {
+        let core = self.cores.cores[i].id;
         self.cores.retire_running(i);
-        let slot = self.t.slot(self.t.gslot(lane.task));
+        let g = self.t.gslot(lane.task);
+        if self.tasks_level {
+            // A fresh stamp: the FIN was read after this iteration's first cut.
+            self.cut(Phase::Complete);
+            let row = &self.t.prof_rows[g];
+            if let Some((start, end)) = self.p.lane_times(core, lane.token) {
+                let first = row.start.load(Ordering::Relaxed);
+                row.start.store(
+                    if first == 0 { start } else { first.min(start) },
+                    Ordering::Relaxed,
+                );
+                row.end
+                    .store(row.end.load(Ordering::Relaxed).max(end), Ordering::Relaxed);
+            }
+            row.fin.store(self.now, Ordering::Relaxed);
+        }
+        let slot = self.t.slot(g);
         let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
         if meta.class == WorkerClass::Mix && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
             return;
         }
-        finish(&self.t, self.p, lane.task, self.ctl);
+        finish(&self.t, lane.task, self.finisher());
     }
 
     /// Fills idle cores of `class` (except `reserved` ones) first, then pending slots, while
@@ -273,7 +356,15 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             lane,
             lanes,
             args: &buf[..n],
+            profile: self.tasks_level,
         };
+        if self.tasks_level && lane == 0 {
+            // A fresh stamp: the task may have become ready after this phase began.
+            self.cut(Phase::Dispatch);
+            let row = &self.t.prof_rows[g];
+            row.dispatch.store(self.now, Ordering::Relaxed);
+            row.core.store(core.id.0 as u64, Ordering::Relaxed);
+        }
         self.p.write_payload(core.id, token, &payload);
         self.p.ring_doorbell(core.id, token);
         self.cores.occupy(i, Inflight { task, token });
@@ -286,7 +377,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         let mut progress = false;
         for _ in 0..DUMMY_BATCH {
             let Some(raw) = q.pop() else { break };
-            finish(&self.t, self.p, TaskId::from_raw(raw), self.ctl);
+            finish(&self.t, TaskId::from_raw(raw), self.finisher());
             progress = true;
         }
         progress

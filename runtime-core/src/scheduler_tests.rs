@@ -66,6 +66,9 @@ impl Platform for Script {
     fn core_status(&self, core: CoreId) -> CoreStatus {
         *self.status[core.0 as usize].lock().unwrap()
     }
+    fn lane_times(&self, _: CoreId, _: Token) -> Option<(u64, u64)> {
+        None
+    }
     fn invalidate(&self, _: *const u8, _: usize) {}
     fn flush(&self, _: *const u8, _: usize) {}
     fn spin_hint(&self) {}

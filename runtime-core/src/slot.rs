@@ -24,8 +24,6 @@ pub(crate) struct TaskSlot {
     pub(crate) seq: AtomicU64,
     /// Kernel, class and counts, packed by [`Meta`] (orchestrator, at submit).
     pub(crate) meta: AtomicU64,
-    /// Clock when the task became ready, if latency recording is on.
-    pub(crate) ready_at: AtomicU64,
     /// One of [`state`].
     pub(crate) state: AtomicU32,
     /// Producers still to finish, plus one while the orchestrator is wiring.
@@ -44,7 +42,6 @@ impl TaskSlot {
         TaskSlot {
             seq: AtomicU64::new(u64::MAX),
             meta: AtomicU64::new(0),
-            ready_at: AtomicU64::new(0),
             state: AtomicU32::new(state::FREE),
             pending: AtomicU32::new(0),
             holds: AtomicU32::new(0),

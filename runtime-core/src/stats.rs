@@ -1,6 +1,7 @@
 //! Per-scheduler counters and the ready-to-complete latency histogram.
 #![forbid(unsafe_code)]
 
+use crate::profile::{PHASES, PhaseCounters};
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
 /// Buckets of a [`LatencyHistogram`]: exact below 16, then 8 sub-buckets per power of two.
@@ -91,6 +92,10 @@ pub(crate) struct SchedCtl {
     pub(crate) loops: AtomicU64,
     /// Ready-to-complete latencies, when recording is on.
     pub(crate) latency: [AtomicU64; LATENCY_BUCKETS],
+    /// Ticks per loop phase, when profiling is at least `Counters`.
+    pub(crate) phases: [AtomicU64; PHASES],
+    /// Loop iterations the phases cover.
+    pub(crate) phase_loops: AtomicU64,
 }
 
 impl SchedCtl {
@@ -102,6 +107,8 @@ impl SchedCtl {
             stale_fins: AtomicU64::new(0),
             loops: AtomicU64::new(0),
             latency: core::array::from_fn(|_| AtomicU64::new(0)),
+            phases: core::array::from_fn(|_| AtomicU64::new(0)),
+            phase_loops: AtomicU64::new(0),
         }
     }
 
@@ -109,6 +116,15 @@ impl SchedCtl {
     #[inline]
     pub(crate) fn bump(counter: &AtomicU64, n: u64) {
         counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn phase_counters(&self) -> PhaseCounters {
+        let ticks: [u64; PHASES] = core::array::from_fn(|i| self.phases[i].load(Ordering::Relaxed));
+        PhaseCounters {
+            ticks,
+            total: ticks.iter().sum(),
+            loops: self.phase_loops.load(Ordering::Relaxed),
+        }
     }
 
     pub(crate) fn histogram(&self) -> LatencyHistogram {

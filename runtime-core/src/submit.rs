@@ -6,6 +6,7 @@ use crate::config::MAX_RINGS;
 use crate::error::SubmitError;
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
 use crate::platform::Platform;
+use crate::profile::ProfileLevel;
 use crate::slot::{Meta, state};
 use crate::sync::Ordering;
 use crate::tables::{EDGE_EMPTY, Tables};
@@ -100,6 +101,12 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             return Err(SubmitError::SequenceExhausted { ring: spec.ring });
         }
         self.wait_for_slot(ring, seq)?;
+        let level = t.shared.prof.level();
+        let now = if t.cfg.record_latency || level != ProfileLevel::Off {
+            self.p.now()
+        } else {
+            0
+        };
 
         let id = TaskId::new(t.cfg.epoch, spec.ring, Seq(seq));
         let g = t.gslot(id);
@@ -112,6 +119,9 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         slot.state.store(state::PENDING, Ordering::Relaxed);
         for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
             dst.store(a, Ordering::Relaxed);
+        }
+        if level == ProfileLevel::Tasks {
+            t.prof_rows[g].reset(now);
         }
         // Published last: an advancing scheduler that reads this sequence number sees the
         // state above, never the previous tenant's CONSUMED.
@@ -143,7 +153,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             .0
             .store(self.submitted, Ordering::Release);
         if wire::release_wiring_hold(&t, g) {
-            make_ready(&t, self.p, g);
+            make_ready(&t, g, now, level);
         }
         Ok(id)
     }

@@ -3,6 +3,7 @@
 
 use crate::config::Config;
 use crate::ids::{Seq, TaskId, WorkerClass};
+use crate::profile::{ProfCtl, ProfRow, RecordCell};
 use crate::ready_queue::{CachePadded, ReadyQueue};
 use crate::slot::TaskSlot;
 use crate::stats::SchedCtl;
@@ -58,11 +59,14 @@ pub(crate) struct Shared {
     pub(crate) orch_done: CachePadded<AtomicU32>,
     /// 1 once an orchestrator handle was taken.
     pub(crate) orch_claimed: AtomicU32,
+    /// Profiling level and record ring position.
+    pub(crate) prof: ProfCtl,
 }
 
 impl Shared {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(cfg: &Config) -> Self {
         Shared {
+            prof: ProfCtl::new(cfg.profile),
             status: RunStatus::new(),
             submitted: CachePadded(AtomicU64::new(0)),
             orch_done: CachePadded(AtomicU32::new(0)),
@@ -86,6 +90,10 @@ pub(crate) struct Tables<'r> {
     pub(crate) edges: &'r [Edge],
     pub(crate) queues: [ReadyQueue<'r>; WorkerClass::COUNT],
     pub(crate) sched: &'r [SchedCtl],
+    /// Timestamps of each live task, beside its slot.
+    pub(crate) prof_rows: &'r [ProfRow],
+    /// The profile ring.
+    pub(crate) records: &'r [RecordCell],
 }
 
 impl<'r> Tables<'r> {
@@ -161,6 +169,8 @@ impl<'r> Tables<'r> {
         edges: &'r [Edge],
         queues: [ReadyQueue<'r>; WorkerClass::COUNT],
         sched: &'r [SchedCtl],
+        prof_rows: &'r [ProfRow],
+        records: &'r [RecordCell],
     ) -> Self {
         Tables {
             cfg,
@@ -175,6 +185,8 @@ impl<'r> Tables<'r> {
             edges,
             queues,
             sched,
+            prof_rows,
+            records,
         }
     }
 }

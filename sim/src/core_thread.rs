@@ -4,7 +4,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use pto_runtime_core::{CoreId, MAX_ARGS, Token};
+use pto_runtime_core::{CoreId, MAX_ARGS, Platform, Token};
 
 use crate::kernels::{KernelCtx, error_code};
 use crate::platform::{SimCore, SimPlatform, phase, read_payload, status_word};
@@ -57,12 +57,20 @@ fn run_token(
         lanes,
         args: &args[..n],
     };
+    let buf = &core.payload[(token.bits() & 1) as usize];
+    let timed = buf.shape.load(Ordering::Relaxed) >> 24 & 1 == 1;
+    if timed {
+        buf.start.store(p.now(), Ordering::Relaxed);
+    }
     let result = match p.kernels.get(kernel) {
         None => Err(error_code::UNKNOWN_KERNEL),
         Some(f) => {
             catch_unwind(AssertUnwindSafe(|| f(&ctx))).unwrap_or(Err(error_code::KERNEL_PANICKED))
         }
     };
+    if timed {
+        buf.end.store(p.now(), Ordering::Relaxed);
+    }
     let word = match result {
         Ok(()) => status_word(token, phase::FIN, 0),
         Err(code) => {

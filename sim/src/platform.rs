@@ -22,8 +22,11 @@ pub(crate) struct PayloadBuf {
     pub(crate) rung: AtomicU32,
     pub(crate) task: AtomicU64,
     pub(crate) kernel: AtomicU32,
-    /// `lane | lanes << 8 | nargs << 16`.
+    /// `lane | lanes << 8 | nargs << 16 | profile << 24`.
     pub(crate) shape: AtomicU32,
+    /// When the kernel started and ended, if the payload asked (written before FIN).
+    pub(crate) start: AtomicU64,
+    pub(crate) end: AtomicU64,
     pub(crate) args: [AtomicU64; MAX_ARGS as usize],
 }
 
@@ -34,6 +37,8 @@ impl PayloadBuf {
             task: AtomicU64::new(0),
             kernel: AtomicU32::new(0),
             shape: AtomicU32::new(0),
+            start: AtomicU64::new(0),
+            end: AtomicU64::new(0),
             args: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
@@ -146,7 +151,10 @@ impl Platform for SimPlatform {
         buf.kernel.store(payload.kernel.0, Ordering::Relaxed);
         let n = payload.args.len().min(MAX_ARGS as usize);
         buf.shape.store(
-            payload.lane as u32 | (payload.lanes as u32) << 8 | (n as u32) << 16,
+            payload.lane as u32
+                | (payload.lanes as u32) << 8
+                | (n as u32) << 16
+                | (payload.profile as u32) << 24,
             Ordering::Relaxed,
         );
         for (dst, &a) in buf.args.iter().zip(&payload.args[..n]) {
@@ -182,6 +190,17 @@ impl Platform for SimPlatform {
         CoreStatus { token, phase }
     }
 
+    fn lane_times(&self, core: CoreId, token: Token) -> Option<(u64, u64)> {
+        let buf = &self.core(core)?.payload[(token.bits() & 1) as usize];
+        if buf.shape.load(Ordering::Relaxed) >> 24 & 1 == 0 {
+            return None;
+        }
+        Some((
+            buf.start.load(Ordering::Relaxed),
+            buf.end.load(Ordering::Relaxed),
+        ))
+    }
+
     fn invalidate(&self, _addr: *const u8, _len: usize) {}
 
     fn flush(&self, _addr: *const u8, _len: usize) {}
@@ -211,7 +230,7 @@ pub(crate) fn read_payload(
 ) -> (TaskId, KernelId, u8, u8, usize) {
     let buf = &core.payload[(token.bits() & 1) as usize];
     let shape = buf.shape.load(Ordering::Relaxed);
-    let n = ((shape >> 16) as usize).min(MAX_ARGS as usize);
+    let n = (((shape >> 16) & 0xff) as usize).min(MAX_ARGS as usize);
     for (dst, src) in args[..n].iter_mut().zip(buf.args.iter()) {
         *dst = src.load(Ordering::Relaxed);
     }

@@ -1,0 +1,140 @@
+//! Profiling as a run-time flag, end to end on the simulator: every task (normal, MIX, DUMMY)
+//! reaches the profile through the one completion funnel, and the phase counters add up.
+
+use std::collections::BTreeSet;
+
+use pto_runtime_core::{
+    Config, KernelId, PhaseCounters, ProfileLevel, RegionLayout, RunReport, Runtime, TaskId,
+    TaskRecord, TaskSpec, WorkerClass,
+};
+use pto_sim::{KernelTable, Region, SimMachine, SimOptions};
+
+const K: KernelId = KernelId(0);
+const TASKS: usize = 200;
+
+/// What a profiled run left in its region.
+struct Profiled {
+    submitted: Vec<(TaskId, WorkerClass)>,
+    records: Vec<TaskRecord>,
+    phases: Vec<PhaseCounters>,
+    report: RunReport,
+}
+
+/// Runs 200 tasks of every class (a third of them chained) at `level`.
+fn run_at(level: ProfileLevel, capacity: u32) -> Profiled {
+    let cfg = Config {
+        profile: level,
+        profile_capacity: capacity,
+        schedulers: 2,
+        aic_cores: 2,
+        aiv_cores: 4,
+        task_window: 8,
+        ..Config::tiny()
+    };
+    let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size());
+    let rt = Runtime::init(region.bytes(), cfg).unwrap();
+    let kernels = KernelTable::new().with(K, |_| Ok(()));
+    let machine = SimMachine::start(&cfg, kernels, SimOptions::default()).unwrap();
+    let p = machine.platform();
+    let mut o = rt.orchestrator(p).unwrap();
+    let scheds: Vec<_> = (0..cfg.schedulers)
+        .map(|i| rt.scheduler(i, p).unwrap())
+        .collect();
+    let submitted = std::thread::scope(|s| {
+        let hs: Vec<_> = scheds
+            .into_iter()
+            .map(|sc| s.spawn(move || sc.run()))
+            .collect();
+        let mut submitted = Vec::new();
+        let mut prev: Option<TaskId> = None;
+        for i in 0..TASKS {
+            let class = WorkerClass::ALL[i % 4];
+            let deps: Vec<TaskId> = prev.into_iter().filter(|_| i % 3 == 0).collect();
+            let id = o.submit(&TaskSpec::new(K, class).deps(&deps)).unwrap();
+            submitted.push((id, class));
+            prev = Some(id);
+        }
+        drop(o);
+        for h in hs {
+            h.join().unwrap().unwrap();
+        }
+        submitted
+    });
+    Profiled {
+        submitted,
+        records: rt.task_records().collect(),
+        phases: (0..cfg.schedulers)
+            .map(|i| rt.phase_counters(i).unwrap())
+            .collect(),
+        report: rt.report(),
+    }
+}
+
+#[test]
+fn tasks_level_has_one_ordered_record_per_task_of_every_class() {
+    let run = run_at(ProfileLevel::Tasks, 1024);
+    assert_eq!(run.report.finished, TASKS as u64);
+    assert_eq!(run.report.profile_dropped, 0);
+    assert_eq!(run.records.len(), TASKS, "one record per task");
+    let ids: BTreeSet<u64> = run.records.iter().map(|r| r.task.raw()).collect();
+    assert_eq!(ids, run.submitted.iter().map(|(id, _)| id.raw()).collect());
+    for r in &run.records {
+        let class = run
+            .submitted
+            .iter()
+            .find(|(id, _)| *id == r.task)
+            .unwrap()
+            .1;
+        assert_eq!(r.class, class);
+        assert!(
+            r.submit > 0 && r.submit <= r.ready && r.ready <= r.complete,
+            "{r:?}"
+        );
+        if class == WorkerClass::Dummy {
+            assert_eq!(
+                (r.core, r.start, r.end, r.dispatch),
+                (None, 0, 0, 0),
+                "{r:?}"
+            );
+        } else {
+            assert!(r.core.is_some(), "{r:?}");
+            let order = [r.ready, r.dispatch, r.start, r.end, r.fin, r.complete];
+            assert!(
+                order.windows(2).all(|w| w[0] <= w[1]),
+                "out of order: {r:?}"
+            );
+        }
+        assert_eq!(r.deferred_done, 0, "nothing here is deferred");
+    }
+}
+
+#[test]
+fn counters_add_up_to_the_loop_total_and_cover_every_phase_that_ran() {
+    for level in [ProfileLevel::Counters, ProfileLevel::Tasks] {
+        let run = run_at(level, 1024);
+        for c in &run.phases {
+            assert_eq!(c.ticks.iter().sum::<u64>(), c.total);
+            assert!(c.loops > 0 && c.total > 0, "{c:?}");
+        }
+        let all: u64 = run.phases.iter().map(|c| c.ticks[0] + c.ticks[1]).sum();
+        assert!(all > 0, "complete and dispatch took time somewhere");
+        if level == ProfileLevel::Counters {
+            assert!(run.records.is_empty(), "counters keep no task records");
+        }
+    }
+}
+
+#[test]
+fn off_measures_nothing() {
+    let run = run_at(ProfileLevel::Off, 1024);
+    assert!(run.records.is_empty());
+    assert!(run.phases.iter().all(|c| c.total == 0 && c.loops == 0));
+}
+
+#[test]
+fn a_full_profile_ring_counts_what_it_dropped_and_never_blocks() {
+    let run = run_at(ProfileLevel::Tasks, 50);
+    assert_eq!(run.report.finished, TASKS as u64, "the run went on");
+    assert_eq!(run.records.len(), 50);
+    assert_eq!(run.report.profile_dropped, (TASKS - 50) as u64);
+}
