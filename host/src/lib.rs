@@ -12,3 +12,4 @@
 #![deny(missing_docs)]
 
 pub mod bench;
+pub mod profile;

@@ -61,6 +61,87 @@ fn bad_options_are_errors_not_panics() {
     let out = launch(&["bench", "--aic", "0", "--aiv", "0"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("at least one core"));
+    let out = launch(&[
+        "bench",
+        "--tasks",
+        "10",
+        "--repeat",
+        "1",
+        "--trace",
+        "/nonexistent/dir/t.json",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write the trace"));
     let out = launch(&["bench", "--workload", "nonsense"]);
     assert_eq!(out.status.code(), Some(2), "clap's usage error");
+}
+
+#[test]
+fn profile_tasks_writes_a_trace_with_a_track_per_core_and_scheduler() {
+    let dir = std::env::temp_dir().join(format!("pto-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.trace.json");
+    let out = launch(&[
+        "bench",
+        "--workload",
+        "random",
+        "--tasks",
+        "300",
+        "--repeat",
+        "1",
+        "--json",
+        "--trace",
+        path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["profile"], "tasks", "--trace implies --profile tasks");
+    assert_eq!(v["profile_summary"]["records"], 300);
+    assert_eq!(v["profile_summary"]["dropped_records"], 0);
+    let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    let names: Vec<&str> = events
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    assert!(names.contains(&"scheduler 0"), "{names:?}");
+    assert!(names.iter().any(|n| n.starts_with("core ")), "{names:?}");
+    let slices = events.iter().filter(|e| e["ph"] == "X").count();
+    assert!(
+        slices >= 300,
+        "a scheduler slice per task, plus kernel slices: {slices}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn profile_counters_prints_phases_that_sum_to_the_loop() {
+    let out = launch(&[
+        "bench",
+        "--tasks",
+        "500",
+        "--repeat",
+        "1",
+        "--json",
+        "--profile",
+        "counters",
+    ]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pct: f64 = v["profile_summary"]["phase_percent"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_f64().unwrap())
+        .sum();
+    assert!((pct - 100.0).abs() < 1e-6, "phases sum to the loop: {pct}");
+    assert_eq!(
+        v["profile_summary"]["records"], 0,
+        "counters keep no task records"
+    );
 }

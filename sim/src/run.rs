@@ -2,7 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use pto_runtime_core::{Config, Orchestrator, RegionLayout, RunReport, Runtime};
+use pto_runtime_core::{
+    Config, Orchestrator, PhaseCounters, Platform, RegionLayout, RunReport, Runtime, TaskRecord,
+};
 
 use crate::error::SimError;
 use crate::kernels::KernelTable;
@@ -19,6 +21,12 @@ pub struct SimRun<R> {
     pub wall: Duration,
     /// What the orchestration returned.
     pub value: R,
+    /// The task records (profiling at `Tasks`), in the order the tasks finished.
+    pub records: Vec<TaskRecord>,
+    /// Each scheduler's phase counters (profiling at `Counters` or above).
+    pub phases: Vec<PhaseCounters>,
+    /// Clock ticks per microsecond of the timestamps.
+    pub ticks_per_us: u64,
 }
 
 impl<R> SimRun<R> {
@@ -115,6 +123,11 @@ where
         return Err(SimError::SchedulerPanicked(i));
     }
     Ok(SimRun {
+        records: rt.task_records().collect(),
+        phases: (0..cfg.schedulers)
+            .filter_map(|i| rt.phase_counters(i))
+            .collect(),
+        ticks_per_us: platform.ticks_per_us(),
         report: rt.report(),
         wall,
         value,

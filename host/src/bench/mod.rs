@@ -3,5 +3,5 @@
 mod report;
 mod workload;
 
-pub use report::{BenchResult, run_bench};
+pub use report::{BenchOutcome, BenchResult, run_bench};
 pub use workload::{BenchError, Workload, submit_workload};

@@ -2,7 +2,9 @@
 
 use std::fmt;
 
-use pto_runtime_core::Config;
+use pto_runtime_core::{Config, ProfileLevel, TaskRecord};
+
+use crate::profile::ProfileSummary;
 use pto_sim::{SimOptions, run};
 
 use super::workload::{BenchError, Workload, bench_kernels, submit_workload};
@@ -32,6 +34,21 @@ pub struct BenchResult {
     pub repeats: u32,
     /// Every run's ns per task, in run order.
     pub runs_ns_per_task: Vec<f64>,
+    /// The profiling level of the runs (`off`, `counters`, `tasks`).
+    pub profile: String,
+    /// Phases, deferred waits and dropped records of the last run (unless `off`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile_summary: Option<ProfileSummary>,
+}
+
+/// A bench's figures, and the task records of its last run (for a trace).
+pub struct BenchOutcome {
+    /// The figures.
+    pub result: BenchResult,
+    /// Task records of the last run (empty unless profiling at `Tasks`).
+    pub records: Vec<TaskRecord>,
+    /// Clock ticks per µs of the records' timestamps.
+    pub ticks_per_us: u64,
 }
 
 /// Runs `workload` `repeats` times (after one warm-up run) and takes medians.
@@ -42,7 +59,7 @@ pub fn run_bench(
     tasks: u64,
     repeats: u32,
     seed: u64,
-) -> Result<BenchResult, BenchError> {
+) -> Result<BenchOutcome, BenchError> {
     if tasks == 0 || repeats == 0 {
         return Err(BenchError::Usage(
             "--tasks and --repeat must be at least 1".into(),
@@ -51,6 +68,7 @@ pub fn run_bench(
     let mut runs = Vec::new();
     let mut latency = pto_runtime_core::LatencyHistogram::default();
     let mut submitted = 0;
+    let mut last = None;
     for r in 0..=repeats {
         let out = run(cfg, bench_kernels(), sim, |o| {
             submit_workload(&cfg, workload, tasks, seed, |spec| o.submit(spec))
@@ -62,12 +80,24 @@ pub fn run_bench(
         }
         runs.push(out.wall.as_nanos() as f64 / submitted as f64);
         latency.merge(&out.report.latency);
+        last = Some(out);
     }
+    let last = last.ok_or_else(|| BenchError::Usage("no run was measured".into()))?;
+    let profile_summary = (cfg.profile != ProfileLevel::Off).then(|| {
+        ProfileSummary::new(
+            &last.phases,
+            &last.records,
+            last.report.profile_dropped,
+            last.ticks_per_us,
+        )
+    });
     let mut sorted = runs.clone();
     sorted.sort_by(f64::total_cmp);
     let median = sorted[sorted.len() / 2];
     // The simulator's clock counts nanoseconds.
-    Ok(BenchResult {
+    let result = BenchResult {
+        profile: format!("{:?}", cfg.profile).to_lowercase(),
+        profile_summary,
         workload,
         tasks: submitted,
         ns_per_task: median,
@@ -79,6 +109,11 @@ pub fn run_bench(
         aiv: cfg.aiv_cores,
         repeats,
         runs_ns_per_task: runs,
+    };
+    Ok(BenchOutcome {
+        result,
+        records: last.records,
+        ticks_per_us: last.ticks_per_us,
     })
 }
 
@@ -98,6 +133,10 @@ impl fmt::Display for BenchResult {
             f,
             "  ready->done p50 {} ns   p99 {} ns",
             self.p50_ready_to_complete_ns, self.p99_ready_to_complete_ns
-        )
+        )?;
+        if let Some(s) = &self.profile_summary {
+            write!(f, "\nprofile {} (last run):\n{s}", self.profile)?;
+        }
+        Ok(())
     }
 }

@@ -1,10 +1,12 @@
 //! `pto-launch`: runs PTO jobs and benchmarks.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use pto_host::bench::{Workload, run_bench};
-use pto_runtime_core::Config;
+use pto_host::profile::chrome_trace;
+use pto_runtime_core::{Config, ProfileLevel};
 use pto_sim::SimOptions;
 
 /// Launcher of the PTO device runtime (simulator backend by default).
@@ -57,44 +59,93 @@ struct BenchArgs {
     /// Seed of the random workload.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// What the runtime measures: `counters` adds per-scheduler phase times, `tasks` also one
+    /// record per task (a run-time flag: the same binary).
+    #[arg(long, value_enum, default_value = "off")]
+    profile: Profile,
+    /// Write the last run's task records as a Chrome trace (open it in Perfetto); implies
+    /// `--profile tasks`.
+    #[arg(long, value_name = "FILE.json")]
+    trace: Option<PathBuf>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
 }
 
+/// `--profile` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Profile {
+    /// Measure nothing.
+    Off,
+    /// Per-scheduler phase counters.
+    Counters,
+    /// Counters and one record per task.
+    Tasks,
+}
+
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let cli = Cli::parse();
-    match cli.command {
-        Command::Bench(a) => {
-            let cfg = Config {
-                rings: 1,
-                task_window: a.task_window,
-                aic_cores: a.aic,
-                aiv_cores: a.aiv,
-                schedulers: a.schedulers,
-                record_latency: true,
-                ..Config::default()
-            };
-            let sim = SimOptions {
-                spin_before_park: a.spin_before_park,
-                pin_threads: !a.no_pin,
-            };
-            match run_bench(cfg, sim, a.workload, a.tasks, a.repeat, a.seed) {
-                Ok(r) if a.json => match serde_json::to_string(&r) {
-                    Ok(s) => println!("{s}"),
-                    Err(e) => {
-                        eprintln!("error: cannot encode the result: {e}");
-                        return ExitCode::FAILURE;
-                    }
-                },
-                Ok(r) => println!("{r}"),
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::FAILURE;
-                }
-            }
+    let result = match cli.command {
+        Command::Bench(a) => bench(&a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
         }
     }
-    ExitCode::SUCCESS
+}
+
+fn bench(a: &BenchArgs) -> Result<(), String> {
+    let profile = match (a.profile, &a.trace) {
+        (_, Some(_)) | (Profile::Tasks, None) => ProfileLevel::Tasks,
+        (Profile::Counters, None) => ProfileLevel::Counters,
+        (Profile::Off, None) => ProfileLevel::Off,
+    };
+    let records = if profile == ProfileLevel::Tasks {
+        // Room for every task of a run (fanout adds joins), within 4 Mi records.
+        (a.tasks.saturating_mul(2).saturating_add(1024)).min(1 << 22) as u32
+    } else {
+        0
+    };
+    let cfg = Config {
+        rings: 1,
+        task_window: a.task_window,
+        aic_cores: a.aic,
+        aiv_cores: a.aiv,
+        schedulers: a.schedulers,
+        record_latency: true,
+        profile,
+        profile_capacity: records,
+        ..Config::default()
+    };
+    let sim = SimOptions {
+        spin_before_park: a.spin_before_park,
+        pin_threads: !a.no_pin,
+    };
+    let out =
+        run_bench(cfg, sim, a.workload, a.tasks, a.repeat, a.seed).map_err(|e| e.to_string())?;
+    if let Some(path) = &a.trace {
+        let trace = chrome_trace(&out.records, out.ticks_per_us);
+        let text =
+            serde_json::to_string(&trace).map_err(|e| format!("cannot encode the trace: {e}"))?;
+        std::fs::write(path, text)
+            .map_err(|e| format!("cannot write the trace to {}: {e}", path.display()))?;
+    }
+    if a.json {
+        let s = serde_json::to_string(&out.result)
+            .map_err(|e| format!("cannot encode the result: {e}"))?;
+        println!("{s}");
+    } else {
+        println!("{}", out.result);
+        if let Some(path) = &a.trace {
+            println!(
+                "trace of the last run: {} (open in Perfetto)",
+                path.display()
+            );
+        }
+    }
+    Ok(())
 }
