@@ -373,10 +373,14 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
 
     /// Finishes a batch of ready DUMMY tasks here and now.
     fn finish_dummies(&mut self) -> bool {
-        let q = self.t.queue(WorkerClass::Dummy);
+        let q = *self.t.queue(WorkerClass::Dummy);
         let mut progress = false;
         for _ in 0..DUMMY_BATCH {
             let Some(raw) = q.pop() else { break };
+            if self.tasks_level {
+                // A fresh stamp: the task may have become ready after this phase began.
+                self.cut(Phase::Complete);
+            }
             finish(&self.t, TaskId::from_raw(raw), self.finisher());
             progress = true;
         }
