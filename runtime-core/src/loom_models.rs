@@ -5,10 +5,10 @@ use loom::sync::Arc;
 use loom::thread;
 use std::vec::Vec;
 
-use crate::completion::{Finisher, finish};
+use crate::completion::finish;
 use crate::config::Config;
 use crate::ids::{Seq, TaskId, WorkerClass};
-use crate::owned::{Owned, plant};
+use crate::owned::{Owned, plant, unmeasured};
 use crate::profile::ProfileLevel;
 use crate::ready_queue::{QueueCell, QueueCtl, ReadyQueue};
 use crate::reclaim::release_hold;
@@ -164,16 +164,7 @@ fn fan_in_makes_the_consumer_ready_exactly_once() {
                 let owned = owned.clone();
                 thread::spawn(move || {
                     let t = owned.tables();
-                    finish(
-                        &t,
-                        p,
-                        Finisher {
-                            ctl: &t.sched[0],
-                            sched: 0,
-                            now: 0,
-                            level: ProfileLevel::Off,
-                        },
-                    );
+                    finish(&t, p, unmeasured(&t));
                 })
             })
             .collect();
@@ -204,16 +195,7 @@ fn fan_in_makes_the_consumer_ready_exactly_once() {
         let q = t.queue(WorkerClass::Dummy);
         assert_eq!(q.pop(), Some(c.raw()), "ready once both producers finished");
         assert_eq!(q.pop(), None, "and only once");
-        finish(
-            &t,
-            c,
-            Finisher {
-                ctl: &t.sched[0],
-                sched: 0,
-                now: 0,
-                level: ProfileLevel::Off,
-            },
-        );
+        finish(&t, c, unmeasured(&t));
         assert_eq!(
             t.rings[0].retired.0.load(Ordering::SeqCst),
             3,

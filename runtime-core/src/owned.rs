@@ -4,8 +4,10 @@
 
 use std::vec::Vec;
 
+use crate::completion::Finisher;
 use crate::config::Config;
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
+use crate::profile::ProfileLevel;
 use crate::profile::{ProfRow, RecordCell};
 use crate::ready_queue::{QueueCell, QueueCtl, ReadyQueue};
 use crate::slot::{Meta, TaskSlot, state};
@@ -69,6 +71,16 @@ impl Owned {
             &self.prof_rows,
             &self.records,
         )
+    }
+}
+
+/// Scheduler 0 finishing with nothing measured (no clock, profiling off).
+pub(crate) fn unmeasured<'a>(t: &Tables<'a>) -> Finisher<'a> {
+    Finisher {
+        ctl: &t.sched[0],
+        sched: 0,
+        now: 0,
+        level: ProfileLevel::Off,
     }
 }
 

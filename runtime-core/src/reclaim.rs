@@ -49,11 +49,10 @@ pub(crate) fn advance_watermark(t: &Tables<'_>, ring: usize) {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use crate::completion::{Finisher, finish};
+    use crate::completion::finish;
     use crate::config::Config;
     use crate::ids::WorkerClass;
-    use crate::owned::{Owned, plant};
-    use crate::profile::ProfileLevel;
+    use crate::owned::{Owned, plant, unmeasured};
     use crate::sync::Ordering;
 
     #[test]
@@ -62,37 +61,10 @@ mod tests {
         let t = owned.tables();
         let ids: std::vec::Vec<_> = (0..3).map(|s| plant(&t, s, WorkerClass::Dummy)).collect();
         let retired = || t.rings[0].retired.0.load(Ordering::SeqCst);
-        finish(
-            &t,
-            ids[2],
-            Finisher {
-                ctl: &t.sched[0],
-                sched: 0,
-                now: 0,
-                level: ProfileLevel::Off,
-            },
-        );
-        finish(
-            &t,
-            ids[1],
-            Finisher {
-                ctl: &t.sched[0],
-                sched: 0,
-                now: 0,
-                level: ProfileLevel::Off,
-            },
-        );
+        finish(&t, ids[2], unmeasured(&t));
+        finish(&t, ids[1], unmeasured(&t));
         assert_eq!(retired(), 0, "task 0 still holds the head");
-        finish(
-            &t,
-            ids[0],
-            Finisher {
-                ctl: &t.sched[0],
-                sched: 0,
-                now: 0,
-                level: ProfileLevel::Off,
-            },
-        );
+        finish(&t, ids[0], unmeasured(&t));
         assert_eq!(retired(), 3, "one advance passes every consumed slot");
     }
 }
