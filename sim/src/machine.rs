@@ -3,6 +3,10 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long dropping a machine waits for its core threads to leave their kernels.
+pub const JOIN_DEADLINE: Duration = Duration::from_secs(2);
 
 use pto_runtime_core::{Config, ConfigError, CoreId};
 
@@ -129,14 +133,28 @@ impl SimMachine {
 }
 
 impl Drop for SimMachine {
+    /// Stops the cores and joins them, waiting at most [`JOIN_DEADLINE`]: a core still inside
+    /// a kernel that never returns (the run has failed with a timeout by then) is left
+    /// detached and named in the log, so dropping the machine never hangs.
     fn drop(&mut self) {
         self.platform.shutdown.store(true, Ordering::Release);
-        for (core, t) in self.platform.cores.iter().zip(&self.threads) {
-            let _ = core;
+        for t in &self.threads {
             t.thread().unpark();
         }
+        let deadline = Instant::now() + JOIN_DEADLINE;
+        while Instant::now() < deadline && !self.threads.iter().all(|t| t.is_finished()) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         for t in self.threads.drain(..) {
-            let _ = t.join();
+            if t.is_finished() {
+                let _ = t.join();
+            } else {
+                log::error!(
+                    "simulated core thread {} is still inside a kernel after {JOIN_DEADLINE:?}; \
+                     leaving it detached",
+                    t.thread().name().unwrap_or("?")
+                );
+            }
         }
     }
 }

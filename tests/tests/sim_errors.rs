@@ -228,3 +228,28 @@ fn the_orchestration_can_abort_a_run() {
     assert_eq!(out.value, Err(SubmitError::RunFailed(e)));
     assert_eq!(e.to_string(), "the run was aborted with code 5");
 }
+
+#[test]
+fn a_kernel_that_never_returns_fails_the_run_and_nothing_hangs() {
+    static RELEASE: AtomicBool = AtomicBool::new(false);
+    let kernels = KernelTable::new().with(OK, |_| {
+        while !RELEASE.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(())
+    });
+    let cfg = Config {
+        task_timeout_us: 20_000,
+        ..Config::tiny()
+    };
+    let started = std::time::Instant::now();
+    let out = run(cfg, kernels, SimOptions::default(), |o| {
+        o.submit(&TaskSpec::new(OK, WorkerClass::Aiv)).unwrap()
+    })
+    .unwrap();
+    let waited = started.elapsed();
+    RELEASE.store(true, Ordering::Relaxed); // let the detached core thread go
+    let e = out.report.error.unwrap();
+    assert_eq!((e.kind, e.task), (FatalKind::TaskTimeout, Some(out.value)));
+    assert!(waited < Duration::from_secs(30), "bounded: {waited:?}");
+}
