@@ -86,8 +86,6 @@ pub(crate) struct SchedCtl {
     pub(crate) finished: AtomicU64,
     /// Dispatches (one per lane).
     pub(crate) dispatched: AtomicU64,
-    /// FINs seen again after their task was completed (counted, never completed twice).
-    pub(crate) stale_fins: AtomicU64,
     /// Loop iterations.
     pub(crate) loops: AtomicU64,
     /// Ready-to-complete latencies, when recording is on.
@@ -104,7 +102,6 @@ impl SchedCtl {
             claimed: AtomicU32::new(0),
             finished: AtomicU64::new(0),
             dispatched: AtomicU64::new(0),
-            stale_fins: AtomicU64::new(0),
             loops: AtomicU64::new(0),
             latency: core::array::from_fn(|_| AtomicU64::new(0)),
             phases: core::array::from_fn(|_| AtomicU64::new(0)),
