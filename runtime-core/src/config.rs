@@ -3,6 +3,7 @@
 
 use core::fmt;
 
+use crate::condition::MAX_CONDITIONS;
 use crate::profile::ProfileLevel;
 
 /// Most rings a runtime can have (the ring field of a [`crate::TaskId`] is wider; the rest is
@@ -50,6 +51,18 @@ pub struct Config {
     pub profile: ProfileLevel,
     /// Task records the profile ring holds; records past it are counted as dropped.
     pub profile_capacity: u32,
+    /// Most deferred conditions one task may register (0..=[`MAX_CONDITIONS`]); one more
+    /// fails the run with [`crate::FatalKind::TooManyConditions`].
+    pub max_conditions: u16,
+    /// Unmet deferred conditions each scheduler can hold (at least `max_conditions`). When its
+    /// set is full, a scheduler leaves FINs that would enter it unread until room frees up.
+    pub deferred_capacity: u32,
+    /// Distinct watched words a scheduler reads per loop iteration at most, so dispatch is
+    /// never starved by a large deferred set.
+    pub deferred_poll_budget: u32,
+    /// How long a task's deferred conditions may take to hold after its FIN, in
+    /// microseconds; then the run fails with [`crate::FatalKind::DeferredTimeout`].
+    pub deferred_timeout_us: u64,
 }
 
 impl Default for Config {
@@ -69,6 +82,10 @@ impl Default for Config {
             record_latency: false,
             profile: ProfileLevel::Off,
             profile_capacity: 1 << 16,
+            max_conditions: 16,
+            deferred_capacity: 4096,
+            deferred_poll_budget: 64,
+            deferred_timeout_us: 10_000_000,
         }
     }
 }
@@ -86,6 +103,9 @@ impl Config {
             aiv_cores: 2,
             schedulers: 1,
             profile_capacity: 256,
+            max_conditions: 4,
+            deferred_capacity: 8,
+            deferred_poll_budget: 2,
             ..Config::default()
         }
     }
@@ -150,7 +170,22 @@ impl Config {
                 schedulers: self.schedulers,
             });
         }
-        if self.submit_timeout_us == 0 || self.task_timeout_us == 0 {
+        if self.max_conditions > MAX_CONDITIONS {
+            return Err(ConfigError::MaxConditions {
+                max_conditions: self.max_conditions,
+            });
+        }
+        if self.deferred_capacity < self.max_conditions as u32 || self.deferred_capacity > 1 << 24 {
+            return Err(ConfigError::DeferredCapacity {
+                capacity: self.deferred_capacity,
+                max_conditions: self.max_conditions,
+            });
+        }
+        if self.deferred_poll_budget == 0 {
+            return Err(ConfigError::ZeroPollBudget);
+        }
+        if self.submit_timeout_us == 0 || self.task_timeout_us == 0 || self.deferred_timeout_us == 0
+        {
             return Err(ConfigError::ZeroTimeout);
         }
         let edges = self.rings as u64 * self.task_window as u64 * self.max_deps as u64;
@@ -200,6 +235,21 @@ pub enum ConfigError {
     },
     /// A timeout of zero would fail every wait at once.
     ZeroTimeout,
+    /// `max_conditions` is above [`MAX_CONDITIONS`].
+    MaxConditions {
+        /// The value given.
+        max_conditions: u16,
+    },
+    /// `deferred_capacity` is below `max_conditions` (a task could never enter the deferred
+    /// set) or above 2^24.
+    DeferredCapacity {
+        /// The value given.
+        capacity: u32,
+        /// `max_conditions` given.
+        max_conditions: u16,
+    },
+    /// `deferred_poll_budget` is 0: deferred conditions would never be polled.
+    ZeroPollBudget,
     /// `rings * task_window * max_deps` dependency edges do not fit the 32-bit edge index.
     TooManyEdges {
         /// Edges the config asks for.
@@ -254,6 +304,23 @@ impl fmt::Display for ConfigError {
             Self::ZeroTimeout => write!(
                 f,
                 "a timeout of 0 µs fails every wait: give a positive timeout"
+            ),
+            Self::MaxConditions { max_conditions } => write!(
+                f,
+                "max_conditions = {max_conditions}: use at most {MAX_CONDITIONS} deferred \
+                 conditions per task"
+            ),
+            Self::DeferredCapacity {
+                capacity,
+                max_conditions,
+            } => write!(
+                f,
+                "deferred_capacity = {capacity}: give between max_conditions ({max_conditions}) \
+                 and 2^24 waiting conditions per scheduler"
+            ),
+            Self::ZeroPollBudget => write!(
+                f,
+                "deferred_poll_budget = 0 would never poll a deferred condition: give at least 1"
             ),
             Self::TooManyEdges { edges } => write!(
                 f,

@@ -3,6 +3,7 @@
 
 use core::fmt;
 
+use crate::condition::Watch;
 use crate::ids::{CoreId, KernelId, TaskId, WorkerClass};
 
 /// What stopped a run.
@@ -21,6 +22,15 @@ pub enum FatalKind {
     ReadyQueueOverflow = 4,
     /// The host or the orchestration aborted the run (`detail`: the caller's code).
     Aborted = 5,
+    /// A deferred task's condition did not hold within `deferred_timeout_us` after its FIN
+    /// (`watch`: the word, `detail`: the value expected, `detail2`: the last value read). The
+    /// task's consumers never ran.
+    DeferredTimeout = 6,
+    /// A task registered more deferred conditions than `max_conditions` (`detail`: how many,
+    /// `detail2`: the limit).
+    TooManyConditions = 7,
+    /// A deferred condition names a word the platform cannot read (`watch`).
+    BadCondition = 8,
 }
 
 impl FatalKind {
@@ -30,6 +40,9 @@ impl FatalKind {
             2 => Self::CoreProtocol,
             3 => Self::KernelFailed,
             4 => Self::ReadyQueueOverflow,
+            6 => Self::DeferredTimeout,
+            7 => Self::TooManyConditions,
+            8 => Self::BadCondition,
             _ => Self::Aborted,
         }
     }
@@ -49,6 +62,8 @@ pub struct FatalError {
     pub detail: u64,
     /// Second detail word (see [`FatalKind`]).
     pub detail2: u64,
+    /// The deferred-condition word involved, if any.
+    pub watch: Option<Watch>,
 }
 
 impl FatalError {
@@ -60,6 +75,7 @@ impl FatalError {
             core: None,
             detail: 0,
             detail2: 0,
+            watch: None,
         }
     }
     /// The same error naming `task`.
@@ -72,11 +88,27 @@ impl FatalError {
         self.core = Some(core);
         self
     }
+    /// The same error naming the deferred-condition word `watch`.
+    pub const fn with_watch(mut self, watch: Watch) -> Self {
+        self.watch = Some(watch);
+        self
+    }
     /// The same error with its detail words.
     pub const fn with_detail(mut self, detail: u64, detail2: u64) -> Self {
         self.detail = detail;
         self.detail2 = detail2;
         self
+    }
+}
+
+struct WatchName(Option<Watch>);
+
+impl fmt::Display for WatchName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(w) => write!(f, "{w}"),
+            None => write!(f, "unknown word"),
+        }
     }
 }
 
@@ -123,6 +155,28 @@ impl fmt::Display for FatalError {
                 self.detail
             ),
             FatalKind::Aborted => write!(f, "the run was aborted with code {}{at}", self.detail),
+            FatalKind::DeferredTimeout => write!(
+                f,
+                "a deferred task waited past deferred_timeout_us for the {} to reach {} (last \
+                 value read: {}){at}: the transfer or notification never landed, so its \
+                 consumers did not run",
+                WatchName(self.watch),
+                self.detail,
+                self.detail2
+            ),
+            FatalKind::TooManyConditions => write!(
+                f,
+                "a task registered {} deferred conditions but max_conditions is {}{at}: raise \
+                 max_conditions (at most 64) or split the task",
+                self.detail, self.detail2
+            ),
+            FatalKind::BadCondition => write!(
+                f,
+                "a deferred condition watches the {}, which the platform cannot read{at}: \
+                 register aligned counters in device memory or a comm window, and engines \
+                 that exist",
+                WatchName(self.watch)
+            ),
         }
     }
 }

@@ -4,6 +4,7 @@
 use core::mem::{align_of, size_of};
 
 use crate::config::{Config, ConfigError};
+use crate::deferred::{Entry, Waiter, WatchSlot, map_len};
 use crate::ids::WorkerClass;
 use crate::profile::{ProfRow, RecordCell};
 use crate::ready_queue::{QueueCell, QueueCtl};
@@ -37,6 +38,12 @@ pub struct RegionLayout {
     pub(crate) sched: Span,
     pub(crate) prof_rows: Span,
     pub(crate) records: Span,
+    /// Deferred-set pools, one equal share per scheduler.
+    pub(crate) waiters: Span,
+    pub(crate) entries: Span,
+    pub(crate) watches: Span,
+    pub(crate) active: Span,
+    pub(crate) watch_map: Span,
 }
 
 struct Cursor(usize);
@@ -79,6 +86,13 @@ impl RegionLayout {
         }
         let prof_rows = c.take::<ProfRow>(slots)?;
         let records = c.take::<RecordCell>(cfg.profile_capacity as usize)?;
+        let per = cfg.deferred_capacity as usize;
+        let n = cfg.schedulers as usize;
+        let waiters = c.take::<Waiter>(n * per)?;
+        let entries = c.take::<Entry>(n * per)?;
+        let watches = c.take::<WatchSlot>(n * per)?;
+        let active = c.take::<u32>(n * per)?;
+        let watch_map = c.take::<u32>(n * map_len(per))?;
         let size = c.0.checked_next_multiple_of(REGION_ALIGN).ok_or(OVERFLOW)?;
         Ok(RegionLayout {
             size,
@@ -92,6 +106,11 @@ impl RegionLayout {
             sched,
             prof_rows,
             records,
+            waiters,
+            entries,
+            watches,
+            active,
+            watch_map,
         })
     }
 
@@ -119,6 +138,11 @@ mod tests {
             (l.slots.offset, l.slots.count * size_of::<TaskSlot>()),
             (l.args.offset, l.args.count * 8),
             (l.edges.offset, l.edges.count * size_of::<Edge>()),
+            (l.waiters.offset, l.waiters.count * size_of::<Waiter>()),
+            (l.entries.offset, l.entries.count * size_of::<Entry>()),
+            (l.watches.offset, l.watches.count * size_of::<WatchSlot>()),
+            (l.active.offset, l.active.count * 4),
+            (l.watch_map.offset, l.watch_map.count * 4),
         ];
         for q in l.queue_cells {
             spans.push((q.offset, q.count * size_of::<QueueCell>()));

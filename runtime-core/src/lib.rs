@@ -3,7 +3,8 @@
 //! An orchestration function submits tasks through an [`Orchestrator`]; the core wires their
 //! dependencies, keeps lock-free ready queues per [`WorkerClass`], and [`Scheduler`] threads
 //! dispatch ready tasks to AICore cores through the [`Platform`] trait and complete them when
-//! the cores report FIN.
+//! the cores report FIN, or later, once the deferred [`Condition`]s their kernels registered
+//! hold (a DMA or RDMA transfer landed, a peer's notification arrived).
 //!
 //! Principles:
 //! - No allocation, ever: every structure lives in one caller-provided region whose layout is
@@ -23,7 +24,9 @@
 extern crate std;
 
 mod completion;
+mod condition;
 mod config;
+mod deferred;
 mod dispatch;
 mod error;
 mod ids;
@@ -43,13 +46,20 @@ mod sync;
 mod tables;
 mod wire;
 
+#[cfg(all(test, not(loom)))]
+mod deferred_tests;
+#[cfg(all(test, loom))]
+mod loom_deferred;
 #[cfg(all(test, loom))]
 mod loom_models;
 #[cfg(test)]
 mod owned;
 #[cfg(all(test, not(loom)))]
 mod scheduler_tests;
+#[cfg(all(test, not(loom)))]
+mod test_rig;
 
+pub use condition::{Condition, MAX_CONDITIONS, Watch};
 pub use config::{Config, ConfigError, MAX_ARGS, MAX_CORES, MAX_DEPS, MAX_RINGS, MAX_SCHEDULERS};
 pub use error::{ClaimError, FatalError, FatalKind, SubmitError};
 pub use ids::{ClusterId, CoreId, KernelId, Seq, TaskId, Token, WorkerClass};

@@ -6,6 +6,7 @@ use std::vec::Vec;
 
 use crate::completion::Finisher;
 use crate::config::Config;
+use crate::deferred::{DeferredStore, Entry, Waiter, WatchSlot, map_len};
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
 use crate::profile::ProfileLevel;
 use crate::profile::{ProfRow, RecordCell};
@@ -74,6 +75,50 @@ impl Owned {
     }
 }
 
+/// Owned pools for one scheduler's deferred set.
+#[cfg_attr(loom, allow(dead_code))]
+pub(crate) struct OwnedDeferred {
+    waiters: Vec<Waiter>,
+    entries: Vec<Entry>,
+    watches: Vec<WatchSlot>,
+    active: Vec<u32>,
+    map: Vec<u32>,
+}
+
+#[cfg_attr(loom, allow(dead_code))]
+impl OwnedDeferred {
+    /// Pools for `capacity` waiting conditions.
+    pub(crate) fn new(capacity: usize) -> Self {
+        OwnedDeferred {
+            waiters: std::vec![Waiter::new(); capacity],
+            entries: std::vec![Entry::new(); capacity],
+            watches: std::vec![WatchSlot::new(); capacity],
+            active: std::vec![0; capacity],
+            map: std::vec![0; map_len(capacity)],
+        }
+    }
+
+    /// The pools, borrowed.
+    pub(crate) fn store(&mut self) -> DeferredStore<'_> {
+        DeferredStore {
+            waiters: &mut self.waiters,
+            entries: &mut self.entries,
+            watches: &mut self.watches,
+            active: &mut self.active,
+            map: &mut self.map,
+        }
+    }
+}
+
+/// Deferred-set pools for a test scheduler, sized by `cfg` and leaked (a test's few
+/// kilobytes), so the scheduler may borrow them for as long as it likes.
+pub(crate) fn leaked_store(cfg: &Config) -> DeferredStore<'static> {
+    std::boxed::Box::leak(std::boxed::Box::new(OwnedDeferred::new(
+        cfg.deferred_capacity as usize,
+    )))
+    .store()
+}
+
 /// Scheduler 0 finishing with nothing measured (no clock, profiling off).
 pub(crate) fn unmeasured<'a>(t: &Tables<'a>) -> Finisher<'a> {
     Finisher {
@@ -110,6 +155,7 @@ pub(crate) use no_cores::NoCores;
 
 #[cfg(not(loom))]
 mod no_cores {
+    use crate::condition::{Condition, Watch};
     use crate::ids::{CoreId, KernelId, Token};
     use crate::platform::{CorePhase, CoreStatus, Payload, Platform};
 
@@ -137,8 +183,17 @@ mod no_cores {
         fn lane_times(&self, _: CoreId, _: Token) -> Option<(u64, u64)> {
             None
         }
-        fn invalidate(&self, _: *const u8, _: usize) {}
-        fn flush(&self, _: *const u8, _: usize) {}
+        fn conditions(&self, _: CoreId, _: Token) -> usize {
+            0
+        }
+        fn condition(&self, _: CoreId, _: Token, _: usize) -> Option<Condition> {
+            None
+        }
+        fn read_watch(&self, _: Watch) -> Option<u64> {
+            None
+        }
+        fn invalidate(&self, _: u64, _: usize) {}
+        fn flush(&self, _: u64, _: usize) {}
         fn spin_hint(&self) {
             crate::sync::spin_loop();
         }

@@ -1,6 +1,7 @@
 //! The `Platform` trait: the scheduler's only access to the machine.
 #![forbid(unsafe_code)]
 
+use crate::condition::{Condition, Watch};
 use crate::ids::{CoreId, KernelId, TaskId, Token};
 
 /// What a core is.
@@ -87,13 +88,29 @@ pub trait Platform: Sync {
     /// it saw that FIN, before the token's buffer is reused. Never blocks.
     fn lane_times(&self, core: CoreId, token: Token) -> Option<(u64, u64)>;
 
-    /// Discards cached copies of `len` bytes at `addr` so the next read sees memory written by
-    /// another agent (DMA, a peer chip). A no-op where caches are coherent.
-    fn invalidate(&self, addr: *const u8, len: usize);
+    /// How many deferred conditions the kernel of `token` on `core` registered (possibly more
+    /// than the platform could store: the scheduler then fails the task). Read right after
+    /// that token's FIN (or, under back-pressure, a few loops later), always before the
+    /// token's buffer is reused. A token whose kernel registered none reports 0. Never blocks.
+    fn conditions(&self, core: CoreId, token: Token) -> usize;
 
-    /// Writes back cached copies of `len` bytes at `addr` so another agent reads them. A no-op
-    /// where caches are coherent.
-    fn flush(&self, addr: *const u8, len: usize);
+    /// Condition `i` of those; `None` past what the platform stored.
+    fn condition(&self, core: CoreId, token: Token, i: usize) -> Option<Condition>;
+
+    /// The current value of `watch`, with Acquire ordering: data that landed before the word
+    /// was bumped is visible once the bumped value is read. `None` if the platform cannot
+    /// read that word (an address outside device memory and the comm windows, a misaligned
+    /// counter, an engine that does not exist). For counters the scheduler first calls
+    /// [`Platform::invalidate`] on the word. Never blocks.
+    fn read_watch(&self, watch: Watch) -> Option<u64>;
+
+    /// Discards cached copies of `len` bytes at device address `addr` so the next read sees
+    /// memory written by another agent (DMA, a peer chip). A no-op where caches are coherent.
+    fn invalidate(&self, addr: u64, len: usize);
+
+    /// Writes back cached copies of `len` bytes at device address `addr` so another agent
+    /// reads them. A no-op where caches are coherent.
+    fn flush(&self, addr: u64, len: usize);
 
     /// Called in every loop iteration that found nothing to do. Never blocks for long: it may
     /// pause the pipeline or briefly yield, nothing more.

@@ -1,7 +1,8 @@
 //! The runtime: formats the region and hands out the orchestrator and scheduler handles.
 #![forbid(unsafe_code)]
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, MAX_SCHEDULERS};
+use crate::deferred::{DeferredStore, Entry, NIL, Waiter, WatchSlot, map_len};
 use crate::error::{ClaimError, FatalError, FatalKind};
 use crate::ids::WorkerClass;
 use crate::layout::{REGION_ALIGN, RegionLayout};
@@ -20,6 +21,8 @@ use crate::tables::{Edge, RingCtl, Shared, Tables};
 /// scheduler threads (it is `Sync`); each takes its handle once.
 pub struct Runtime<'r> {
     t: Tables<'r>,
+    /// Each scheduler's deferred-set pools, taken with its handle.
+    deferred: [spin::mutex::SpinMutex<Option<DeferredStore<'r>>>; MAX_SCHEDULERS as usize],
 }
 
 /// What a run did, read back from the region.
@@ -103,11 +106,54 @@ impl<'r> Runtime<'r> {
                 RecordCell::new()
             })
             .map_err(too_small)?;
+        let deferred = core::array::from_fn(|_| spin::mutex::SpinMutex::new(None));
+        let per = cfg.deferred_capacity as usize;
+        let mut waiters = c
+            .place_mut(layout.waiters.offset, layout.waiters.count, |_| {
+                Waiter::new()
+            })
+            .map_err(too_small)?;
+        let mut entries = c
+            .place_mut(layout.entries.offset, layout.entries.count, |_| {
+                Entry::new()
+            })
+            .map_err(too_small)?;
+        let mut watches = c
+            .place_mut(layout.watches.offset, layout.watches.count, |_| {
+                WatchSlot::new()
+            })
+            .map_err(too_small)?;
+        let mut active = c
+            .place_mut(layout.active.offset, layout.active.count, |_| 0u32)
+            .map_err(too_small)?;
+        let mut map = c
+            .place_mut(layout.watch_map.offset, layout.watch_map.count, |_| NIL)
+            .map_err(too_small)?;
+        for share in deferred.iter().take(cfg.schedulers as usize) {
+            let (w, rest) = core::mem::take(&mut waiters).split_at_mut(per);
+            waiters = rest;
+            let (e, rest) = core::mem::take(&mut entries).split_at_mut(per);
+            entries = rest;
+            let (x, rest) = core::mem::take(&mut watches).split_at_mut(per);
+            watches = rest;
+            let (a, rest) = core::mem::take(&mut active).split_at_mut(per);
+            active = rest;
+            let (m, rest) = core::mem::take(&mut map).split_at_mut(map_len(per));
+            map = rest;
+            *share.lock() = Some(DeferredStore {
+                waiters: w,
+                entries: e,
+                watches: x,
+                active: a,
+                map: m,
+            });
+        }
         let queues = core::array::from_fn(|i| ReadyQueue::new(cells[i], &qctl[i]));
         Ok(Runtime {
             t: Tables::new(
                 cfg, &shared[0], rings, slots, args, edges, queues, sched, prof_rows, records,
             ),
+            deferred,
         })
     }
 
@@ -148,14 +194,11 @@ impl<'r> Runtime<'r> {
                 index,
                 schedulers: self.t.cfg.schedulers,
             })?;
-        if ctl
-            .claimed
-            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
-            .is_err()
-        {
-            return Err(ClaimError::SchedulerTaken { index });
-        }
-        Ok(Scheduler::new(self.t, platform, index, ctl))
+        let store = self.deferred[index as usize]
+            .lock()
+            .take()
+            .ok_or(ClaimError::SchedulerTaken { index })?;
+        Ok(Scheduler::new(self.t, platform, index, ctl, store))
     }
 
     /// Changes what the runtime measures, effective at each thread's next check.

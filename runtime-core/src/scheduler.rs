@@ -3,7 +3,9 @@
 #![forbid(unsafe_code)]
 
 use crate::completion::{Finisher, finish};
+use crate::condition::Watch;
 use crate::config::MAX_ARGS;
+use crate::deferred::{DeferredSet, DeferredStore};
 use crate::dispatch::{CoreTable, Inflight};
 use crate::error::{FatalError, FatalKind};
 use crate::ids::{TaskId, WorkerClass};
@@ -18,6 +20,8 @@ use crate::tables::Tables;
 const DUMMY_BATCH: usize = 32;
 /// Iterations between two watchdog passes.
 pub(crate) const WATCHDOG_EVERY: u32 = 1024;
+/// Iterations between two checks of deferred deadlines (while the deferred set is not empty).
+pub(crate) const DEADLINES_EVERY: u32 = 64;
 
 /// What one loop iteration achieved.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -38,7 +42,10 @@ pub struct Scheduler<'r, 'p, P: Platform> {
     p: &'p P,
     ctl: &'r SchedCtl,
     cores: CoreTable,
+    /// Tasks whose kernels returned but whose deferred conditions do not all hold yet.
+    deferred: DeferredSet<'r>,
     timeout_ticks: u64,
+    deferred_timeout_ticks: u64,
     loops: u64,
     dispatched: u64,
     index: u8,
@@ -55,16 +62,22 @@ pub struct Scheduler<'r, 'p, P: Platform> {
 }
 
 impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
-    pub(crate) fn new(t: Tables<'r>, p: &'p P, index: u8, ctl: &'r SchedCtl) -> Self {
+    pub(crate) fn new(
+        t: Tables<'r>,
+        p: &'p P,
+        index: u8,
+        ctl: &'r SchedCtl,
+        store: DeferredStore<'r>,
+    ) -> Self {
+        let ticks = p.ticks_per_us().max(1);
         Scheduler {
             t,
             p,
             ctl,
             cores: CoreTable::for_scheduler(&t.cfg, index),
-            timeout_ticks: t
-                .cfg
-                .task_timeout_us
-                .saturating_mul(p.ticks_per_us().max(1)),
+            deferred: DeferredSet::new(store),
+            timeout_ticks: t.cfg.task_timeout_us.saturating_mul(ticks),
+            deferred_timeout_ticks: t.cfg.deferred_timeout_us.saturating_mul(ticks),
             loops: 0,
             dispatched: 0,
             index,
@@ -112,6 +125,10 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         self.cut(Phase::Idle);
         let mut progress = self.poll_completions();
         self.phase_cut(Phase::Complete);
+        if !self.deferred.is_empty() {
+            progress |= self.poll_deferred();
+            self.phase_cut(Phase::DeferredPoll);
+        }
         let (mixed, mix_waiting) = self.dispatch_mix();
         // MIX has strict priority on the cores of MIX-capable clusters: while a MIX task waits,
         // single-core tasks go elsewhere, so those clusters drain and the MIX task starts.
@@ -228,17 +245,13 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             // lane completes only when its own token is reported.
             _ if ahead < 0 => false,
             CorePhase::Ack if ahead == 0 => false,
-            CorePhase::Ack if is_pending => {
-                // The core moved on to the pending token: the running one finished.
-                self.complete_lane(i, run);
-                true
-            }
-            CorePhase::Fin if ahead == 0 => {
-                self.complete_lane(i, run);
-                true
-            }
+            // The core moved on to the pending token: the running one finished.
+            CorePhase::Ack if is_pending => self.complete_lane(i, run),
+            CorePhase::Fin if ahead == 0 => self.complete_lane(i, run),
             CorePhase::Fin if is_pending => {
-                self.complete_lane(i, run);
+                if !self.complete_lane(i, run) {
+                    return false;
+                }
                 if let Some(next) = self.cores.cores[i].running {
                     self.complete_lane(i, next);
                 }
@@ -271,12 +284,33 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         }
     }
 
-    /// The running lane of local core `i` finished: retire it, and finish its task if it was
-    /// the task's last lane.
-    fn complete_lane(&mut self, i: usize, lane: Inflight) {
+    /// The running lane of local core `i` finished: retire it, enter the conditions its
+    /// kernel registered into the deferred set, and finish its task if this was the task's
+    /// last lane and nothing is left to wait for. Returns `false` (and leaves the FIN unread)
+    /// when the deferred set has no room for the lane's conditions yet.
+    fn complete_lane(&mut self, i: usize, lane: Inflight) -> bool {
         let core = self.cores.cores[i].id;
-        self.cores.retire_running(i);
         let g = self.t.gslot(lane.task);
+        let slot = self.t.slot(g);
+        let conditions = self.p.conditions(core, lane.token);
+        let entry = slot.deferred.load(Ordering::Relaxed).checked_sub(1);
+        if conditions > 0 {
+            let registered = entry.map_or(0, |e| self.deferred.registered(e) as usize);
+            let limit = self.t.cfg.max_conditions as usize;
+            if registered + conditions > limit {
+                self.fail(
+                    FatalError::new(FatalKind::TooManyConditions)
+                        .with_task(lane.task)
+                        .with_core(core)
+                        .with_detail((registered + conditions) as u64, limit as u64),
+                );
+                return true;
+            }
+            if !self.deferred.has_room(conditions, entry.is_none()) {
+                return false;
+            }
+        }
+        self.cores.retire_running(i);
         if self.tasks_level {
             // A fresh stamp: the FIN was read after this iteration's first cut.
             self.cut(Phase::Complete);
@@ -291,13 +325,115 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
                     .store(row.end.load(Ordering::Relaxed).max(end), Ordering::Relaxed);
             }
             row.fin.store(self.now, Ordering::Relaxed);
+            if conditions > 0 {
+                // Conditions that all hold already complete the task at its FIN.
+                row.deferred.store(self.now, Ordering::Relaxed);
+            }
         }
-        let slot = self.t.slot(g);
+        let entry = match entry {
+            _ if conditions == 0 => entry,
+            Some(e) => Some(e),
+            None => {
+                let e = self.deferred.open(lane.task);
+                slot.deferred.store(e + 1, Ordering::Relaxed);
+                Some(e)
+            }
+        };
+        if let Some(e) = entry
+            && conditions > 0
+            && !self.register(e, lane, core, conditions)
+        {
+            return true;
+        }
         let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
         if meta.class == WorkerClass::Mix && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
-            return;
+            return true;
         }
-        finish(&self.t, lane.task, self.finisher());
+        match entry {
+            None => finish(&self.t, lane.task, self.finisher()),
+            Some(e) => {
+                let now = if self.clocked { self.now } else { self.p.now() };
+                if self
+                    .deferred
+                    .arm(e, now.saturating_add(self.deferred_timeout_ticks))
+                {
+                    let task = self.deferred.close(e);
+                    slot.deferred.store(0, Ordering::Relaxed);
+                    finish(&self.t, task, self.finisher());
+                }
+            }
+        }
+        true
+    }
+
+    /// Enters the `n` conditions of `lane` into entry `e`: each is read once; those that hold
+    /// already are only counted. Returns `false` after failing the run on a condition the
+    /// platform cannot read.
+    fn register(&mut self, e: u32, lane: Inflight, core: crate::ids::CoreId, n: usize) -> bool {
+        for k in 0..n {
+            let bad = FatalError::new(FatalKind::BadCondition)
+                .with_task(lane.task)
+                .with_core(core);
+            let Some(c) = self.p.condition(core, lane.token, k) else {
+                self.fail(bad);
+                return false;
+            };
+            let Some(value) = read_watch(self.p, c.watch) else {
+                self.fail(bad.with_watch(c.watch));
+                return false;
+            };
+            if c.holds(value) {
+                self.deferred.add_met(e);
+            } else {
+                self.deferred.add(e, c, value);
+            }
+        }
+        true
+    }
+
+    /// Reads the watched words (at most `deferred_poll_budget` of them) and finishes the tasks
+    /// whose last condition now holds; checks deadlines now and then.
+    fn poll_deferred(&mut self) -> bool {
+        let t = self.t;
+        let p = self.p;
+        let by = self.finisher();
+        let tasks_level = self.tasks_level;
+        let polled = self.deferred.poll(
+            self.t.cfg.deferred_poll_budget as usize,
+            |w| read_watch(p, w),
+            |set, e| {
+                let task = set.close(e);
+                let g = t.gslot(task);
+                t.slot(g).deferred.store(0, Ordering::Relaxed);
+                if tasks_level {
+                    t.prof_rows[g].deferred.store(by.now, Ordering::Relaxed);
+                }
+                finish(&t, task, by);
+            },
+        );
+        let released = match polled {
+            Ok(n) => n,
+            Err((watch, task)) => {
+                self.fail(
+                    FatalError::new(FatalKind::BadCondition)
+                        .with_task(task)
+                        .with_watch(watch),
+                );
+                return true;
+            }
+        };
+        if (self.loops as u32).is_multiple_of(DEADLINES_EVERY)
+            && let Some(x) = self.deferred.expired(self.p.now())
+        {
+            self.fail(
+                FatalError::new(FatalKind::DeferredTimeout)
+                    .with_task(x.task)
+                    .with_watch(x.watch)
+                    .with_detail(x.expected, x.last),
+            );
+            return true;
+        }
+        released > 0
     }
 
     /// Fills idle cores of `class` (except `reserved` ones) first, then pending slots, while
@@ -421,4 +557,13 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             }
         }
     }
+}
+
+/// Reads a watched word through the platform, invalidating a counter's cache line first.
+#[inline]
+fn read_watch<P: Platform>(p: &P, w: Watch) -> Option<u64> {
+    if let Some((addr, len)) = w.counter() {
+        p.invalidate(addr, len);
+    }
+    p.read_watch(w)
 }

@@ -1,125 +1,14 @@
 //! The scheduler against a scripted platform: the test plays every core, step by step.
 
-use std::sync::Mutex;
 use std::vec::Vec;
 
 use crate::config::Config;
 use crate::error::{FatalKind, SubmitError};
 use crate::ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
-use crate::owned::Owned;
-use crate::platform::{CorePhase, CoreStatus, Payload, Platform};
-use crate::scheduler::{Scheduler, Step, WATCHDOG_EVERY};
-use crate::submit::{Orchestrator, TaskSpec};
-use crate::sync::{AtomicU64, Ordering};
-use crate::tables::Tables;
-
-/// Cores whose status words the test sets; a clock the test moves.
-struct Script {
-    status: Vec<Mutex<CoreStatus>>,
-    rung: Mutex<Vec<(CoreId, Token, TaskId)>>,
-    clock: AtomicU64,
-    /// Added to the clock by every `now()`.
-    tick: u64,
-}
-
-impl Script {
-    fn new(cores: u16, tick: u64) -> Self {
-        Script {
-            status: (0..cores)
-                .map(|_| {
-                    Mutex::new(CoreStatus {
-                        token: Token::new(0),
-                        phase: CorePhase::Idle,
-                    })
-                })
-                .collect(),
-            rung: Mutex::new(Vec::new()),
-            clock: AtomicU64::new(0),
-            tick,
-        }
-    }
-    fn set(&self, core: u16, token: u32, phase: CorePhase) {
-        *self.status[core as usize].lock().unwrap() = CoreStatus {
-            token: Token::new(token),
-            phase,
-        };
-    }
-    fn rung(&self) -> Vec<(CoreId, Token, TaskId)> {
-        core::mem::take(&mut *self.rung.lock().unwrap())
-    }
-}
-
-impl Platform for Script {
-    fn now(&self) -> u64 {
-        self.clock.fetch_add(self.tick, Ordering::Relaxed)
-    }
-    fn ticks_per_us(&self) -> u64 {
-        1
-    }
-    fn has_kernel(&self, k: KernelId) -> bool {
-        k.0 < 8
-    }
-    fn write_payload(&self, core: CoreId, token: Token, p: &Payload<'_>) {
-        self.rung.lock().unwrap().push((core, token, p.task));
-    }
-    fn ring_doorbell(&self, _: CoreId, _: Token) {}
-    fn core_status(&self, core: CoreId) -> CoreStatus {
-        *self.status[core.0 as usize].lock().unwrap()
-    }
-    fn lane_times(&self, _: CoreId, _: Token) -> Option<(u64, u64)> {
-        None
-    }
-    fn invalidate(&self, _: *const u8, _: usize) {}
-    fn flush(&self, _: *const u8, _: usize) {}
-    fn spin_hint(&self) {}
-}
-
-/// A runtime in heap memory and the scripted machine it runs on.
-struct Rig {
-    owned: Owned,
-    p: Script,
-}
-
-impl Rig {
-    /// Cores as `cfg` says; the clock moves `tick` µs per read.
-    fn new(cfg: Config, tick: u64) -> Self {
-        Rig {
-            p: Script::new(cfg.cores(), tick),
-            owned: Owned::new(cfg),
-        }
-    }
-    fn tables(&self) -> Tables<'_> {
-        self.owned.tables()
-    }
-    fn orchestrator(&self) -> Orchestrator<'_, '_, Script> {
-        Orchestrator::new(self.tables(), &self.p)
-    }
-    fn scheduler(&self) -> Scheduler<'_, '_, Script> {
-        let t = self.tables();
-        Scheduler::new(t, &self.p, 0, &t.sched[0])
-    }
-}
-
-/// A machine of one AIV core.
-fn one_aiv() -> Config {
-    Config {
-        aic_cores: 0,
-        aiv_cores: 1,
-        ..Config::tiny()
-    }
-}
-
-fn aiv(deps: &[TaskId]) -> TaskSpec<'_> {
-    TaskSpec::new(KernelId(0), WorkerClass::Aiv).deps(deps)
-}
-
-fn steps<P: Platform>(s: &mut Scheduler<'_, '_, P>, n: usize) -> Step {
-    let mut last = Step::Idle;
-    for _ in 0..n {
-        last = s.step();
-    }
-    last
-}
+use crate::platform::CorePhase;
+use crate::scheduler::{Step, WATCHDOG_EVERY};
+use crate::submit::TaskSpec;
+use crate::test_rig::{Rig, aiv, one_aiv, steps};
 
 #[test]
 fn a_duplicated_or_stale_fin_completes_nothing_twice() {

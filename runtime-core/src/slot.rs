@@ -34,6 +34,9 @@ pub(crate) struct TaskSlot {
     pub(crate) fanout: AtomicU32,
     /// Lanes of a dispatched task still to report FIN.
     pub(crate) lanes_left: AtomicU32,
+    /// The task's entry in its scheduler's deferred set, plus one; 0 when it has none.
+    /// Written only by the scheduler that owns the task's cores.
+    pub(crate) deferred: AtomicU32,
 }
 
 impl TaskSlot {
@@ -47,6 +50,7 @@ impl TaskSlot {
             holds: AtomicU32::new(0),
             fanout: AtomicU32::new(crate::tables::EDGE_CLOSED),
             lanes_left: AtomicU32::new(0),
+            deferred: AtomicU32::new(0),
         }
     }
 }

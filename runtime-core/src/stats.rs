@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 
 use crate::profile::{PHASES, PhaseCounters};
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 
 /// Buckets of a [`LatencyHistogram`]: exact below 16, then 8 sub-buckets per power of two.
 pub const LATENCY_BUCKETS: usize = 16 + 60 * 8;
@@ -80,8 +80,6 @@ impl LatencyHistogram {
 /// One scheduler's block in the region: written by that scheduler only, read by anyone.
 #[repr(C, align(64))]
 pub(crate) struct SchedCtl {
-    /// Set by the thread that took this scheduler index.
-    pub(crate) claimed: AtomicU32,
     /// Tasks this scheduler finished (every kind).
     pub(crate) finished: AtomicU64,
     /// Dispatches (one per lane).
@@ -99,7 +97,6 @@ pub(crate) struct SchedCtl {
 impl SchedCtl {
     pub(crate) fn new() -> Self {
         SchedCtl {
-            claimed: AtomicU32::new(0),
             finished: AtomicU64::new(0),
             dispatched: AtomicU64::new(0),
             loops: AtomicU64::new(0),

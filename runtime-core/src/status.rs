@@ -1,6 +1,7 @@
 //! The run status: the first fatal error wins, and every thread sees it.
 #![forbid(unsafe_code)]
 
+use crate::condition::Watch;
 use crate::error::{FatalError, FatalKind};
 use crate::ids::{CoreId, TaskId};
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
@@ -21,6 +22,9 @@ pub(crate) struct RunStatus {
     task: AtomicU64,
     detail: AtomicU64,
     detail2: AtomicU64,
+    /// `Watch::encode` of the error's word: kind (0: none) and value.
+    watch_kind: AtomicU32,
+    watch: AtomicU64,
 }
 
 impl RunStatus {
@@ -31,6 +35,8 @@ impl RunStatus {
             task: AtomicU64::new(NO_TASK),
             detail: AtomicU64::new(0),
             detail2: AtomicU64::new(0),
+            watch_kind: AtomicU32::new(0),
+            watch: AtomicU64::new(0),
         }
     }
 
@@ -56,6 +62,9 @@ impl RunStatus {
             .store(err.task.map_or(NO_TASK, |t| t.raw()), Ordering::Relaxed);
         self.detail.store(err.detail, Ordering::Relaxed);
         self.detail2.store(err.detail2, Ordering::Relaxed);
+        let (kind, value) = err.watch.map_or((0, 0), Watch::encode);
+        self.watch_kind.store(kind as u32, Ordering::Relaxed);
+        self.watch.store(value, Ordering::Relaxed);
         self.word
             .store(CLAIMED | PUBLISHED | err.kind as u32, Ordering::Release);
         true
@@ -87,6 +96,10 @@ impl RunStatus {
             core: (core != NO_CORE).then_some(CoreId(core as u16)),
             detail: self.detail.load(Ordering::Relaxed),
             detail2: self.detail2.load(Ordering::Relaxed),
+            watch: Watch::decode(
+                self.watch_kind.load(Ordering::Relaxed) as u8,
+                self.watch.load(Ordering::Relaxed),
+            ),
         })
     }
 }
@@ -99,7 +112,10 @@ mod tests {
     fn first_error_wins() {
         let s = RunStatus::new();
         assert!(!s.failed() && s.get().is_none());
-        let first = FatalError::new(FatalKind::TaskTimeout).with_core(CoreId(3));
+        let first = FatalError::new(FatalKind::DeferredTimeout)
+            .with_core(CoreId(3))
+            .with_watch(Watch::Counter32(0x40))
+            .with_detail(5, 3);
         assert!(s.fail(first));
         assert!(!s.fail(FatalError::new(FatalKind::CoreProtocol)));
         assert!(s.failed());

@@ -89,6 +89,11 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         self.submitted
     }
 
+    /// The platform the run drives (to reach its device memory, say).
+    pub fn platform(&self) -> &'p P {
+        self.p
+    }
+
     /// Submits a task. Waits (bounded by `submit_timeout_us`) while its ring's window is
     /// full; every other problem is reported at once and leaves nothing behind.
     pub fn submit(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {

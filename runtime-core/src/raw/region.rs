@@ -29,15 +29,27 @@ impl<'r> Carver<'r> {
         }
     }
 
-    /// Writes `count` values made by `make(i)` at byte `offset` and returns them as a slice.
-    /// Offsets must grow from call to call; a misaligned, overlapping or out-of-bounds table
-    /// is refused.
+    /// Writes `count` values made by `make(i)` at byte `offset` and returns them as a shared
+    /// slice. Offsets must grow from call to call; a misaligned, overlapping or out-of-bounds
+    /// table is refused.
     pub(crate) fn place<T: Sync>(
         &mut self,
         offset: usize,
         count: usize,
-        mut make: impl FnMut(usize) -> T,
+        make: impl FnMut(usize) -> T,
     ) -> Result<&'r [T], PlaceError> {
+        let table = self.place_mut(offset, count, make)?;
+        Ok(table)
+    }
+
+    /// Like [`Carver::place`], but the table is handed out exclusively: the caller may split
+    /// it and give each part to one thread.
+    pub(crate) fn place_mut<T>(
+        &mut self,
+        offset: usize,
+        count: usize,
+        mut make: impl FnMut(usize) -> T,
+    ) -> Result<&'r mut [T], PlaceError> {
         let bytes = size_of::<T>()
             .checked_mul(count)
             .ok_or(PlaceError { needed: usize::MAX })?;
@@ -62,10 +74,9 @@ impl<'r> Carver<'r> {
             unsafe { first.add(i).write(make(i)) };
         }
         // SAFETY: the `count` elements were all initialised above; the bytes stay borrowed for
-        // `'r` and this carver never hands them out again, so shared references are the only
-        // access from now on (the types are made of atomics, so shared access is how they are
-        // used).
-        Ok(unsafe { core::slice::from_raw_parts(first, count) })
+        // `'r` and this carver never hands them out again (`floor` moved past them), so the
+        // returned slice is the only access to them from now on.
+        Ok(unsafe { core::slice::from_raw_parts_mut(first, count) })
     }
 }
 

@@ -1,0 +1,357 @@
+//! The deferred set: tasks whose kernels returned but whose conditions do not all hold yet.
+//!
+//! Each scheduler owns one set for the tasks whose last FIN it saw. Conditions are grouped by
+//! the word they watch; a poll reads each watched word once and releases its waiters in
+//! ascending order of `expected`, stopping at the first one still unmet. A poll therefore
+//! costs one read per distinct word plus the waiters it releases, never a pass over every
+//! pending condition. Armed tasks sit in a list in deadline order (deadlines are FIN time plus
+//! one constant, so appending keeps the order), so the timeout check looks at one task.
+#![forbid(unsafe_code)]
+
+mod store;
+mod watch_map;
+
+pub(crate) use store::{DeferredStore, Entry, NIL, Waiter, WatchSlot, map_len};
+
+use crate::condition::{Condition, Watch};
+use crate::ids::TaskId;
+
+/// A condition that outlived its deadline.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Expired {
+    /// The task.
+    pub(crate) task: TaskId,
+    /// The word it waited on.
+    pub(crate) watch: Watch,
+    /// The value it waited for.
+    pub(crate) expected: u64,
+    /// The last value the scheduler read.
+    pub(crate) last: u64,
+}
+
+/// One scheduler's deferred set, over its pools.
+pub(crate) struct DeferredSet<'r> {
+    s: DeferredStore<'r>,
+    free_waiter: u32,
+    free_waiters: usize,
+    free_entry: u32,
+    free_entries: usize,
+    free_watch: u32,
+    /// Watches in `s.active[..active]`.
+    active: usize,
+    /// Round-robin position of the next poll.
+    cursor: usize,
+    /// Armed entries, oldest deadline first.
+    armed_head: u32,
+    armed_tail: u32,
+    /// Open entries.
+    open: usize,
+}
+
+impl<'r> DeferredSet<'r> {
+    /// A set with every pool free.
+    pub(crate) fn new(s: DeferredStore<'r>) -> Self {
+        let n = s.waiters.len();
+        for (i, w) in s.waiters.iter_mut().enumerate() {
+            *w = Waiter::new();
+            w.next = link(i + 1, n);
+        }
+        let n = s.entries.len();
+        for (i, e) in s.entries.iter_mut().enumerate() {
+            *e = Entry::new();
+            e.next = link(i + 1, n);
+        }
+        let n = s.watches.len();
+        for (i, w) in s.watches.iter_mut().enumerate() {
+            *w = WatchSlot::new();
+            w.pos = link(i + 1, n);
+        }
+        s.map.fill(NIL);
+        DeferredSet {
+            free_waiter: link(0, n),
+            free_waiters: n,
+            free_entry: link(0, s.entries.len()),
+            free_entries: s.entries.len(),
+            free_watch: link(0, s.watches.len()),
+            active: 0,
+            cursor: 0,
+            armed_head: NIL,
+            armed_tail: NIL,
+            open: 0,
+            s,
+        }
+    }
+
+    /// No task is waiting.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.open == 0
+    }
+
+    /// Distinct words being watched.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn watched(&self) -> usize {
+        self.active
+    }
+
+    /// Whether `n` more unmet conditions (and a new entry if `new_entry`) fit.
+    pub(crate) fn has_room(&self, n: usize, new_entry: bool) -> bool {
+        self.free_waiters >= n && (!new_entry || self.free_entries > 0)
+    }
+
+    /// Opens an entry for `task`. The caller checked [`Self::has_room`].
+    pub(crate) fn open(&mut self, task: TaskId) -> u32 {
+        let e = self.free_entry;
+        self.free_entry = self.s.entries[e as usize].next;
+        self.free_entries -= 1;
+        self.open += 1;
+        self.s.entries[e as usize] = Entry {
+            task: task.raw(),
+            ..Entry::new()
+        };
+        e
+    }
+
+    /// Conditions registered on entry `e` so far.
+    pub(crate) fn registered(&self, e: u32) -> u16 {
+        self.s.entries[e as usize].count
+    }
+
+    /// Counts a condition of `e` that held when it was registered.
+    pub(crate) fn add_met(&mut self, e: u32) {
+        self.s.entries[e as usize].count += 1;
+    }
+
+    /// Queues an unmet condition of entry `e`, whose word last read `last`. The caller checked
+    /// [`Self::has_room`].
+    pub(crate) fn add(&mut self, e: u32, c: Condition, last: u64) {
+        let w = match watch_map::find(self.s.map, self.s.watches, c.watch) {
+            Some(w) => w,
+            None => self.new_watch(c.watch),
+        };
+        self.s.watches[w as usize].last = last;
+        let n = self.free_waiter;
+        self.free_waiter = self.s.waiters[n as usize].next;
+        self.free_waiters -= 1;
+        let entry = &mut self.s.entries[e as usize];
+        self.s.waiters[n as usize] = Waiter {
+            expected: c.expected,
+            entry: e,
+            watch: w,
+            next: NIL,
+            task_next: entry.first,
+            met: false,
+        };
+        entry.first = n;
+        entry.count += 1;
+        entry.left += 1;
+        self.enqueue(w, n);
+    }
+
+    /// Arms entry `e` (its task's last lane reported FIN) with `deadline`. Returns `true` if
+    /// every condition holds already: the caller completes the task and closes `e`.
+    pub(crate) fn arm(&mut self, e: u32, deadline: u64) -> bool {
+        let entry = &mut self.s.entries[e as usize];
+        entry.armed = true;
+        if entry.left == 0 {
+            return true;
+        }
+        entry.deadline = deadline;
+        entry.prev = self.armed_tail;
+        entry.next = NIL;
+        match self.armed_tail {
+            NIL => self.armed_head = e,
+            t => self.s.entries[t as usize].next = e,
+        }
+        self.armed_tail = e;
+        false
+    }
+
+    /// Frees entry `e`, whose conditions all hold, and its waiters; returns its task.
+    pub(crate) fn close(&mut self, e: u32) -> TaskId {
+        let entry = self.s.entries[e as usize];
+        debug_assert_eq!(entry.left, 0, "closing an entry with unmet conditions");
+        let mut n = entry.first;
+        while n != NIL {
+            let next = self.s.waiters[n as usize].task_next;
+            self.s.waiters[n as usize].next = self.free_waiter;
+            self.free_waiter = n;
+            self.free_waiters += 1;
+            n = next;
+        }
+        self.s.entries[e as usize].next = self.free_entry;
+        self.free_entry = e;
+        self.free_entries += 1;
+        self.open -= 1;
+        TaskId::from_raw(entry.task)
+    }
+
+    /// Polls up to `budget` watched words, round robin: reads each once with `read`, and
+    /// calls `done` with every entry whose last condition that read met (armed entries only;
+    /// `done` must close it). Stops at the first word `read` cannot read and returns it with
+    /// a task waiting on it.
+    pub(crate) fn poll(
+        &mut self,
+        budget: usize,
+        mut read: impl FnMut(Watch) -> Option<u64>,
+        mut done: impl FnMut(&mut Self, u32),
+    ) -> Result<usize, (Watch, TaskId)> {
+        let reads = budget.min(self.active);
+        let mut released = 0;
+        for _ in 0..reads {
+            if self.active == 0 {
+                break;
+            }
+            if self.cursor >= self.active {
+                self.cursor = 0;
+            }
+            let w = self.s.active[self.cursor];
+            let watch = self.s.watches[w as usize].watch;
+            let Some(value) = read(watch) else {
+                let head = self.s.watches[w as usize].head;
+                let e = self.s.waiters[head as usize].entry;
+                return Err((watch, TaskId::from_raw(self.s.entries[e as usize].task)));
+            };
+            self.s.watches[w as usize].last = value;
+            let mut emptied = false;
+            loop {
+                let head = self.s.watches[w as usize].head;
+                if head == NIL {
+                    emptied = true;
+                    break;
+                }
+                let waiter = &mut self.s.waiters[head as usize];
+                if waiter.expected > value {
+                    break;
+                }
+                waiter.met = true;
+                let e = waiter.entry;
+                self.s.watches[w as usize].head = waiter.next;
+                let entry = &mut self.s.entries[e as usize];
+                entry.left -= 1;
+                released += 1;
+                if entry.left == 0 && entry.armed {
+                    self.unlink_armed(e);
+                    done(self, e);
+                }
+            }
+            if emptied {
+                self.drop_watch(w);
+                // The last active watch moved into this position: poll it next.
+            } else {
+                self.cursor += 1;
+            }
+        }
+        Ok(released)
+    }
+
+    /// The oldest armed task, if its deadline is before `now`, with a condition it still
+    /// waits for.
+    pub(crate) fn expired(&self, now: u64) -> Option<Expired> {
+        let e = self.armed_head;
+        if e == NIL {
+            return None;
+        }
+        let entry = &self.s.entries[e as usize];
+        if entry.deadline >= now {
+            return None;
+        }
+        let mut n = entry.first;
+        while n != NIL {
+            let w = &self.s.waiters[n as usize];
+            if !w.met {
+                let slot = &self.s.watches[w.watch as usize];
+                return Some(Expired {
+                    task: TaskId::from_raw(entry.task),
+                    watch: slot.watch,
+                    expected: w.expected,
+                    last: slot.last,
+                });
+            }
+            n = w.task_next;
+        }
+        None
+    }
+
+    fn new_watch(&mut self, watch: Watch) -> u32 {
+        // A free watch exists: watches in use never outnumber waiters in use.
+        let w = self.free_watch;
+        self.free_watch = self.s.watches[w as usize].pos;
+        self.s.watches[w as usize] = WatchSlot {
+            watch,
+            pos: self.active as u32,
+            ..WatchSlot::new()
+        };
+        self.s.active[self.active] = w;
+        self.active += 1;
+        watch_map::insert(self.s.map, self.s.watches, w);
+        w
+    }
+
+    fn drop_watch(&mut self, w: u32) {
+        watch_map::remove(self.s.map, self.s.watches, w);
+        let pos = self.s.watches[w as usize].pos as usize;
+        self.active -= 1;
+        let moved = self.s.active[self.active];
+        self.s.active[pos] = moved;
+        self.s.watches[moved as usize].pos = pos as u32;
+        self.s.watches[w as usize].pos = self.free_watch;
+        self.free_watch = w;
+    }
+
+    /// Inserts waiter `n` into watch `w`'s list, keeping it sorted by `expected` (O(1) when
+    /// expectations arrive in ascending order, the common case of a counter bumped once per
+    /// transfer).
+    fn enqueue(&mut self, w: u32, n: u32) {
+        let expected = self.s.waiters[n as usize].expected;
+        let slot = self.s.watches[w as usize];
+        if slot.head == NIL {
+            self.s.watches[w as usize].head = n;
+            self.s.watches[w as usize].tail = n;
+            return;
+        }
+        if self.s.waiters[slot.tail as usize].expected <= expected {
+            self.s.waiters[slot.tail as usize].next = n;
+            self.s.watches[w as usize].tail = n;
+            return;
+        }
+        if expected < self.s.waiters[slot.head as usize].expected {
+            self.s.waiters[n as usize].next = slot.head;
+            self.s.watches[w as usize].head = n;
+            return;
+        }
+        let mut prev = slot.head;
+        loop {
+            let next = self.s.waiters[prev as usize].next;
+            if next == NIL || self.s.waiters[next as usize].expected > expected {
+                self.s.waiters[n as usize].next = next;
+                self.s.waiters[prev as usize].next = n;
+                if next == NIL {
+                    self.s.watches[w as usize].tail = n;
+                }
+                return;
+            }
+            prev = next;
+        }
+    }
+
+    fn unlink_armed(&mut self, e: u32) {
+        let Entry { prev, next, .. } = self.s.entries[e as usize];
+        match prev {
+            NIL => self.armed_head = next,
+            p => self.s.entries[p as usize].next = next,
+        }
+        match next {
+            NIL => self.armed_tail = prev,
+            n => self.s.entries[n as usize].prev = prev,
+        }
+    }
+}
+
+/// `i` as a free-list link, or [`NIL`] past the end.
+fn link(i: usize, len: usize) -> u32 {
+    if i < len { i as u32 } else { NIL }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests;

@@ -1,0 +1,175 @@
+//! loom model of deferred completion: the hand-off from a core's FIN to the deferred set, and
+//! from a landed transfer to the consumer that reads its data.
+//! Run with `RUSTFLAGS="--cfg loom" cargo test -p pto-runtime-core --release --lib`.
+
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use loom::thread;
+
+use crate::condition::{Condition, Watch};
+use crate::config::Config;
+use crate::ids::{CoreId, KernelId, Token, WorkerClass};
+use crate::owned::{Owned, leaked_store};
+use crate::platform::{CorePhase, CoreStatus, Payload, Platform};
+use crate::scheduler::{Scheduler, Step};
+use crate::submit::{Orchestrator, TaskSpec};
+
+const COUNTER: u64 = 0x8;
+const FIN: u64 = 2 << 32;
+
+/// One AIV core, one counter, one data word, in loom atomics.
+struct Machine {
+    rung: AtomicU32,
+    status: AtomicU64,
+    /// Conditions the running kernel registered (the slab's count).
+    slab: AtomicU32,
+    counter: AtomicU64,
+    data: AtomicU64,
+}
+
+impl Machine {
+    fn new() -> Self {
+        Machine {
+            rung: AtomicU32::new(0),
+            status: AtomicU64::new(0),
+            slab: AtomicU32::new(0),
+            counter: AtomicU64::new(0),
+            data: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Platform for Machine {
+    fn now(&self) -> u64 {
+        0
+    }
+    fn ticks_per_us(&self) -> u64 {
+        1
+    }
+    fn has_kernel(&self, _: KernelId) -> bool {
+        true
+    }
+    fn write_payload(&self, _: CoreId, _: Token, _: &Payload<'_>) {}
+    fn ring_doorbell(&self, _: CoreId, token: Token) {
+        self.rung.store(token.bits(), Ordering::Release);
+    }
+    fn core_status(&self, _: CoreId) -> CoreStatus {
+        let w = self.status.load(Ordering::Acquire);
+        CoreStatus {
+            token: Token::new(w as u32),
+            phase: if w & FIN != 0 {
+                CorePhase::Fin
+            } else {
+                CorePhase::Idle
+            },
+        }
+    }
+    fn lane_times(&self, _: CoreId, _: Token) -> Option<(u64, u64)> {
+        None
+    }
+    fn conditions(&self, _: CoreId, token: Token) -> usize {
+        // Only the first token's kernel is deferred.
+        if token.bits() == 1 {
+            self.slab.load(Ordering::Relaxed) as usize
+        } else {
+            0
+        }
+    }
+    fn condition(&self, _: CoreId, _: Token, i: usize) -> Option<Condition> {
+        (i == 0).then_some(Condition::counter64(COUNTER, 1))
+    }
+    fn read_watch(&self, w: Watch) -> Option<u64> {
+        (w == Watch::Counter64(COUNTER)).then(|| self.counter.load(Ordering::Acquire))
+    }
+    fn invalidate(&self, _: u64, _: usize) {}
+    fn flush(&self, _: u64, _: usize) {}
+    fn spin_hint(&self) {
+        thread::yield_now();
+    }
+}
+
+/// A producer's kernel registers `counter >= 1` and reports FIN while an engine lands the
+/// producer's data and bumps the counter. Whenever the scheduler has completed the producer,
+/// the data must be visible to it (and so to every consumer it then releases). Checks that
+/// the FIN publishes the conditions (a missed one would complete the producer early) and that
+/// reading the counter synchronises with the engine's landing.
+/// Preemption bound 2: three threads, each with one publishing store.
+#[test]
+fn a_deferred_producer_completes_only_after_its_data_landed() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(2);
+    b.max_branches = 100_000;
+    b.check(|| {
+        let cfg = Config {
+            rings: 1,
+            task_window: 2,
+            max_deps: 1,
+            max_args: 0,
+            aic_cores: 0,
+            aiv_cores: 1,
+            profile_capacity: 0,
+            max_conditions: 1,
+            deferred_capacity: 1,
+            deferred_poll_budget: 1,
+            ..Config::tiny()
+        };
+        let owned = Arc::new(Owned::new(cfg));
+        let m = Arc::new(Machine::new());
+        {
+            let mut o = Orchestrator::new(owned.tables(), &*m);
+            let a = o
+                .submit(&TaskSpec::new(KernelId(0), WorkerClass::Aiv))
+                .unwrap();
+            o.submit(&TaskSpec::dummy().deps(&[a])).unwrap();
+        }
+        // The scheduler gets a thread of its own for the stack its handle needs.
+        let (o2, m2) = (owned.clone(), m.clone());
+        let sched = thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || scheduler(&o2, m2, cfg))
+            .unwrap();
+        sched.join().unwrap();
+        assert_eq!(owned.tables().finished(), 2);
+    });
+}
+
+/// Dispatches the producer, starts its core and its engine, and runs the scheduler to the end,
+/// checking the data whenever the producer has completed.
+fn scheduler(owned: &Owned, m: Arc<Machine>, cfg: Config) {
+    let t = owned.tables();
+    let mut s = Scheduler::new(t, &*m, 0, &t.sched[0], leaked_store(&cfg));
+    assert_eq!(s.step(), Step::Progress, "A is dispatched");
+    assert_eq!(m.rung.load(Ordering::Relaxed), 1);
+    let core = {
+        let m = m.clone();
+        thread::spawn(move || {
+            m.slab.store(1, Ordering::Relaxed);
+            m.status.store(FIN | 1, Ordering::Release);
+        })
+    };
+    let engine = {
+        let m = m.clone();
+        thread::spawn(move || {
+            m.data.store(42, Ordering::Relaxed);
+            m.counter.store(1, Ordering::Release);
+        })
+    };
+    loop {
+        let step = s.step();
+        if t.finished() > 0 {
+            assert_eq!(
+                m.data.load(Ordering::Relaxed),
+                42,
+                "completed before landing"
+            );
+        }
+        match step {
+            Step::Done => break,
+            Step::Idle => thread::yield_now(),
+            Step::Progress => {}
+            Step::Failed => panic!("{:?}", t.shared.status.get()),
+        }
+    }
+    core.join().unwrap();
+    engine.join().unwrap();
+}

@@ -1,0 +1,163 @@
+//! A scripted machine for scheduler tests: the test plays every core, step by step, and
+//! sets the words deferred conditions watch.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::vec::Vec;
+
+use crate::condition::{Condition, Watch};
+use crate::config::Config;
+use crate::ids::{CoreId, KernelId, TaskId, Token, WorkerClass};
+use crate::owned::{Owned, leaked_store};
+use crate::platform::{CorePhase, CoreStatus, Payload, Platform};
+use crate::scheduler::{Scheduler, Step};
+use crate::submit::{Orchestrator, TaskSpec};
+use crate::sync::{AtomicU64, Ordering};
+use crate::tables::Tables;
+
+/// Cores whose status words the test sets; a clock the test moves.
+pub(crate) struct Script {
+    status: Vec<Mutex<CoreStatus>>,
+    /// Conditions each (core, token) registers.
+    conditions: Mutex<HashMap<(CoreId, Token), Vec<Condition>>>,
+    /// Values of watched words; a word missing here cannot be read.
+    words: Mutex<HashMap<Watch, u64>>,
+    /// Words invalidated, in order.
+    pub(crate) invalidated: Mutex<Vec<u64>>,
+    rung: Mutex<Vec<(CoreId, Token, TaskId)>>,
+    clock: AtomicU64,
+    /// Added to the clock by every `now()`.
+    tick: u64,
+}
+
+impl Script {
+    fn new(cores: u16, tick: u64) -> Self {
+        Script {
+            status: (0..cores)
+                .map(|_| {
+                    Mutex::new(CoreStatus {
+                        token: Token::new(0),
+                        phase: CorePhase::Idle,
+                    })
+                })
+                .collect(),
+            rung: Mutex::new(Vec::new()),
+            conditions: Mutex::new(HashMap::new()),
+            words: Mutex::new(HashMap::new()),
+            invalidated: Mutex::new(Vec::new()),
+            clock: AtomicU64::new(0),
+            tick,
+        }
+    }
+    /// Makes the kernel of `token` on `core` register `conditions`.
+    pub(crate) fn defer(&self, core: u16, token: u32, conditions: &[Condition]) {
+        self.conditions
+            .lock()
+            .unwrap()
+            .insert((CoreId(core), Token::new(token)), conditions.to_vec());
+    }
+    /// Sets a watched word.
+    pub(crate) fn word(&self, w: Watch, value: u64) {
+        self.words.lock().unwrap().insert(w, value);
+    }
+    pub(crate) fn set(&self, core: u16, token: u32, phase: CorePhase) {
+        *self.status[core as usize].lock().unwrap() = CoreStatus {
+            token: Token::new(token),
+            phase,
+        };
+    }
+    pub(crate) fn rung(&self) -> Vec<(CoreId, Token, TaskId)> {
+        core::mem::take(&mut *self.rung.lock().unwrap())
+    }
+}
+
+impl Platform for Script {
+    fn now(&self) -> u64 {
+        self.clock.fetch_add(self.tick, Ordering::Relaxed)
+    }
+    fn ticks_per_us(&self) -> u64 {
+        1
+    }
+    fn has_kernel(&self, k: KernelId) -> bool {
+        k.0 < 8
+    }
+    fn write_payload(&self, core: CoreId, token: Token, p: &Payload<'_>) {
+        self.rung.lock().unwrap().push((core, token, p.task));
+    }
+    fn ring_doorbell(&self, _: CoreId, _: Token) {}
+    fn core_status(&self, core: CoreId) -> CoreStatus {
+        *self.status[core.0 as usize].lock().unwrap()
+    }
+    fn lane_times(&self, _: CoreId, _: Token) -> Option<(u64, u64)> {
+        None
+    }
+    fn conditions(&self, core: CoreId, token: Token) -> usize {
+        self.conditions
+            .lock()
+            .unwrap()
+            .get(&(core, token))
+            .map_or(0, Vec::len)
+    }
+    fn condition(&self, core: CoreId, token: Token, i: usize) -> Option<Condition> {
+        self.conditions
+            .lock()
+            .unwrap()
+            .get(&(core, token))
+            .and_then(|c| c.get(i).copied())
+    }
+    fn read_watch(&self, w: Watch) -> Option<u64> {
+        self.words.lock().unwrap().get(&w).copied()
+    }
+    fn invalidate(&self, addr: u64, _: usize) {
+        self.invalidated.lock().unwrap().push(addr);
+    }
+    fn flush(&self, _: u64, _: usize) {}
+    fn spin_hint(&self) {}
+}
+
+/// A runtime in heap memory and the scripted machine it runs on.
+pub(crate) struct Rig {
+    owned: Owned,
+    pub(crate) p: Script,
+}
+
+impl Rig {
+    /// Cores as `cfg` says; the clock moves `tick` µs per read.
+    pub(crate) fn new(cfg: Config, tick: u64) -> Self {
+        Rig {
+            p: Script::new(cfg.cores(), tick),
+            owned: Owned::new(cfg),
+        }
+    }
+    pub(crate) fn tables(&self) -> Tables<'_> {
+        self.owned.tables()
+    }
+    pub(crate) fn orchestrator(&self) -> Orchestrator<'_, '_, Script> {
+        Orchestrator::new(self.tables(), &self.p)
+    }
+    pub(crate) fn scheduler(&self) -> Scheduler<'_, '_, Script> {
+        let t = self.tables();
+        Scheduler::new(t, &self.p, 0, &t.sched[0], leaked_store(&t.cfg))
+    }
+}
+
+/// A machine of one AIV core.
+pub(crate) fn one_aiv() -> Config {
+    Config {
+        aic_cores: 0,
+        aiv_cores: 1,
+        ..Config::tiny()
+    }
+}
+
+pub(crate) fn aiv(deps: &[TaskId]) -> TaskSpec<'_> {
+    TaskSpec::new(KernelId(0), WorkerClass::Aiv).deps(deps)
+}
+
+pub(crate) fn steps<P: Platform>(s: &mut Scheduler<'_, '_, P>, n: usize) -> Step {
+    let mut last = Step::Idle;
+    for _ in 0..n {
+        last = s.step();
+    }
+    last
+}
