@@ -50,12 +50,17 @@ fn run_token(
     args: &mut [u64; MAX_ARGS as usize],
 ) {
     let (task, kernel, lane, lanes, n) = read_payload(core, token, args);
+    let slab = &core.slabs[(token.bits() & 1) as usize];
+    slab.clear();
     let ctx = KernelCtx {
         task,
         core: id,
         lane,
         lanes,
         args: &args[..n],
+        memory: &p.memory,
+        engines: &p.engines,
+        slab,
     };
     let buf = &core.payload[(token.bits() & 1) as usize];
     let timed = buf.shape.load(Ordering::Relaxed) >> 24 & 1 == 1;

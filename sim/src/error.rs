@@ -19,6 +19,9 @@ pub enum SimError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// A simulated engine could not start.
+    #[error("could not start a simulated engine: {0}")]
+    Engine(crate::engine::EngineError),
     /// A scheduler thread panicked (a runtime bug: the core never panics by design).
     #[error("scheduler thread {0} panicked")]
     SchedulerPanicked(u8),

@@ -2,10 +2,15 @@
 
 use std::sync::Arc;
 
-use pto_runtime_core::{CoreId, KernelId, TaskId};
+use pto_runtime_core::{Condition, CoreId, KernelId, TaskId};
 
-/// What a kernel sees of the task it runs.
-#[derive(Clone, Copy, Debug)]
+use crate::engine::{Engine, EngineError, Transfer};
+use crate::memory::DeviceMemory;
+use crate::slab::{Slab, SlabFull};
+
+/// What a kernel sees of the task it runs, and what it can do besides computing: touch
+/// device memory, post transfers to engines, and register deferred conditions.
+#[derive(Clone, Copy)]
 pub struct KernelCtx<'a> {
     /// The task.
     pub task: TaskId,
@@ -17,6 +22,63 @@ pub struct KernelCtx<'a> {
     pub lanes: u8,
     /// Scalar arguments.
     pub args: &'a [u64],
+    pub(crate) memory: &'a DeviceMemory,
+    pub(crate) engines: &'a [Engine],
+    pub(crate) slab: &'a Slab,
+}
+
+impl std::fmt::Debug for KernelCtx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelCtx")
+            .field("task", &self.task)
+            .field("core", &self.core)
+            .field("lane", &self.lane)
+            .field("lanes", &self.lanes)
+            .field("args", &self.args)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KernelCtx<'_> {
+    /// The simulated device memory.
+    pub fn memory(&self) -> &DeviceMemory {
+        self.memory
+    }
+
+    /// Posts `t` to engine `engine`; returns its post id (the cookie an engine condition
+    /// waits for).
+    pub fn post(&self, engine: u32, t: Transfer) -> Result<u64, EngineError> {
+        self.engines
+            .get(engine as usize)
+            .ok_or(EngineError::NoSuchEngine {
+                engine,
+                engines: self.engines.len(),
+            })?
+            .post(t)
+    }
+
+    /// The task completes only once `c` holds (after this kernel returns). A lane may
+    /// register up to [`pto_runtime_core::MAX_CONDITIONS`]; past that the call fails, and so
+    /// does the task, with the runtime's `TooManyConditions` error. The runtime's own limit is
+    /// `Config::max_conditions` per task.
+    pub fn defer(&self, c: Condition) -> Result<(), SlabFull> {
+        self.slab.push(c)
+    }
+
+    /// The task completes only once the 32-bit counter at `addr` reads at least `expected`.
+    pub fn defer_counter32(&self, addr: u64, expected: u32) -> Result<(), SlabFull> {
+        self.defer(Condition::counter32(addr, expected))
+    }
+
+    /// The task completes only once the 64-bit counter at `addr` reads at least `expected`.
+    pub fn defer_counter64(&self, addr: u64, expected: u64) -> Result<(), SlabFull> {
+        self.defer(Condition::counter64(addr, expected))
+    }
+
+    /// The task completes only once `engine` completed every post up to `cookie`.
+    pub fn defer_engine(&self, engine: u32, cookie: u64) -> Result<(), SlabFull> {
+        self.defer(Condition::engine(engine, cookie))
+    }
 }
 
 /// A kernel: `Ok` reports FIN, `Err(code)` fails the task with a platform error code

@@ -15,16 +15,22 @@
 #![deny(missing_docs)]
 
 mod core_thread;
+mod engine;
 mod error;
 mod kernels;
 mod machine;
+mod memory;
 mod platform;
 mod region;
 mod run;
+mod slab;
 
+pub use engine::{Engine, EngineError, EngineOptions, Signal, Transfer};
 pub use error::SimError;
 pub use kernels::{KernelCtx, KernelFn, KernelTable, error_code};
-pub use machine::{CpuPlan, SimMachine, SimOptions};
+pub use machine::{CpuPlan, MEMORY_BASE, SimMachine, SimOptions};
+pub use memory::{DeviceMemory, MemoryError};
 pub use platform::SimPlatform;
 pub use region::Region;
 pub use run::{SimRun, run};
+pub use slab::SlabFull;

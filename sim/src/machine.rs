@@ -10,9 +10,14 @@ pub const JOIN_DEADLINE: Duration = Duration::from_secs(2);
 
 use pto_runtime_core::{Config, ConfigError, CoreId};
 
+use crate::engine::{Engine, EngineOptions};
 use crate::error::SimError;
 use crate::kernels::KernelTable;
+use crate::memory::DeviceMemory;
 use crate::platform::SimPlatform;
+
+/// Device address of the first byte of simulated device memory (address 0 stays invalid).
+pub const MEMORY_BASE: u64 = 0x1_0000_0000;
 
 /// Knobs of the simulated machine.
 #[derive(Clone, Copy, Debug)]
@@ -25,6 +30,12 @@ pub struct SimOptions {
     /// OS never time-slices a scheduler against the cores it drives. Off by default: tests
     /// run many simulations side by side.
     pub pin_threads: bool,
+    /// Bytes of simulated device memory (counters, buffers, transfer sources and targets).
+    pub memory_bytes: usize,
+    /// Simulated DMA/RDMA engines.
+    pub engines: u32,
+    /// Latency and jitter of every engine.
+    pub engine: EngineOptions,
 }
 
 impl Default for SimOptions {
@@ -32,6 +43,9 @@ impl Default for SimOptions {
         SimOptions {
             spin_before_park: 100,
             pin_threads: false,
+            memory_bytes: 16 << 20,
+            engines: 2,
+            engine: EngineOptions::default(),
         }
     }
 }
@@ -93,7 +107,12 @@ impl SimMachine {
         if cfg.cores() == 0 {
             return Err(SimError::Config(ConfigError::NoCores));
         }
-        let platform = Arc::new(SimPlatform::new(cfg.cores(), kernels));
+        let memory = Arc::new(DeviceMemory::new(MEMORY_BASE, opts.memory_bytes));
+        let engines = (0..opts.engines)
+            .map(|i| Engine::start(i, memory.clone(), opts.engine))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(SimError::Engine)?;
+        let platform = Arc::new(SimPlatform::new(cfg.cores(), kernels, memory, engines));
         let plan = if opts.pin_threads {
             CpuPlan::new(cfg.schedulers)
         } else {

@@ -1,15 +1,19 @@
 //! `SimPlatform`: doorbells, payload buffers and status words in host memory.
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread::Thread;
 use std::time::Instant;
 
 use pto_runtime_core::{
-    CoreId, CorePhase, CoreStatus, KernelId, MAX_ARGS, Payload, Platform, TaskId, Token,
+    Condition, CoreId, CorePhase, CoreStatus, KernelId, MAX_ARGS, Payload, Platform, TaskId, Token,
+    Watch,
 };
 
+use crate::engine::Engine;
 use crate::kernels::KernelTable;
+use crate::memory::DeviceMemory;
+use crate::slab::Slab;
 
 /// `spin_hint` yields the CPU once every this many calls.
 const YIELD_EVERY: u32 = 16;
@@ -67,6 +71,8 @@ pub(crate) struct SimCore {
     pub(crate) status: Line<AtomicU64>,
     /// Written by the scheduler, selected by token parity.
     pub(crate) payload: [PayloadBuf; 2],
+    /// Deferred conditions of the token in the payload buffer of the same parity.
+    pub(crate) slabs: [Slab; 2],
     /// Set by the core thread just before it parks.
     pub(crate) sleeping: Line<AtomicBool>,
     pub(crate) thread: OnceLock<Thread>,
@@ -77,6 +83,8 @@ pub struct SimPlatform {
     start: Instant,
     pub(crate) cores: Box<[SimCore]>,
     pub(crate) kernels: KernelTable,
+    pub(crate) memory: Arc<DeviceMemory>,
+    pub(crate) engines: Box<[Engine]>,
     pub(crate) shutdown: AtomicBool,
     /// Times a core thread parked.
     pub(crate) parks: AtomicU64,
@@ -85,22 +93,40 @@ pub struct SimPlatform {
 }
 
 impl SimPlatform {
-    pub(crate) fn new(cores: u16, kernels: KernelTable) -> Self {
+    pub(crate) fn new(
+        cores: u16,
+        kernels: KernelTable,
+        memory: Arc<DeviceMemory>,
+        engines: Vec<Engine>,
+    ) -> Self {
         SimPlatform {
             start: Instant::now(),
             cores: (0..cores)
                 .map(|_| SimCore {
                     status: Line(AtomicU64::new(status_word(Token::new(0), phase::IDLE, 0))),
                     payload: [PayloadBuf::new(), PayloadBuf::new()],
+                    slabs: [Slab::new(), Slab::new()],
                     sleeping: Line(AtomicBool::new(false)),
                     thread: OnceLock::new(),
                 })
                 .collect(),
             kernels,
+            memory,
+            engines: engines.into_boxed_slice(),
             shutdown: AtomicBool::new(false),
             parks: AtomicU64::new(0),
             wakes: AtomicU64::new(0),
         }
+    }
+
+    /// The simulated device memory that kernels, engines and deferred counters share.
+    pub fn memory(&self) -> &DeviceMemory {
+        &self.memory
+    }
+
+    /// The simulated DMA/RDMA engines.
+    pub fn engines(&self) -> &[Engine] {
+        &self.engines
     }
 
     /// Number of simulated cores.
@@ -201,9 +227,27 @@ impl Platform for SimPlatform {
         ))
     }
 
-    fn invalidate(&self, _addr: *const u8, _len: usize) {}
+    fn conditions(&self, core: CoreId, token: Token) -> usize {
+        self.core(core)
+            .map_or(0, |c| c.slabs[(token.bits() & 1) as usize].len())
+    }
 
-    fn flush(&self, _addr: *const u8, _len: usize) {}
+    fn condition(&self, core: CoreId, token: Token, i: usize) -> Option<Condition> {
+        self.core(core)?.slabs[(token.bits() & 1) as usize].get(i)
+    }
+
+    fn read_watch(&self, watch: Watch) -> Option<u64> {
+        match watch {
+            Watch::Counter32(a) => self.memory.load32(a).ok().map(u64::from),
+            Watch::Counter64(a) => self.memory.load64(a).ok(),
+            Watch::Engine(e) => self.engines.get(e as usize).map(Engine::completed),
+        }
+    }
+
+    // Host memory is coherent: nothing to invalidate or write back.
+    fn invalidate(&self, _addr: u64, _len: usize) {}
+
+    fn flush(&self, _addr: u64, _len: usize) {}
 
     fn spin_hint(&self) {
         // Simulated threads may outnumber host CPUs: now and then, give the CPU to a thread

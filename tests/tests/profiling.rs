@@ -7,7 +7,7 @@ use pto_runtime_core::{
     Config, KernelId, PhaseCounters, ProfileLevel, RegionLayout, RunReport, Runtime, TaskId,
     TaskRecord, TaskSpec, WorkerClass,
 };
-use pto_sim::{KernelTable, Region, SimMachine, SimOptions};
+use pto_sim::{KernelTable, Region, Signal, SimMachine, SimOptions, Transfer};
 
 const K: KernelId = KernelId(0);
 const TASKS: usize = 200;
@@ -137,4 +137,71 @@ fn a_full_profile_ring_counts_what_it_dropped_and_never_blocks() {
     assert_eq!(run.report.finished, TASKS as u64, "the run went on");
     assert_eq!(run.records.len(), 50);
     assert_eq!(run.report.profile_dropped, (TASKS - 50) as u64);
+}
+
+/// Posts a 64-bit counter bump landing after 100 µs and waits for it (`args[0]`: the counter).
+const DEFERRED: KernelId = KernelId(1);
+
+#[test]
+fn deferred_dummy_and_normal_tasks_all_reach_the_profile_and_counters_add_up() {
+    let cfg = Config {
+        profile: ProfileLevel::Tasks,
+        max_args: 1,
+        ..Config::tiny()
+    };
+    let kernels = KernelTable::new()
+        .with(K, |_| Ok(()))
+        .with(DEFERRED, |ctx| {
+            let counter = ctx.args[0];
+            let bump = Transfer::signal_only(Signal::Add64 {
+                addr: counter,
+                delta: 1,
+            })
+            .after(std::time::Duration::from_micros(100));
+            ctx.post(0, bump).map_err(|_| 1u32)?;
+            ctx.defer_counter64(counter, 1).map_err(|_| 2u32)
+        });
+    let out = pto_sim::run(cfg, kernels, SimOptions::default(), |o| {
+        let mem = o.platform().memory();
+        let mut ids = Vec::new();
+        for i in 0..60 {
+            let spec = match i % 3 {
+                0 => TaskSpec::new(DEFERRED, WorkerClass::Aiv),
+                1 => TaskSpec::dummy(),
+                _ => TaskSpec::new(K, WorkerClass::Aic),
+            };
+            let counter = [mem.alloc(8, 8).unwrap()];
+            let spec = if i % 3 == 0 {
+                spec.args(&counter)
+            } else {
+                spec
+            };
+            ids.push((o.submit(&spec).unwrap(), i % 3 == 0));
+        }
+        ids
+    })
+    .unwrap()
+    .ok()
+    .unwrap();
+    assert_eq!(
+        out.records.len(),
+        60,
+        "one record per task, deferred ones included"
+    );
+    for (id, deferred) in &out.value {
+        let r = out.records.iter().find(|r| r.task == *id).unwrap();
+        if *deferred {
+            // The counter lands 100 µs after the kernel posted it.
+            assert!(r.deferred_done >= r.fin + 50_000, "{r:?}");
+            assert!(r.complete >= r.deferred_done, "{r:?}");
+        } else {
+            assert_eq!(r.deferred_done, 0, "{r:?}");
+        }
+    }
+    let c = out.phases[0];
+    assert_eq!(c.ticks.iter().sum::<u64>(), c.total);
+    assert!(
+        c.ticks[pto_runtime_core::Phase::DeferredPoll as usize] > 0,
+        "deferred polling is counted: {c:?}"
+    );
 }

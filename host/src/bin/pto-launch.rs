@@ -124,6 +124,7 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
     let sim = SimOptions {
         spin_before_park: a.spin_before_park,
         pin_threads: !a.no_pin,
+        ..SimOptions::default()
     };
     let out =
         run_bench(cfg, sim, a.workload, a.tasks, a.repeat, a.seed).map_err(|e| e.to_string())?;

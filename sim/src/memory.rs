@@ -1,0 +1,474 @@
+//! Simulated device memory: synthetic device addresses backed by 8-byte atomic cells.
+//!
+//! Every access goes through the `AtomicU64` of the cell that holds it: a 32-bit word at a
+//! 4-aligned address `a` is the low half (`a % 8 == 0`) or the high half (`a % 8 == 4`) of its
+//! little-endian cell, so there are no mixed-size atomics and no unsafe. Counters in simulated
+//! memory are plain wrapping integers, as on the device.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Alignment of the base address of every [`DeviceMemory`].
+const BASE_ALIGN: u64 = 64;
+/// Bytes in one cell.
+const CELL: u64 = 8;
+
+/// Why an access to simulated device memory was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum MemoryError {
+    /// The range `addr..addr + len` is not inside the memory.
+    #[error("device range {addr:#x}+{len} bytes lies outside the simulated memory")]
+    OutOfRange {
+        /// First device address of the range.
+        addr: u64,
+        /// Bytes in the range.
+        len: usize,
+    },
+    /// `addr` is not a multiple of `align` (for [`DeviceMemory::alloc`], `align` itself is not
+    /// a power of two and `addr` is 0).
+    #[error("device address {addr:#x} is not {align}-byte aligned")]
+    Misaligned {
+        /// The device address.
+        addr: u64,
+        /// The alignment the access needs.
+        align: usize,
+    },
+    /// The bump allocator cannot fit `bytes` more bytes; `left` remain past its cursor.
+    #[error(
+        "simulated device memory is exhausted: asked for {bytes} bytes, {left} left; make it larger"
+    )]
+    Exhausted {
+        /// Bytes asked for.
+        bytes: usize,
+        /// Bytes left past the allocation cursor.
+        left: usize,
+    },
+}
+
+/// Zeroed simulated device memory addressed by synthetic device addresses (`base..base+len`),
+/// stored as 8-byte atomic words.
+pub struct DeviceMemory {
+    base: u64,
+    words: Box<[AtomicU64]>,
+    /// Allocation cursor: bytes from `base` handed out by [`DeviceMemory::alloc`].
+    bump: AtomicU64,
+}
+
+impl DeviceMemory {
+    /// Zeroed memory of `bytes` bytes (rounded up to a multiple of 8) at `base` (rounded up to
+    /// a multiple of 64). A region that would run past the end of the 64-bit address space is
+    /// cut short at it.
+    pub fn new(base: u64, bytes: usize) -> Self {
+        let base = base
+            .checked_next_multiple_of(BASE_ALIGN)
+            .unwrap_or(u64::MAX - (BASE_ALIGN - 1));
+        let room = (u64::MAX - base) / CELL;
+        let cells = (bytes.div_ceil(CELL as usize) as u64).min(room) as usize;
+        DeviceMemory {
+            base,
+            words: (0..cells).map(|_| AtomicU64::new(0)).collect(),
+            bump: AtomicU64::new(0),
+        }
+    }
+
+    /// The first device address (a multiple of 64).
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    /// Size in bytes (a multiple of 8).
+    pub fn len(&self) -> usize {
+        self.words.len() * CELL as usize
+    }
+
+    /// Whether the memory has no bytes at all.
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    /// Whether `addr..addr + len` lies inside the memory (an empty range may sit at its end).
+    pub fn contains(&self, addr: u64, len: usize) -> bool {
+        addr.checked_sub(self.base)
+            .and_then(|off| off.checked_add(len as u64))
+            .is_some_and(|end| end <= self.len() as u64)
+    }
+
+    /// Takes `bytes` bytes (at least 8, rounded up to a multiple of 8) aligned to `align` (a
+    /// power of two; below 8 counts as 8) from the lock-free bump allocator, zeroes them and
+    /// returns their address. Memory is never given back.
+    pub fn alloc(&self, bytes: usize, align: usize) -> Result<u64, MemoryError> {
+        if !align.is_power_of_two() {
+            return Err(MemoryError::Misaligned { addr: 0, align });
+        }
+        let align = align.max(CELL as usize) as u64;
+        let size = (bytes.max(1) as u64).div_ceil(CELL) * CELL;
+        let len = self.len() as u64;
+        let mut cur = self.bump.load(Ordering::Relaxed);
+        loop {
+            let exhausted = MemoryError::Exhausted {
+                bytes,
+                left: (len - cur) as usize,
+            };
+            let start = (self.base + cur)
+                .checked_next_multiple_of(align)
+                .ok_or(exhausted)?
+                - self.base;
+            let end = start
+                .checked_add(size)
+                .filter(|&end| end <= len)
+                .ok_or(exhausted)?;
+            // Relaxed: the cursor publishes no data; the winner zeroes its range itself.
+            match self
+                .bump
+                .compare_exchange_weak(cur, end, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    let cells = (start / CELL) as usize..(end / CELL) as usize;
+                    for w in &self.words[cells] {
+                        w.store(0, Ordering::Relaxed);
+                    }
+                    return Ok(self.base + start);
+                }
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// The 32-bit word at `addr` (4-aligned). Acquire.
+    pub fn load32(&self, addr: u64) -> Result<u32, MemoryError> {
+        let (cell, shift) = self.half(addr)?;
+        Ok((cell.load(Ordering::Acquire) >> shift) as u32)
+    }
+
+    /// The 64-bit word at `addr` (8-aligned). Acquire.
+    pub fn load64(&self, addr: u64) -> Result<u64, MemoryError> {
+        Ok(self.cell(addr)?.load(Ordering::Acquire))
+    }
+
+    /// Stores `v` at `addr` (4-aligned), leaving the other half of its cell as it is. Release.
+    pub fn store32(&self, addr: u64, v: u32) -> Result<(), MemoryError> {
+        let (cell, shift) = self.half(addr)?;
+        update_half(cell, shift, Ordering::Release, |_| v);
+        Ok(())
+    }
+
+    /// Stores `v` at `addr` (8-aligned). Release.
+    pub fn store64(&self, addr: u64, v: u64) -> Result<(), MemoryError> {
+        self.cell(addr)?.store(v, Ordering::Release);
+        Ok(())
+    }
+
+    /// Adds `delta` (wrapping) to the 32-bit word at `addr` (4-aligned) and returns the new
+    /// value. AcqRel; never carries into the other half of the cell.
+    pub fn add32(&self, addr: u64, delta: u32) -> Result<u32, MemoryError> {
+        let (cell, shift) = self.half(addr)?;
+        let old = update_half(cell, shift, Ordering::AcqRel, |h| h.wrapping_add(delta));
+        Ok(old.wrapping_add(delta))
+    }
+
+    /// Adds `delta` (wrapping) to the 64-bit word at `addr` (8-aligned) and returns the new
+    /// value. AcqRel.
+    pub fn add64(&self, addr: u64, delta: u64) -> Result<u64, MemoryError> {
+        let old = self.cell(addr)?.fetch_add(delta, Ordering::AcqRel);
+        Ok(old.wrapping_add(delta))
+    }
+
+    /// Writes `data` from `addr` (8-aligned) on, one Relaxed store per word.
+    pub fn write(&self, addr: u64, data: &[u64]) -> Result<(), MemoryError> {
+        let cells = self.cells(addr, data.len())?;
+        for (w, &v) in cells.iter().zip(data) {
+            w.store(v, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Reads `out.len()` words from `addr` (8-aligned) on, one Relaxed load per word.
+    pub fn read(&self, addr: u64, out: &mut [u64]) -> Result<(), MemoryError> {
+        let cells = self.cells(addr, out.len())?;
+        for (v, w) in out.iter_mut().zip(cells) {
+            *v = w.load(Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Copies `words` words from `src` to `dst` (both 8-aligned), word by word with Relaxed
+    /// accesses. The ranges may overlap: the result is that of `memmove`.
+    pub fn copy(&self, src: u64, dst: u64, words: usize) -> Result<(), MemoryError> {
+        let from = self.cells(src, words)?;
+        let to = self.cells(dst, words)?;
+        let step = |(t, f): (&AtomicU64, &AtomicU64)| {
+            t.store(f.load(Ordering::Relaxed), Ordering::Relaxed)
+        };
+        if dst <= src {
+            to.iter().zip(from).for_each(step);
+        } else {
+            to.iter().zip(from).rev().for_each(step);
+        }
+        Ok(())
+    }
+
+    /// Checks that `addr..addr + len` is inside the memory and `addr` is `align`-aligned.
+    pub(crate) fn check(&self, addr: u64, len: usize, align: usize) -> Result<(), MemoryError> {
+        if !addr.is_multiple_of(align as u64) {
+            return Err(MemoryError::Misaligned { addr, align });
+        }
+        if !self.contains(addr, len) {
+            return Err(MemoryError::OutOfRange { addr, len });
+        }
+        Ok(())
+    }
+
+    /// The cells of the `words` words from `addr` on.
+    fn cells(&self, addr: u64, words: usize) -> Result<&[AtomicU64], MemoryError> {
+        let len = words
+            .checked_mul(CELL as usize)
+            .ok_or(MemoryError::OutOfRange {
+                addr,
+                len: usize::MAX,
+            })?;
+        self.check(addr, len, CELL as usize)?;
+        let first = ((addr - self.base) / CELL) as usize;
+        Ok(&self.words[first..first + words])
+    }
+
+    /// The cell of the 64-bit word at `addr`.
+    fn cell(&self, addr: u64) -> Result<&AtomicU64, MemoryError> {
+        Ok(&self.cells(addr, 1)?[0])
+    }
+
+    /// The cell holding the 32-bit word at `addr`, and the word's shift within it (0 or 32).
+    fn half(&self, addr: u64) -> Result<(&AtomicU64, u32), MemoryError> {
+        self.check(addr, 4, 4)?;
+        let off = addr - self.base;
+        let shift = if off.is_multiple_of(CELL) { 0 } else { 32 };
+        Ok((&self.words[(off / CELL) as usize], shift))
+    }
+}
+
+impl std::fmt::Debug for DeviceMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceMemory")
+            .field("base", &format_args!("{:#x}", self.base))
+            .field("len", &self.len())
+            .field("allocated", &self.bump.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+/// Replaces the 32-bit half of `cell` at `shift` with `f(half)` in one atomic step (ordering
+/// `order` on success) and returns the old half.
+fn update_half(cell: &AtomicU64, shift: u32, order: Ordering, f: impl Fn(u32) -> u32) -> u32 {
+    let mask = 0xffff_ffffu64 << shift;
+    let replace = |w: u64| {
+        let half = f((w >> shift) as u32);
+        (w & !mask) | (half as u64) << shift
+    };
+    let fetch = match order {
+        Ordering::Release | Ordering::Relaxed => Ordering::Relaxed,
+        _ => Ordering::Acquire,
+    };
+    // The closure always returns `Some`, so both arms hold the previous cell value.
+    let old = match cell.fetch_update(order, fetch, |w| Some(replace(w))) {
+        Ok(w) | Err(w) => w,
+    };
+    (old >> shift) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: u64 = 0x1000_0000;
+
+    fn mem(bytes: usize) -> DeviceMemory {
+        DeviceMemory::new(BASE, bytes)
+    }
+
+    #[test]
+    fn base_and_size_are_rounded_up() {
+        let m = DeviceMemory::new(100, 13);
+        assert_eq!(m.base(), 128, "base rounds up to 64");
+        assert_eq!(m.len(), 16, "size rounds up to 8");
+        let top = DeviceMemory::new(u64::MAX - 10, 64);
+        assert!(top.base().is_multiple_of(64));
+        assert!(
+            top.contains(top.base(), top.len()),
+            "clipped, never wrapped"
+        );
+    }
+
+    #[test]
+    fn accesses_outside_the_memory_are_out_of_range() {
+        let m = mem(64);
+        let end = BASE + 64;
+        assert_eq!(
+            m.load64(end),
+            Err(MemoryError::OutOfRange { addr: end, len: 8 })
+        );
+        assert_eq!(
+            m.load32(BASE - 4),
+            Err(MemoryError::OutOfRange {
+                addr: BASE - 4,
+                len: 4
+            })
+        );
+        assert!(m.store64(end - 8, 1).is_ok(), "the last cell is inside");
+        assert!(m.load32(end - 4).is_ok(), "the last half is inside");
+        assert_eq!(
+            m.write(end - 8, &[1, 2]),
+            Err(MemoryError::OutOfRange {
+                addr: end - 8,
+                len: 16
+            })
+        );
+        let mut out = [0; 9];
+        assert!(m.read(BASE, &mut out).is_err(), "one word too many");
+        assert!(m.contains(end, 0) && !m.contains(end, 1) && !m.contains(0, 0));
+        assert!(m.write(BASE, &[]).is_ok());
+        assert!(
+            !m.contains(u64::MAX, usize::MAX),
+            "no overflow in the check"
+        );
+    }
+
+    #[test]
+    fn misaligned_accesses_are_refused() {
+        let m = mem(64);
+        assert_eq!(
+            m.load32(BASE + 2),
+            Err(MemoryError::Misaligned {
+                addr: BASE + 2,
+                align: 4
+            })
+        );
+        assert_eq!(
+            m.load64(BASE + 4),
+            Err(MemoryError::Misaligned {
+                addr: BASE + 4,
+                align: 8
+            })
+        );
+        assert!(m.add64(BASE + 4, 1).is_err());
+        assert!(m.write(BASE + 4, &[1]).is_err());
+        assert!(m.copy(BASE, BASE + 12, 1).is_err());
+    }
+
+    #[test]
+    fn the_halves_of_a_cell_are_independent() {
+        let m = mem(64);
+        m.store32(BASE, 0xaaaa_aaaa).unwrap();
+        m.store32(BASE + 4, 0x1234_5678).unwrap();
+        assert_eq!(
+            m.load64(BASE).unwrap(),
+            0x1234_5678_aaaa_aaaa,
+            "little-endian cell"
+        );
+        m.store32(BASE, 7).unwrap();
+        assert_eq!(
+            m.load32(BASE + 4).unwrap(),
+            0x1234_5678,
+            "high half untouched"
+        );
+        m.add32(BASE + 4, 1).unwrap();
+        assert_eq!(m.load32(BASE).unwrap(), 7, "low half untouched");
+        assert_eq!(m.load32(BASE + 4).unwrap(), 0x1234_5679);
+    }
+
+    #[test]
+    fn add32_wraps_without_carrying_into_the_other_half() {
+        let m = mem(64);
+        m.store32(BASE, u32::MAX).unwrap();
+        assert_eq!(m.add32(BASE, 1).unwrap(), 0);
+        assert_eq!(
+            m.load32(BASE + 4).unwrap(),
+            0,
+            "no carry into the high half"
+        );
+        m.store32(BASE + 4, u32::MAX - 1).unwrap();
+        assert_eq!(m.add32(BASE + 4, 3).unwrap(), 1);
+        assert_eq!(m.load32(BASE).unwrap(), 0, "low half untouched");
+        m.store64(BASE + 8, u64::MAX).unwrap();
+        assert_eq!(m.add64(BASE + 8, 2).unwrap(), 1);
+    }
+
+    #[test]
+    fn alloc_aligns_and_reports_exhaustion() {
+        let m = mem(1024);
+        assert_eq!(m.alloc(3, 1).unwrap(), BASE, "first block at the base");
+        let a = m.alloc(8, 256).unwrap();
+        assert!(a.is_multiple_of(256) && a > BASE);
+        let b = m.alloc(0, 8).unwrap();
+        assert_eq!(b, a + 8, "an empty request still takes one cell");
+        assert_eq!(
+            m.alloc(8, 12),
+            Err(MemoryError::Misaligned { addr: 0, align: 12 })
+        );
+        let left = (BASE + 1024 - (b + 8)) as usize;
+        assert_eq!(
+            m.alloc(left + 1, 8),
+            Err(MemoryError::Exhausted {
+                bytes: left + 1,
+                left
+            })
+        );
+        assert_eq!(m.alloc(left, 8).unwrap(), b + 8, "the rest still fits");
+        assert!(matches!(
+            m.alloc(8, 8),
+            Err(MemoryError::Exhausted { left: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn alloc_hands_out_zeroed_disjoint_blocks_across_threads() {
+        let m = mem(8 * 64 * 100);
+        m.write(BASE, &[u64::MAX; 16]).unwrap();
+        let blocks: Vec<u64> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        (0..100)
+                            .map(|_| m.alloc(40, 8).unwrap())
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        let mut sorted = blocks;
+        sorted.sort_unstable();
+        assert!(
+            sorted.windows(2).all(|w| w[1] - w[0] >= 40),
+            "blocks never overlap"
+        );
+        let mut out = [1u64; 5];
+        m.read(sorted[0], &mut out).unwrap();
+        assert_eq!(out, [0; 5], "a block is zeroed even over old data");
+    }
+
+    #[test]
+    fn copy_moves_words_like_memmove() {
+        let m = mem(128);
+        m.write(BASE, &[1, 2, 3, 4]).unwrap();
+        m.copy(BASE, BASE + 64, 4).unwrap();
+        let mut out = [0; 4];
+        m.read(BASE + 64, &mut out).unwrap();
+        assert_eq!(out, [1, 2, 3, 4]);
+        m.copy(BASE, BASE + 8, 4).unwrap();
+        let mut out = [0; 5];
+        m.read(BASE, &mut out).unwrap();
+        assert_eq!(out, [1, 1, 2, 3, 4], "forward overlap");
+        m.copy(BASE + 8, BASE, 4).unwrap();
+        m.read(BASE, &mut out).unwrap();
+        assert_eq!(out, [1, 2, 3, 4, 4], "backward overlap");
+        assert_eq!(
+            m.copy(BASE, BASE + 104, 4),
+            Err(MemoryError::OutOfRange {
+                addr: BASE + 104,
+                len: 32
+            })
+        );
+        assert!(
+            m.copy(BASE, BASE, usize::MAX).is_err(),
+            "no overflow in the size"
+        );
+    }
+}
