@@ -27,10 +27,11 @@ pub(crate) struct Finisher<'a> {
     pub(crate) level: ProfileLevel,
 }
 
-/// Finishes task `id` (the caller owns its completion: this runs once per task): records its
+/// Finishes task `id` (the caller owns its completion: this runs once per task): takes its
 /// profile, marks it COMPLETED, releases its consumers (making the last-waited-for ones
-/// ready), releases the producers it held, drops its own hold and counts it.
-pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>) {
+/// ready), releases the producers it held, drops its own hold and counts it. Returns the
+/// task's record when profiling at `Tasks`, for the caller to write to the ring.
+pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>) -> Option<TaskRecord> {
     let g = t.gslot(id);
     let slot = t.slot(g);
     let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
@@ -38,9 +39,8 @@ pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>) {
         let ready = t.prof_rows[g].ready.load(Ordering::Relaxed);
         SchedCtl::bump(&by.ctl.latency[bucket_of(by.now.saturating_sub(ready))], 1);
     }
-    if by.level == ProfileLevel::Tasks {
-        record(t, g, id, meta, by);
-    }
+    // Read before the slot is released: its row then belongs to the next tenant.
+    let rec = (by.level == ProfileLevel::Tasks).then(|| record(t, g, id, meta, by));
     slot.state.store(state::COMPLETED, Ordering::Release);
 
     // Consumers: close the list, then walk it. Read `next` before the decrement: once a
@@ -63,29 +63,32 @@ pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>) {
 
     release_hold(t, g);
     SchedCtl::bump(&by.ctl.finished, 1);
+    rec
 }
 
-/// Appends the task's record to the profile ring (never waits; a full ring counts a drop).
-fn record(t: &Tables<'_>, g: usize, id: TaskId, meta: Meta, by: Finisher<'_>) {
+/// The task's record, from its row.
+fn record(t: &Tables<'_>, g: usize, id: TaskId, meta: Meta, by: Finisher<'_>) -> TaskRecord {
     let row = &t.prof_rows[g];
     let v = |a: &crate::sync::AtomicU64| a.load(Ordering::Relaxed);
     let core = v(&row.core);
-    let r = TaskRecord {
+    let (ready, fin, deferred) = (v(&row.ready), v(&row.fin), v(&row.deferred));
+    TaskRecord {
         task: id,
         kernel: meta.kernel,
         class: meta.class,
         core: (core != u64::MAX).then_some(CoreId(core as u16)),
         scheduler: by.sched,
         submit: v(&row.submit),
-        ready: v(&row.ready),
+        ready,
         dispatch: v(&row.dispatch),
         start: v(&row.start),
         end: v(&row.end),
-        fin: v(&row.fin),
-        deferred_done: v(&row.deferred),
-        complete: by.now,
-    };
-    t.shared.prof.push(t.records, &r);
+        fin,
+        deferred_done: deferred,
+        // The lap clock may predate stamps set during this phase (by this thread, or the
+        // ready stamp by another): completion follows them all.
+        complete: by.now.max(ready).max(fin).max(deferred),
+    }
 }
 
 /// Publishes slot `g`'s task to the ready queue of its class, stamped `now` (profiling at

@@ -200,6 +200,48 @@ impl RecordCell {
     }
 }
 
+/// Records one scheduler holds before writing them to the ring.
+pub(crate) const RECORD_BATCH: usize = 32;
+
+/// Task records a scheduler keeps until it writes them to the ring in one burst: sequential
+/// stores overlap their cache misses, where writing each record as its task completes would
+/// stall the completion's next atomic operation on every miss.
+pub(crate) struct RecordBatch {
+    buf: heapless::Vec<TaskRecord, RECORD_BATCH>,
+}
+
+impl RecordBatch {
+    pub(crate) const fn new() -> Self {
+        RecordBatch {
+            buf: heapless::Vec::new(),
+        }
+    }
+
+    /// Keeps `r`; writes the batch out when it is full.
+    #[inline]
+    pub(crate) fn push(&mut self, prof: &ProfCtl, cells: &[RecordCell], r: TaskRecord) {
+        if self.buf.push(r).is_err() {
+            self.flush(prof, cells);
+            // Cannot fail: the batch was just emptied.
+            let _ = self.buf.push(r);
+        }
+    }
+
+    /// Writes every kept record to the ring.
+    pub(crate) fn flush(&mut self, prof: &ProfCtl, cells: &[RecordCell]) {
+        if !self.buf.is_empty() {
+            prof.push_all(cells, &self.buf);
+            self.buf.clear();
+        }
+    }
+
+    /// Nothing is kept.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+}
+
 /// The profiling words of the region.
 pub(crate) struct ProfCtl {
     level: AtomicU32,
@@ -225,10 +267,10 @@ impl ProfCtl {
         self.level.store(level as u32, Ordering::Relaxed);
     }
 
-    /// Appends `r`, or counts it as dropped when the ring is full. Never waits.
-    pub(crate) fn push(&self, cells: &[RecordCell], r: &TaskRecord) {
-        let i = self.next.0.fetch_add(1, Ordering::Relaxed) as usize;
-        if let Some(cell) = cells.get(i) {
+    /// Appends `rs`, counting those past the end of the ring as dropped. Never waits.
+    pub(crate) fn push_all(&self, cells: &[RecordCell], rs: &[TaskRecord]) {
+        let first = self.next.0.fetch_add(rs.len() as u64, Ordering::Relaxed) as usize;
+        for (cell, r) in cells.iter().skip(first).zip(rs) {
             cell.write(r);
         }
     }

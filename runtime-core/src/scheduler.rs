@@ -10,7 +10,7 @@ use crate::dispatch::{CoreTable, Inflight};
 use crate::error::{FatalError, FatalKind};
 use crate::ids::{TaskId, WorkerClass};
 use crate::platform::{CorePhase, Payload, Platform};
-use crate::profile::{PHASES, Phase, ProfileLevel};
+use crate::profile::{PHASES, Phase, ProfileLevel, RecordBatch};
 use crate::slot::Meta;
 use crate::stats::SchedCtl;
 use crate::sync::Ordering;
@@ -57,6 +57,10 @@ pub struct Scheduler<'r, 'p, P: Platform> {
     level: ProfileLevel,
     /// The lap clock: the time of the last phase cut.
     now: u64,
+    /// The last iteration made progress.
+    busy: bool,
+    /// Task records not yet written to the ring.
+    records: RecordBatch,
     /// Ticks of this iteration, by phase.
     lap: [u64; PHASES],
 }
@@ -85,6 +89,8 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             tasks_level: false,
             level: ProfileLevel::Off,
             now: 0,
+            busy: false,
+            records: RecordBatch::new(),
             lap: [0; PHASES],
         }
     }
@@ -93,6 +99,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
     /// until the run failed: then it returns the run's first error, whoever reported it.
     pub fn run(mut self) -> Result<(), FatalError> {
         let result = self.run_loop();
+        self.records.flush(&self.t.shared.prof, self.t.records);
         self.ctl.loops.store(self.loops, Ordering::Relaxed);
         self.ctl
             .dispatched
@@ -121,24 +128,35 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         self.level = level;
         self.tasks_level = level == ProfileLevel::Tasks;
         self.clocked = level != ProfileLevel::Off || self.t.cfg.record_latency;
-        // Time since the last cut: the spin hint after an idle iteration.
-        self.cut(Phase::Idle);
+        // Time since the last cut: the spin hint after an idle iteration, and phases that
+        // found nothing to do. After a busy iteration, the time since its last cut is short
+        // and goes to the next busy phase instead (when phases are counted), saving a read.
+        if level == ProfileLevel::Off || !self.busy {
+            self.cut(Phase::Idle);
+        }
         let mut progress = self.poll_completions();
-        self.phase_cut(Phase::Complete);
+        self.phase_cut(Phase::Complete, progress);
         if !self.deferred.is_empty() {
-            progress |= self.poll_deferred();
-            self.phase_cut(Phase::DeferredPoll);
+            let released = self.poll_deferred();
+            self.phase_cut(Phase::DeferredPoll, released);
+            progress |= released;
         }
         let (mixed, mix_waiting) = self.dispatch_mix();
         // MIX has strict priority on the cores of MIX-capable clusters: while a MIX task waits,
         // single-core tasks go elsewhere, so those clusters drain and the MIX task starts.
         let reserved = if mix_waiting { self.cores.mix_cores } else { 0 };
-        progress |= mixed;
-        progress |= self.dispatch_single(WorkerClass::Aic, reserved);
-        progress |= self.dispatch_single(WorkerClass::Aiv, reserved);
-        self.phase_cut(Phase::Dispatch);
-        progress |= self.finish_dummies();
-        self.phase_cut(Phase::Complete);
+        let mut dispatched = mixed;
+        dispatched |= self.dispatch_single(WorkerClass::Aic, reserved);
+        dispatched |= self.dispatch_single(WorkerClass::Aiv, reserved);
+        self.phase_cut(Phase::Dispatch, dispatched);
+        let dummies = self.finish_dummies();
+        self.phase_cut(Phase::Complete, dummies);
+        progress |= dispatched | dummies;
+        self.busy = progress;
+        if !progress && !self.records.is_empty() {
+            // Nothing else to do: write the kept records out.
+            self.records.flush(&self.t.shared.prof, self.t.records);
+        }
         if level != ProfileLevel::Off {
             self.flush_phases(progress);
         }
@@ -164,12 +182,14 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             .unwrap_or(FatalError::new(FatalKind::Aborted))
     }
 
-    /// Cuts the lap clock at a phase boundary, when phases are counted. With latency recording
-    /// alone, the clock is read once per iteration (at its start): stamps are then as old as
-    /// one iteration, and idle polling stays cheap.
+    /// Cuts the lap clock after a phase that did some work, when phases are counted. A phase
+    /// that found nothing reads no clock: its few nanoseconds go to the next cut (to idle, at
+    /// the latest), so an idle iteration costs one clock read at any level, and a busy one a
+    /// read per busy phase. Task stamps use the lap clock too: a stamp is never later than
+    /// the event, and never earlier than the last cut.
     #[inline]
-    fn phase_cut(&mut self, phase: Phase) {
-        if self.level != ProfileLevel::Off {
+    fn phase_cut(&mut self, phase: Phase, worked: bool) {
+        if worked && self.level != ProfileLevel::Off {
             self.cut(phase);
         }
     }
@@ -207,6 +227,13 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             sched: self.index,
             now: self.now,
             level: self.level,
+        }
+    }
+
+    /// Finishes `task` through the funnel and keeps its record.
+    fn finish(&mut self, task: TaskId) {
+        if let Some(r) = finish(&self.t, task, self.finisher()) {
+            self.records.push(&self.t.shared.prof, self.t.records, r);
         }
     }
 
@@ -312,22 +339,23 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         }
         self.cores.retire_running(i);
         if self.tasks_level {
-            // A fresh stamp: the FIN was read after this iteration's first cut.
-            self.cut(Phase::Complete);
             let row = &self.t.prof_rows[g];
+            // The lap clock may predate the kernel's end: the FIN was seen after both.
+            let mut fin = self.now;
             if let Some((start, end)) = self.p.lane_times(core, lane.token) {
                 let first = row.start.load(Ordering::Relaxed);
                 row.start.store(
                     if first == 0 { start } else { first.min(start) },
                     Ordering::Relaxed,
                 );
-                row.end
-                    .store(row.end.load(Ordering::Relaxed).max(end), Ordering::Relaxed);
+                let last = row.end.load(Ordering::Relaxed).max(end);
+                row.end.store(last, Ordering::Relaxed);
+                fin = fin.max(last);
             }
-            row.fin.store(self.now, Ordering::Relaxed);
+            row.fin.store(fin, Ordering::Relaxed);
             if conditions > 0 {
                 // Conditions that all hold already complete the task at its FIN.
-                row.deferred.store(self.now, Ordering::Relaxed);
+                row.deferred.store(fin, Ordering::Relaxed);
             }
         }
         let entry = match entry {
@@ -350,7 +378,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             return true;
         }
         match entry {
-            None => finish(&self.t, lane.task, self.finisher()),
+            None => self.finish(lane.task),
             Some(e) => {
                 let now = if self.clocked { self.now } else { self.p.now() };
                 if self
@@ -359,7 +387,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
                 {
                     let task = self.deferred.close(e);
                     slot.deferred.store(0, Ordering::Relaxed);
-                    finish(&self.t, task, self.finisher());
+                    self.finish(task);
                 }
             }
         }
@@ -398,6 +426,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         let p = self.p;
         let by = self.finisher();
         let tasks_level = self.tasks_level;
+        let records = &mut self.records;
         let polled = self.deferred.poll(
             self.t.cfg.deferred_poll_budget as usize,
             |w| read_watch(p, w),
@@ -406,9 +435,13 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
                 let g = t.gslot(task);
                 t.slot(g).deferred.store(0, Ordering::Relaxed);
                 if tasks_level {
-                    t.prof_rows[g].deferred.store(by.now, Ordering::Relaxed);
+                    let row = &t.prof_rows[g];
+                    let fin = row.fin.load(Ordering::Relaxed);
+                    row.deferred.store(by.now.max(fin), Ordering::Relaxed);
                 }
-                finish(&t, task, by);
+                if let Some(r) = finish(&t, task, by) {
+                    records.push(&t.shared.prof, t.records, r);
+                }
             },
         );
         let released = match polled {
@@ -505,10 +538,11 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             profile: self.tasks_level,
         };
         if self.tasks_level && lane == 0 {
-            // A fresh stamp: the task may have become ready after this phase began.
-            self.cut(Phase::Dispatch);
+            // The lap clock may predate the task's ready stamp (set by another thread during
+            // this phase): a task is never dispatched before it was ready.
             let row = &self.t.prof_rows[g];
-            row.dispatch.store(self.now, Ordering::Relaxed);
+            let ready = row.ready.load(Ordering::Relaxed);
+            row.dispatch.store(self.now.max(ready), Ordering::Relaxed);
             row.core.store(core.id.0 as u64, Ordering::Relaxed);
         }
         self.p.write_payload(core.id, token, &payload);
@@ -523,11 +557,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         let mut progress = false;
         for _ in 0..DUMMY_BATCH {
             let Some(raw) = q.pop() else { break };
-            if self.tasks_level {
-                // A fresh stamp: the task may have become ready after this phase began.
-                self.cut(Phase::Complete);
-            }
-            finish(&self.t, TaskId::from_raw(raw), self.finisher());
+            self.finish(TaskId::from_raw(raw));
             progress = true;
         }
         progress
