@@ -64,8 +64,9 @@ fn run_token(
     };
     let buf = &core.payload[(token.bits() & 1) as usize];
     let timed = buf.shape.load(Ordering::Relaxed) >> 24 & 1 == 1;
+    let times = &core.status.0.times[(token.bits() & 1) as usize];
     if timed {
-        buf.start.store(p.now(), Ordering::Relaxed);
+        times.0.store(p.now(), Ordering::Relaxed);
     }
     let result = match p.kernels.get(kernel) {
         None => Err(error_code::UNKNOWN_KERNEL),
@@ -74,7 +75,7 @@ fn run_token(
         }
     };
     if timed {
-        buf.end.store(p.now(), Ordering::Relaxed);
+        times.1.store(p.now(), Ordering::Relaxed);
     }
     let word = match result {
         Ok(()) => status_word(token, phase::FIN, 0),
@@ -86,7 +87,7 @@ fn run_token(
             status_word(token, phase::ERROR, code)
         }
     };
-    core.status.0.store(word, Ordering::Release);
+    core.status.0.word.store(word, Ordering::Release);
 }
 
 /// Spins a little, then parks until `token` is rung. Returns `false` on shutdown.

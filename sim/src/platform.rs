@@ -3,7 +3,6 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::Thread;
-use std::time::Instant;
 
 use pto_runtime_core::{
     Condition, CoreId, CorePhase, CoreStatus, KernelId, MAX_ARGS, Payload, Platform, TaskId, Token,
@@ -28,9 +27,6 @@ pub(crate) struct PayloadBuf {
     pub(crate) kernel: AtomicU32,
     /// `lane | lanes << 8 | nargs << 16 | profile << 24`.
     pub(crate) shape: AtomicU32,
-    /// When the kernel started and ended, if the payload asked (written before FIN).
-    pub(crate) start: AtomicU64,
-    pub(crate) end: AtomicU64,
     pub(crate) args: [AtomicU64; MAX_ARGS as usize],
 }
 
@@ -41,8 +37,6 @@ impl PayloadBuf {
             task: AtomicU64::new(0),
             kernel: AtomicU32::new(0),
             shape: AtomicU32::new(0),
-            start: AtomicU64::new(0),
-            end: AtomicU64::new(0),
             args: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
@@ -65,10 +59,19 @@ pub(crate) fn status_word(token: Token, phase: u64, code: u32) -> u64 {
 #[repr(C, align(64))]
 pub(crate) struct Line<T>(pub(crate) T);
 
+/// What a core reports, on one cache line: the status word, and beside it the kernel times
+/// of the last two tokens (by parity), so a profiled FIN moves no extra line.
+pub(crate) struct StatusLine {
+    /// `token | phase << 32 | code << 36`.
+    pub(crate) word: AtomicU64,
+    /// `(start, end)` of the token of each parity, written before its FIN.
+    pub(crate) times: [(AtomicU64, AtomicU64); 2],
+}
+
 /// The registers of one simulated core.
 pub(crate) struct SimCore {
-    /// Written by the core: `token | phase << 32 | code << 36`.
-    pub(crate) status: Line<AtomicU64>,
+    /// Written by the core only.
+    pub(crate) status: Line<StatusLine>,
     /// Written by the scheduler, selected by token parity.
     pub(crate) payload: [PayloadBuf; 2],
     /// Deferred conditions of the token in the payload buffer of the same parity.
@@ -80,7 +83,12 @@ pub(crate) struct SimCore {
 
 /// The simulated machine as the scheduler sees it.
 pub struct SimPlatform {
-    start: Instant,
+    /// The cycle counter (the TSC where it is invariant, else the OS monotonic clock).
+    clock: quanta::Clock,
+    /// Its reading at start-up, so stamps start near 0.
+    origin: u64,
+    /// Its ticks per microsecond.
+    ticks_per_us: u64,
     pub(crate) cores: Box<[SimCore]>,
     pub(crate) kernels: KernelTable,
     pub(crate) memory: Arc<DeviceMemory>,
@@ -99,11 +107,17 @@ impl SimPlatform {
         memory: Arc<DeviceMemory>,
         engines: Vec<Engine>,
     ) -> Self {
+        let clock = quanta::Clock::new();
         SimPlatform {
-            start: Instant::now(),
+            ticks_per_us: ticks_per_us(&clock),
+            origin: clock.raw(),
+            clock,
             cores: (0..cores)
                 .map(|_| SimCore {
-                    status: Line(AtomicU64::new(status_word(Token::new(0), phase::IDLE, 0))),
+                    status: Line(StatusLine {
+                        word: AtomicU64::new(status_word(Token::new(0), phase::IDLE, 0)),
+                        times: std::array::from_fn(|_| (AtomicU64::new(0), AtomicU64::new(0))),
+                    }),
                     payload: [PayloadBuf::new(), PayloadBuf::new()],
                     slabs: [Slab::new(), Slab::new()],
                     sleeping: Line(AtomicBool::new(false)),
@@ -159,11 +173,13 @@ impl SimPlatform {
 
 impl Platform for SimPlatform {
     fn now(&self) -> u64 {
-        self.start.elapsed().as_nanos() as u64
+        // One counter read (~20 cycles), where `Instant::now` costs a clock_gettime: the
+        // scheduler reads the clock at every busy loop phase when profiling.
+        self.clock.raw().wrapping_sub(self.origin).max(1)
     }
 
     fn ticks_per_us(&self) -> u64 {
-        1000
+        self.ticks_per_us
     }
 
     fn has_kernel(&self, kernel: KernelId) -> bool {
@@ -205,7 +221,7 @@ impl Platform for SimPlatform {
                 phase: CorePhase::Idle,
             };
         };
-        let w = c.status.0.load(Ordering::Acquire);
+        let w = c.status.0.word.load(Ordering::Acquire);
         let token = Token::new(w as u32);
         let phase = match (w >> 32) & 0xf {
             phase::ACK => CorePhase::Ack,
@@ -221,10 +237,8 @@ impl Platform for SimPlatform {
         if buf.shape.load(Ordering::Relaxed) >> 24 & 1 == 0 {
             return None;
         }
-        Some((
-            buf.start.load(Ordering::Relaxed),
-            buf.end.load(Ordering::Relaxed),
-        ))
+        let (start, end) = &self.core(core)?.status.0.times[(token.bits() & 1) as usize];
+        Some((start.load(Ordering::Relaxed), end.load(Ordering::Relaxed)))
     }
 
     fn conditions(&self, core: CoreId, token: Token) -> usize {
@@ -264,6 +278,13 @@ impl Platform for SimPlatform {
             std::hint::spin_loop();
         }
     }
+}
+
+/// Ticks of `clock`'s raw counter per microsecond (at least 1), from its calibration.
+fn ticks_per_us(clock: &quanta::Clock) -> u64 {
+    const SPAN: u64 = 1 << 30;
+    let ns = clock.delta_as_nanos(0, SPAN).max(1);
+    (SPAN.saturating_mul(1000) / ns).max(1)
 }
 
 /// Reads the payload of `token` on `core` (the core thread's side of `write_payload`).

@@ -39,9 +39,13 @@ impl Slab {
         }
     }
 
-    /// Empties the slab for the next token (the core, before running a kernel).
+    /// Empties the slab for the next token (the core, before running a kernel). Writes only
+    /// if needed: the scheduler reads the count after every FIN, and a store on every token
+    /// would move the line back and forth between the two.
     pub(crate) fn clear(&self) {
-        self.count.store(0, Ordering::Relaxed);
+        if self.count.load(Ordering::Relaxed) != 0 {
+            self.count.store(0, Ordering::Relaxed);
+        }
     }
 
     /// Appends `c`. Past the capacity the condition is counted but not stored, so the
