@@ -4,4 +4,4 @@ mod report;
 mod workload;
 
 pub use report::{BenchOutcome, BenchResult, run_bench};
-pub use workload::{BenchError, Workload, submit_workload};
+pub use workload::{BenchError, BenchPlan, Workload, submit_workload};

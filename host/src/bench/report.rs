@@ -7,7 +7,7 @@ use pto_runtime_core::{Config, ProfileLevel, TaskRecord};
 use crate::profile::ProfileSummary;
 use pto_sim::{SimOptions, run};
 
-use super::workload::{BenchError, Workload, bench_kernels, submit_workload};
+use super::workload::{BenchError, BenchPlan, Workload, bench_kernels, submit_workload};
 
 /// The figures of one bench (medians over the repeats).
 #[derive(Clone, Debug, serde::Serialize)]
@@ -16,6 +16,9 @@ pub struct BenchResult {
     pub workload: Workload,
     /// Tasks per run (DUMMY joins included).
     pub tasks: u64,
+    /// Tasks kept waiting on deferred conditions (deferred workload only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<u64>,
     /// Median wall time per task, first submit to last completion.
     pub ns_per_task: f64,
     /// Tasks per second at that median.
@@ -51,15 +54,18 @@ pub struct BenchOutcome {
     pub ticks_per_us: u64,
 }
 
-/// Runs `workload` `repeats` times (after one warm-up run) and takes medians.
+/// Runs `plan` `plan.repeats` times (after one warm-up run) and takes medians.
 pub fn run_bench(
     cfg: Config,
     sim: SimOptions,
-    workload: Workload,
-    tasks: u64,
-    repeats: u32,
-    seed: u64,
+    plan: &BenchPlan,
 ) -> Result<BenchOutcome, BenchError> {
+    let BenchPlan {
+        workload,
+        tasks,
+        repeats,
+        ..
+    } = *plan;
     if tasks == 0 || repeats == 0 {
         return Err(BenchError::Usage(
             "--tasks and --repeat must be at least 1".into(),
@@ -70,11 +76,15 @@ pub fn run_bench(
     let mut submitted = 0;
     let mut last = None;
     for r in 0..=repeats {
-        let out = run(cfg, bench_kernels(), sim, |o| {
-            submit_workload(&cfg, workload, tasks, seed, |spec| o.submit(spec))
+        let mut out = run(cfg, bench_kernels(), sim, |o| {
+            let counter = o.platform().memory().alloc(8, 8).map_err(|e| {
+                o.abort(1);
+                BenchError::Usage(format!("no device memory for the counter: {e}"))
+            })?;
+            Ok::<_, BenchError>(submit_workload(&cfg, plan, counter, |spec| o.submit(spec))?)
         })?
         .ok()?;
-        submitted = out.value?;
+        submitted = std::mem::replace(&mut out.value, Ok(0))?;
         if r == 0 {
             continue; // warm-up: page faults, thread start-up
         }
@@ -94,16 +104,18 @@ pub fn run_bench(
     let mut sorted = runs.clone();
     sorted.sort_by(f64::total_cmp);
     let median = sorted[sorted.len() / 2];
-    // The simulator's clock counts nanoseconds.
+    let ns =
+        |ticks: Option<u64>| ticks.map_or(0, |t| t.saturating_mul(1000) / last.ticks_per_us.max(1));
     let result = BenchResult {
         profile: format!("{:?}", cfg.profile).to_lowercase(),
         profile_summary,
         workload,
         tasks: submitted,
+        pending: (workload == Workload::Deferred).then_some(plan.pending),
         ns_per_task: median,
         tasks_per_s: 1e9 / median,
-        p50_ready_to_complete_ns: latency.quantile(0.50).unwrap_or(0),
-        p99_ready_to_complete_ns: latency.quantile(0.99).unwrap_or(0),
+        p50_ready_to_complete_ns: ns(latency.quantile(0.50)),
+        p99_ready_to_complete_ns: ns(latency.quantile(0.99)),
         schedulers: cfg.schedulers,
         aic: cfg.aic_cores,
         aiv: cfg.aiv_cores,
@@ -124,6 +136,9 @@ impl fmt::Display for BenchResult {
             "workload {:?}: {} tasks, {} scheduler(s), {} AIC + {} AIV cores, median of {} runs",
             self.workload, self.tasks, self.schedulers, self.aic, self.aiv, self.repeats
         )?;
+        if let Some(p) = self.pending {
+            writeln!(f, "  {p} tasks kept pending on deferred conditions")?;
+        }
         writeln!(
             f,
             "  wall        {:>10.1} ns/task   {:>12.0} tasks/s",

@@ -1,4 +1,5 @@
-//! The synthetic DAGs the bench runs. Every task runs the no-op kernel 0.
+//! The synthetic DAGs the bench runs. Every task runs the no-op kernel 0, except in the
+//! deferred workload, whose kernel bumps a notification counter and waits on it.
 
 use pto_runtime_core::{Config, KernelId, SubmitError, TaskId, TaskSpec, WorkerClass};
 use pto_sim::{KernelTable, SimError};
@@ -17,6 +18,25 @@ pub enum Workload {
     Fanout,
     /// N tasks, each depending on up to 3 of the 64 tasks before it, chosen by a seeded RNG.
     Random,
+    /// N independent vector tasks whose kernels bump one notification counter and complete
+    /// only once it reaches their index + `--pending` + 1 (at most N): about `--pending`
+    /// tasks wait in the deferred sets at any time while the others run and complete.
+    Deferred,
+}
+
+/// What to run: the DAG, its size and its knobs.
+#[derive(Clone, Copy, Debug)]
+pub struct BenchPlan {
+    /// The DAG shape.
+    pub workload: Workload,
+    /// Tasks per run.
+    pub tasks: u64,
+    /// Measured runs (after one warm-up run).
+    pub repeats: u32,
+    /// Seed of the random workload.
+    pub seed: u64,
+    /// Tasks kept waiting on deferred conditions (deferred workload).
+    pub pending: u64,
 }
 
 /// Why the bench could not run.
@@ -35,10 +55,21 @@ pub enum BenchError {
 
 /// The no-op kernel every bench task runs.
 pub const NOOP: KernelId = KernelId(0);
+/// The deferred workload's kernel: `args = [counter, expected]`; adds 1 to the 64-bit
+/// counter, then registers `counter >= expected`.
+pub const NOTIFY_AND_WAIT: KernelId = KernelId(1);
 
-/// A kernel table with the no-op kernel.
+/// A kernel table with the bench kernels.
 pub fn bench_kernels() -> KernelTable {
-    KernelTable::new().with(NOOP, |_| Ok(()))
+    KernelTable::new()
+        .with(NOOP, |_| Ok(()))
+        .with(NOTIFY_AND_WAIT, |ctx| {
+            let (Some(&counter), Some(&expected)) = (ctx.args.first(), ctx.args.get(1)) else {
+                return Err(16);
+            };
+            ctx.memory().add64(counter, 1).map_err(|_| 17u32)?;
+            ctx.defer_counter64(counter, expected).map_err(|_| 18u32)
+        })
 }
 
 /// Task `i` of a workload that spreads over every core: AIC, AIV, AIV, … in the ratio of a
@@ -73,21 +104,22 @@ impl Rng {
     }
 }
 
-/// Submits `tasks` tasks of `workload` through `submit`. Returns how many were submitted
-/// (fanout adds DUMMY join tasks).
+/// Submits the tasks of `plan` through `submit`; `counter` is the device address of a zeroed
+/// 64-bit word (deferred workload). Returns how many were submitted (fanout adds DUMMY join
+/// tasks).
 pub fn submit_workload(
     cfg: &Config,
-    workload: Workload,
-    tasks: u64,
-    seed: u64,
+    plan: &BenchPlan,
+    counter: u64,
     mut submit: impl FnMut(&TaskSpec<'_>) -> Result<TaskId, SubmitError>,
 ) -> Result<u64, SubmitError> {
+    let (tasks, seed) = (plan.tasks, plan.seed);
     let mut n = 0u64;
     let mut go = |spec: &TaskSpec<'_>| {
         n += 1;
         submit(spec)
     };
-    match workload {
+    match plan.workload {
         Workload::Independent => {
             for i in 0..tasks {
                 go(&TaskSpec::new(NOOP, spread(cfg, i)))?;
@@ -141,6 +173,13 @@ pub fn submit_workload(
                     recent.remove(0);
                 }
                 recent.push(id);
+            }
+        }
+        Workload::Deferred => {
+            for i in 0..tasks {
+                let expected = (i + 1).saturating_add(plan.pending).min(tasks);
+                let args = [counter, expected];
+                go(&TaskSpec::new(NOTIFY_AND_WAIT, vector(cfg)).args(&args))?;
             }
         }
     }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use pto_host::bench::{Workload, run_bench};
+use pto_host::bench::{BenchPlan, Workload, run_bench};
 use pto_host::profile::chrome_trace;
 use pto_runtime_core::{Config, ProfileLevel};
 use pto_sim::SimOptions;
@@ -59,6 +59,10 @@ struct BenchArgs {
     /// Seed of the random workload.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Tasks the deferred workload keeps waiting on deferred conditions. The task window and
+    /// the deferred sets grow to hold them.
+    #[arg(long, default_value_t = 1000)]
+    pending: u64,
     /// What the runtime measures: `counters` adds per-scheduler phase times, `tasks` also one
     /// record per task (a run-time flag: the same binary).
     #[arg(long, value_enum, default_value = "off")]
@@ -110,9 +114,29 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
     } else {
         0
     };
+    let deferred = a.workload == Workload::Deferred;
+    // Waiting tasks hold their slots and their place in a deferred set: make room for them
+    // and for what is in flight around them.
+    let slack = 4 * (a.aic as u64 + a.aiv as u64) + 1024;
+    let task_window = if deferred {
+        let need = (a.pending + slack).next_power_of_two();
+        u32::try_from(need.max(a.task_window as u64))
+            .map_err(|_| format!("--pending {} needs a task window above 2^32", a.pending))?
+    } else {
+        a.task_window
+    };
+    let deferred_capacity = if deferred {
+        u32::try_from(a.pending + slack)
+            .ok()
+            .filter(|&c| c <= 1 << 24)
+            .ok_or_else(|| format!("--pending {} is more than 2^24 - {slack}", a.pending))?
+    } else {
+        Config::default().deferred_capacity
+    };
     let cfg = Config {
         rings: 1,
-        task_window: a.task_window,
+        task_window,
+        deferred_capacity,
         aic_cores: a.aic,
         aiv_cores: a.aiv,
         schedulers: a.schedulers,
@@ -126,8 +150,14 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
         pin_threads: !a.no_pin,
         ..SimOptions::default()
     };
-    let out =
-        run_bench(cfg, sim, a.workload, a.tasks, a.repeat, a.seed).map_err(|e| e.to_string())?;
+    let plan = BenchPlan {
+        workload: a.workload,
+        tasks: a.tasks,
+        repeats: a.repeat,
+        seed: a.seed,
+        pending: a.pending,
+    };
+    let out = run_bench(cfg, sim, &plan).map_err(|e| e.to_string())?;
     if let Some(path) = &a.trace {
         let trace = chrome_trace(&out.records, out.ticks_per_us);
         let text =
