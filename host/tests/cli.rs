@@ -11,7 +11,7 @@ fn launch(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn bench_json_has_the_documented_fields_for_every_workload() {
-    for w in ["independent", "chain", "fanout", "random"] {
+    for w in ["independent", "chain", "fanout", "random", "deferred"] {
         let out = launch(&[
             "bench",
             "--workload",
@@ -32,7 +32,46 @@ fn bench_json_has_the_documented_fields_for_every_workload() {
         assert!(v["tasks"].as_u64().unwrap() >= 500);
         assert!(v["ns_per_task"].as_f64().unwrap() > 0.0);
         assert!(v["tasks_per_s"].as_f64().unwrap() > 0.0);
+        assert_eq!(
+            v["pending"].is_u64(),
+            w == "deferred",
+            "pending only for deferred"
+        );
     }
+}
+
+#[test]
+fn the_deferred_bench_keeps_tasks_pending_and_reports_their_waits() {
+    let out = launch(&[
+        "bench",
+        "--workload",
+        "deferred",
+        "--pending",
+        "50",
+        "--tasks",
+        "400",
+        "--repeat",
+        "1",
+        "--profile",
+        "tasks",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["pending"], 50);
+    let summary = &v["profile_summary"];
+    assert_eq!(
+        summary["deferred_waits"], 400,
+        "every task waited: {summary}"
+    );
+    assert!(summary["deferred_p50_ns"].as_u64().unwrap() > 0);
+    let out = launch(&["bench", "--workload", "deferred", "--pending", "99999999"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--pending"));
 }
 
 #[test]
