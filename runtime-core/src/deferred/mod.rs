@@ -2,12 +2,13 @@
 //!
 //! Each scheduler owns one set for the tasks whose last FIN it saw. Conditions are grouped by
 //! the word they watch; a poll reads each watched word once and releases its waiters in
-//! ascending order of `expected`, stopping at the first one still unmet. A poll therefore
+//! ascending order of `expected` (a heap per word), stopping at the first one still unmet. A poll therefore
 //! costs one read per distinct word plus the waiters it releases, never a pass over every
 //! pending condition. Armed tasks sit in a list in deadline order (deadlines are FIN time plus
 //! one constant, so appending keeps the order), so the timeout check looks at one task.
 #![forbid(unsafe_code)]
 
+mod heap;
 mod store;
 mod watch_map;
 
@@ -138,14 +139,14 @@ impl<'r> DeferredSet<'r> {
             expected: c.expected,
             entry: e,
             watch: w,
-            next: NIL,
             task_next: entry.first,
-            met: false,
+            ..Waiter::new()
         };
         entry.first = n;
         entry.count += 1;
         entry.left += 1;
-        self.enqueue(w, n);
+        let root = self.s.watches[w as usize].head;
+        self.s.watches[w as usize].head = heap::push(self.s.waiters, root, n);
     }
 
     /// Arms entry `e` (its task's last lane reported FIN) with `deadline`. Returns `true` if
@@ -226,7 +227,7 @@ impl<'r> DeferredSet<'r> {
                 }
                 waiter.met = true;
                 let e = waiter.entry;
-                self.s.watches[w as usize].head = waiter.next;
+                self.s.watches[w as usize].head = heap::pop(self.s.waiters, head);
                 let entry = &mut self.s.entries[e as usize];
                 entry.left -= 1;
                 released += 1;
@@ -297,42 +298,6 @@ impl<'r> DeferredSet<'r> {
         self.s.watches[moved as usize].pos = pos as u32;
         self.s.watches[w as usize].pos = self.free_watch;
         self.free_watch = w;
-    }
-
-    /// Inserts waiter `n` into watch `w`'s list, keeping it sorted by `expected` (O(1) when
-    /// expectations arrive in ascending order, the common case of a counter bumped once per
-    /// transfer).
-    fn enqueue(&mut self, w: u32, n: u32) {
-        let expected = self.s.waiters[n as usize].expected;
-        let slot = self.s.watches[w as usize];
-        if slot.head == NIL {
-            self.s.watches[w as usize].head = n;
-            self.s.watches[w as usize].tail = n;
-            return;
-        }
-        if self.s.waiters[slot.tail as usize].expected <= expected {
-            self.s.waiters[slot.tail as usize].next = n;
-            self.s.watches[w as usize].tail = n;
-            return;
-        }
-        if expected < self.s.waiters[slot.head as usize].expected {
-            self.s.waiters[n as usize].next = slot.head;
-            self.s.watches[w as usize].head = n;
-            return;
-        }
-        let mut prev = slot.head;
-        loop {
-            let next = self.s.waiters[prev as usize].next;
-            if next == NIL || self.s.waiters[next as usize].expected > expected {
-                self.s.waiters[n as usize].next = next;
-                self.s.waiters[prev as usize].next = n;
-                if next == NIL {
-                    self.s.watches[w as usize].tail = n;
-                }
-                return;
-            }
-            prev = next;
-        }
     }
 
     fn unlink_armed(&mut self, e: u32) {

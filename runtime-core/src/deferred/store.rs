@@ -18,8 +18,10 @@ pub(crate) struct Waiter {
     pub(crate) entry: u32,
     /// The word's watch.
     pub(crate) watch: u32,
-    /// Next waiter on the same word (ascending `expected`), or next free waiter.
+    /// Next sibling in the word's heap, or next free waiter.
     pub(crate) next: u32,
+    /// First child in the word's heap.
+    pub(crate) child: u32,
     /// Next waiter of the same task.
     pub(crate) task_next: u32,
     /// The word reached `expected`.
@@ -33,6 +35,7 @@ impl Waiter {
             entry: NIL,
             watch: NIL,
             next: NIL,
+            child: NIL,
             task_next: NIL,
             met: false,
         }
@@ -81,9 +84,8 @@ pub(crate) struct WatchSlot {
     pub(crate) watch: Watch,
     /// The last value read.
     pub(crate) last: u64,
-    /// Waiters in ascending `expected` order (`head` is the next to be met).
+    /// Root of the waiters' heap: a waiter with the smallest `expected`.
     pub(crate) head: u32,
-    pub(crate) tail: u32,
     /// Position in the active list, or next free watch while free.
     pub(crate) pos: u32,
 }
@@ -94,7 +96,6 @@ impl WatchSlot {
             watch: Watch::Engine(0),
             last: 0,
             head: NIL,
-            tail: NIL,
             pos: NIL,
         }
     }
