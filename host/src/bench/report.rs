@@ -23,6 +23,8 @@ pub struct BenchResult {
     pub ns_per_task: f64,
     /// Tasks per second at that median.
     pub tasks_per_s: f64,
+    /// Scheduler loop iterations per task (all schedulers, last run).
+    pub loops_per_task: f64,
     /// Median ready-to-complete latency, ns.
     pub p50_ready_to_complete_ns: u64,
     /// 99th-percentile ready-to-complete latency, ns.
@@ -114,6 +116,7 @@ pub fn run_bench(
         pending: (workload == Workload::Deferred).then_some(plan.pending),
         ns_per_task: median,
         tasks_per_s: 1e9 / median,
+        loops_per_task: last.report.loops as f64 / submitted.max(1) as f64,
         p50_ready_to_complete_ns: ns(latency.quantile(0.50)),
         p99_ready_to_complete_ns: ns(latency.quantile(0.99)),
         schedulers: cfg.schedulers,
