@@ -1,0 +1,135 @@
+//! The scheduler loop alone, on one thread, against a loopback platform whose cores finish a
+//! task the moment it is dispatched: what the scheduler costs per task at each profiling
+//! level, without simulator threads or OS scheduling in the figure.
+//!
+//! `cargo bench -p pto-host --bench scheduler_loop` prints ns per task (median of 15 runs)
+//! for `off`, `counters` and `tasks`, and their ratios to `off`. Under
+//! `valgrind --tool=callgrind` pass `--once LEVEL` to run one level once.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+use pto_runtime_core::{
+    Condition, Config, CoreId, CorePhase, CoreStatus, KernelId, Payload, Platform, ProfileLevel,
+    RegionLayout, Runtime, TaskSpec, Token, Watch, WorkerClass,
+};
+use pto_sim::Region;
+
+const TASKS: u64 = 16_000;
+
+/// Cores that finish every token the moment its doorbell rings; a monotonic clock.
+struct Loopback {
+    last: Vec<AtomicU32>,
+    clock: quanta::Clock,
+}
+
+impl Platform for Loopback {
+    fn now(&self) -> u64 {
+        self.clock.raw()
+    }
+    fn ticks_per_us(&self) -> u64 {
+        1000
+    }
+    fn has_kernel(&self, _: KernelId) -> bool {
+        true
+    }
+    fn write_payload(&self, _: CoreId, _: Token, _: &Payload<'_>) {}
+    fn ring_doorbell(&self, core: CoreId, token: Token) {
+        self.last[core.0 as usize].store(token.bits(), Ordering::Relaxed);
+    }
+    fn core_status(&self, core: CoreId) -> CoreStatus {
+        CoreStatus {
+            token: Token::new(self.last[core.0 as usize].load(Ordering::Relaxed)),
+            phase: CorePhase::Fin,
+        }
+    }
+    fn lane_times(&self, _: CoreId, _: Token) -> Option<(u64, u64)> {
+        None
+    }
+    fn conditions(&self, _: CoreId, _: Token) -> usize {
+        0
+    }
+    fn condition(&self, _: CoreId, _: Token, _: usize) -> Option<Condition> {
+        None
+    }
+    fn read_watch(&self, _: Watch) -> Option<u64> {
+        None
+    }
+    fn invalidate(&self, _: u64, _: usize) {}
+    fn flush(&self, _: u64, _: usize) {}
+    fn spin_hint(&self) {}
+}
+
+/// Submits `TASKS` independent tasks, then runs the scheduler to the end; ns per task.
+fn run(level: ProfileLevel, record_latency: bool) -> f64 {
+    let cfg = Config {
+        rings: 1,
+        task_window: 16_384,
+        schedulers: 1,
+        aic_cores: 24,
+        aiv_cores: 48,
+        profile: level,
+        profile_capacity: TASKS as u32,
+        record_latency,
+        ..Config::default()
+    };
+    let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size());
+    let rt = Runtime::init(region.bytes(), cfg).unwrap();
+    let p = Loopback {
+        last: (0..cfg.cores()).map(|_| AtomicU32::new(0)).collect(),
+        clock: quanta::Clock::new(),
+    };
+    let mut o = rt.orchestrator(&p).unwrap();
+    for i in 0..TASKS {
+        let class = if i % 3 == 0 {
+            WorkerClass::Aic
+        } else {
+            WorkerClass::Aiv
+        };
+        o.submit(&TaskSpec::new(KernelId(0), class)).unwrap();
+    }
+    drop(o);
+    let s = rt.scheduler(0, &p).unwrap();
+    let start = Instant::now();
+    s.run().unwrap();
+    let ns = start.elapsed().as_nanos() as f64 / TASKS as f64;
+    assert_eq!(rt.report().finished, TASKS);
+    ns
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let levels = [
+        ("off", ProfileLevel::Off),
+        ("counters", ProfileLevel::Counters),
+        ("tasks", ProfileLevel::Tasks),
+    ];
+    if let Some(i) = args.iter().position(|a| a == "--once") {
+        let name = args.get(i + 1).map(String::as_str).unwrap_or("off");
+        let level = levels
+            .iter()
+            .find(|l| l.0 == name)
+            .map_or(ProfileLevel::Off, |l| l.1);
+        println!("{name}: {:.1} ns/task", run(level, true));
+        return;
+    }
+    let mut runs: Vec<Vec<f64>> = vec![Vec::new(); levels.len()];
+    for _ in 0..15 {
+        for (k, (_, level)) in levels.iter().enumerate() {
+            runs[k].push(run(*level, true));
+        }
+    }
+    let medians: Vec<f64> = runs
+        .iter_mut()
+        .map(|r| {
+            r.sort_by(f64::total_cmp);
+            r[r.len() / 2]
+        })
+        .collect();
+    for ((name, _), m) in levels.iter().zip(&medians) {
+        println!(
+            "scheduler loop, {name:>8}: {m:7.1} ns/task  ratio to off {:.3}",
+            m / medians[0]
+        );
+    }
+}
