@@ -6,8 +6,8 @@
 #![forbid(unsafe_code)]
 
 use crate::error::{FatalError, FatalKind};
-use crate::ids::{CoreId, TaskId};
-use crate::profile::{ProfileLevel, TaskRecord};
+use crate::ids::TaskId;
+use crate::profile::{ProfileLevel, RecordBatch, RecordWords};
 use crate::reclaim::release_hold;
 use crate::slot::{Meta, state};
 use crate::stats::{SchedCtl, bucket_of};
@@ -27,11 +27,14 @@ pub(crate) struct Finisher<'a> {
     pub(crate) level: ProfileLevel,
 }
 
+/// Where the funnel puts task records (profiling at `Tasks`).
+pub(crate) type Records<'a> = Option<&'a mut RecordBatch>;
+
 /// Finishes task `id` (the caller owns its completion: this runs once per task): takes its
 /// profile, marks it COMPLETED, releases its consumers (making the last-waited-for ones
-/// ready), releases the producers it held, drops its own hold and counts it. Returns the
-/// task's record when profiling at `Tasks`, for the caller to write to the ring.
-pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>) -> Option<TaskRecord> {
+/// ready), releases the producers it held, drops its own hold and counts it. At `Tasks` the
+/// task's record goes to `records` (the finishing scheduler's batch).
+pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>, records: Records<'_>) {
     let g = t.gslot(id);
     let slot = t.slot(g);
     let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
@@ -40,7 +43,11 @@ pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>) -> Option<Tas
         SchedCtl::bump(&by.ctl.latency[bucket_of(by.now.saturating_sub(ready))], 1);
     }
     // Read before the slot is released: its row then belongs to the next tenant.
-    let rec = (by.level == ProfileLevel::Tasks).then(|| record(t, g, id, meta, by));
+    if by.level == ProfileLevel::Tasks
+        && let Some(batch) = records
+    {
+        record(t, g, id, meta, by, batch.next(&t.shared.prof, t.records));
+    }
     slot.state.store(state::COMPLETED, Ordering::Release);
 
     // Consumers: close the list, then walk it. Read `next` before the decrement: once a
@@ -63,32 +70,35 @@ pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>) -> Option<Tas
 
     release_hold(t, g);
     SchedCtl::bump(&by.ctl.finished, 1);
-    rec
 }
 
-/// The task's record, from its row.
-fn record(t: &Tables<'_>, g: usize, id: TaskId, meta: Meta, by: Finisher<'_>) -> TaskRecord {
+/// Writes the task's record, from its row, into `out`.
+fn record(
+    t: &Tables<'_>,
+    g: usize,
+    id: TaskId,
+    meta: Meta,
+    by: Finisher<'_>,
+    out: &mut RecordWords,
+) {
     let row = &t.prof_rows[g];
     let v = |a: &crate::sync::AtomicU64| a.load(Ordering::Relaxed);
-    let core = v(&row.core);
     let (ready, fin, deferred) = (v(&row.ready), v(&row.fin), v(&row.deferred));
-    TaskRecord {
-        task: id,
-        kernel: meta.kernel,
-        class: meta.class,
-        core: (core != u64::MAX).then_some(CoreId(core as u16)),
-        scheduler: by.sched,
-        submit: v(&row.submit),
+    *out = [
+        id.raw(),
+        meta.kernel.0 as u64 | (meta.class as u64) << 32 | (by.sched as u64) << 40,
+        v(&row.core),
+        v(&row.submit),
         ready,
-        dispatch: v(&row.dispatch),
-        start: v(&row.start),
-        end: v(&row.end),
+        v(&row.dispatch),
+        v(&row.start),
+        v(&row.end),
         fin,
-        deferred_done: deferred,
+        deferred,
         // The lap clock may predate stamps set during this phase (by this thread, or the
         // ready stamp by another): completion follows them all.
-        complete: by.now.max(ready).max(fin).max(deferred),
-    }
+        by.now.max(ready).max(fin).max(deferred),
+    ];
 }
 
 /// Publishes slot `g`'s task to the ready queue of its class, stamped `now` (profiling at

@@ -164,7 +164,7 @@ fn fan_in_makes_the_consumer_ready_exactly_once() {
                 let owned = owned.clone();
                 thread::spawn(move || {
                     let t = owned.tables();
-                    finish(&t, p, unmeasured(&t));
+                    finish(&t, p, unmeasured(&t), None);
                 })
             })
             .collect();
@@ -195,7 +195,7 @@ fn fan_in_makes_the_consumer_ready_exactly_once() {
         let q = t.queue(WorkerClass::Dummy);
         assert_eq!(q.pop(), Some(c.raw()), "ready once both producers finished");
         assert_eq!(q.pop(), None, "and only once");
-        finish(&t, c, unmeasured(&t));
+        finish(&t, c, unmeasured(&t), None);
         assert_eq!(
             t.rings[0].retired.0.load(Ordering::SeqCst),
             3,

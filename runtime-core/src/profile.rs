@@ -139,6 +139,10 @@ pub struct TaskRecord {
 
 const RECORD_WORDS: usize = 12;
 
+/// A record as stored (every word but the trailing "written" flag): task, `kernel | class <<
+/// 32 | scheduler << 40`, core (`u64::MAX`: none), then the stamps in [`TaskRecord`] order.
+pub(crate) type RecordWords = [u64; RECORD_WORDS - 1];
+
 /// A record's storage in the region.
 pub(crate) struct RecordCell {
     words: [AtomicU64; RECORD_WORDS],
@@ -151,23 +155,9 @@ impl RecordCell {
         }
     }
 
-    fn write(&self, r: &TaskRecord) {
+    fn write(&self, words: &RecordWords) {
         let w = &self.words;
-        let meta = r.kernel.0 as u64 | (r.class as u64) << 32 | (r.scheduler as u64) << 40;
-        let vals = [
-            r.task.raw(),
-            meta,
-            r.core.map_or(u64::MAX, |c| c.0 as u64),
-            r.submit,
-            r.ready,
-            r.dispatch,
-            r.start,
-            r.end,
-            r.fin,
-            r.deferred_done,
-            r.complete,
-        ];
-        for (dst, v) in w.iter().zip(vals) {
+        for (dst, &v) in w.iter().zip(words) {
             dst.store(v, Ordering::Relaxed);
         }
         w[RECORD_WORDS - 1].store(1, Ordering::Release);
@@ -207,38 +197,40 @@ pub(crate) const RECORD_BATCH: usize = 32;
 /// stores overlap their cache misses, where writing each record as its task completes would
 /// stall the completion's next atomic operation on every miss.
 pub(crate) struct RecordBatch {
-    buf: heapless::Vec<TaskRecord, RECORD_BATCH>,
+    buf: [RecordWords; RECORD_BATCH],
+    len: usize,
 }
 
 impl RecordBatch {
     pub(crate) const fn new() -> Self {
         RecordBatch {
-            buf: heapless::Vec::new(),
+            buf: [[0; RECORD_WORDS - 1]; RECORD_BATCH],
+            len: 0,
         }
     }
 
-    /// Keeps `r`; writes the batch out when it is full.
+    /// Room for one more record, written in place; the batch goes out first if it is full.
     #[inline]
-    pub(crate) fn push(&mut self, prof: &ProfCtl, cells: &[RecordCell], r: TaskRecord) {
-        if self.buf.push(r).is_err() {
+    pub(crate) fn next(&mut self, prof: &ProfCtl, cells: &[RecordCell]) -> &mut RecordWords {
+        if self.len == RECORD_BATCH {
             self.flush(prof, cells);
-            // Cannot fail: the batch was just emptied.
-            let _ = self.buf.push(r);
         }
+        self.len += 1;
+        &mut self.buf[self.len - 1]
     }
 
     /// Writes every kept record to the ring.
     pub(crate) fn flush(&mut self, prof: &ProfCtl, cells: &[RecordCell]) {
-        if !self.buf.is_empty() {
-            prof.push_all(cells, &self.buf);
-            self.buf.clear();
+        if self.len > 0 {
+            prof.push_all(cells, &self.buf[..self.len]);
+            self.len = 0;
         }
     }
 
     /// Nothing is kept.
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.buf.is_empty()
+        self.len == 0
     }
 }
 
@@ -268,7 +260,7 @@ impl ProfCtl {
     }
 
     /// Appends `rs`, counting those past the end of the ring as dropped. Never waits.
-    pub(crate) fn push_all(&self, cells: &[RecordCell], rs: &[TaskRecord]) {
+    pub(crate) fn push_all(&self, cells: &[RecordCell], rs: &[RecordWords]) {
         let first = self.next.0.fetch_add(rs.len() as u64, Ordering::Relaxed) as usize;
         for (cell, r) in cells.iter().skip(first).zip(rs) {
             cell.write(r);

@@ -232,9 +232,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
 
     /// Finishes `task` through the funnel and keeps its record.
     fn finish(&mut self, task: TaskId) {
-        if let Some(r) = finish(&self.t, task, self.finisher()) {
-            self.records.push(&self.t.shared.prof, self.t.records, r);
-        }
+        finish(&self.t, task, self.finisher(), Some(&mut self.records));
     }
 
     fn all_done(&self) -> bool {
@@ -439,9 +437,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
                     let fin = row.fin.load(Ordering::Relaxed);
                     row.deferred.store(by.now.max(fin), Ordering::Relaxed);
                 }
-                if let Some(r) = finish(&t, task, by) {
-                    records.push(&t.shared.prof, t.records, r);
-                }
+                finish(&t, task, by, Some(&mut *records));
             },
         );
         let released = match polled {
