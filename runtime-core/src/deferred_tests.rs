@@ -7,7 +7,7 @@ use crate::error::FatalKind;
 use crate::ids::{CoreId, Token};
 use crate::platform::CorePhase;
 use crate::scheduler::{DEADLINES_EVERY, Step};
-use crate::test_rig::{Rig, aiv, one_aiv, steps};
+use crate::test_rig::{Rig, aiv, one_aiv, steps, steps_until_failed};
 
 const C: Watch = Watch::Counter32(0x1000);
 
@@ -116,14 +116,10 @@ fn a_condition_that_never_holds_fails_the_run_naming_task_word_and_values() {
     p.word(C, 3);
     s.step();
     p.set(0, 1, CorePhase::Fin);
-    let mut last = Step::Idle;
-    for _ in 0..DEADLINES_EVERY as usize * 8 {
-        last = s.step();
-        if last == Step::Failed {
-            break;
-        }
-    }
-    assert_eq!(last, Step::Failed);
+    assert_eq!(
+        steps_until_failed(&mut s, DEADLINES_EVERY as usize * 8),
+        Step::Failed
+    );
     let e = t.shared.status.get().unwrap();
     assert_eq!(
         (e.kind, e.task, e.watch, e.detail, e.detail2),

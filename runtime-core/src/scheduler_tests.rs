@@ -8,7 +8,7 @@ use crate::ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
 use crate::platform::CorePhase;
 use crate::scheduler::{Step, WATCHDOG_EVERY};
 use crate::submit::TaskSpec;
-use crate::test_rig::{Rig, aiv, one_aiv, steps};
+use crate::test_rig::{Rig, aiv, one_aiv, steps, steps_until_failed};
 
 #[test]
 fn a_duplicated_or_stale_fin_completes_nothing_twice() {
@@ -112,14 +112,10 @@ fn a_task_that_never_finishes_times_out() {
     let mut o = rig.orchestrator();
     let mut s = rig.scheduler();
     let a = o.submit(&aiv(&[])).unwrap();
-    let mut last = Step::Idle;
-    for _ in 0..WATCHDOG_EVERY as usize * 4 {
-        last = s.step();
-        if last == Step::Failed {
-            break;
-        }
-    }
-    assert_eq!(last, Step::Failed);
+    assert_eq!(
+        steps_until_failed(&mut s, WATCHDOG_EVERY as usize * 4),
+        Step::Failed
+    );
     let e = t.shared.status.get().unwrap();
     assert_eq!(
         (e.kind, e.task, e.core),

@@ -161,3 +161,15 @@ pub(crate) fn steps<P: Platform>(s: &mut Scheduler<'_, '_, P>, n: usize) -> Step
     }
     last
 }
+
+/// Steps until the run fails, `n` steps at most; returns the last step.
+pub(crate) fn steps_until_failed<P: Platform>(s: &mut Scheduler<'_, '_, P>, n: usize) -> Step {
+    let mut last = Step::Idle;
+    for _ in 0..n {
+        last = s.step();
+        if last == Step::Failed {
+            break;
+        }
+    }
+    last
+}
