@@ -44,6 +44,7 @@ mod status;
 mod submit;
 mod sync;
 mod tables;
+mod tensor;
 mod wire;
 
 #[cfg(all(test, not(loom)))]
@@ -70,3 +71,4 @@ pub use runtime::{RunReport, Runtime};
 pub use scheduler::Scheduler;
 pub use stats::LatencyHistogram;
 pub use submit::{Orchestrator, TaskSpec};
+pub use tensor::{Access, MAX_RANK, Tile, TileError, overlaps};

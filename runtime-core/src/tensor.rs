@@ -1,0 +1,293 @@
+//! Tensor arguments: the strided tile of memory a task touches, and whether two tiles overlap.
+//!
+//! A tile is `shape[0] x .. x shape[rank-1]` elements of `elem` bytes; element `(k_0, ..)` sits
+//! at `base + elem * sum(k_i * strides[i])`. Two tiles with the same element size and strides
+//! (two views of one buffer) are compared exactly, by a small bounded search over index
+//! offsets, dimension by dimension: two disjoint tiles of one matrix are independent even when
+//! their byte ranges interleave. Anything else (other layouts, misaligned views, a search over
+//! budget) is compared by byte range, which may see an overlap that is not there but never
+//! misses one.
+#![forbid(unsafe_code)]
+
+use core::fmt;
+
+/// Most dimensions a tile has.
+pub const MAX_RANK: usize = 4;
+
+/// How a task uses a tensor argument.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Access {
+    /// Read only.
+    In,
+    /// Written only (its previous content is not read).
+    Out,
+    /// Read, then written.
+    InOut,
+}
+
+impl Access {
+    /// The task reads the tile.
+    pub fn reads(self) -> bool {
+        matches!(self, Access::In | Access::InOut)
+    }
+
+    /// The task writes the tile.
+    pub fn writes(self) -> bool {
+        matches!(self, Access::Out | Access::InOut)
+    }
+}
+
+/// A strided tile of device memory.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Tile {
+    /// Device address of element `(0, .., 0)`.
+    pub base: u64,
+    /// Bytes per element (at least 1).
+    pub elem: u32,
+    /// Dimensions in use (1..=[`MAX_RANK`]).
+    pub rank: u8,
+    /// Elements along each dimension (each at least 1), outermost first.
+    pub shape: [u32; MAX_RANK],
+    /// Distance in elements between neighbours along each dimension.
+    pub strides: [u64; MAX_RANK],
+}
+
+/// Why a [`Tile`] is not valid.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TileError {
+    /// `rank` is 0 or above [`MAX_RANK`].
+    Rank {
+        /// The rank given.
+        rank: u8,
+    },
+    /// An element size of 0 bytes.
+    ZeroElement,
+    /// A dimension of 0 elements.
+    EmptyDimension {
+        /// The dimension.
+        dim: u8,
+    },
+    /// The tile's last byte lies past the end of the address space.
+    TooLarge,
+}
+
+impl fmt::Display for TileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Rank { rank } => {
+                write!(f, "a tile of rank {rank}: use 1 to {MAX_RANK} dimensions")
+            }
+            Self::ZeroElement => write!(f, "a tile with 0-byte elements: give the element size"),
+            Self::EmptyDimension { dim } => write!(
+                f,
+                "dimension {dim} of a tile has 0 elements: a task touches at least one element"
+            ),
+            Self::TooLarge => write!(f, "a tile runs past the end of the address space"),
+        }
+    }
+}
+
+impl core::error::Error for TileError {}
+
+impl Tile {
+    /// A contiguous run of `len` elements of `elem` bytes at `base`.
+    pub const fn contiguous(base: u64, elem: u32, len: u32) -> Self {
+        Tile {
+            base,
+            elem,
+            rank: 1,
+            shape: [len, 1, 1, 1],
+            strides: [1, 0, 0, 0],
+        }
+    }
+
+    /// A `rows x cols` block of a row-major matrix whose rows are `row_stride` elements apart.
+    pub const fn block(base: u64, elem: u32, rows: u32, cols: u32, row_stride: u64) -> Self {
+        Tile {
+            base,
+            elem,
+            rank: 2,
+            shape: [rows, cols, 1, 1],
+            strides: [row_stride, 1, 0, 0],
+        }
+    }
+
+    /// Checks the tile and returns its byte range `[first, end)`.
+    pub fn bytes(&self) -> Result<(u64, u64), TileError> {
+        if self.rank == 0 || self.rank as usize > MAX_RANK {
+            return Err(TileError::Rank { rank: self.rank });
+        }
+        if self.elem == 0 {
+            return Err(TileError::ZeroElement);
+        }
+        let mut last = 0u64; // element offset of the last element
+        for d in 0..self.rank as usize {
+            let n = self.shape[d];
+            if n == 0 {
+                return Err(TileError::EmptyDimension { dim: d as u8 });
+            }
+            let span = (n as u64 - 1)
+                .checked_mul(self.strides[d])
+                .ok_or(TileError::TooLarge)?;
+            last = last.checked_add(span).ok_or(TileError::TooLarge)?;
+        }
+        let end = last
+            .checked_add(1)
+            .and_then(|n| n.checked_mul(self.elem as u64))
+            .and_then(|b| b.checked_add(self.base))
+            .ok_or(TileError::TooLarge)?;
+        Ok((self.base, end))
+    }
+
+    fn dims(&self) -> usize {
+        (self.rank as usize).min(MAX_RANK)
+    }
+}
+
+/// Whether tiles `a` and `b` (both valid, see [`Tile::bytes`]) may share a byte. `false` is
+/// exact: they share none. `true` is exact for two views of one layout (same element size and
+/// strides, bases a whole number of elements apart), and otherwise means their byte ranges
+/// intersect.
+pub fn overlaps(a: &Tile, b: &Tile) -> bool {
+    let (Ok((a0, a1)), Ok((b0, b1))) = (a.bytes(), b.bytes()) else {
+        return true; // invalid tiles never reach here; if they do, be safe
+    };
+    if a1 <= b0 || b1 <= a0 {
+        return false;
+    }
+    // Without an exact answer, intersecting byte ranges count as an overlap.
+    same_view_overlap(a, b).unwrap_or(true)
+}
+
+/// Index combinations the exact test may try before it settles for the byte-range answer.
+const SEARCH_BUDGET: u32 = 256;
+
+/// The exact answer for two views with the same element size, rank and strides whose bases
+/// are a whole number of elements apart; `None` when that does not apply or the search ran
+/// out of budget.
+fn same_view_overlap(a: &Tile, b: &Tile) -> Option<bool> {
+    if a.elem != b.elem || a.dims() != b.dims() || a.strides != b.strides {
+        return None;
+    }
+    let elem = a.elem as i128;
+    let diff = b.base as i128 - a.base as i128;
+    if diff % elem != 0 {
+        return None;
+    }
+    // Element a(k) is element b(m) iff sum((k_i - m_i) * s_i) = diff / elem. Search the index
+    // offsets e = k - m, -(shape_b_i - 1) <= e_i <= shape_a_i - 1, from the largest stride
+    // down, pruning with what the smaller strides can still add. A stride of 0 constrains
+    // nothing and is left out.
+    let mut dims = [Dim::default(); MAX_RANK];
+    let mut n = 0;
+    for d in 0..a.dims() {
+        if a.strides[d] != 0 {
+            dims[n] = Dim {
+                stride: a.strides[d] as i128,
+                lo: -(b.shape[d] as i128 - 1),
+                hi: a.shape[d] as i128 - 1,
+            };
+            n += 1;
+        }
+    }
+    let dims = &mut dims[..n];
+    dims.sort_unstable_by_key(|x| core::cmp::Reverse(x.stride));
+    let mut budget = SEARCH_BUDGET;
+    solve(dims, diff / elem, &mut budget)
+}
+
+#[derive(Clone, Copy, Default)]
+struct Dim {
+    stride: i128,
+    lo: i128,
+    hi: i128,
+}
+
+/// Whether `rest = sum(e_i * stride_i)` has a solution with every `e_i` in `[lo_i, hi_i]`;
+/// `None` if the budget ran out first.
+fn solve(dims: &[Dim], rest: i128, budget: &mut u32) -> Option<bool> {
+    let Some((d, below)) = dims.split_first() else {
+        return Some(rest == 0);
+    };
+    let below_lo: i128 = below.iter().map(|x| x.lo * x.stride).sum();
+    let below_hi: i128 = below.iter().map(|x| x.hi * x.stride).sum();
+    // e with rest - e * stride in [below_lo, below_hi], within [lo, hi].
+    let first = (rest - below_hi).div_euclid(d.stride)
+        + i128::from((rest - below_hi).rem_euclid(d.stride) != 0);
+    let last = (rest - below_lo).div_euclid(d.stride);
+    let (first, last) = (first.max(d.lo), last.min(d.hi));
+    let mut e = first;
+    while e <= last {
+        if *budget == 0 {
+            return None;
+        }
+        *budget -= 1;
+        if solve(below, rest - e * d.stride, budget)? {
+            return Some(true);
+        }
+        e += 1;
+    }
+    Some(false)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    const F32: u32 = 4;
+
+    #[test]
+    fn disjoint_blocks_of_one_matrix_are_independent_though_their_ranges_interleave() {
+        // A 4x8 matrix of f32, row stride 8: the left and right 4x4 halves.
+        let left = Tile::block(0x1000, F32, 4, 4, 8);
+        let right = Tile::block(0x1000 + 4 * 4, F32, 4, 4, 8);
+        assert!(
+            left.bytes().unwrap().1 > right.bytes().unwrap().0,
+            "ranges interleave"
+        );
+        assert!(!overlaps(&left, &right));
+        assert!(!overlaps(&right, &left));
+        // A column shared by both halves' neighbour overlaps each of them.
+        let middle = Tile::block(0x1000 + 2 * 4, F32, 4, 4, 8);
+        assert!(overlaps(&left, &middle) && overlaps(&middle, &right));
+        // The bottom-right element only touches the right half.
+        let corner = Tile::block(0x1000 + (3 * 8 + 7) * 4, F32, 1, 1, 8);
+        assert!(overlaps(&corner, &right) && !overlaps(&corner, &left));
+    }
+
+    #[test]
+    fn different_layouts_fall_back_to_byte_ranges() {
+        let rows = Tile::block(0, F32, 2, 4, 8);
+        let flat = Tile::contiguous(4 * 4, F32, 4); // bytes 16..32: the gap between the rows
+        assert!(overlaps(&rows, &flat), "conservative: ranges intersect");
+        let far = Tile::contiguous(4 * 16, F32, 4);
+        assert!(!overlaps(&rows, &far));
+        // Misaligned views of one layout: byte ranges decide.
+        let a = Tile::contiguous(0, F32, 4);
+        let b = Tile::contiguous(2, F32, 4);
+        assert!(overlaps(&a, &b));
+    }
+
+    #[test]
+    fn bad_tiles_are_typed_errors() {
+        let mut t = Tile::contiguous(0, F32, 4);
+        t.rank = 0;
+        assert_eq!(t.bytes(), Err(TileError::Rank { rank: 0 }));
+        t.rank = 5;
+        assert_eq!(t.bytes(), Err(TileError::Rank { rank: 5 }));
+        let t = Tile::contiguous(0, 0, 4);
+        assert_eq!(t.bytes(), Err(TileError::ZeroElement));
+        let t = Tile::block(0, F32, 0, 4, 4);
+        assert_eq!(t.bytes(), Err(TileError::EmptyDimension { dim: 0 }));
+        let t = Tile::contiguous(u64::MAX - 8, F32, 4);
+        assert_eq!(t.bytes(), Err(TileError::TooLarge));
+        assert!(std::format!("{}", TileError::Rank { rank: 9 }).contains("1 to 4"));
+    }
+
+    #[test]
+    fn access_directions() {
+        assert!(Access::In.reads() && !Access::In.writes());
+        assert!(!Access::Out.reads() && Access::Out.writes());
+        assert!(Access::InOut.reads() && Access::InOut.writes());
+    }
+}
