@@ -17,6 +17,8 @@ pub const MAX_SCHEDULERS: u8 = 16;
 pub const MAX_DEPS: u16 = 64;
 /// Upper bound for [`Config::max_args`].
 pub const MAX_ARGS: u16 = 32;
+/// Upper bound for [`Config::max_tensors`].
+pub const MAX_TENSORS: u16 = 32;
 
 /// The sizes and limits of one runtime. Every structure in the region is laid out from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +32,9 @@ pub struct Config {
     pub max_deps: u16,
     /// Most scalar arguments per task (0..=[`MAX_ARGS`]).
     pub max_args: u16,
+    /// Most tensor arguments per task (0..=[`MAX_TENSORS`]); each task slot keeps this many
+    /// entries in the orchestrator's tensor map.
+    pub max_tensors: u16,
     /// AIC (cube) cores. Core ids `0..aic_cores`.
     pub aic_cores: u16,
     /// AIV (vector) cores. Core ids `aic_cores..aic_cores + aiv_cores`.
@@ -73,6 +78,7 @@ impl Default for Config {
             task_window: 4096,
             max_deps: 16,
             max_args: 16,
+            max_tensors: 8,
             aic_cores: 24,
             aiv_cores: 48,
             schedulers: 3,
@@ -99,6 +105,7 @@ impl Config {
             task_window: 4,
             max_deps: 8,
             max_args: 4,
+            max_tensors: 4,
             aic_cores: 1,
             aiv_cores: 2,
             schedulers: 1,
@@ -154,6 +161,11 @@ impl Config {
         if self.max_args > MAX_ARGS {
             return Err(ConfigError::MaxArgs {
                 max_args: self.max_args,
+            });
+        }
+        if self.max_tensors > MAX_TENSORS {
+            return Err(ConfigError::MaxTensors {
+                max_tensors: self.max_tensors,
             });
         }
         if self.cores() == 0 {
@@ -218,6 +230,11 @@ pub enum ConfigError {
     MaxArgs {
         /// The value given.
         max_args: u16,
+    },
+    /// `max_tensors` is above [`MAX_TENSORS`].
+    MaxTensors {
+        /// The value given.
+        max_tensors: u16,
     },
     /// No AIC and no AIV core.
     NoCores,
@@ -289,6 +306,10 @@ impl fmt::Display for ConfigError {
                     "max_args = {max_args}: use at most {MAX_ARGS} arguments per task"
                 )
             }
+            Self::MaxTensors { max_tensors } => write!(
+                f,
+                "max_tensors = {max_tensors}: use at most {MAX_TENSORS} tensor arguments per task"
+            ),
             Self::NoCores => write!(
                 f,
                 "the config has no AIC and no AIV core: give at least one core"

@@ -5,6 +5,7 @@ use core::fmt;
 
 use crate::condition::Watch;
 use crate::ids::{CoreId, KernelId, TaskId, WorkerClass};
+use crate::tensor::TileError;
 
 /// What stopped a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,6 +222,20 @@ pub enum SubmitError {
         /// The limit.
         max: u16,
     },
+    /// More tensor arguments than `max_tensors`.
+    TooManyTensors {
+        /// Tensor arguments given.
+        given: usize,
+        /// The limit.
+        max: u16,
+    },
+    /// A tensor argument's tile is not valid.
+    BadTensor {
+        /// Its position among the task's tensor arguments.
+        index: usize,
+        /// What is wrong with it.
+        error: TileError,
+    },
     /// More scalar arguments than `max_args`.
     TooManyArgs {
         /// Arguments given.
@@ -288,9 +303,16 @@ impl fmt::Display for SubmitError {
             ),
             Self::TooManyDeps { given, max } => write!(
                 f,
-                "{given} dependencies exceed max_deps = {max}: raise max_deps or join through a \
-                 DUMMY task"
+                "{given} dependencies (given, and found through tensor arguments) exceed \
+                 max_deps = {max}: raise max_deps or join through a DUMMY task"
             ),
+            Self::TooManyTensors { given, max } => write!(
+                f,
+                "{given} tensor arguments exceed max_tensors = {max}: raise max_tensors"
+            ),
+            Self::BadTensor { index, error } => {
+                write!(f, "tensor argument {index}: {error}")
+            }
             Self::TooManyArgs { given, max } => {
                 write!(
                     f,

@@ -12,6 +12,7 @@ use crate::slot::TaskSlot;
 use crate::stats::SchedCtl;
 use crate::sync::AtomicU64;
 use crate::tables::{Edge, RingCtl, Shared};
+use crate::tensor_map::{BufferHead, MapEntry};
 
 /// Alignment of the region and of every table in it.
 pub const REGION_ALIGN: usize = 64;
@@ -44,6 +45,9 @@ pub struct RegionLayout {
     pub(crate) watches: Span,
     pub(crate) active: Span,
     pub(crate) watch_map: Span,
+    /// The orchestrator's tensor map: entry cells per slot, and the buffer index.
+    pub(crate) map_entries: Span,
+    pub(crate) map_heads: Span,
 }
 
 struct Cursor(usize);
@@ -93,6 +97,9 @@ impl RegionLayout {
         let watches = c.take::<WatchSlot>(n * per)?;
         let active = c.take::<u32>(n * per)?;
         let watch_map = c.take::<u32>(n * map_len(per))?;
+        let cells = slots * cfg.max_tensors as usize;
+        let map_entries = c.take::<MapEntry>(cells)?;
+        let map_heads = c.take::<BufferHead>(map_len(cells))?;
         let size = c.0.checked_next_multiple_of(REGION_ALIGN).ok_or(OVERFLOW)?;
         Ok(RegionLayout {
             size,
@@ -111,6 +118,8 @@ impl RegionLayout {
             watches,
             active,
             watch_map,
+            map_entries,
+            map_heads,
         })
     }
 
@@ -143,6 +152,14 @@ mod tests {
             (l.watches.offset, l.watches.count * size_of::<WatchSlot>()),
             (l.active.offset, l.active.count * 4),
             (l.watch_map.offset, l.watch_map.count * 4),
+            (
+                l.map_entries.offset,
+                l.map_entries.count * size_of::<MapEntry>(),
+            ),
+            (
+                l.map_heads.offset,
+                l.map_heads.count * size_of::<BufferHead>(),
+            ),
         ];
         for q in l.queue_cells {
             spans.push((q.offset, q.count * size_of::<QueueCell>()));

@@ -45,6 +45,7 @@ mod submit;
 mod sync;
 mod tables;
 mod tensor;
+mod tensor_map;
 mod wire;
 
 #[cfg(all(test, not(loom)))]
@@ -61,7 +62,9 @@ mod scheduler_tests;
 mod test_rig;
 
 pub use condition::{Condition, MAX_CONDITIONS, Watch};
-pub use config::{Config, ConfigError, MAX_ARGS, MAX_CORES, MAX_DEPS, MAX_RINGS, MAX_SCHEDULERS};
+pub use config::{
+    Config, ConfigError, MAX_ARGS, MAX_CORES, MAX_DEPS, MAX_RINGS, MAX_SCHEDULERS, MAX_TENSORS,
+};
 pub use error::{ClaimError, FatalError, FatalKind, SubmitError};
 pub use ids::{ClusterId, CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
 pub use layout::RegionLayout;
@@ -72,3 +75,4 @@ pub use scheduler::Scheduler;
 pub use stats::LatencyHistogram;
 pub use submit::{Orchestrator, TaskSpec};
 pub use tensor::{Access, MAX_RANK, Tile, TileError, overlaps};
+pub use tensor_map::TensorArg;

@@ -9,7 +9,7 @@ use loom::thread;
 use crate::condition::{Condition, Watch};
 use crate::config::Config;
 use crate::ids::{CoreId, KernelId, Token, WorkerClass};
-use crate::owned::{Owned, leaked_store};
+use crate::owned::{Owned, leaked_store, leaked_tensors};
 use crate::platform::{CorePhase, CoreStatus, Payload, Platform};
 use crate::scheduler::{Scheduler, Step};
 use crate::submit::{Orchestrator, TaskSpec};
@@ -116,7 +116,7 @@ fn a_deferred_producer_completes_only_after_its_data_landed() {
         let owned = Arc::new(Owned::new(cfg));
         let m = Arc::new(Machine::new());
         {
-            let mut o = Orchestrator::new(owned.tables(), &*m);
+            let mut o = Orchestrator::new(owned.tables(), &*m, leaked_tensors(&cfg));
             let a = o
                 .submit(&TaskSpec::new(KernelId(0), WorkerClass::Aiv))
                 .unwrap();

@@ -15,6 +15,7 @@ use crate::slot::{Meta, TaskSlot, state};
 use crate::stats::SchedCtl;
 use crate::sync::{AtomicU64, Ordering};
 use crate::tables::{EDGE_EMPTY, Edge, RingCtl, Shared, Tables};
+use crate::tensor_map::{BufferHead, MapEntry, TensorStore};
 
 /// Owned storage for every table of `cfg`.
 pub(crate) struct Owned {
@@ -117,6 +118,16 @@ pub(crate) fn leaked_store(cfg: &Config) -> DeferredStore<'static> {
         cfg.deferred_capacity as usize,
     )))
     .store()
+}
+
+/// Tensor-map storage for a test orchestrator, sized by `cfg` and leaked like
+/// [`leaked_store`].
+pub(crate) fn leaked_tensors(cfg: &Config) -> TensorStore<'static> {
+    let cells = cfg.rings as usize * cfg.task_window as usize * cfg.max_tensors as usize;
+    TensorStore {
+        entries: std::vec![MapEntry::new(); cells].leak(),
+        heads: std::vec![BufferHead::new(); map_len(cells)].leak(),
+    }
 }
 
 /// Scheduler 0 finishing with nothing measured (no clock, profiling off).

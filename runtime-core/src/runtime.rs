@@ -16,6 +16,7 @@ use crate::stats::{LatencyHistogram, SchedCtl};
 use crate::submit::Orchestrator;
 use crate::sync::{AtomicU64, Ordering};
 use crate::tables::{Edge, RingCtl, Shared, Tables};
+use crate::tensor_map::{BufferHead, MapEntry, TensorStore};
 
 /// A formatted runtime region. Shared by reference between the orchestrator thread and the
 /// scheduler threads (it is `Sync`); each takes its handle once.
@@ -23,6 +24,8 @@ pub struct Runtime<'r> {
     t: Tables<'r>,
     /// Each scheduler's deferred-set pools, taken with its handle.
     deferred: [spin::mutex::SpinMutex<Option<DeferredStore<'r>>>; MAX_SCHEDULERS as usize],
+    /// The tensor map's storage, taken with the orchestrator handle.
+    tensors: spin::mutex::SpinMutex<Option<TensorStore<'r>>>,
 }
 
 /// What a run did, read back from the region.
@@ -148,12 +151,24 @@ impl<'r> Runtime<'r> {
                 map: m,
             });
         }
+        let entries = c
+            .place_mut(layout.map_entries.offset, layout.map_entries.count, |_| {
+                MapEntry::new()
+            })
+            .map_err(too_small)?;
+        let heads = c
+            .place_mut(layout.map_heads.offset, layout.map_heads.count, |_| {
+                BufferHead::new()
+            })
+            .map_err(too_small)?;
+        let tensors = spin::mutex::SpinMutex::new(Some(TensorStore { entries, heads }));
         let queues = core::array::from_fn(|i| ReadyQueue::new(cells[i], &qctl[i]));
         Ok(Runtime {
             t: Tables::new(
                 cfg, &shared[0], rings, slots, args, edges, queues, sched, prof_rows, records,
             ),
             deferred,
+            tensors,
         })
     }
 
@@ -168,16 +183,12 @@ impl<'r> Runtime<'r> {
         &self,
         platform: &'p P,
     ) -> Result<Orchestrator<'r, 'p, P>, ClaimError> {
-        if self
-            .t
-            .shared
-            .orch_claimed
-            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
-            .is_err()
-        {
-            return Err(ClaimError::OrchestratorTaken);
-        }
-        Ok(Orchestrator::new(self.t, platform))
+        let tensors = self
+            .tensors
+            .lock()
+            .take()
+            .ok_or(ClaimError::OrchestratorTaken)?;
+        Ok(Orchestrator::new(self.t, platform, tensors))
     }
 
     /// The handle of scheduler `index` (one thread each).

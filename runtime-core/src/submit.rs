@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 
 use crate::completion::make_ready;
-use crate::config::MAX_RINGS;
+use crate::config::{MAX_DEPS, MAX_RINGS};
 use crate::error::SubmitError;
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
 use crate::platform::Platform;
@@ -10,6 +10,7 @@ use crate::profile::ProfileLevel;
 use crate::slot::{Meta, state};
 use crate::sync::Ordering;
 use crate::tables::{EDGE_EMPTY, Tables};
+use crate::tensor_map::{TensorArg, TensorMap, TensorStore};
 use crate::wire;
 
 /// What to run: a kernel on a class of core, its scalar arguments and the tasks it waits for.
@@ -21,8 +22,13 @@ pub struct TaskSpec<'a> {
     pub class: WorkerClass,
     /// Scalar arguments, at most `max_args`.
     pub args: &'a [u64],
-    /// Tasks that must finish first, at most `max_deps`; duplicates count once.
+    /// Tasks that must finish first; duplicates count once. With the tasks found through
+    /// `tensors`, at most `max_deps`.
     pub deps: &'a [TaskId],
+    /// Tiles the task reads and writes, at most `max_tensors`: the task waits for every
+    /// earlier live task whose tile conflicts (read after write, write after write, write
+    /// after read).
+    pub tensors: &'a [TensorArg],
     /// The ring the task lives in.
     pub ring: u8,
 }
@@ -35,6 +41,7 @@ impl<'a> TaskSpec<'a> {
             class,
             args: &[],
             deps: &[],
+            tensors: &[],
             ring: 0,
         }
     }
@@ -52,6 +59,11 @@ impl<'a> TaskSpec<'a> {
         self.deps = deps;
         self
     }
+    /// The same task with these tensor arguments.
+    pub const fn tensors(mut self, tensors: &'a [TensorArg]) -> Self {
+        self.tensors = tensors;
+        self
+    }
     /// The same task in `ring`.
     pub const fn ring(mut self, ring: u8) -> Self {
         self.ring = ring;
@@ -67,10 +79,12 @@ pub struct Orchestrator<'r, 'p, P: Platform> {
     next: [u64; MAX_RINGS as usize],
     submitted: u64,
     timeout_ticks: u64,
+    /// Live tasks' tensor arguments.
+    tensors: TensorMap<'r>,
 }
 
 impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
-    pub(crate) fn new(t: Tables<'r>, p: &'p P) -> Self {
+    pub(crate) fn new(t: Tables<'r>, p: &'p P, tensors: TensorStore<'r>) -> Self {
         let timeout_ticks = t
             .cfg
             .submit_timeout_us
@@ -81,6 +95,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             next: [0; MAX_RINGS as usize],
             submitted: 0,
             timeout_ticks,
+            tensors: TensorMap::new(tensors, t.cfg.max_tensors as usize),
         }
     }
 
@@ -99,6 +114,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     pub fn submit(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
         self.check_running()?;
         self.validate(spec)?;
+        let deps = self.dependencies(spec)?;
         let t = self.t;
         let ring = spec.ring as usize;
         let seq = self.next[ring];
@@ -133,10 +149,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         slot.seq.store(seq, Ordering::Release);
 
         let mut pinned = 0usize;
-        for (k, &dep) in spec.deps.iter().enumerate() {
-            if spec.deps[..k].contains(&dep) {
-                continue;
-            }
+        for &dep in &deps {
             if wire::pin_producer(&t, dep) {
                 wire::add_edge(&t, dep, g, pinned);
                 pinned += 1;
@@ -149,6 +162,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             pinned: pinned as u8,
         };
         slot.meta.store(meta.pack(), Ordering::Relaxed);
+        self.tensors.register(g, id, spec.tensors);
 
         self.next[ring] = seq + 1;
         t.rings[ring].next.0.store(seq + 1, Ordering::Release);
@@ -199,6 +213,17 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 max: cfg.max_args,
             });
         }
+        if spec.tensors.len() > cfg.max_tensors as usize {
+            return Err(SubmitError::TooManyTensors {
+                given: spec.tensors.len(),
+                max: cfg.max_tensors,
+            });
+        }
+        for (index, arg) in spec.tensors.iter().enumerate() {
+            arg.tile
+                .bytes()
+                .map_err(|error| SubmitError::BadTensor { index, error })?;
+        }
         if spec.deps.len() > cfg.max_deps as usize {
             return Err(SubmitError::TooManyDeps {
                 given: spec.deps.len(),
@@ -238,6 +263,47 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             }
         }
         Ok(())
+    }
+
+    /// The task's dependencies, given and found through its tensor arguments, each once.
+    fn dependencies(
+        &mut self,
+        spec: &TaskSpec<'_>,
+    ) -> Result<heapless::Vec<TaskId, { MAX_DEPS as usize }>, SubmitError> {
+        let max = self.t.cfg.max_deps;
+        let too_many = SubmitError::TooManyDeps {
+            given: max as usize + 1,
+            max,
+        };
+        let mut deps = heapless::Vec::new();
+        for &d in spec.deps {
+            if !deps.contains(&d) {
+                deps.push(d).map_err(|_| too_many)?;
+            }
+        }
+        let rings = self.t.rings;
+        for arg in spec.tensors {
+            self.tensors.conflicts(
+                arg,
+                |task| {
+                    task.seq().0
+                        >= rings[task.ring() as usize]
+                            .retired
+                            .0
+                            .load(Ordering::Acquire)
+                },
+                |task| {
+                    if deps.contains(&task) {
+                        Ok(())
+                    } else if deps.len() < max as usize {
+                        deps.push(task).map_err(|_| too_many)
+                    } else {
+                        Err(too_many)
+                    }
+                },
+            )?;
+        }
+        Ok(deps)
     }
 
     /// Waits until slot `seq` of `ring` is free: everything a window back is reclaimed.

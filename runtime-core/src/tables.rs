@@ -57,8 +57,6 @@ pub(crate) struct Shared {
     pub(crate) submitted: CachePadded<AtomicU64>,
     /// 1 once the orchestrator will submit nothing more.
     pub(crate) orch_done: CachePadded<AtomicU32>,
-    /// 1 once an orchestrator handle was taken.
-    pub(crate) orch_claimed: AtomicU32,
     /// Profiling level and record ring position.
     pub(crate) prof: ProfCtl,
 }
@@ -70,7 +68,6 @@ impl Shared {
             status: RunStatus::new(),
             submitted: CachePadded(AtomicU64::new(0)),
             orch_done: CachePadded(AtomicU32::new(0)),
-            orch_claimed: AtomicU32::new(0),
         }
     }
 }

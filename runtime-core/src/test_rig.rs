@@ -8,7 +8,7 @@ use std::vec::Vec;
 use crate::condition::{Condition, Watch};
 use crate::config::Config;
 use crate::ids::{CoreId, KernelId, TaskId, Token, WorkerClass};
-use crate::owned::{Owned, leaked_store};
+use crate::owned::{Owned, leaked_store, leaked_tensors};
 use crate::platform::{CorePhase, CoreStatus, Payload, Platform};
 use crate::scheduler::{Scheduler, Step};
 use crate::submit::{Orchestrator, TaskSpec};
@@ -133,7 +133,7 @@ impl Rig {
         self.owned.tables()
     }
     pub(crate) fn orchestrator(&self) -> Orchestrator<'_, '_, Script> {
-        Orchestrator::new(self.tables(), &self.p)
+        Orchestrator::new(self.tables(), &self.p, leaked_tensors(&self.tables().cfg))
     }
     pub(crate) fn scheduler(&self) -> Scheduler<'_, '_, Script> {
         let t = self.tables();

@@ -1,5 +1,6 @@
 //! One simulated run: region, runtime, cores, scheduler threads and the orchestration.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pto_runtime_core::{
@@ -9,6 +10,7 @@ use pto_runtime_core::{
 use crate::error::SimError;
 use crate::kernels::KernelTable;
 use crate::machine::{CpuPlan, SimMachine, SimOptions};
+use crate::memory::DeviceMemory;
 use crate::platform::SimPlatform;
 use crate::region::Region;
 
@@ -27,6 +29,8 @@ pub struct SimRun<R> {
     pub phases: Vec<PhaseCounters>,
     /// Clock ticks per microsecond of the timestamps.
     pub ticks_per_us: u64,
+    /// The run's device memory, as the tasks left it.
+    pub memory: Arc<DeviceMemory>,
 }
 
 impl<R> SimRun<R> {
@@ -128,6 +132,7 @@ where
             .filter_map(|i| rt.phase_counters(i))
             .collect(),
         ticks_per_us: platform.ticks_per_us(),
+        memory: platform.memory.clone(),
         report: rt.report(),
         wall,
         value,
