@@ -11,7 +11,14 @@ fn launch(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn bench_json_has_the_documented_fields_for_every_workload() {
-    for w in ["independent", "chain", "fanout", "random", "deferred"] {
+    for w in [
+        "independent",
+        "chain",
+        "fanout",
+        "random",
+        "deferred",
+        "tensors",
+    ] {
         let out = launch(&[
             "bench",
             "--workload",
@@ -111,6 +118,9 @@ fn bad_options_are_errors_not_panics() {
     ]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write the trace"));
+    let out = launch(&["bench", "--workload", "tensors", "--args", "33"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--args 33"));
     let out = launch(&["bench", "--workload", "nonsense"]);
     assert_eq!(out.status.code(), Some(2), "clap's usage error");
 }

@@ -52,12 +52,14 @@ impl TensorArg {
         }
     }
 
-    /// A task doing `self` must wait for an earlier task doing `earlier` on an overlapping
-    /// tile: read after write, write after write, write after read.
-    fn conflicts_with(&self, earlier: &TensorArg) -> bool {
-        self.buffer == earlier.buffer
-            && (self.access.writes() || earlier.access.writes())
-            && overlaps(&self.tile, &earlier.tile)
+    /// A task doing `self` (whose tile spans bytes `range`) must wait for an earlier task
+    /// with entry `e` of the same buffer: read after write, write after write, write after
+    /// read, on overlapping tiles. The cheap tests go first.
+    fn conflicts_with(&self, range: (u64, u64), e: &MapEntry) -> bool {
+        (self.access.writes() || e.arg.access.writes())
+            && range.0 < e.hi
+            && e.lo < range.1
+            && overlaps(&self.tile, &e.arg.tile)
     }
 }
 
@@ -65,6 +67,9 @@ impl TensorArg {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MapEntry {
     arg: TensorArg,
+    /// The tile's byte range, for a quick rejection before the exact test.
+    lo: u64,
+    hi: u64,
     task: u64,
     prev: u32,
     next: u32,
@@ -75,6 +80,8 @@ impl MapEntry {
     pub(crate) const fn new() -> Self {
         MapEntry {
             arg: TensorArg::input(0, Tile::contiguous(0, 1, 1)),
+            lo: 0,
+            hi: 0,
             task: 0,
             prev: NIL,
             next: NIL,
@@ -131,16 +138,17 @@ impl<'r> TensorMap<'r> {
         let Some(h) = self.find(arg.buffer) else {
             return Ok(());
         };
+        let range = arg.tile.bytes().unwrap_or((0, u64::MAX));
         let mut e = self.s.heads[h].first;
         while e != NIL {
-            let entry = self.s.entries[e as usize];
-            let task = TaskId::from_raw(entry.task);
+            let entry = &self.s.entries[e as usize];
+            let (next, task) = (entry.next, TaskId::from_raw(entry.task));
             if !live(task) {
                 self.unlink(e);
-            } else if arg.conflicts_with(&entry.arg) {
+            } else if arg.conflicts_with(range, entry) {
                 dep(task)?;
             }
-            e = entry.next;
+            e = next;
         }
         Ok(())
     }
@@ -190,8 +198,11 @@ impl<'r> TensorMap<'r> {
             None => self.insert_head(arg.buffer),
         };
         let first = self.s.heads[h].first;
+        let (lo, hi) = arg.tile.bytes().unwrap_or((0, u64::MAX));
         self.s.entries[c as usize] = MapEntry {
             arg,
+            lo,
+            hi,
             task: task.raw(),
             prev: NIL,
             next: first,

@@ -23,6 +23,9 @@ pub struct BenchResult {
     pub ns_per_task: f64,
     /// Tasks per second at that median.
     pub tasks_per_s: f64,
+    /// Median CPU time the orchestrator thread spent per submitted task (submit, wiring,
+    /// tensor-map lookups), without the time it was preempted.
+    pub submit_ns_per_task: f64,
     /// Scheduler loop iterations per task (all schedulers, last run).
     pub loops_per_task: f64,
     /// Median ready-to-complete latency, ns.
@@ -74,6 +77,7 @@ pub fn run_bench(
         ));
     }
     let mut runs = Vec::new();
+    let mut submit_runs = Vec::new();
     let mut latency = pto_runtime_core::LatencyHistogram::default();
     let mut submitted = 0;
     let mut last = None;
@@ -83,14 +87,18 @@ pub fn run_bench(
                 o.abort(1);
                 BenchError::Usage(format!("no device memory for the counter: {e}"))
             })?;
-            Ok::<_, BenchError>(submit_workload(&cfg, plan, counter, |spec| o.submit(spec))?)
+            let cpu = cpu_time::ThreadTime::now();
+            let n = submit_workload(&cfg, plan, counter, |spec| o.submit(spec))?;
+            Ok::<_, BenchError>((n, cpu.elapsed()))
         })?
         .ok()?;
-        submitted = std::mem::replace(&mut out.value, Ok(0))?;
+        let (n, submit_cpu) = std::mem::replace(&mut out.value, Ok((0, Default::default())))?;
+        submitted = n;
         if r == 0 {
             continue; // warm-up: page faults, thread start-up
         }
         runs.push(out.wall.as_nanos() as f64 / submitted as f64);
+        submit_runs.push(submit_cpu.as_nanos() as f64 / submitted as f64);
         latency.merge(&out.report.latency);
         last = Some(out);
     }
@@ -103,9 +111,7 @@ pub fn run_bench(
             last.ticks_per_us,
         )
     });
-    let mut sorted = runs.clone();
-    sorted.sort_by(f64::total_cmp);
-    let median = sorted[sorted.len() / 2];
+    let median = median_of(&runs);
     let ns =
         |ticks: Option<u64>| ticks.map_or(0, |t| t.saturating_mul(1000) / last.ticks_per_us.max(1));
     let result = BenchResult {
@@ -117,6 +123,7 @@ pub fn run_bench(
         ns_per_task: median,
         tasks_per_s: 1e9 / median,
         loops_per_task: last.report.loops as f64 / submitted.max(1) as f64,
+        submit_ns_per_task: median_of(&submit_runs),
         p50_ready_to_complete_ns: ns(latency.quantile(0.50)),
         p99_ready_to_complete_ns: ns(latency.quantile(0.99)),
         schedulers: cfg.schedulers,
@@ -130,6 +137,13 @@ pub fn run_bench(
         records: last.records,
         ticks_per_us: last.ticks_per_us,
     })
+}
+
+/// The median of non-empty `xs`.
+fn median_of(xs: &[f64]) -> f64 {
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
 }
 
 impl fmt::Display for BenchResult {
@@ -146,6 +160,11 @@ impl fmt::Display for BenchResult {
             f,
             "  wall        {:>10.1} ns/task   {:>12.0} tasks/s",
             self.ns_per_task, self.tasks_per_s
+        )?;
+        writeln!(
+            f,
+            "  submit      {:>10.1} ns/task   (orchestrator CPU time)",
+            self.submit_ns_per_task
         )?;
         write!(
             f,

@@ -1,7 +1,9 @@
 //! The synthetic DAGs the bench runs. Every task runs the no-op kernel 0, except in the
 //! deferred workload, whose kernel bumps a notification counter and waits on it.
 
-use pto_runtime_core::{Config, KernelId, SubmitError, TaskId, TaskSpec, WorkerClass};
+use pto_runtime_core::{
+    Config, KernelId, SubmitError, TaskId, TaskSpec, TensorArg, Tile, WorkerClass,
+};
 use pto_sim::{KernelTable, SimError};
 
 /// The shape of the DAG.
@@ -22,6 +24,10 @@ pub enum Workload {
     /// only once it reaches their index + `--pending` + 1 (at most N): about `--pending`
     /// tasks wait in the deferred sets at any time while the others run and complete.
     Deferred,
+    /// N independent tasks with `--args` K tensor arguments each (alternately read and
+    /// written), every one a different row of one of 256 matrices: what finding dependencies
+    /// through the tensor map costs at submit (`submit_ns_per_task`).
+    Tensors,
 }
 
 /// What to run: the DAG, its size and its knobs.
@@ -37,7 +43,15 @@ pub struct BenchPlan {
     pub seed: u64,
     /// Tasks kept waiting on deferred conditions (deferred workload).
     pub pending: u64,
+    /// Tensor arguments per task (tensors workload).
+    pub tensor_args: u16,
 }
+
+/// Matrices the tensors workload spreads its tiles over, and their row length in f32.
+const TENSOR_BUFFERS: u64 = 256;
+const TENSOR_COLS: u64 = 64;
+/// Device address of the tensors workload's first matrix (the map only compares addresses).
+const TENSOR_BASE: u64 = 0x10_0000_0000;
 
 /// Why the bench could not run.
 #[derive(Debug, thiserror::Error)]
@@ -173,6 +187,33 @@ pub fn submit_workload(
                     recent.remove(0);
                 }
                 recent.push(id);
+            }
+        }
+        Workload::Tensors => {
+            let k = plan.tensor_args as u64;
+            let rows = (tasks * k).div_ceil(TENSOR_BUFFERS).max(1);
+            let stride = rows * TENSOR_COLS * 4;
+            let mut args = Vec::with_capacity(k as usize);
+            for i in 0..tasks {
+                args.clear();
+                for a in 0..k {
+                    let j = i * k + a;
+                    let buffer = TENSOR_BASE + (j % TENSOR_BUFFERS) * stride;
+                    let row = j / TENSOR_BUFFERS;
+                    let tile = Tile::block(
+                        buffer + row * TENSOR_COLS * 4,
+                        4,
+                        1,
+                        TENSOR_COLS as u32,
+                        TENSOR_COLS,
+                    );
+                    args.push(if a % 2 == 0 {
+                        TensorArg::input(buffer, tile)
+                    } else {
+                        TensorArg::output(buffer, tile)
+                    });
+                }
+                go(&TaskSpec::new(NOOP, spread(cfg, i)).tensors(&args))?;
             }
         }
         Workload::Deferred => {

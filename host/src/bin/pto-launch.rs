@@ -63,6 +63,9 @@ struct BenchArgs {
     /// the deferred sets grow to hold them.
     #[arg(long, default_value_t = 1000)]
     pending: u64,
+    /// Tensor arguments per task of the tensors workload (at most 32).
+    #[arg(long = "args", default_value_t = 2)]
+    tensor_args: u16,
     /// What the runtime measures: `counters` adds per-scheduler phase times, `tasks` also one
     /// record per task (a run-time flag: the same binary).
     #[arg(long, value_enum, default_value = "off")]
@@ -136,9 +139,22 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
     } else {
         Config::default().deferred_capacity
     };
+    let max_tensors = if a.workload == Workload::Tensors {
+        if a.tensor_args > pto_runtime_core::MAX_TENSORS {
+            return Err(format!(
+                "--args {} is above the limit of {} tensor arguments per task",
+                a.tensor_args,
+                pto_runtime_core::MAX_TENSORS
+            ));
+        }
+        a.tensor_args
+    } else {
+        Config::default().max_tensors
+    };
     let cfg = Config {
         rings: 1,
         task_window,
+        max_tensors,
         deferred_capacity,
         aic_cores: a.aic,
         aiv_cores: a.aiv,
@@ -159,6 +175,7 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
         repeats: a.repeat,
         seed: a.seed,
         pending: a.pending,
+        tensor_args: a.tensor_args,
     };
     let out = run_bench(cfg, sim, &plan).map_err(|e| e.to_string())?;
     if let Some(path) = &a.trace {

@@ -124,3 +124,29 @@ fn the_buffer_index_survives_many_buffers_coming_and_going() {
         );
     }
 }
+
+#[test]
+fn entries_of_retired_tasks_do_not_pile_up() {
+    let (slots, k) = (64usize, 8u64);
+    let mut o = Owned::new(slots, k as usize);
+    let mut m = o.map(k as usize);
+    for i in 0..5000u64 {
+        let args: Vec<TensorArg> = (0..k)
+            .map(|a| {
+                let j = i * k + a;
+                let buffer = 0x10_0000 + (j % 256) * 0x10_0000;
+                TensorArg::output(buffer, Tile::block(buffer + (j / 256) * 256, 4, 1, 64, 64))
+            })
+            .collect();
+        let retired = i.saturating_sub(4);
+        for a in &args {
+            assert!(deps(&mut m, *a, retired).is_empty());
+        }
+        m.register((i % slots as u64) as usize, task(i), &args);
+    }
+    assert!(
+        m.linked() <= 5 * k as usize + 256 * 2,
+        "{} linked",
+        m.linked()
+    );
+}
