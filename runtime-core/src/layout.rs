@@ -12,7 +12,7 @@ use crate::slot::TaskSlot;
 use crate::stats::SchedCtl;
 use crate::sync::AtomicU64;
 use crate::tables::{Edge, RingCtl, Shared};
-use crate::tensor_map::{BufferHead, MapEntry};
+use crate::tensor_map::{BufferHead, MapEntry, heads_len};
 
 /// Alignment of the region and of every table in it.
 pub const REGION_ALIGN: usize = 64;
@@ -99,7 +99,7 @@ impl RegionLayout {
         let watch_map = c.take::<u32>(n * map_len(per))?;
         let cells = slots * cfg.max_tensors as usize;
         let map_entries = c.take::<MapEntry>(cells)?;
-        let map_heads = c.take::<BufferHead>(map_len(cells))?;
+        let map_heads = c.take::<BufferHead>(heads_len(cells))?;
         let size = c.0.checked_next_multiple_of(REGION_ALIGN).ok_or(OVERFLOW)?;
         Ok(RegionLayout {
             size,

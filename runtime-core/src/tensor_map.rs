@@ -3,9 +3,11 @@
 //!
 //! Only the orchestrator uses it, so it is plain data, carved from the region and handed to the
 //! orchestrator with its handle. Every task slot owns `max_tensors` entry cells (cell `k` of
-//! slot `g` holds argument `k` of the slot's tenant); a buffer's entries are linked in a list
-//! found through an open-addressing index keyed by the buffer. Entries of retired tasks are
-//! unlinked when a lookup meets them, and at the latest when their slot gets its next tenant.
+//! slot `g` holds argument `k` of the slot's tenant). An entry is in two lists, found through
+//! one open-addressing index: its buffer's list of every entry, and a local list (the 4 KiB
+//! granule its tile starts in, or the buffer's list of wide tiles). Entries of retired tasks
+//! are unlinked when a lookup meets them, and at the latest when their slot gets its next
+//! tenant.
 #![forbid(unsafe_code)]
 
 use crate::deferred::NIL;
@@ -63,7 +65,22 @@ impl TensorArg {
     }
 }
 
-/// One argument of a live task, in its buffer's list.
+/// Bytes of a granule: the unit of the local index.
+const GRANULE_SHIFT: u32 = 12;
+/// Granules a tile may span and still be indexed locally (by its first granule); wider tiles
+/// go to their buffer's wide list.
+const LOCAL_SPAN: u64 = 1;
+/// Granules a lookup walks at most before it walks the buffer's whole list instead.
+const LOOKUP_SPAN: u64 = 16;
+/// List tags besides granule numbers: every entry of a buffer, and its wide entries.
+const ALL: u64 = u64::MAX;
+const WIDE: u64 = u64::MAX - 1;
+/// Link pairs of an entry: in its buffer's list of every entry, and in its local list (its
+/// first granule's, or the buffer's wide list).
+const IN_ALL: usize = 0;
+const IN_LOCAL: usize = 1;
+
+/// One argument of a live task, in two lists: its buffer's, and a local one.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MapEntry {
     arg: TensorArg,
@@ -71,8 +88,10 @@ pub(crate) struct MapEntry {
     lo: u64,
     hi: u64,
     task: u64,
-    prev: u32,
-    next: u32,
+    /// The local list's tag: the first granule, or `WIDE`.
+    local: u64,
+    /// `[prev, next]` in each list.
+    links: [[u32; 2]; 2],
     linked: bool,
 }
 
@@ -83,17 +102,18 @@ impl MapEntry {
             lo: 0,
             hi: 0,
             task: 0,
-            prev: NIL,
-            next: NIL,
+            local: WIDE,
+            links: [[NIL; 2]; 2],
             linked: false,
         }
     }
 }
 
-/// A buffer with entries: its key and the first entry of its list (`NIL`: slot unused).
+/// A list with entries: its key (buffer and tag) and its first entry (`NIL`: slot unused).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct BufferHead {
     buffer: u64,
+    tag: u64,
     first: u32,
 }
 
@@ -101,19 +121,28 @@ impl BufferHead {
     pub(crate) const fn new() -> Self {
         BufferHead {
             buffer: 0,
+            tag: 0,
             first: NIL,
         }
     }
 }
 
-/// The orchestrator's map storage: `max_tensors` cells per task slot, and the buffer index
-/// (a power of two at least twice the cells).
+/// Head slots the index needs for `cells` entries (each is in two lists): a power of two,
+/// at most half full.
+pub(crate) fn heads_len(cells: usize) -> usize {
+    crate::deferred::map_len(2 * cells)
+}
+
+/// The orchestrator's map storage: `max_tensors` cells per task slot, and the list index
+/// ([`heads_len`] slots).
 pub(crate) struct TensorStore<'r> {
     pub(crate) entries: &'r mut [MapEntry],
     pub(crate) heads: &'r mut [BufferHead],
 }
 
-/// The tensor map over its storage.
+/// The tensor map over its storage. A lookup for a tile spanning few granules walks the
+/// local lists of those granules (and of the few before, whose entries may reach in) plus the
+/// buffer's wide list, so its cost follows the entries near the tile, not all the buffer's.
 pub(crate) struct TensorMap<'r> {
     s: TensorStore<'r>,
     per_slot: usize,
@@ -128,29 +157,24 @@ impl<'r> TensorMap<'r> {
     }
 
     /// Calls `dep` with every live task that `arg` must wait for. `live` says whether a task
-    /// has not retired yet; entries of retired tasks are unlinked on the way.
+    /// has not retired yet; entries of retired tasks met on the way are unlinked.
     pub(crate) fn conflicts<E>(
         &mut self,
         arg: &TensorArg,
         live: impl Fn(TaskId) -> bool,
         mut dep: impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
-        let Some(h) = self.find(arg.buffer) else {
-            return Ok(());
-        };
         let range = arg.tile.bytes().unwrap_or((0, u64::MAX));
-        let mut e = self.s.heads[h].first;
-        while e != NIL {
-            let entry = &self.s.entries[e as usize];
-            let (next, task) = (entry.next, TaskId::from_raw(entry.task));
+        self.visit(arg.buffer, range, |map, e| {
+            let entry = &map.s.entries[e as usize];
+            let task = TaskId::from_raw(entry.task);
             if !live(task) {
-                self.unlink(e);
+                map.unlink(e);
             } else if arg.conflicts_with(range, entry) {
                 dep(task)?;
             }
-            e = next;
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Records the arguments of `task`, the new tenant of slot `g` (at most `per_slot` of
@@ -165,10 +189,16 @@ impl<'r> TensorMap<'r> {
             }
         }
         for (c, arg) in cells.zip(args) {
+            let range = arg.tile.bytes().unwrap_or((0, u64::MAX));
             if arg.access.writes() {
-                self.drop_covered(arg);
+                let _ = self.visit(arg.buffer, range, |map, e| {
+                    if map.s.entries[e as usize].arg.tile == arg.tile {
+                        map.unlink(e);
+                    }
+                    Ok::<(), ()>(())
+                });
             }
-            self.link(c as u32, task, *arg);
+            self.link(c as u32, task, *arg, range);
         }
     }
 
@@ -178,56 +208,98 @@ impl<'r> TensorMap<'r> {
         self.s.entries.iter().filter(|e| e.linked).count()
     }
 
-    fn drop_covered(&mut self, arg: &TensorArg) {
-        let Some(h) = self.find(arg.buffer) else {
-            return;
+    /// Calls `f` with every entry of `buffer` that may overlap bytes `range` (and maybe a few
+    /// more); `f` may unlink the entry it is given.
+    fn visit<E>(
+        &mut self,
+        buffer: u64,
+        range: (u64, u64),
+        mut f: impl FnMut(&mut Self, u32) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let first = range.0 >> GRANULE_SHIFT;
+        let last = range.1.saturating_sub(1) >> GRANULE_SHIFT;
+        let from = first.saturating_sub(LOCAL_SPAN - 1);
+        if last - from >= LOOKUP_SPAN {
+            return self.walk(buffer, ALL, IN_ALL, &mut f);
+        }
+        self.walk(buffer, WIDE, IN_LOCAL, &mut f)?;
+        for granule in from..=last {
+            self.walk(buffer, granule, IN_LOCAL, &mut f)?;
+        }
+        Ok(())
+    }
+
+    fn walk<E>(
+        &mut self,
+        buffer: u64,
+        tag: u64,
+        list: usize,
+        f: &mut impl FnMut(&mut Self, u32) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let Some(h) = self.find(buffer, tag) else {
+            return Ok(());
         };
         let mut e = self.s.heads[h].first;
         while e != NIL {
-            let entry = self.s.entries[e as usize];
-            if entry.arg.tile == arg.tile {
-                self.unlink(e);
-            }
-            e = entry.next;
+            let next = self.s.entries[e as usize].links[list][1];
+            f(self, e)?;
+            e = next;
         }
+        Ok(())
     }
 
-    fn link(&mut self, c: u32, task: TaskId, arg: TensorArg) {
-        let h = match self.find(arg.buffer) {
-            Some(h) => h,
-            None => self.insert_head(arg.buffer),
+    fn link(&mut self, c: u32, task: TaskId, arg: TensorArg, (lo, hi): (u64, u64)) {
+        let first = lo >> GRANULE_SHIFT;
+        let last = hi.saturating_sub(1) >> GRANULE_SHIFT;
+        let local = if last - first < LOCAL_SPAN {
+            first
+        } else {
+            WIDE
         };
-        let first = self.s.heads[h].first;
-        let (lo, hi) = arg.tile.bytes().unwrap_or((0, u64::MAX));
         self.s.entries[c as usize] = MapEntry {
             arg,
             lo,
             hi,
             task: task.raw(),
-            prev: NIL,
-            next: first,
+            local,
+            links: [[NIL; 2]; 2],
             linked: true,
         };
+        self.push(c, arg.buffer, ALL, IN_ALL);
+        self.push(c, arg.buffer, local, IN_LOCAL);
+    }
+
+    fn push(&mut self, c: u32, buffer: u64, tag: u64, list: usize) {
+        let h = match self.find(buffer, tag) {
+            Some(h) => h,
+            None => self.insert_head(buffer, tag),
+        };
+        let first = self.s.heads[h].first;
+        self.s.entries[c as usize].links[list] = [NIL, first];
         if first != NIL {
-            self.s.entries[first as usize].prev = c;
+            self.s.entries[first as usize].links[list][0] = c;
         }
         self.s.heads[h].first = c;
     }
 
     fn unlink(&mut self, c: u32) {
-        let MapEntry {
-            prev, next, arg, ..
-        } = self.s.entries[c as usize];
+        let entry = self.s.entries[c as usize];
         self.s.entries[c as usize].linked = false;
+        self.pop(c, entry.arg.buffer, ALL, IN_ALL);
+        self.pop(c, entry.arg.buffer, entry.local, IN_LOCAL);
+    }
+
+    fn pop(&mut self, c: u32, buffer: u64, tag: u64, list: usize) {
+        let [prev, next] = self.s.entries[c as usize].links[list];
         if next != NIL {
-            self.s.entries[next as usize].prev = prev;
+            self.s.entries[next as usize].links[list][0] = prev;
         }
         if prev != NIL {
-            self.s.entries[prev as usize].next = next;
+            self.s.entries[prev as usize].links[list][1] = next;
             return;
         }
-        // `c` was first in its buffer's list.
-        if let Some(h) = self.find(arg.buffer) {
+        // `c` was first in its list.
+        if let Some(h) = self.find(buffer, tag) {
             self.s.heads[h].first = next;
             if next == NIL {
                 self.remove_head(h);
@@ -235,34 +307,36 @@ impl<'r> TensorMap<'r> {
         }
     }
 
-    fn home(&self, buffer: u64) -> usize {
+    fn home(&self, buffer: u64, tag: u64) -> usize {
         let mask = self.s.heads.len() - 1;
-        (buffer.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize & mask
+        let k = buffer ^ tag.rotate_left(29).wrapping_mul(0xff51_afd7_ed55_8ccd);
+        (k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize & mask
     }
 
-    fn find(&self, buffer: u64) -> Option<usize> {
+    fn find(&self, buffer: u64, tag: u64) -> Option<usize> {
         let mask = self.s.heads.len().checked_sub(1)?;
-        let mut i = self.home(buffer);
+        let mut i = self.home(buffer, tag);
         loop {
             let h = &self.s.heads[i];
             if h.first == NIL {
                 return None;
             }
-            if h.buffer == buffer {
+            if h.buffer == buffer && h.tag == tag {
                 return Some(i);
             }
             i = (i + 1) & mask;
         }
     }
 
-    /// A head for `buffer` (not indexed yet). The index is at most half full by sizing.
-    fn insert_head(&mut self, buffer: u64) -> usize {
+    /// A head for `(buffer, tag)` (not indexed yet). The index is at most half full by sizing.
+    fn insert_head(&mut self, buffer: u64, tag: u64) -> usize {
         let mask = self.s.heads.len() - 1;
-        let mut i = self.home(buffer);
+        let mut i = self.home(buffer, tag);
         while self.s.heads[i].first != NIL {
             i = (i + 1) & mask;
         }
         self.s.heads[i].buffer = buffer;
+        self.s.heads[i].tag = tag;
         i
     }
 
@@ -275,7 +349,7 @@ impl<'r> TensorMap<'r> {
             if self.s.heads[j].first == NIL {
                 break;
             }
-            let h = self.home(self.s.heads[j].buffer);
+            let h = self.home(self.s.heads[j].buffer, self.s.heads[j].tag);
             let stays = if i <= j {
                 i < h && h <= j
             } else {

@@ -3,7 +3,6 @@
 use std::vec::Vec;
 
 use super::*;
-use crate::deferred::map_len;
 use crate::ids::Seq;
 
 struct Owned {
@@ -15,7 +14,7 @@ impl Owned {
     fn new(slots: usize, per_slot: usize) -> Self {
         Owned {
             entries: std::vec![MapEntry::new(); slots * per_slot],
-            heads: std::vec![BufferHead::new(); map_len(slots * per_slot)],
+            heads: std::vec![BufferHead::new(); heads_len(slots * per_slot)],
         }
     }
     fn map(&mut self, per_slot: usize) -> TensorMap<'_> {
