@@ -265,6 +265,23 @@ pub enum SubmitError {
         /// The ring.
         ring: u8,
     },
+    /// `scope_begin` past the deepest nesting allowed.
+    ScopeTooDeep {
+        /// The deepest nesting.
+        max: usize,
+    },
+    /// `scope_end` with no scope open.
+    NoOpenScope,
+    /// The window of `ring` is full and its oldest task is held by a scope that is still
+    /// open: waiting could never free a slot.
+    ScopeDeadlock {
+        /// The ring.
+        ring: u8,
+        /// Its slots.
+        window: u32,
+        /// Scopes open.
+        open: usize,
+    },
     /// The run has failed; nothing more is accepted.
     RunFailed(FatalError),
     /// The run is failing and its error is being recorded; nothing more is accepted.
@@ -338,6 +355,16 @@ impl fmt::Display for SubmitError {
             Self::SequenceExhausted { ring } => write!(
                 f,
                 "ring {ring} has issued 2^44 tasks in this run: start a new run"
+            ),
+            Self::ScopeTooDeep { max } => {
+                write!(f, "scopes nest at most {max} deep: end a scope first")
+            }
+            Self::NoOpenScope => write!(f, "scope_end without an open scope"),
+            Self::ScopeDeadlock { ring, window, open } => write!(
+                f,
+                "the task window of ring {ring} ({window} slots) is full of tasks held by the \
+                 {open} open scope(s), so waiting cannot free a slot: end a scope sooner, or \
+                 raise task_window"
             ),
             Self::RunFailed(e) => write!(f, "the run has failed: {e}"),
             Self::RunFailing => write!(f, "the run is failing; no task is accepted"),

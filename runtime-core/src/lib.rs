@@ -59,6 +59,8 @@ mod owned;
 #[cfg(all(test, not(loom)))]
 mod scheduler_tests;
 #[cfg(all(test, not(loom)))]
+mod scope_tests;
+#[cfg(all(test, not(loom)))]
 mod test_rig;
 
 pub use condition::{Condition, MAX_CONDITIONS, Watch};
@@ -73,6 +75,6 @@ pub use profile::{PHASES, Phase, PhaseCounters, ProfileLevel, TaskRecord};
 pub use runtime::{RunReport, Runtime};
 pub use scheduler::Scheduler;
 pub use stats::LatencyHistogram;
-pub use submit::{Orchestrator, TaskSpec};
+pub use submit::{MAX_SCOPE_DEPTH, Orchestrator, TaskSpec};
 pub use tensor::{Access, MAX_RANK, Tile, TileError, overlaps};
 pub use tensor_map::TensorArg;

@@ -37,6 +37,8 @@ pub(crate) struct TaskSlot {
     /// The task's entry in its scheduler's deferred set, plus one; 0 when it has none.
     /// Written only by the scheduler that owns the task's cores.
     pub(crate) deferred: AtomicU32,
+    /// 1 while the task's scope is open (the scope holds the slot); orchestrator only.
+    pub(crate) scoped: AtomicU32,
 }
 
 impl TaskSlot {
@@ -51,6 +53,7 @@ impl TaskSlot {
             fanout: AtomicU32::new(crate::tables::EDGE_CLOSED),
             lanes_left: AtomicU32::new(0),
             deferred: AtomicU32::new(0),
+            scoped: AtomicU32::new(0),
         }
     }
 }

@@ -7,6 +7,7 @@ use crate::error::SubmitError;
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
 use crate::platform::Platform;
 use crate::profile::ProfileLevel;
+use crate::reclaim::release_hold;
 use crate::slot::{Meta, state};
 use crate::sync::Ordering;
 use crate::tables::{EDGE_EMPTY, Tables};
@@ -81,7 +82,12 @@ pub struct Orchestrator<'r, 'p, P: Platform> {
     timeout_ticks: u64,
     /// Live tasks' tensor arguments.
     tensors: TensorMap<'r>,
+    /// Open scopes, outermost first: the next sequence number of each ring when each began.
+    scopes: heapless::Vec<[u64; MAX_RINGS as usize], MAX_SCOPE_DEPTH>,
 }
+
+/// Deepest nesting of scopes.
+pub const MAX_SCOPE_DEPTH: usize = 16;
 
 impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     pub(crate) fn new(t: Tables<'r>, p: &'p P, tensors: TensorStore<'r>) -> Self {
@@ -96,6 +102,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             submitted: 0,
             timeout_ticks,
             tensors: TensorMap::new(tensors, t.cfg.max_tensors as usize),
+            scopes: heapless::Vec::new(),
         }
     }
 
@@ -132,7 +139,10 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let id = TaskId::new(t.cfg.epoch, spec.ring, Seq(seq));
         let g = t.gslot(id);
         let slot = t.slot(g);
-        slot.holds.store(1, Ordering::Relaxed);
+        // A task in an open scope is also held by the scope, until the scope ends.
+        let scoped = !self.scopes.is_empty() as u32;
+        slot.holds.store(1 + scoped, Ordering::Relaxed);
+        slot.scoped.store(scoped, Ordering::Relaxed);
         slot.pending.store(1, Ordering::Relaxed);
         slot.fanout.store(EDGE_EMPTY, Ordering::Relaxed);
         slot.lanes_left
@@ -175,6 +185,45 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             make_ready(&t, g, now, level);
         }
         Ok(id)
+    }
+
+    /// Opens a scope: every task submitted until the matching [`Orchestrator::scope_end`]
+    /// keeps its slot (and the outputs in it) at least until then, even once it and its
+    /// consumers are done. Scopes nest up to [`MAX_SCOPE_DEPTH`] deep.
+    pub fn scope_begin(&mut self) -> Result<(), SubmitError> {
+        self.scopes
+            .push(self.next)
+            .map_err(|_| SubmitError::ScopeTooDeep {
+                max: MAX_SCOPE_DEPTH,
+            })
+    }
+
+    /// Ends the innermost open scope: its tasks may now be reclaimed once they and their
+    /// consumers are done.
+    pub fn scope_end(&mut self) -> Result<(), SubmitError> {
+        let start = self.scopes.pop().ok_or(SubmitError::NoOpenScope)?;
+        let t = self.t;
+        for (ring, (&from, &to)) in start.iter().zip(&self.next).enumerate() {
+            for seq in from..to {
+                let g = t.gslot(TaskId::new(t.cfg.epoch, ring as u8, Seq(seq)));
+                let slot = t.slot(g);
+                // Tasks of inner scopes ended already; theirs slots may have new tenants.
+                if slot.seq.load(Ordering::Relaxed) == seq
+                    && slot.scoped.swap(0, Ordering::Relaxed) == 1
+                {
+                    release_hold(&t, g);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `body` inside a scope.
+    pub fn scope<R>(&mut self, body: impl FnOnce(&mut Self) -> R) -> Result<R, SubmitError> {
+        self.scope_begin()?;
+        let r = body(self);
+        self.scope_end()?;
+        Ok(r)
     }
 
     /// Fails the run with [`crate::FatalKind::Aborted`] and `code` (for an orchestration that
@@ -313,6 +362,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         if seq - retired.load(Ordering::Acquire) < window {
             return Ok(());
         }
+        self.check_scope_deadlock(ring, seq)?;
         let start = self.p.now();
         let mut spins = 0u32;
         loop {
@@ -322,6 +372,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             self.check_running()?;
             spins = spins.wrapping_add(1);
             if spins.is_multiple_of(64) {
+                // The watermark may have moved up to a task an open scope holds.
+                self.check_scope_deadlock(ring, seq)?;
                 let waited = self.p.now().saturating_sub(start);
                 if waited > self.timeout_ticks {
                     return Err(SubmitError::WindowFull {
@@ -336,8 +388,31 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     }
 }
 
+impl<P: Platform> Orchestrator<'_, '_, P> {
+    /// Fails at once if slot `seq` of `ring` can only free up when a task held by an open
+    /// scope retires.
+    fn check_scope_deadlock(&self, ring: usize, seq: u64) -> Result<(), SubmitError> {
+        let t = self.t;
+        let window = t.window as u64;
+        let retired = t.rings[ring].retired.0.load(Ordering::Acquire);
+        for s in retired..=seq.saturating_sub(window) {
+            let slot = t.slot(t.gslot(TaskId::new(t.cfg.epoch, ring as u8, Seq(s))));
+            if slot.seq.load(Ordering::Relaxed) == s && slot.scoped.load(Ordering::Relaxed) == 1 {
+                return Err(SubmitError::ScopeDeadlock {
+                    ring: ring as u8,
+                    window: t.window as u32,
+                    open: self.scopes.len(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 impl<P: Platform> Drop for Orchestrator<'_, '_, P> {
     fn drop(&mut self) {
+        // Scopes left open end here, so their tasks can be reclaimed.
+        while self.scope_end().is_ok() {}
         self.t.shared.orch_done.0.store(1, Ordering::Release);
     }
 }
