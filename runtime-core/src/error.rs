@@ -265,6 +265,27 @@ pub enum SubmitError {
         /// The ring.
         ring: u8,
     },
+    /// An output buffer larger than the ring's heap, or a platform with no heap.
+    HeapTooSmall {
+        /// Bytes asked for (with alignment).
+        bytes: u64,
+        /// The ring's heap.
+        heap: u64,
+    },
+    /// The ring's heap stayed full for `waited_us` and nothing was reclaimed.
+    HeapFull {
+        /// The ring.
+        ring: u8,
+        /// Bytes asked for.
+        bytes: u64,
+        /// How long alloc waited.
+        waited_us: u64,
+    },
+    /// An alignment that is not a power of two.
+    BadAlignment {
+        /// The alignment given.
+        align: u64,
+    },
     /// `scope_begin` past the deepest nesting allowed.
     ScopeTooDeep {
         /// The deepest nesting.
@@ -272,8 +293,8 @@ pub enum SubmitError {
     },
     /// `scope_end` with no scope open.
     NoOpenScope,
-    /// The window of `ring` is full and its oldest task is held by a scope that is still
-    /// open: waiting could never free a slot.
+    /// The window (or the heap) of `ring` is full and only a task held by a scope that is
+    /// still open could free it: waiting could never succeed.
     ScopeDeadlock {
         /// The ring.
         ring: u8,
@@ -356,6 +377,23 @@ impl fmt::Display for SubmitError {
                 f,
                 "ring {ring} has issued 2^44 tasks in this run: start a new run"
             ),
+            Self::HeapTooSmall { bytes, heap } => write!(
+                f,
+                "an output buffer of {bytes} bytes does not fit the ring's heap of {heap} bytes: \
+                 give the platform a larger heap (the simulator's SimOptions::heap_bytes)"
+            ),
+            Self::HeapFull {
+                ring,
+                bytes,
+                waited_us,
+            } => write!(
+                f,
+                "the heap of ring {ring} had no room for {bytes} bytes for {waited_us} µs and \
+                 nothing was reclaimed; raise the heap or submit_timeout_us"
+            ),
+            Self::BadAlignment { align } => {
+                write!(f, "alignment {align} is not a power of two")
+            }
             Self::ScopeTooDeep { max } => {
                 write!(f, "scopes nest at most {max} deep: end a scope first")
             }

@@ -29,6 +29,7 @@ mod config;
 mod deferred;
 mod dispatch;
 mod error;
+mod heap;
 mod ids;
 mod layout;
 mod platform;
@@ -59,7 +60,7 @@ mod owned;
 #[cfg(all(test, not(loom)))]
 mod scheduler_tests;
 #[cfg(all(test, not(loom)))]
-mod scope_tests;
+mod scope_heap_tests;
 #[cfg(all(test, not(loom)))]
 mod test_rig;
 

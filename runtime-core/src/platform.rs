@@ -112,6 +112,13 @@ pub trait Platform: Sync {
     /// reads them. A no-op where caches are coherent.
     fn flush(&self, addr: u64, len: usize);
 
+    /// The device memory the orchestrator hands out as task output buffers
+    /// ([`crate::Orchestrator::alloc`]): base address and length in bytes, split evenly
+    /// between the rings. `(0, 0)` (the default) means no output heap.
+    fn heap(&self) -> (u64, u64) {
+        (0, 0)
+    }
+
     /// Called in every loop iteration that found nothing to do. Never blocks for long: it may
     /// pause the pipeline or briefly yield, nothing more.
     fn spin_hint(&self);

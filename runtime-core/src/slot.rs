@@ -39,6 +39,9 @@ pub(crate) struct TaskSlot {
     pub(crate) deferred: AtomicU32,
     /// 1 while the task's scope is open (the scope holds the slot); orchestrator only.
     pub(crate) scoped: AtomicU32,
+    /// Where the task's output buffers begin in its ring's heap (a running byte count);
+    /// orchestrator only.
+    pub(crate) heap_start: AtomicU64,
 }
 
 impl TaskSlot {
@@ -54,6 +57,7 @@ impl TaskSlot {
             lanes_left: AtomicU32::new(0),
             deferred: AtomicU32::new(0),
             scoped: AtomicU32::new(0),
+            heap_start: AtomicU64::new(0),
         }
     }
 }

@@ -4,6 +4,7 @@
 use crate::completion::make_ready;
 use crate::config::{MAX_DEPS, MAX_RINGS};
 use crate::error::SubmitError;
+use crate::heap::RingHeap;
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
 use crate::platform::Platform;
 use crate::profile::ProfileLevel;
@@ -84,6 +85,8 @@ pub struct Orchestrator<'r, 'p, P: Platform> {
     tensors: TensorMap<'r>,
     /// Open scopes, outermost first: the next sequence number of each ring when each began.
     scopes: heapless::Vec<[u64; MAX_RINGS as usize], MAX_SCOPE_DEPTH>,
+    /// Each ring's share of the platform's output heap.
+    heaps: [RingHeap; MAX_RINGS as usize],
 }
 
 /// Deepest nesting of scopes.
@@ -103,6 +106,15 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             timeout_ticks,
             tensors: TensorMap::new(tensors, t.cfg.max_tensors as usize),
             scopes: heapless::Vec::new(),
+            heaps: {
+                let (base, len) = p.heap();
+                let share = len / t.cfg.rings.max(1) as u64;
+                core::array::from_fn(|r| RingHeap {
+                    base: base + r as u64 * share,
+                    len: share,
+                    ..RingHeap::default()
+                })
+            },
         }
     }
 
@@ -143,6 +155,10 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let scoped = !self.scopes.is_empty() as u32;
         slot.holds.store(1 + scoped, Ordering::Relaxed);
         slot.scoped.store(scoped, Ordering::Relaxed);
+        // The buffers allocated since the last submit to this ring are this task's.
+        let heap = &mut self.heaps[ring];
+        slot.heap_start.store(heap.pending, Ordering::Relaxed);
+        heap.pending = heap.head;
         slot.pending.store(1, Ordering::Relaxed);
         slot.fanout.store(EDGE_EMPTY, Ordering::Relaxed);
         slot.lanes_left
@@ -185,6 +201,78 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             make_ready(&t, g, now, level);
         }
         Ok(id)
+    }
+
+    /// Allocates an output buffer of `bytes` bytes aligned to `align` (a power of two) from
+    /// `ring`'s heap and returns its device address. The buffer belongs to the next task
+    /// submitted to `ring` and is reclaimed when that task is, that is once it finished, its
+    /// consumers finished, and its scope ended: submit the producer and its consumers in one
+    /// scope, so a consumer submitted after the producer finished still finds the buffer.
+    /// Waits (bounded by `submit_timeout_us`) while the heap is full; fails at once when only
+    /// the end of an open scope could make room.
+    pub fn alloc(&mut self, ring: u8, bytes: u64, align: u64) -> Result<u64, SubmitError> {
+        self.check_running()?;
+        let rings = self.t.cfg.rings;
+        if ring >= rings {
+            return Err(SubmitError::BadRing { ring, rings });
+        }
+        if !align.is_power_of_two() {
+            return Err(SubmitError::BadAlignment { align });
+        }
+        let r = ring as usize;
+        let heap = self.heaps[r];
+        let worst = bytes.saturating_add(align - 1);
+        if heap.len == 0 || worst > heap.len {
+            return Err(SubmitError::HeapTooSmall {
+                bytes: worst,
+                heap: heap.len,
+            });
+        }
+        let start = self.p.now();
+        let mut spins = 0u32;
+        loop {
+            let (tail, oldest) = self.heap_tail(r);
+            if let Some(p) = self.heaps[r].place(bytes, align, tail) {
+                self.heaps[r].head = p.head;
+                return Ok(self.heaps[r].address(p.offset));
+            }
+            // Room only comes from retiring the oldest live task: if a scope holds it,
+            // waiting cannot succeed.
+            if let Some(g) = oldest
+                && self.t.slot(g).scoped.load(Ordering::Relaxed) == 1
+            {
+                return Err(SubmitError::ScopeDeadlock {
+                    ring,
+                    window: self.t.window as u32,
+                    open: self.scopes.len(),
+                });
+            }
+            self.check_running()?;
+            spins = spins.wrapping_add(1);
+            if spins.is_multiple_of(64) {
+                let waited = self.p.now().saturating_sub(start);
+                if waited > self.timeout_ticks {
+                    return Err(SubmitError::HeapFull {
+                        ring,
+                        bytes,
+                        waited_us: waited / self.p.ticks_per_us().max(1),
+                    });
+                }
+            }
+            self.p.spin_hint();
+        }
+    }
+
+    /// The heap offset before which every buffer of `r` is free again (the oldest live
+    /// task's start, or the pending task's if every task retired), and that task's slot.
+    fn heap_tail(&self, r: usize) -> (u64, Option<usize>) {
+        let t = self.t;
+        let retired = t.rings[r].retired.0.load(Ordering::Acquire);
+        if retired >= self.next[r] {
+            return (self.heaps[r].pending, None);
+        }
+        let g = t.gslot(TaskId::new(t.cfg.epoch, r as u8, Seq(retired)));
+        (t.slot(g).heap_start.load(Ordering::Relaxed), Some(g))
     }
 
     /// Opens a scope: every task submitted until the matching [`Orchestrator::scope_end`]

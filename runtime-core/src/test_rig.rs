@@ -24,6 +24,8 @@ pub(crate) struct Script {
     words: Mutex<HashMap<Watch, u64>>,
     /// Words invalidated, in order.
     pub(crate) invalidated: Mutex<Vec<u64>>,
+    /// The output heap: base and length.
+    pub(crate) heap: (u64, u64),
     rung: Mutex<Vec<(CoreId, Token, TaskId)>>,
     clock: AtomicU64,
     /// Added to the clock by every `now()`.
@@ -45,6 +47,7 @@ impl Script {
             conditions: Mutex::new(HashMap::new()),
             words: Mutex::new(HashMap::new()),
             invalidated: Mutex::new(Vec::new()),
+            heap: (0x10_0000, 256),
             clock: AtomicU64::new(0),
             tick,
         }
@@ -113,6 +116,9 @@ impl Platform for Script {
     }
     fn flush(&self, _: u64, _: usize) {}
     fn spin_hint(&self) {}
+    fn heap(&self) -> (u64, u64) {
+        self.heap
+    }
 }
 
 /// A runtime in heap memory and the scripted machine it runs on.

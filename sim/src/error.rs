@@ -19,6 +19,11 @@ pub enum SimError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The output heap does not fit the simulated device memory.
+    #[error(
+        "the output heap does not fit device memory: {0}; raise memory_bytes or lower heap_bytes"
+    )]
+    Heap(String),
     /// A simulated engine could not start.
     #[error("could not start a simulated engine: {0}")]
     Engine(crate::engine::EngineError),

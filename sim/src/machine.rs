@@ -32,6 +32,9 @@ pub struct SimOptions {
     pub pin_threads: bool,
     /// Bytes of simulated device memory (counters, buffers, transfer sources and targets).
     pub memory_bytes: usize,
+    /// Bytes of device memory set aside as the output heap the orchestrator allocates task
+    /// buffers from (split between the rings).
+    pub heap_bytes: usize,
     /// Simulated DMA/RDMA engines.
     pub engines: u32,
     /// Latency and jitter of every engine.
@@ -44,6 +47,7 @@ impl Default for SimOptions {
             spin_before_park: 100,
             pin_threads: false,
             memory_bytes: 16 << 20,
+            heap_bytes: 1 << 20,
             engines: 2,
             engine: EngineOptions::default(),
         }
@@ -108,11 +112,26 @@ impl SimMachine {
             return Err(SimError::Config(ConfigError::NoCores));
         }
         let memory = Arc::new(DeviceMemory::new(MEMORY_BASE, opts.memory_bytes));
+        let heap = match opts.heap_bytes {
+            0 => (0, 0),
+            n => (
+                memory
+                    .alloc(n, 64)
+                    .map_err(|e| SimError::Heap(e.to_string()))?,
+                n as u64,
+            ),
+        };
         let engines = (0..opts.engines)
             .map(|i| Engine::start(i, memory.clone(), opts.engine))
             .collect::<Result<Vec<_>, _>>()
             .map_err(SimError::Engine)?;
-        let platform = Arc::new(SimPlatform::new(cfg.cores(), kernels, memory, engines));
+        let platform = Arc::new(SimPlatform::new(
+            cfg.cores(),
+            kernels,
+            memory,
+            engines,
+            heap,
+        ));
         let plan = if opts.pin_threads {
             CpuPlan::new(cfg.schedulers)
         } else {

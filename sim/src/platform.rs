@@ -93,6 +93,8 @@ pub struct SimPlatform {
     pub(crate) kernels: KernelTable,
     pub(crate) memory: Arc<DeviceMemory>,
     pub(crate) engines: Box<[Engine]>,
+    /// The output heap in `memory`: base and length.
+    heap: (u64, u64),
     pub(crate) shutdown: AtomicBool,
     /// Times a core thread parked.
     pub(crate) parks: AtomicU64,
@@ -106,6 +108,7 @@ impl SimPlatform {
         kernels: KernelTable,
         memory: Arc<DeviceMemory>,
         engines: Vec<Engine>,
+        heap: (u64, u64),
     ) -> Self {
         let clock = quanta::Clock::new();
         SimPlatform {
@@ -127,6 +130,7 @@ impl SimPlatform {
             kernels,
             memory,
             engines: engines.into_boxed_slice(),
+            heap,
             shutdown: AtomicBool::new(false),
             parks: AtomicU64::new(0),
             wakes: AtomicU64::new(0),
@@ -262,6 +266,10 @@ impl Platform for SimPlatform {
     fn invalidate(&self, _addr: u64, _len: usize) {}
 
     fn flush(&self, _addr: u64, _len: usize) {}
+
+    fn heap(&self) -> (u64, u64) {
+        self.heap
+    }
 
     fn spin_hint(&self) {
         // Simulated threads may outnumber host CPUs: now and then, give the CPU to a thread

@@ -1,5 +1,6 @@
-//! Scopes against the scripted machine: a scope holds its tasks' slots until it ends, and a
-//! window that only a scope's end could free is a clear error at once.
+//! Scopes and the output heap against the scripted machine: a scope holds its tasks' slots
+//! until it ends, output buffers return with their tasks, and a window or heap that only a
+//! scope's end could free is a clear error at once.
 
 use crate::config::Config;
 use crate::error::SubmitError;
@@ -114,4 +115,65 @@ fn scopes_nest_to_a_limit() {
             max: MAX_SCOPE_DEPTH
         })
     );
+}
+
+#[test]
+fn output_buffers_come_from_the_heap_and_return_with_their_tasks() {
+    let cfg = Config {
+        submit_timeout_us: 1_000,
+        ..Config::tiny()
+    };
+    let rig = Rig::new(cfg, 100); // a 256-byte heap at 0x10_0000
+    let mut o = rig.orchestrator();
+    let mut s = rig.scheduler();
+    let a = o.alloc(0, 100, 64).unwrap();
+    assert_eq!(a, 0x10_0000);
+    o.submit(&crate::submit::TaskSpec::dummy()).unwrap();
+    let b = o.alloc(0, 100, 64).unwrap();
+    assert_eq!(b, 0x10_0000 + 128, "aligned to 64");
+    // 100 more bytes need the first task's buffer back: it has not run yet.
+    assert!(matches!(
+        o.alloc(0, 100, 64),
+        Err(SubmitError::HeapFull { ring: 0, .. })
+    ));
+    o.submit(&crate::submit::TaskSpec::dummy()).unwrap();
+    steps(&mut s, 2); // both DUMMY tasks finish and retire
+    let c = o.alloc(0, 100, 64).unwrap();
+    assert_eq!(c, 0x10_0000, "wrapped to the start of the heap");
+    assert_eq!(
+        o.alloc(0, 300, 1),
+        Err(SubmitError::HeapTooSmall {
+            bytes: 300,
+            heap: 256
+        })
+    );
+    assert_eq!(
+        o.alloc(0, 8, 3),
+        Err(SubmitError::BadAlignment { align: 3 })
+    );
+}
+
+#[test]
+fn a_heap_only_a_scope_could_free_is_a_deadlock_error_at_once() {
+    let cfg = Config {
+        submit_timeout_us: 1_000,
+        ..Config::tiny()
+    };
+    let rig = Rig::new(cfg, 100);
+    let mut o = rig.orchestrator();
+    let mut s = rig.scheduler();
+    o.scope_begin().unwrap();
+    o.alloc(0, 200, 8).unwrap();
+    o.submit(&crate::submit::TaskSpec::dummy()).unwrap();
+    steps(&mut s, 2);
+    assert_eq!(
+        o.alloc(0, 100, 8),
+        Err(SubmitError::ScopeDeadlock {
+            ring: 0,
+            window: 4,
+            open: 1
+        })
+    );
+    o.scope_end().unwrap();
+    assert!(o.alloc(0, 100, 8).is_ok());
 }

@@ -1,0 +1,91 @@
+//! The output heap: each ring's share of the platform's heap, handed out as a ring buffer in
+//! submission order and reclaimed as the ring's watermark passes the tasks that own it.
+//!
+//! Offsets run up forever (`head`); the byte at offset `o` lives at `base + o % len`. A task's
+//! buffers start at the `heap_start` recorded in its slot, so the oldest live task's start is
+//! the tail: everything before it belongs to retired tasks.
+#![forbid(unsafe_code)]
+
+/// One ring's heap, as the orchestrator sees it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RingHeap {
+    /// Device address of the ring's share.
+    pub(crate) base: u64,
+    /// Its bytes.
+    pub(crate) len: u64,
+    /// Offset of the next byte to hand out.
+    pub(crate) head: u64,
+    /// Offset where the buffers of the ring's next task begin.
+    pub(crate) pending: u64,
+}
+
+/// Where an allocation goes, if it fits: its offset and the new head.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Placement {
+    pub(crate) offset: u64,
+    pub(crate) head: u64,
+}
+
+impl RingHeap {
+    /// Where `bytes` aligned to `align` (a power of two) would go, skipping to the start of
+    /// the buffer rather than wrapping a buffer around its end. `None` if that would need
+    /// more than `len` bytes past `tail` (the oldest live task's start).
+    pub(crate) fn place(&self, bytes: u64, align: u64, tail: u64) -> Option<Placement> {
+        let pos = self.head % self.len;
+        let aligned = pos.checked_next_multiple_of(align)?;
+        let offset = if aligned.checked_add(bytes)? <= self.len {
+            self.head + (aligned - pos)
+        } else {
+            // Skip the rest of this lap: the skipped bytes belong to this task too.
+            self.head + (self.len - pos)
+        };
+        let head = offset.checked_add(bytes)?;
+        (head - tail <= self.len).then_some(Placement { offset, head })
+    }
+
+    /// The device address of `offset`.
+    pub(crate) fn address(&self, offset: u64) -> u64 {
+        self.base + offset % self.len
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn heap(len: u64) -> RingHeap {
+        RingHeap {
+            base: 0x1000,
+            len,
+            ..RingHeap::default()
+        }
+    }
+
+    #[test]
+    fn aligns_fills_and_refuses_past_the_tail() {
+        let mut h = heap(256);
+        let a = h.place(10, 8, 0).unwrap();
+        assert_eq!((a.offset, a.head, h.address(a.offset)), (0, 10, 0x1000));
+        h.head = a.head;
+        let b = h.place(100, 64, 0).unwrap();
+        assert_eq!(b.offset, 64, "aligned");
+        h.head = b.head; // 164
+        assert_eq!(h.place(100, 8, 0), None, "needs 268 bytes past the tail");
+        assert!(h.place(92, 1, 0).is_some(), "exactly to the end");
+    }
+
+    #[test]
+    fn wraps_by_skipping_the_end_of_the_lap() {
+        let mut h = heap(256);
+        h.head = 200;
+        // 100 bytes do not fit in 200..256: they go to the next lap, at 256 (address base).
+        assert_eq!(
+            h.place(100, 8, 0),
+            None,
+            "the tail still holds the first lap"
+        );
+        let p = h.place(100, 8, 150).unwrap();
+        assert_eq!((p.offset, p.head, h.address(p.offset)), (256, 356, 0x1000));
+        assert_eq!(h.place(300, 1, 200), None, "larger than the heap");
+    }
+}
