@@ -112,15 +112,20 @@ fn kernels() -> KernelTable {
     })
 }
 
-fn parallel(ops: &[Op], schedulers: u8, window: u32) -> [[u64; (N * N) as usize]; 2] {
+fn parallel(
+    ops: &[Op],
+    schedulers: u8,
+    window: u32,
+    clusters: u16,
+) -> [[u64; (N * N) as usize]; 2] {
     let cfg = Config {
         task_window: window,
         max_args: 8,
         max_tensors: 2,
         max_deps: 32,
         schedulers,
-        aic_cores: 2,
-        aiv_cores: 4,
+        aic_cores: clusters,
+        aiv_cores: 2 * clusters,
         ..Config::tiny()
     };
     let out = run(cfg, kernels(), SimOptions::default(), |o| {
@@ -172,9 +177,10 @@ proptest! {
         ops in prop::collection::vec(op(), 1..24),
         schedulers in 1u8..=2,
         window in prop::sample::select(vec![4u32, 8, 32]),
+        clusters in 1u16..=3,
     ) {
         let want = sequential(&ops);
-        let got = parallel(&ops, schedulers, window);
+        let got = parallel(&ops, schedulers, window, clusters);
         prop_assert_eq!(got, want);
     }
 }
