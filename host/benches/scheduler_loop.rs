@@ -6,59 +6,17 @@
 //! for `off`, `counters` and `tasks`, and their ratios to `off`. Under
 //! `valgrind --tool=callgrind` pass `--once LEVEL` to run one level once.
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 use pto_runtime_core::{
-    Condition, Config, CoreId, CorePhase, CoreStatus, KernelId, Payload, Platform, ProfileLevel,
-    RegionLayout, Runtime, TaskSpec, Token, Watch, WorkerClass,
+    Config, KernelId, ProfileLevel, RegionLayout, Runtime, TaskSpec, WorkerClass,
 };
 use pto_sim::Region;
 
+mod common;
+use common::Loopback;
+
 const TASKS: u64 = 16_000;
-
-/// Cores that finish every token the moment its doorbell rings; a monotonic clock.
-struct Loopback {
-    last: Vec<AtomicU32>,
-    clock: quanta::Clock,
-}
-
-impl Platform for Loopback {
-    fn now(&self) -> u64 {
-        self.clock.raw()
-    }
-    fn ticks_per_us(&self) -> u64 {
-        1000
-    }
-    fn has_kernel(&self, _: KernelId) -> bool {
-        true
-    }
-    fn write_payload(&self, _: CoreId, _: Token, _: &Payload<'_>) {}
-    fn ring_doorbell(&self, core: CoreId, token: Token) {
-        self.last[core.0 as usize].store(token.bits(), Ordering::Relaxed);
-    }
-    fn core_status(&self, core: CoreId) -> CoreStatus {
-        CoreStatus {
-            token: Token::new(self.last[core.0 as usize].load(Ordering::Relaxed)),
-            phase: CorePhase::Fin,
-        }
-    }
-    fn lane_times(&self, _: CoreId, _: Token) -> Option<(u64, u64)> {
-        None
-    }
-    fn conditions(&self, _: CoreId, _: Token) -> usize {
-        0
-    }
-    fn condition(&self, _: CoreId, _: Token, _: usize) -> Option<Condition> {
-        None
-    }
-    fn read_watch(&self, _: Watch) -> Option<u64> {
-        None
-    }
-    fn invalidate(&self, _: u64, _: usize) {}
-    fn flush(&self, _: u64, _: usize) {}
-    fn spin_hint(&self) {}
-}
 
 /// Submits `TASKS` independent tasks, then runs the scheduler to the end; ns per task.
 fn run(level: ProfileLevel, record_latency: bool) -> f64 {
@@ -75,10 +33,7 @@ fn run(level: ProfileLevel, record_latency: bool) -> f64 {
     };
     let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size());
     let rt = Runtime::init(region.bytes(), cfg).unwrap();
-    let p = Loopback {
-        last: (0..cfg.cores()).map(|_| AtomicU32::new(0)).collect(),
-        clock: quanta::Clock::new(),
-    };
+    let p = Loopback::new(cfg.cores());
     let mut o = rt.orchestrator(&p).unwrap();
     for i in 0..TASKS {
         let class = if i % 3 == 0 {

@@ -7,51 +7,13 @@
 use std::time::Instant;
 
 use pto_host::bench::{BenchPlan, Workload, submit_workload};
-use pto_runtime_core::{
-    Condition, Config, CoreId, CorePhase, CoreStatus, KernelId, Payload, Platform, RegionLayout,
-    Runtime, Token, Watch,
-};
+use pto_runtime_core::{Config, RegionLayout, Runtime};
 use pto_sim::Region;
 
+mod common;
+use common::Loopback;
+
 const TASKS: u64 = 8_000;
-
-/// A machine whose cores never report: submit never needs them.
-struct Idle;
-
-impl Platform for Idle {
-    fn now(&self) -> u64 {
-        0
-    }
-    fn ticks_per_us(&self) -> u64 {
-        1
-    }
-    fn has_kernel(&self, _: KernelId) -> bool {
-        true
-    }
-    fn write_payload(&self, _: CoreId, _: Token, _: &Payload<'_>) {}
-    fn ring_doorbell(&self, _: CoreId, _: Token) {}
-    fn core_status(&self, _: CoreId) -> CoreStatus {
-        CoreStatus {
-            token: Token::new(0),
-            phase: CorePhase::Idle,
-        }
-    }
-    fn lane_times(&self, _: CoreId, _: Token) -> Option<(u64, u64)> {
-        None
-    }
-    fn conditions(&self, _: CoreId, _: Token) -> usize {
-        0
-    }
-    fn condition(&self, _: CoreId, _: Token, _: usize) -> Option<Condition> {
-        None
-    }
-    fn read_watch(&self, _: Watch) -> Option<u64> {
-        None
-    }
-    fn invalidate(&self, _: u64, _: usize) {}
-    fn flush(&self, _: u64, _: usize) {}
-    fn spin_hint(&self) {}
-}
 
 fn run(k: u16) -> f64 {
     let cfg = Config {
@@ -65,7 +27,9 @@ fn run(k: u16) -> f64 {
     };
     let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size());
     let rt = Runtime::init(region.bytes(), cfg).unwrap();
-    let mut o = rt.orchestrator(&Idle).unwrap();
+    // No scheduler runs: the cores are never rung.
+    let p = Loopback::new(cfg.cores());
+    let mut o = rt.orchestrator(&p).unwrap();
     let plan = BenchPlan {
         workload: Workload::Tensors,
         tasks: TASKS,
