@@ -47,6 +47,7 @@ pub struct RegionLayout {
     pub(crate) watch_map: Span,
     /// The orchestrator's tensor map: entry cells per slot, and the buffer index.
     pub(crate) map_entries: Span,
+    pub(crate) map_tiles: Span,
     pub(crate) map_heads: Span,
 }
 
@@ -99,6 +100,7 @@ impl RegionLayout {
         let watch_map = c.take::<u32>(n * map_len(per))?;
         let cells = slots * cfg.max_tensors as usize;
         let map_entries = c.take::<MapEntry>(cells)?;
+        let map_tiles = c.take::<crate::tensor::Tile>(cells)?;
         let map_heads = c.take::<BufferHead>(heads_len(cells))?;
         let size = c.0.checked_next_multiple_of(REGION_ALIGN).ok_or(OVERFLOW)?;
         Ok(RegionLayout {
@@ -119,6 +121,7 @@ impl RegionLayout {
             active,
             watch_map,
             map_entries,
+            map_tiles,
             map_heads,
         })
     }
@@ -155,6 +158,10 @@ mod tests {
             (
                 l.map_entries.offset,
                 l.map_entries.count * size_of::<MapEntry>(),
+            ),
+            (
+                l.map_tiles.offset,
+                l.map_tiles.count * size_of::<crate::tensor::Tile>(),
             ),
             (
                 l.map_heads.offset,

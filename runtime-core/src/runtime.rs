@@ -16,7 +16,7 @@ use crate::stats::{LatencyHistogram, SchedCtl};
 use crate::submit::Orchestrator;
 use crate::sync::{AtomicU64, Ordering};
 use crate::tables::{Edge, RingCtl, Shared, Tables};
-use crate::tensor_map::{BufferHead, MapEntry, TensorStore};
+use crate::tensor_map::{BufferHead, MapEntry, NO_TILE, TensorStore};
 
 /// A formatted runtime region. Shared by reference between the orchestrator thread and the
 /// scheduler threads (it is `Sync`); each takes its handle once.
@@ -156,12 +156,19 @@ impl<'r> Runtime<'r> {
                 MapEntry::new()
             })
             .map_err(too_small)?;
+        let tiles = c
+            .place_mut(layout.map_tiles.offset, layout.map_tiles.count, |_| NO_TILE)
+            .map_err(too_small)?;
         let heads = c
             .place_mut(layout.map_heads.offset, layout.map_heads.count, |_| {
                 BufferHead::new()
             })
             .map_err(too_small)?;
-        let tensors = spin::mutex::SpinMutex::new(Some(TensorStore { entries, heads }));
+        let tensors = spin::mutex::SpinMutex::new(Some(TensorStore {
+            entries,
+            tiles,
+            heads,
+        }));
         let queues = core::array::from_fn(|i| ReadyQueue::new(cells[i], &qctl[i]));
         Ok(Runtime {
             t: Tables::new(

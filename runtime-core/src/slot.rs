@@ -42,6 +42,8 @@ pub(crate) struct TaskSlot {
     /// Where the task's output buffers begin in its ring's heap (a running byte count);
     /// orchestrator only.
     pub(crate) heap_start: AtomicU64,
+    /// Tensor-map cells the tenant linked; orchestrator only.
+    pub(crate) tensors: AtomicU32,
 }
 
 impl TaskSlot {
@@ -58,6 +60,7 @@ impl TaskSlot {
             deferred: AtomicU32::new(0),
             scoped: AtomicU32::new(0),
             heap_start: AtomicU64::new(0),
+            tensors: AtomicU32::new(0),
         }
     }
 }

@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 use crate::completion::make_ready;
+use crate::config::MAX_TENSORS;
 use crate::config::{MAX_DEPS, MAX_RINGS};
 use crate::error::SubmitError;
 use crate::heap::RingHeap;
@@ -12,7 +13,7 @@ use crate::reclaim::release_hold;
 use crate::slot::{Meta, state};
 use crate::sync::Ordering;
 use crate::tables::{EDGE_EMPTY, Tables};
-use crate::tensor_map::{TensorArg, TensorMap, TensorStore};
+use crate::tensor_map::{Covered, TensorArg, TensorMap, TensorStore};
 use crate::wire;
 
 /// What to run: a kernel on a class of core, its scalar arguments and the tasks it waits for.
@@ -133,7 +134,13 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     pub fn submit(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
         self.check_running()?;
         self.validate(spec)?;
-        let deps = self.dependencies(spec)?;
+        let mut ranges = heapless::Vec::<(u64, u64), { MAX_TENSORS as usize }>::new();
+        for arg in spec.tensors {
+            // Validated: every tile has a range, and there are at most max_tensors.
+            let _ = ranges.push(arg.tile.bytes().unwrap_or((0, u64::MAX)));
+        }
+        let mut covered = Covered::default();
+        let deps = self.dependencies(spec, &ranges, &mut covered)?;
         let t = self.t;
         let ring = spec.ring as usize;
         let seq = self.next[ring];
@@ -188,7 +195,11 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             pinned: pinned as u8,
         };
         slot.meta.store(meta.pack(), Ordering::Relaxed);
-        self.tensors.register(g, id, spec.tensors);
+        let old = slot
+            .tensors
+            .swap(spec.tensors.len() as u32, Ordering::Relaxed);
+        self.tensors
+            .register(g, id, old as usize, spec.tensors, &ranges, &covered);
 
         self.next[ring] = seq + 1;
         t.rings[ring].next.0.store(seq + 1, Ordering::Release);
@@ -406,6 +417,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     fn dependencies(
         &mut self,
         spec: &TaskSpec<'_>,
+        ranges: &[(u64, u64)],
+        covered: &mut Covered,
     ) -> Result<heapless::Vec<TaskId, { MAX_DEPS as usize }>, SubmitError> {
         let max = self.t.cfg.max_deps;
         let too_many = SubmitError::TooManyDeps {
@@ -418,17 +431,20 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 deps.push(d).map_err(|_| too_many)?;
             }
         }
-        let rings = self.t.rings;
-        for arg in spec.tensors {
+        // The watermarks once per submit: a task retiring meanwhile only costs an edge that
+        // wiring then finds satisfied.
+        let mut retired = [0u64; MAX_RINGS as usize];
+        if !spec.tensors.is_empty() {
+            for (w, ring) in retired.iter_mut().zip(self.t.rings) {
+                *w = ring.retired.0.load(Ordering::Acquire);
+            }
+        }
+        for (arg, &range) in spec.tensors.iter().zip(ranges) {
             self.tensors.conflicts(
                 arg,
-                |task| {
-                    task.seq().0
-                        >= rings[task.ring() as usize]
-                            .retired
-                            .0
-                            .load(Ordering::Acquire)
-                },
+                range,
+                |task| task.seq().0 >= retired[task.ring() as usize % MAX_RINGS as usize],
+                covered,
                 |task| {
                     if deps.contains(&task) {
                         Ok(())

@@ -57,11 +57,11 @@ impl TensorArg {
     /// A task doing `self` (whose tile spans bytes `range`) must wait for an earlier task
     /// with entry `e` of the same buffer: read after write, write after write, write after
     /// read, on overlapping tiles. The cheap tests go first.
-    fn conflicts_with(&self, range: (u64, u64), e: &MapEntry) -> bool {
-        (self.access.writes() || e.arg.access.writes())
+    fn conflicts_with(&self, range: (u64, u64), e: &MapEntry, tile: &Tile) -> bool {
+        (self.access.writes() || e.writes)
             && range.0 < e.hi
             && e.lo < range.1
-            && overlaps(&self.tile, &e.arg.tile)
+            && overlaps(&self.tile, tile)
     }
 }
 
@@ -80,41 +80,52 @@ const WIDE: u64 = u64::MAX - 1;
 const IN_ALL: usize = 0;
 const IN_LOCAL: usize = 1;
 
-/// One argument of a live task, in two lists: its buffer's, and a local one.
+/// One argument of a live task, in two lists (its buffer's, and a local one): what a lookup
+/// reads for every entry it passes, on one cache line. The tile itself, needed only when the
+/// byte ranges meet, is in the cold array beside it.
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
 pub(crate) struct MapEntry {
-    arg: TensorArg,
     /// The tile's byte range, for a quick rejection before the exact test.
     lo: u64,
     hi: u64,
     task: u64,
+    buffer: u64,
     /// The local list's tag: the first granule, or `WIDE`.
     local: u64,
     /// `[prev, next]` in each list.
     links: [[u32; 2]; 2],
+    writes: bool,
     linked: bool,
 }
 
 impl MapEntry {
     pub(crate) const fn new() -> Self {
         MapEntry {
-            arg: TensorArg::input(0, Tile::contiguous(0, 1, 1)),
             lo: 0,
             hi: 0,
             task: 0,
+            buffer: 0,
             local: WIDE,
             links: [[NIL; 2]; 2],
+            writes: false,
             linked: false,
         }
     }
 }
 
+/// The tile of an entry (the cold half).
+pub(crate) const NO_TILE: Tile = Tile::contiguous(0, 1, 1);
+
 /// A list with entries: its key (buffer and tag) and its first entry (`NIL`: slot unused).
+/// A buffer's `ALL` head also holds the first of its wide entries, so a lookup finds both
+/// lists with one probe.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct BufferHead {
     buffer: u64,
     tag: u64,
     first: u32,
+    wide: u32,
 }
 
 impl BufferHead {
@@ -123,6 +134,7 @@ impl BufferHead {
             buffer: 0,
             tag: 0,
             first: NIL,
+            wide: NIL,
         }
     }
 }
@@ -133,10 +145,16 @@ pub(crate) fn heads_len(cells: usize) -> usize {
     crate::deferred::map_len(2 * cells)
 }
 
+/// Entries a submitted task's writes cover exactly, found by its lookups.
+#[derive(Default)]
+pub(crate) struct Covered(heapless::Vec<u32, 32>);
+
 /// The orchestrator's map storage: `max_tensors` cells per task slot, and the list index
 /// ([`heads_len`] slots).
 pub(crate) struct TensorStore<'r> {
     pub(crate) entries: &'r mut [MapEntry],
+    /// Each entry's tile, same index.
+    pub(crate) tiles: &'r mut [Tile],
     pub(crate) heads: &'r mut [BufferHead],
 }
 
@@ -152,53 +170,66 @@ impl<'r> TensorMap<'r> {
     /// A map with no entries, `per_slot` cells per task slot.
     pub(crate) fn new(s: TensorStore<'r>, per_slot: usize) -> Self {
         s.entries.fill(MapEntry::new());
+        s.tiles.fill(NO_TILE);
         s.heads.fill(BufferHead::new());
         TensorMap { s, per_slot }
     }
 
-    /// Calls `dep` with every live task that `arg` must wait for. `live` says whether a task
-    /// has not retired yet; entries of retired tasks met on the way are unlinked.
+    /// Calls `dep` with every live task that `arg` (whose tile spans bytes `range`) must wait
+    /// for. `live` says whether a task has not retired yet; entries of retired tasks met on
+    /// the way are unlinked. Entries whose tile `arg` writes exactly go to `covered`, for
+    /// [`TensorMap::register`] to drop.
     pub(crate) fn conflicts<E>(
         &mut self,
         arg: &TensorArg,
+        range: (u64, u64),
         live: impl Fn(TaskId) -> bool,
+        covered: &mut Covered,
         mut dep: impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
-        let range = arg.tile.bytes().unwrap_or((0, u64::MAX));
         self.visit(arg.buffer, range, |map, e| {
             let entry = &map.s.entries[e as usize];
+            let tile = &map.s.tiles[e as usize];
             let task = TaskId::from_raw(entry.task);
             if !live(task) {
                 map.unlink(e);
-            } else if arg.conflicts_with(range, entry) {
+            } else if arg.conflicts_with(range, entry, tile) {
+                if arg.access.writes() && *tile == arg.tile {
+                    // Past the list's capacity an entry just stays: correct, a little slower.
+                    let _ = covered.0.push(e);
+                }
                 dep(task)?;
             }
             Ok(())
         })
     }
 
-    /// Records the arguments of `task`, the new tenant of slot `g` (at most `per_slot` of
-    /// them), after dropping whatever the slot's previous tenant left. An earlier entry whose
-    /// tile one of these arguments writes exactly is dropped too: whoever would have waited
-    /// for it now waits for `task`, which itself waits for it.
-    pub(crate) fn register(&mut self, g: usize, task: TaskId, args: &[TensorArg]) {
-        let cells = g * self.per_slot..(g + 1) * self.per_slot;
-        for c in cells.clone() {
+    /// Records the arguments of `task`, the new tenant of slot `g`, after dropping the
+    /// `old` entries the slot's previous tenant left and the entries `covered` by the task's
+    /// writes: whoever would have waited for those now waits for `task`, which itself waits
+    /// for them. `ranges[k]` is the byte range of `args[k]`; at most `per_slot` arguments.
+    pub(crate) fn register(
+        &mut self,
+        g: usize,
+        task: TaskId,
+        old: usize,
+        args: &[TensorArg],
+        ranges: &[(u64, u64)],
+        covered: &Covered,
+    ) {
+        let first = g * self.per_slot;
+        for c in first..first + old.min(self.per_slot) {
             if self.s.entries[c].linked {
                 self.unlink(c as u32);
             }
         }
-        for (c, arg) in cells.zip(args) {
-            let range = arg.tile.bytes().unwrap_or((0, u64::MAX));
-            if arg.access.writes() {
-                let _ = self.visit(arg.buffer, range, |map, e| {
-                    if map.s.entries[e as usize].arg.tile == arg.tile {
-                        map.unlink(e);
-                    }
-                    Ok::<(), ()>(())
-                });
+        for &c in &covered.0 {
+            if self.s.entries[c as usize].linked {
+                self.unlink(c);
             }
-            self.link(c as u32, task, *arg, range);
+        }
+        for (k, (arg, &range)) in args.iter().zip(ranges).take(self.per_slot).enumerate() {
+            self.link((first + k) as u32, task, *arg, range);
         }
     }
 
@@ -219,27 +250,31 @@ impl<'r> TensorMap<'r> {
         let first = range.0 >> GRANULE_SHIFT;
         let last = range.1.saturating_sub(1) >> GRANULE_SHIFT;
         let from = first.saturating_sub(LOCAL_SPAN - 1);
+        let Some(all) = self.find(buffer, ALL) else {
+            return Ok(()); // nothing of this buffer is in the map
+        };
         if last - from >= LOOKUP_SPAN {
-            return self.walk(buffer, ALL, IN_ALL, &mut f);
+            let first = self.s.heads[all].first;
+            return self.walk(first, IN_ALL, &mut f);
         }
-        self.walk(buffer, WIDE, IN_LOCAL, &mut f)?;
+        let wide = self.s.heads[all].wide;
+        self.walk(wide, IN_LOCAL, &mut f)?;
         for granule in from..=last {
-            self.walk(buffer, granule, IN_LOCAL, &mut f)?;
+            if let Some(h) = self.find(buffer, granule) {
+                let first = self.s.heads[h].first;
+                self.walk(first, IN_LOCAL, &mut f)?;
+            }
         }
         Ok(())
     }
 
+    /// Calls `f` with every entry of a list, from `e` on, following `list`'s links.
     fn walk<E>(
         &mut self,
-        buffer: u64,
-        tag: u64,
+        mut e: u32,
         list: usize,
         f: &mut impl FnMut(&mut Self, u32) -> Result<(), E>,
     ) -> Result<(), E> {
-        let Some(h) = self.find(buffer, tag) else {
-            return Ok(());
-        };
-        let mut e = self.s.heads[h].first;
         while e != NIL {
             let next = self.s.entries[e as usize].links[list][1];
             f(self, e)?;
@@ -257,36 +292,52 @@ impl<'r> TensorMap<'r> {
             WIDE
         };
         self.s.entries[c as usize] = MapEntry {
-            arg,
             lo,
             hi,
             task: task.raw(),
+            buffer: arg.buffer,
             local,
             links: [[NIL; 2]; 2],
+            writes: arg.access.writes(),
             linked: true,
         };
+        self.s.tiles[c as usize] = arg.tile;
         self.push(c, arg.buffer, ALL, IN_ALL);
         self.push(c, arg.buffer, local, IN_LOCAL);
     }
 
+    /// Puts entry `c` first in list `(buffer, tag)`: its `ALL` list, a granule's, or (`WIDE`)
+    /// the wide list kept in the `ALL` head, which must exist already.
     fn push(&mut self, c: u32, buffer: u64, tag: u64, list: usize) {
-        let h = match self.find(buffer, tag) {
-            Some(h) => h,
-            None => self.insert_head(buffer, tag),
+        let (key, wide) = if tag == WIDE {
+            (ALL, true)
+        } else {
+            (tag, false)
         };
-        let first = self.s.heads[h].first;
+        let h = match self.find(buffer, key) {
+            Some(h) => h,
+            None => self.insert_head(buffer, key),
+        };
+        let head = &mut self.s.heads[h];
+        let slot = if wide {
+            &mut head.wide
+        } else {
+            &mut head.first
+        };
+        let first = core::mem::replace(slot, c);
         self.s.entries[c as usize].links[list] = [NIL, first];
         if first != NIL {
             self.s.entries[first as usize].links[list][0] = c;
         }
-        self.s.heads[h].first = c;
     }
 
     fn unlink(&mut self, c: u32) {
         let entry = self.s.entries[c as usize];
         self.s.entries[c as usize].linked = false;
-        self.pop(c, entry.arg.buffer, ALL, IN_ALL);
-        self.pop(c, entry.arg.buffer, entry.local, IN_LOCAL);
+        // The local list first: a wide list lives in the `ALL` head, which the second pop may
+        // free.
+        self.pop(c, entry.buffer, entry.local, IN_LOCAL);
+        self.pop(c, entry.buffer, ALL, IN_ALL);
     }
 
     fn pop(&mut self, c: u32, buffer: u64, tag: u64, list: usize) {
@@ -299,10 +350,20 @@ impl<'r> TensorMap<'r> {
             return;
         }
         // `c` was first in its list.
-        if let Some(h) = self.find(buffer, tag) {
-            self.s.heads[h].first = next;
-            if next == NIL {
-                self.remove_head(h);
+        let (key, wide) = if tag == WIDE {
+            (ALL, true)
+        } else {
+            (tag, false)
+        };
+        if let Some(h) = self.find(buffer, key) {
+            if wide {
+                self.s.heads[h].wide = next;
+            } else {
+                self.s.heads[h].first = next;
+                if next == NIL {
+                    // An empty `ALL` list means an empty wide list too.
+                    self.remove_head(h);
+                }
             }
         }
     }

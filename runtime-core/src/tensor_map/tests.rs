@@ -7,45 +7,91 @@ use crate::ids::Seq;
 
 struct Owned {
     entries: Vec<MapEntry>,
+    tiles: Vec<Tile>,
     heads: Vec<BufferHead>,
+}
+
+/// The map, and what each slot's tenant linked (the slot's `tensors` word).
+struct Map<'a> {
+    map: TensorMap<'a>,
+    linked: Vec<usize>,
+}
+
+impl Map<'_> {
+    /// Submits `task` into slot `g` as the orchestrator does: looks every argument up (live
+    /// tasks from `retired` on), then registers them. Returns the tasks it waits for.
+    fn submit(&mut self, g: usize, task: TaskId, args: &[TensorArg], retired: u64) -> Vec<u64> {
+        let mut covered = Covered::default();
+        let mut out = Vec::new();
+        let ranges: Vec<_> = args.iter().map(|a| a.tile.bytes().unwrap()).collect();
+        for (a, &r) in args.iter().zip(&ranges) {
+            self.map
+                .conflicts(
+                    a,
+                    r,
+                    |t| t.seq().0 >= retired,
+                    &mut covered,
+                    |t| {
+                        out.push(t.seq().0);
+                        Ok::<(), ()>(())
+                    },
+                )
+                .unwrap();
+        }
+        let old = core::mem::replace(&mut self.linked[g], args.len());
+        self.map.register(g, task, old, args, &ranges, &covered);
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The tasks `arg` would wait for, among live tasks from `retired` on.
+    fn deps(&mut self, arg: TensorArg, retired: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        let range = arg.tile.bytes().unwrap();
+        self.map
+            .conflicts(
+                &arg,
+                range,
+                |t| t.seq().0 >= retired,
+                &mut Covered::default(),
+                |t| {
+                    out.push(t.seq().0);
+                    Ok::<(), ()>(())
+                },
+            )
+            .unwrap();
+        out.sort();
+        out
+    }
 }
 
 impl Owned {
     fn new(slots: usize, per_slot: usize) -> Self {
         Owned {
             entries: std::vec![MapEntry::new(); slots * per_slot],
+            tiles: std::vec![NO_TILE; slots * per_slot],
             heads: std::vec![BufferHead::new(); heads_len(slots * per_slot)],
         }
     }
-    fn map(&mut self, per_slot: usize) -> TensorMap<'_> {
-        TensorMap::new(
-            TensorStore {
-                entries: &mut self.entries,
-                heads: &mut self.heads,
-            },
-            per_slot,
-        )
+    fn map(&mut self, per_slot: usize) -> Map<'_> {
+        let slots = self.entries.len() / per_slot;
+        Map {
+            map: TensorMap::new(
+                TensorStore {
+                    entries: &mut self.entries,
+                    tiles: &mut self.tiles,
+                    heads: &mut self.heads,
+                },
+                per_slot,
+            ),
+            linked: std::vec![0; slots],
+        }
     }
 }
 
 fn task(i: u64) -> TaskId {
     TaskId::new(1, 0, Seq(i))
-}
-
-/// The tasks `arg` waits for, among live tasks from `retired` on.
-fn deps(m: &mut TensorMap<'_>, arg: TensorArg, retired: u64) -> Vec<u64> {
-    let mut out = Vec::new();
-    m.conflicts(
-        &arg,
-        |t| t.seq().0 >= retired,
-        |t| {
-            out.push(t.seq().0);
-            Ok::<(), ()>(())
-        },
-    )
-    .unwrap();
-    out.sort();
-    out
 }
 
 const A: u64 = 0x1000;
@@ -59,16 +105,16 @@ fn row(r: u64) -> Tile {
 fn reads_wait_for_writers_and_writes_for_readers_and_writers() {
     let mut o = Owned::new(8, 2);
     let mut m = o.map(2);
-    m.register(0, task(0), &[TensorArg::output(A, row(0))]);
-    m.register(1, task(1), &[TensorArg::input(A, row(0))]);
-    m.register(2, task(2), &[TensorArg::input(A, row(0))]);
+    m.submit(0, task(0), &[TensorArg::output(A, row(0))], 0);
+    m.submit(1, task(1), &[TensorArg::input(A, row(0))], 0);
+    m.submit(2, task(2), &[TensorArg::input(A, row(0))], 0);
     // RAW: a reader waits for the writer only.
-    assert_eq!(deps(&mut m, TensorArg::input(A, row(0)), 0), [0]);
+    assert_eq!(m.deps(TensorArg::input(A, row(0)), 0), [0]);
     // WAR + WAW: a writer waits for every reader and the writer.
-    assert_eq!(deps(&mut m, TensorArg::output(A, row(0)), 0), [0, 1, 2]);
+    assert_eq!(m.deps(TensorArg::output(A, row(0)), 0), [0, 1, 2]);
     // Another row, another buffer: nothing.
-    assert!(deps(&mut m, TensorArg::inout(A, row(1)), 0).is_empty());
-    assert!(deps(&mut m, TensorArg::inout(B, row(0)), 0).is_empty());
+    assert!(m.deps(TensorArg::inout(A, row(1)), 0).is_empty());
+    assert!(m.deps(TensorArg::inout(B, row(0)), 0).is_empty());
 }
 
 #[test]
@@ -76,20 +122,17 @@ fn retired_tasks_leave_the_map_and_a_reused_slot_drops_its_old_entries() {
     let mut o = Owned::new(4, 1);
     let mut m = o.map(1);
     for i in 0..4 {
-        m.register(i as usize, task(i), &[TensorArg::input(A, row(i))]);
+        m.submit(i as usize, task(i), &[TensorArg::input(A, row(i))], 0);
     }
-    assert_eq!(m.linked(), 4);
+    assert_eq!(m.map.linked(), 4);
     // Tasks below 2 retired: a lookup over their buffer unlinks them.
-    assert!(deps(&mut m, TensorArg::output(A, row(0)), 2).is_empty());
-    assert_eq!(m.linked(), 2);
+    assert!(m.deps(TensorArg::output(A, row(0)), 2).is_empty());
+    assert_eq!(m.map.linked(), 2);
     // Slot 2 gets a new tenant (task 6): task 2's entry goes.
-    m.register(2, task(6), &[TensorArg::input(B, row(0))]);
-    assert_eq!(
-        deps(&mut m, TensorArg::output(A, row(2)), 2),
-        Vec::<u64>::new()
-    );
-    assert_eq!(deps(&mut m, TensorArg::output(A, row(3)), 2), [3]);
-    assert_eq!(deps(&mut m, TensorArg::output(B, row(0)), 2), [6]);
+    m.submit(2, task(6), &[TensorArg::input(B, row(0))], 0);
+    assert_eq!(m.deps(TensorArg::output(A, row(2)), 2), Vec::<u64>::new());
+    assert_eq!(m.deps(TensorArg::output(A, row(3)), 2), [3]);
+    assert_eq!(m.deps(TensorArg::output(B, row(0)), 2), [6]);
 }
 
 #[test]
@@ -97,11 +140,15 @@ fn a_write_of_the_same_tile_stands_in_for_the_entries_it_covers() {
     let mut o = Owned::new(8, 1);
     let mut m = o.map(1);
     for i in 0..5 {
-        m.register(i, task(i as u64), &[TensorArg::input(A, row(0))]);
+        m.submit(i, task(i as u64), &[TensorArg::input(A, row(0))], 0);
     }
-    m.register(5, task(5), &[TensorArg::inout(A, row(0))]);
-    assert_eq!(m.linked(), 1, "the five readers are covered by the writer");
-    assert_eq!(deps(&mut m, TensorArg::input(A, row(0)), 0), [5]);
+    m.submit(5, task(5), &[TensorArg::inout(A, row(0))], 0);
+    assert_eq!(
+        m.map.linked(),
+        1,
+        "the five readers are covered by the writer"
+    );
+    assert_eq!(m.deps(TensorArg::input(A, row(0)), 0), [5]);
 }
 
 #[test]
@@ -109,18 +156,13 @@ fn the_buffer_index_survives_many_buffers_coming_and_going() {
     let slots = 16;
     let mut o = Owned::new(slots, 1);
     let mut m = o.map(1);
-    for i in 0..2000u64 {
+    let n = if cfg!(miri) { 100 } else { 2000u64 };
+    for i in 0..n {
         let g = (i % slots as u64) as usize;
         let buffer = 0x10_0000 + (i * 7919 % 97) * 0x1000;
-        m.register(g, task(i), &[TensorArg::output(buffer, row(0))]);
-        assert_eq!(
-            deps(
-                &mut m,
-                TensorArg::input(buffer, row(0)),
-                i.saturating_sub(slots as u64 - 1)
-            ),
-            [i]
-        );
+        let retired = i.saturating_sub(slots as u64 - 1);
+        m.submit(g, task(i), &[TensorArg::output(buffer, row(0))], retired);
+        assert_eq!(m.deps(TensorArg::input(buffer, row(0)), retired), [i]);
     }
 }
 
@@ -129,7 +171,8 @@ fn entries_of_retired_tasks_do_not_pile_up() {
     let (slots, k) = (64usize, 8u64);
     let mut o = Owned::new(slots, k as usize);
     let mut m = o.map(k as usize);
-    for i in 0..5000u64 {
+    let n = if cfg!(miri) { 100 } else { 5000u64 };
+    for i in 0..n {
         let args: Vec<TensorArg> = (0..k)
             .map(|a| {
                 let j = i * k + a;
@@ -138,14 +181,78 @@ fn entries_of_retired_tasks_do_not_pile_up() {
             })
             .collect();
         let retired = i.saturating_sub(4);
-        for a in &args {
-            assert!(deps(&mut m, *a, retired).is_empty());
-        }
-        m.register((i % slots as u64) as usize, task(i), &args);
+        assert!(
+            m.submit((i % slots as u64) as usize, task(i), &args, retired)
+                .is_empty()
+        );
     }
     assert!(
-        m.linked() <= 5 * k as usize + 256 * 2,
+        m.map.linked() <= 5 * k as usize + 256 * 2,
         "{} linked",
-        m.linked()
+        m.map.linked()
     );
+}
+
+#[test]
+fn lookups_agree_with_a_scan_of_every_live_argument() {
+    // Random narrow and wide tiles of two buffers, random accesses, tasks retiring behind;
+    // every lookup must find exactly the live conflicting tasks a full scan finds.
+    let (slots, per) = (32usize, 2usize);
+    let mut o = Owned::new(slots, per);
+    let mut m = o.map(per);
+    let mut live: Vec<(u64, TensorArg)> = Vec::new();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let bufs = [0x100_0000u64, 0x200_0000];
+    let n = if cfg!(miri) { 150 } else { 3000u64 };
+    for i in 0..n {
+        let retired = i.saturating_sub(slots as u64 - 1);
+        live.retain(|(t, _)| *t >= retired);
+        let args: Vec<TensorArg> = (0..1 + rnd(per as u64))
+            .map(|_| {
+                let b = bufs[rnd(2) as usize];
+                // Rows of 1 KiB: 1 to 12 rows, so some tiles span many 4 KiB granules.
+                let tile = Tile::block(
+                    b + rnd(64) * 1024 + rnd(32) * 8,
+                    8,
+                    1 + rnd(12) as u32,
+                    1 + rnd(16) as u32,
+                    128,
+                );
+                match rnd(3) {
+                    0 => TensorArg::input(b, tile),
+                    1 => TensorArg::output(b, tile),
+                    _ => TensorArg::inout(b, tile),
+                }
+            })
+            .collect();
+        let mut want: Vec<u64> = live
+            .iter()
+            .filter(|(_, e)| {
+                args.iter().any(|a| {
+                    a.buffer == e.buffer
+                        && (a.access.writes() || e.access.writes())
+                        && crate::tensor::overlaps(&a.tile, &e.tile)
+                })
+            })
+            .map(|(t, _)| *t)
+            .collect();
+        want.sort();
+        want.dedup();
+        let got = m.submit((i % slots as u64) as usize, task(i), &args, retired);
+        assert_eq!(got, want, "task {i}");
+        // Entries an identical write covered are gone from the map, and `task(i)` stands in
+        // for them: drop them from the scan too.
+        live.retain(|(_, e)| {
+            !args
+                .iter()
+                .any(|a| a.access.writes() && a.buffer == e.buffer && a.tile == e.tile)
+        });
+        live.extend(args.iter().map(|a| (i, *a)));
+    }
 }
