@@ -195,9 +195,10 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             pinned: pinned as u8,
         };
         slot.meta.store(meta.pack(), Ordering::Relaxed);
-        let old = slot
-            .tensors
-            .swap(spec.tensors.len() as u32, Ordering::Relaxed);
+        // Only the orchestrator touches this word: a load and a store, no read-modify-write.
+        let old = slot.tensors.load(Ordering::Relaxed);
+        slot.tensors
+            .store(spec.tensors.len() as u32, Ordering::Relaxed);
         self.tensors
             .register(g, id, old as usize, spec.tensors, &ranges, &covered);
 
