@@ -1,7 +1,8 @@
 //! pto-host: the host side of the PTO runtime.
 //!
-//! Today it runs the scheduler core on the simulator and measures it (`pto-launch bench`);
-//! rank boot, communication windows and the CANN backend come next.
+//! Today it runs the scheduler core on the simulator and measures it (`pto-launch bench`),
+//! and reads a rank from a launcher's environment; rank boot, communication windows and the
+//! CANN backend come next.
 //!
 //! Principles:
 //! - No unsafe here: the device is reached through `pto-device-sys`, the simulator through
@@ -12,4 +13,5 @@
 #![deny(missing_docs)]
 
 pub mod bench;
+pub mod launch;
 pub mod profile;

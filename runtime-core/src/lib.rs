@@ -23,6 +23,7 @@
 #[cfg(test)]
 extern crate std;
 
+mod comm_context;
 mod completion;
 mod condition;
 mod config;
@@ -64,6 +65,7 @@ mod scope_heap_tests;
 #[cfg(all(test, not(loom)))]
 mod test_rig;
 
+pub use comm_context::{CommContext, CommError, MAX_RANKS};
 pub use condition::{Condition, MAX_CONDITIONS, Watch};
 pub use config::{
     Config, ConfigError, MAX_ARGS, MAX_CORES, MAX_DEPS, MAX_RINGS, MAX_SCHEDULERS, MAX_TENSORS,
