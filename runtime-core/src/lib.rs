@@ -23,6 +23,7 @@
 #[cfg(test)]
 extern crate std;
 
+mod barrier;
 mod comm_context;
 mod completion;
 mod condition;
@@ -65,6 +66,7 @@ mod scope_heap_tests;
 #[cfg(all(test, not(loom)))]
 mod test_rig;
 
+pub use barrier::{BarrierError, BarrierWords, PoisonReason};
 pub use comm_context::{CommContext, CommError, MAX_RANKS};
 pub use condition::{Condition, MAX_CONDITIONS, Watch};
 pub use config::{
