@@ -1,0 +1,157 @@
+//! POSIX shared memory, the host crate's only unsafe code: create or open a named object, map
+//! it, view it as atomic words, unmap it, unlink it.
+#![allow(unsafe_code)]
+
+use std::ffi::CStr;
+use std::io;
+use std::ptr::NonNull;
+use std::sync::atomic::AtomicU64;
+
+use pto_runtime_core::BarrierWords;
+
+/// A shared-memory object mapped read-write into this process.
+pub(crate) struct Mapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain memory that this type only exposes as atomics; it stays mapped
+// until the `Mapping` is dropped, whichever thread drops it.
+unsafe impl Send for Mapping {}
+// SAFETY: as above: shared access goes through atomics only.
+unsafe impl Sync for Mapping {}
+
+fn last_error() -> io::Error {
+    io::Error::last_os_error()
+}
+
+impl Mapping {
+    /// Creates `name` exclusively, sized `len` bytes (zero-filled) and mapped. `Ok(None)` if
+    /// an object of that name exists already.
+    pub(crate) fn create(name: &CStr, len: usize) -> io::Result<Option<Self>> {
+        // SAFETY: `name` is a valid NUL-terminated string; the flags and mode are plain ints.
+        let fd = unsafe {
+            libc::shm_open(
+                name.as_ptr(),
+                libc::O_CREAT | libc::O_EXCL | libc::O_RDWR,
+                0o600 as libc::mode_t,
+            )
+        };
+        if fd < 0 {
+            let e = last_error();
+            return if e.raw_os_error() == Some(libc::EEXIST) {
+                Ok(None)
+            } else {
+                Err(e)
+            };
+        }
+        // SAFETY: `fd` is the descriptor shm_open just returned, owned here.
+        let sized = unsafe { libc::ftruncate(fd, len as libc::off_t) };
+        let result = if sized == 0 {
+            Self::map(fd, len).map(Some)
+        } else {
+            Err(last_error())
+        };
+        // SAFETY: `fd` is open and not used after this; the mapping (if any) keeps the memory.
+        unsafe { libc::close(fd) };
+        if result.is_err() {
+            let _ = unlink(name);
+        }
+        result
+    }
+
+    /// Opens and maps `name`. `Ok(None)` if it does not exist yet or is not sized yet.
+    pub(crate) fn open(name: &CStr) -> io::Result<Option<Self>> {
+        // SAFETY: as in `create`.
+        let fd = unsafe { libc::shm_open(name.as_ptr(), libc::O_RDWR, 0 as libc::mode_t) };
+        if fd < 0 {
+            let e = last_error();
+            return if e.raw_os_error() == Some(libc::ENOENT) {
+                Ok(None)
+            } else {
+                Err(e)
+            };
+        }
+        // SAFETY: `stat` is plain data that fstat fills; `fd` is open.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: `fd` is open and `st` is writable.
+        let result = if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            Err(last_error())
+        } else if st.st_size <= 0 {
+            Ok(None) // the creator has not sized it yet
+        } else {
+            Self::map(fd, st.st_size as usize).map(Some)
+        };
+        // SAFETY: `fd` is open and not used after this.
+        unsafe { libc::close(fd) };
+        result
+    }
+
+    fn map(fd: libc::c_int, len: usize) -> io::Result<Self> {
+        // SAFETY: a fresh shared read-write mapping of `len` bytes of an open descriptor; the
+        // kernel picks the address.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(last_error());
+        }
+        let ptr = NonNull::new(p.cast::<u8>()).ok_or_else(last_error)?;
+        Ok(Mapping { ptr, len })
+    }
+
+    /// Bytes mapped.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// This process's address of the first byte.
+    pub(crate) fn address(&self) -> u64 {
+        self.ptr.as_ptr() as u64
+    }
+
+    /// The mapping as 64-bit atomic words.
+    pub(crate) fn words(&self) -> &[AtomicU64] {
+        // SAFETY: the mapping is page-aligned (so 8-aligned), `len / 8` whole words long, zero
+        // or written only through atomics by every process, and stays mapped while `self`
+        // lives; `AtomicU64` has the size and alignment of `u64`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<AtomicU64>(), self.len / 8) }
+    }
+
+    /// Three words at `words[at..at + 3]` as a barrier.
+    pub(crate) fn barrier(&self, at: usize) -> &BarrierWords {
+        let w = &self.words()[at..at + 3];
+        // SAFETY: `BarrierWords` is `repr(C)` of three `AtomicU64` fields, so it has the
+        // layout of `[AtomicU64; 3]`, which `w` is (bounds-checked above); it borrows `self`.
+        unsafe { &*w.as_ptr().cast::<BarrierWords>() }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `ptr..ptr + len` is the mapping `map` made; no reference into it outlives
+        // `self` (every view borrows it).
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Removes the object `name` (a missing one is fine).
+pub(crate) fn unlink(name: &CStr) -> io::Result<()> {
+    // SAFETY: `name` is a valid NUL-terminated string.
+    if unsafe { libc::shm_unlink(name.as_ptr()) } == 0 {
+        return Ok(());
+    }
+    let e = last_error();
+    if e.raw_os_error() == Some(libc::ENOENT) {
+        Ok(())
+    } else {
+        Err(e)
+    }
+}
