@@ -194,3 +194,22 @@ fn profile_counters_prints_phases_that_sum_to_the_loop() {
         "counters keep no task records"
     );
 }
+
+#[test]
+fn the_barrier_bench_reports_a_median_per_barrier() {
+    let out = launch(&["bench", "--workload", "barrier", "--ranks", "3", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["workload"].as_str(), v["ranks"].as_u64()),
+        (Some("barrier"), Some(3))
+    );
+    assert!(v["median_us"].as_f64().unwrap() > 0.0);
+    let out = launch(&["bench", "--workload", "barrier", "--ranks", "0"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("1 to 64"));
+}

@@ -28,6 +28,9 @@ pub enum Workload {
     /// written), every one a different row of one of 256 matrices: what finding dependencies
     /// through the tensor map costs at submit (`submit_ns_per_task`).
     Tensors,
+    /// Not a task DAG: `--ranks` ranks (threads) meeting at the shared-memory barrier; reports
+    /// `median_us` per barrier.
+    Barrier,
 }
 
 /// What to run: the DAG, its size and its knobs.
@@ -216,6 +219,8 @@ pub fn submit_workload(
                 go(&TaskSpec::new(NOOP, spread(cfg, i)).tensors(&args))?;
             }
         }
+        // Run by `run_barrier_bench`, not as tasks.
+        Workload::Barrier => {}
         Workload::Deferred => {
             for i in 0..tasks {
                 let expected = (i + 1).saturating_add(plan.pending).min(tasks);

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use pto_host::bench::{BenchPlan, Workload, run_bench};
+use pto_host::bench::{BenchPlan, Workload, run_barrier_bench, run_bench};
 use pto_host::profile::chrome_trace;
 use pto_runtime_core::{Config, ProfileLevel};
 use pto_sim::SimOptions;
@@ -63,6 +63,9 @@ struct BenchArgs {
     /// the deferred sets grow to hold them.
     #[arg(long, default_value_t = 1000)]
     pending: u64,
+    /// Ranks of the barrier workload (threads, 1 to 64).
+    #[arg(long, default_value_t = 2)]
+    ranks: u32,
     /// Tensor arguments per task of the tensors workload (at most 32).
     #[arg(long = "args", default_value_t = 2)]
     tensor_args: u16,
@@ -106,6 +109,18 @@ fn main() -> ExitCode {
 }
 
 fn bench(a: &BenchArgs) -> Result<(), String> {
+    if a.workload == Workload::Barrier {
+        let r = run_barrier_bench(a.ranks, 2000).map_err(|e| e.to_string())?;
+        if a.json {
+            println!(
+                "{}",
+                serde_json::to_string(&r).map_err(|e| format!("cannot encode: {e}"))?
+            );
+        } else {
+            println!("{r}");
+        }
+        return Ok(());
+    }
     let profile = match (a.profile, &a.trace) {
         (_, Some(_)) | (Profile::Tasks, None) => ProfileLevel::Tasks,
         (Profile::Counters, None) => ProfileLevel::Counters,

@@ -155,3 +155,38 @@ pub(crate) fn unlink(name: &CStr) -> io::Result<()> {
         Err(e)
     }
 }
+
+/// Sleeps until the low 32 bits of `word` (shared between processes) may have changed from
+/// `expected`, at most `timeout`. Returns at once if they differ already; spurious returns are
+/// fine, the caller re-checks.
+pub(crate) fn futex_wait(word: &AtomicU64, expected: u32, timeout: std::time::Duration) {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs().min(i64::MAX as u64) as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `word` is a live, 8-aligned atomic (its low half is the 4-aligned 32-bit word on
+    // a little-endian machine); FUTEX_WAIT only reads it and `ts` outlives the call. A shared
+    // (not private) futex, so waiters in other processes mapping the same memory are woken.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr().cast::<u32>(),
+            libc::FUTEX_WAIT,
+            expected,
+            &ts as *const libc::timespec,
+        );
+    }
+}
+
+/// Wakes every waiter of `futex_wait` on `word`.
+pub(crate) fn futex_wake(word: &AtomicU64) {
+    // SAFETY: as in `futex_wait`; FUTEX_WAKE does not touch the word's memory.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr().cast::<u32>(),
+            libc::FUTEX_WAKE,
+            i32::MAX,
+        );
+    }
+}

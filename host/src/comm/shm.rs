@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use pto_runtime_core::{BarrierWords, CommContext, MAX_RANKS, PoisonReason};
 
 use super::error::CommError;
-use super::raw_shm::{Mapping, unlink};
+use super::raw_shm::{Mapping, futex_wait, futex_wake, unlink};
 
 const HEADER: u64 = 4096;
 const MAGIC: u64 = 0x5054_4f5f_434f_4d4d; // "PTO_COMM"
@@ -25,6 +25,8 @@ const W_WINDOW: usize = 2;
 const W_ATTACHED: usize = 3;
 const W_JOINED: usize = 4;
 const W_BARRIER: usize = 8;
+/// Polls of the barrier word before a waiting rank blocks.
+const SPINS_BEFORE_BLOCKING: u32 = 100;
 /// Largest window per rank.
 const MAX_WINDOW: u64 = 16 << 30;
 
@@ -205,17 +207,25 @@ impl ShmComm {
     /// that times out poisons the barrier and every other rank fails naming it.
     pub fn barrier(&self) -> Result<(), CommError> {
         let deadline = Instant::now() + self.timeout;
+        let generation = &self.map.words()[W_BARRIER + 1];
         let mut spins = 0u32;
-        self.barrier_words().wait(self.rank, self.ranks, |_| {
+        let result = self.barrier_words().wait(self.rank, self.ranks, |_| {
             spins += 1;
-            if spins < 200 {
+            if spins < SPINS_BEFORE_BLOCKING {
                 std::hint::spin_loop();
             } else {
-                // Many ranks may share few CPUs: sleep rather than spin.
-                std::thread::sleep(Duration::from_micros(20));
+                // Many ranks may share few CPUs: block on the generation word until the
+                // round's last rank bumps it (or a slice of the timeout passes).
+                let seen = generation.load(Ordering::Acquire) as u32;
+                let left = deadline.saturating_duration_since(Instant::now());
+                futex_wait(generation, seen, left.min(Duration::from_millis(10)));
             }
             Instant::now() < deadline
-        })?;
+        });
+        // Whoever released the round (or poisoned it) wakes the sleepers; a wake with none
+        // asleep costs one system call.
+        futex_wake(generation);
+        result?;
         Ok(())
     }
 
