@@ -1,4 +1,5 @@
-//! Simulated DMA/RDMA engines: transfers that land in [`DeviceMemory`] after a latency.
+//! Simulated DMA/RDMA engines: transfers that land in the machine's memory (its own, or a
+//! peer's window: see [`MemoryMap`]) after a latency.
 //!
 //! A kernel posts a [`Transfer`]; the engine's own thread lands it when its latency has passed:
 //! it copies the words, then applies the [`Signal`], then marks the post landed. Transfers land
@@ -12,7 +13,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::memory::{DeviceMemory, MemoryError};
+use crate::memory::MemoryError;
+use crate::memory_map::MemoryMap;
 
 /// Longest delay a transfer waits before landing; longer latencies are cut to this.
 const MAX_DELAY: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -176,7 +178,7 @@ struct Shared {
     queue: Mutex<Queue>,
     /// Signalled on a new post and on shutdown.
     wake: Condvar,
-    memory: Arc<DeviceMemory>,
+    memory: Arc<MemoryMap>,
     /// The completion watermark.
     completed: AtomicU64,
     landed: AtomicU64,
@@ -201,7 +203,7 @@ impl Engine {
     /// Starts engine `index` over `memory` on a thread named `sim-engine-{index}`.
     pub fn start(
         index: u32,
-        memory: Arc<DeviceMemory>,
+        memory: Arc<MemoryMap>,
         opts: EngineOptions,
     ) -> Result<Self, EngineError> {
         let shared = Arc::new(Shared {
@@ -423,8 +425,14 @@ mod tests {
     /// How long a test waits for something that should happen within microseconds.
     const PATIENCE: Duration = Duration::from_secs(5);
 
-    fn setup(opts: EngineOptions) -> (Arc<DeviceMemory>, Engine) {
-        let m = Arc::new(DeviceMemory::new(BASE, 4096));
+    fn setup(opts: EngineOptions) -> (Arc<MemoryMap>, Engine) {
+        let m = Arc::new(
+            MemoryMap::new(
+                Arc::new(crate::memory::DeviceMemory::new(BASE, 4096)),
+                Vec::new(),
+            )
+            .unwrap(),
+        );
         let e = Engine::start(0, m.clone(), opts).unwrap();
         (m, e)
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use pto_runtime_core::{Condition, CoreId, KernelId, TaskId};
 
 use crate::engine::{Engine, EngineError, Transfer};
-use crate::memory::DeviceMemory;
+use crate::memory_map::MemoryMap;
 use crate::slab::{Slab, SlabFull};
 
 /// What a kernel sees of the task it runs, and what it can do besides computing: touch
@@ -22,7 +22,7 @@ pub struct KernelCtx<'a> {
     pub lanes: u8,
     /// Scalar arguments.
     pub args: &'a [u64],
-    pub(crate) memory: &'a DeviceMemory,
+    pub(crate) memory: &'a MemoryMap,
     pub(crate) engines: &'a [Engine],
     pub(crate) slab: &'a Slab,
 }
@@ -40,8 +40,8 @@ impl std::fmt::Debug for KernelCtx<'_> {
 }
 
 impl KernelCtx<'_> {
-    /// The simulated device memory.
-    pub fn memory(&self) -> &DeviceMemory {
+    /// The memory the machine can address: its own, and any communication windows.
+    pub fn memory(&self) -> &MemoryMap {
         self.memory
     }
 

@@ -14,6 +14,7 @@ use crate::engine::{Engine, EngineOptions};
 use crate::error::SimError;
 use crate::kernels::KernelTable;
 use crate::memory::DeviceMemory;
+use crate::memory_map::MemoryMap;
 use crate::platform::SimPlatform;
 
 /// Device address of the first byte of simulated device memory (address 0 stays invalid).
@@ -107,11 +108,24 @@ pub struct SimMachine {
 impl SimMachine {
     /// Starts one thread per core of `cfg` (AIC first, then AIV).
     pub fn start(cfg: &Config, kernels: KernelTable, opts: SimOptions) -> Result<Self, SimError> {
+        Self::start_with(cfg, kernels, opts, Vec::new())
+    }
+
+    /// Like [`SimMachine::start`], with `extra` memory ranges the machine can address besides
+    /// its own (a multi-rank job's communication windows).
+    pub fn start_with(
+        cfg: &Config,
+        kernels: KernelTable,
+        opts: SimOptions,
+        extra: Vec<Arc<DeviceMemory>>,
+    ) -> Result<Self, SimError> {
         cfg.validate()?;
         if cfg.cores() == 0 {
             return Err(SimError::Config(ConfigError::NoCores));
         }
-        let memory = Arc::new(DeviceMemory::new(MEMORY_BASE, opts.memory_bytes));
+        let local = Arc::new(DeviceMemory::new(MEMORY_BASE, opts.memory_bytes));
+        let memory =
+            Arc::new(MemoryMap::new(local, extra).map_err(|e| SimError::Heap(e.to_string()))?);
         let heap = match opts.heap_bytes {
             0 => (0, 0),
             n => (

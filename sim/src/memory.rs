@@ -5,6 +5,7 @@
 //! little-endian cell, so there are no mixed-size atomics and no unsafe. Counters in simulated
 //! memory are plain wrapping integers, as on the device.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Alignment of the base address of every [`DeviceMemory`].
@@ -44,11 +45,23 @@ pub enum MemoryError {
     },
 }
 
-/// Zeroed simulated device memory addressed by synthetic device addresses (`base..base+len`),
-/// stored as 8-byte atomic words.
+/// Words that live elsewhere (a communication window mapped from shared memory) and that a
+/// [`DeviceMemory`] can stand for.
+pub trait SharedWords: Send + Sync {
+    /// The words, for as long as `self` lives.
+    fn words(&self) -> &[AtomicU64];
+}
+
+enum Words {
+    Owned(Box<[AtomicU64]>),
+    Shared(Arc<dyn SharedWords>),
+}
+
+/// Simulated device memory at device addresses `base..base+len`, stored as 8-byte atomic
+/// words: zeroed memory of its own, or words that live elsewhere ([`DeviceMemory::shared`]).
 pub struct DeviceMemory {
     base: u64,
-    words: Box<[AtomicU64]>,
+    words: Words,
     /// Allocation cursor: bytes from `base` handed out by [`DeviceMemory::alloc`].
     bump: AtomicU64,
 }
@@ -65,8 +78,39 @@ impl DeviceMemory {
         let cells = (bytes.div_ceil(CELL as usize) as u64).min(room) as usize;
         DeviceMemory {
             base,
-            words: (0..cells).map(|_| AtomicU64::new(0)).collect(),
+            words: Words::Owned((0..cells).map(|_| AtomicU64::new(0)).collect()),
             bump: AtomicU64::new(0),
+        }
+    }
+
+    /// Memory whose words live in `words` (a communication window, say), at device address
+    /// `base` (a multiple of 8: the address this process sees them at). Nothing is allocated
+    /// from it ([`DeviceMemory::alloc`] reports it exhausted).
+    pub fn shared(base: u64, words: Arc<dyn SharedWords>) -> Result<Self, MemoryError> {
+        if !base.is_multiple_of(CELL) {
+            return Err(MemoryError::Misaligned {
+                addr: base,
+                align: CELL as usize,
+            });
+        }
+        let len = words.words().len() as u64 * CELL;
+        if base.checked_add(len).is_none() {
+            return Err(MemoryError::OutOfRange {
+                addr: base,
+                len: len as usize,
+            });
+        }
+        Ok(DeviceMemory {
+            base,
+            words: Words::Shared(words),
+            bump: AtomicU64::new(len),
+        })
+    }
+
+    fn words(&self) -> &[AtomicU64] {
+        match &self.words {
+            Words::Owned(w) => w,
+            Words::Shared(w) => w.words(),
         }
     }
 
@@ -77,12 +121,12 @@ impl DeviceMemory {
 
     /// Size in bytes (a multiple of 8).
     pub fn len(&self) -> usize {
-        self.words.len() * CELL as usize
+        self.words().len() * CELL as usize
     }
 
     /// Whether the memory has no bytes at all.
     pub fn is_empty(&self) -> bool {
-        self.words.is_empty()
+        self.words().is_empty()
     }
 
     /// Whether `addr..addr + len` lies inside the memory (an empty range may sit at its end).
@@ -123,7 +167,7 @@ impl DeviceMemory {
             {
                 Ok(_) => {
                     let cells = (start / CELL) as usize..(end / CELL) as usize;
-                    for w in &self.words[cells] {
+                    for w in &self.words()[cells] {
                         w.store(0, Ordering::Relaxed);
                     }
                     return Ok(self.base + start);
@@ -227,7 +271,7 @@ impl DeviceMemory {
             })?;
         self.check(addr, len, CELL as usize)?;
         let first = ((addr - self.base) / CELL) as usize;
-        Ok(&self.words[first..first + words])
+        Ok(&self.words()[first..first + words])
     }
 
     /// The cell of the 64-bit word at `addr`.
@@ -240,7 +284,7 @@ impl DeviceMemory {
         self.check(addr, 4, 4)?;
         let off = addr - self.base;
         let shift = if off.is_multiple_of(CELL) { 0 } else { 32 };
-        Ok((&self.words[(off / CELL) as usize], shift))
+        Ok((&self.words()[(off / CELL) as usize], shift))
     }
 }
 

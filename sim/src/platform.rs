@@ -11,7 +11,7 @@ use pto_runtime_core::{
 
 use crate::engine::Engine;
 use crate::kernels::KernelTable;
-use crate::memory::DeviceMemory;
+use crate::memory_map::MemoryMap;
 use crate::slab::Slab;
 
 /// `spin_hint` yields the CPU once every this many calls.
@@ -91,7 +91,7 @@ pub struct SimPlatform {
     ticks_per_us: u64,
     pub(crate) cores: Box<[SimCore]>,
     pub(crate) kernels: KernelTable,
-    pub(crate) memory: Arc<DeviceMemory>,
+    pub(crate) memory: Arc<MemoryMap>,
     pub(crate) engines: Box<[Engine]>,
     /// The output heap in `memory`: base and length.
     heap: (u64, u64),
@@ -106,7 +106,7 @@ impl SimPlatform {
     pub(crate) fn new(
         cores: u16,
         kernels: KernelTable,
-        memory: Arc<DeviceMemory>,
+        memory: Arc<MemoryMap>,
         engines: Vec<Engine>,
         heap: (u64, u64),
     ) -> Self {
@@ -137,8 +137,9 @@ impl SimPlatform {
         }
     }
 
-    /// The simulated device memory that kernels, engines and deferred counters share.
-    pub fn memory(&self) -> &DeviceMemory {
+    /// The memory that kernels, engines and deferred counters share: the machine's own, and
+    /// any communication windows it was given.
+    pub fn memory(&self) -> &MemoryMap {
         &self.memory
     }
 

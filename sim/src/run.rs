@@ -11,6 +11,7 @@ use crate::error::SimError;
 use crate::kernels::KernelTable;
 use crate::machine::{CpuPlan, SimMachine, SimOptions};
 use crate::memory::DeviceMemory;
+use crate::memory_map::MemoryMap;
 use crate::platform::SimPlatform;
 use crate::region::Region;
 
@@ -29,8 +30,8 @@ pub struct SimRun<R> {
     pub phases: Vec<PhaseCounters>,
     /// Clock ticks per microsecond of the timestamps.
     pub ticks_per_us: u64,
-    /// The run's device memory, as the tasks left it.
-    pub memory: Arc<DeviceMemory>,
+    /// The run's memory, as the tasks left it.
+    pub memory: Arc<MemoryMap>,
 }
 
 impl<R> SimRun<R> {
@@ -58,10 +59,26 @@ pub fn run<R>(
 where
     R: Send,
 {
+    run_with(cfg, kernels, opts, Vec::new(), orchestration)
+}
+
+/// Like [`run`], on a machine that can also address the `extra` memory ranges (a multi-rank
+/// job's communication windows: kernels and engines reach peers through them, and deferred
+/// conditions may watch counters in them).
+pub fn run_with<R>(
+    cfg: Config,
+    kernels: KernelTable,
+    opts: SimOptions,
+    extra: Vec<Arc<DeviceMemory>>,
+    orchestration: impl FnOnce(&mut SimOrchestrator<'_, '_>) -> R + Send,
+) -> Result<SimRun<R>, SimError>
+where
+    R: Send,
+{
     let layout = RegionLayout::new(&cfg)?;
     let mut region = Region::new(layout.size());
     let rt = Runtime::init(region.bytes(), cfg)?;
-    let machine = SimMachine::start(&cfg, kernels, opts)?;
+    let machine = SimMachine::start_with(&cfg, kernels, opts, extra)?;
     let platform = machine.platform();
     let mut orch = rt.orchestrator(platform)?;
     let mut schedulers = Vec::with_capacity(cfg.schedulers as usize);
