@@ -8,10 +8,12 @@
 //! object; leaving is idempotent.
 
 use std::ffi::CString;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use pto_runtime_core::{BarrierWords, CommContext, MAX_RANKS, PoisonReason};
+use pto_sim::{DeviceMemory, MemoryError, SharedWords};
 
 use super::error::CommError;
 use super::raw_shm::{Mapping, futex_wait, futex_wake, unlink};
@@ -250,12 +252,39 @@ impl ShmComm {
         Ok(())
     }
 
+    /// Every rank's window as a memory range for the simulator (`pto_sim::run_with`), at the
+    /// address this process sees it: kernels and engines then reach peers' windows, and
+    /// deferred conditions can watch counters in this rank's.
+    pub fn window_ranges(self: &Arc<Self>) -> Result<Vec<Arc<DeviceMemory>>, MemoryError> {
+        (0..self.ranks)
+            .map(|rank| {
+                let words = Arc::new(WindowWords {
+                    comm: self.clone(),
+                    rank,
+                });
+                DeviceMemory::shared(self.window_base(rank), words).map(Arc::new)
+            })
+            .collect()
+    }
+
     fn window_base(&self, rank: u32) -> u64 {
         self.map.address() + HEADER + self.window * rank as u64
     }
 
     fn barrier_words(&self) -> &BarrierWords {
         self.map.barrier(W_BARRIER)
+    }
+}
+
+/// One rank's window, kept mapped by the communicator it belongs to.
+struct WindowWords {
+    comm: Arc<ShmComm>,
+    rank: u32,
+}
+
+impl SharedWords for WindowWords {
+    fn words(&self) -> &[AtomicU64] {
+        self.comm.window(self.rank)
     }
 }
 
