@@ -13,6 +13,7 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod allreduce;
 pub mod bench;
 pub mod comm;
 pub mod launch;

@@ -27,8 +27,8 @@ pub struct BarrierWords {
 pub enum PoisonReason {
     /// It waited past its timeout.
     TimedOut,
-    /// It saw a peer die.
-    PeerDied,
+    /// It died (recorded in its name by whoever saw it die: the launcher).
+    Died,
     /// It is shutting down on an error of its own.
     Aborted,
 }
@@ -37,7 +37,7 @@ impl PoisonReason {
     fn code(self) -> u64 {
         match self {
             PoisonReason::TimedOut => 1,
-            PoisonReason::PeerDied => 2,
+            PoisonReason::Died => 2,
             PoisonReason::Aborted => 3,
         }
     }
@@ -45,7 +45,7 @@ impl PoisonReason {
     fn from_code(code: u64) -> Self {
         match code {
             1 => PoisonReason::TimedOut,
-            2 => PoisonReason::PeerDied,
+            2 => PoisonReason::Died,
             _ => PoisonReason::Aborted,
         }
     }
@@ -86,11 +86,11 @@ impl fmt::Display for BarrierError {
             ),
             Self::Poisoned { rank, reason } => write!(
                 f,
-                "the barrier was given up by rank {rank} ({}); this rank stops too",
+                "the job was given up because rank {rank} {}; this rank stops too",
                 match reason {
-                    PoisonReason::TimedOut => "it timed out",
-                    PoisonReason::PeerDied => "it saw a peer die",
-                    PoisonReason::Aborted => "it aborted",
+                    PoisonReason::TimedOut => "timed out at a barrier",
+                    PoisonReason::Died => "died",
+                    PoisonReason::Aborted => "aborted",
                 }
             ),
         }
@@ -162,6 +162,14 @@ impl BarrierWords {
         let _ = self
             .poison
             .compare_exchange(0, word, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// The rank that gave the barrier up, and why, if one did.
+    pub fn poisoned(&self) -> Option<(u32, PoisonReason)> {
+        match self.check_poison() {
+            Err(BarrierError::Poisoned { rank, reason }) => Some((rank, reason)),
+            _ => None,
+        }
     }
 
     /// The generation word, for a waiter that blocks until it changes.
@@ -272,13 +280,13 @@ mod tests {
     #[test]
     fn the_first_poison_wins() {
         let b = BarrierWords::new();
-        b.poison(5, PoisonReason::PeerDied);
+        b.poison(5, PoisonReason::Died);
         b.poison(1, PoisonReason::Aborted);
         assert_eq!(
             b.wait(0, 2, |_| true),
             Err(BarrierError::Poisoned {
                 rank: 5,
-                reason: PoisonReason::PeerDied
+                reason: PoisonReason::Died
             })
         );
     }

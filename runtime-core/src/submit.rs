@@ -335,6 +335,11 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         )
     }
 
+    /// The run's first fatal error, if it has failed.
+    pub fn error(&self) -> Option<crate::error::FatalError> {
+        self.t.shared.status.get()
+    }
+
     /// Says that nothing more will be submitted; schedulers stop once every task finished.
     pub fn finish(self) {}
 

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use pto_host::allreduce::{RankJob, run_rank};
 use pto_host::bench::{BenchPlan, Workload, run_barrier_bench, run_bench};
+use pto_host::launch::{RankEnd, SpawnPlan, rank_from_env, spawn_ranks};
 use pto_host::profile::chrome_trace;
 use pto_runtime_core::{Config, ProfileLevel};
 use pto_sim::SimOptions;
@@ -19,9 +21,45 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Sums a vector across ranks on the simulator: spawns --ranks rank processes (or, when
+    /// mpirun, a PMI launcher, Slurm or torchrun started this process, runs as the rank they
+    /// name), each checking its result; exits 0 only if every rank passed.
+    Allreduce(AllreduceArgs),
     /// Runs a synthetic task DAG on the simulator and reports ns/task, tasks/s and the
     /// ready-to-complete latency (medians over --repeat runs, after one warm-up run).
     Bench(BenchArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct AllreduceArgs {
+    /// Ranks to spawn (1 to 64).
+    #[arg(long, default_value_t = 2)]
+    ranks: u32,
+    /// Elements (u64) per rank.
+    #[arg(long, default_value_t = 4096)]
+    elements: u64,
+    /// The communication backend: only the shared-memory simulator here.
+    #[arg(long, value_enum, default_value = "sim")]
+    backend: Backend,
+    /// Names the job's shared objects (default: from the environment, else made up).
+    #[arg(long)]
+    run_id: Option<String>,
+    /// Bound of every wait, in seconds; a dead peer is noticed sooner.
+    #[arg(long, default_value_t = 30)]
+    timeout_s: u64,
+    /// Fault injection: kill this rank (SIGKILL) after --kill-after-ms.
+    #[arg(long, hide = true)]
+    kill_rank: Option<u32>,
+    /// Fault injection: when to kill --kill-rank.
+    #[arg(long, hide = true, default_value_t = 0)]
+    kill_after_ms: u64,
+}
+
+/// `--backend` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Backend {
+    /// POSIX shared memory, one process per rank.
+    Sim,
 }
 
 #[derive(clap::Args, Debug)]
@@ -98,6 +136,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench(a) => bench(&a),
+        Command::Allreduce(a) => allreduce(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -105,6 +144,87 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn allreduce(a: &AllreduceArgs) -> Result<(), String> {
+    let Backend::Sim = a.backend;
+    let timeout = std::time::Duration::from_secs(a.timeout_s.max(1));
+    let env = rank_from_env(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
+    if let Some(env) = env {
+        // A rank: of our own spawn, or of another launcher.
+        let run_id = a
+            .run_id
+            .clone()
+            .or_else(|| std::env::var("PTO_RUN_ID").ok())
+            .ok_or("a rank needs the job's --run-id (or PTO_RUN_ID) to find its peers")?;
+        let job = RankJob {
+            rank: env.rank,
+            ranks: env.ranks,
+            run_id,
+            elements: a.elements,
+            timeout,
+        };
+        let took = run_rank(&job).map_err(|e| format!("rank {}: {e}", env.rank))?;
+        println!(
+            "rank {}/{}: sum of {} elements checked in {:.1} ms",
+            env.rank,
+            env.ranks,
+            a.elements,
+            took.as_secs_f64() * 1e3
+        );
+        return Ok(());
+    }
+    if a.ranks == 0 || a.ranks > 64 {
+        return Err(format!("--ranks {}: use 1 to 64 ranks", a.ranks));
+    }
+    let run_id = a.run_id.clone().unwrap_or_else(|| {
+        format!(
+            "job{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis())
+        )
+    });
+    let plan = SpawnPlan {
+        ranks: a.ranks,
+        args: vec![
+            "allreduce".into(),
+            "--elements".into(),
+            a.elements.to_string(),
+            "--timeout-s".into(),
+            a.timeout_s.to_string(),
+        ],
+        run_id,
+        deadline: timeout + std::time::Duration::from_secs(5),
+        kill: a
+            .kill_rank
+            .map(|r| (r, std::time::Duration::from_millis(a.kill_after_ms))),
+    };
+    let exits = spawn_ranks(&plan)?;
+    let mut failed = Vec::new();
+    for e in &exits {
+        let how = match e.end {
+            RankEnd::Passed => "passed".to_string(),
+            RankEnd::Failed(code) => format!("failed (exit code {code})"),
+            RankEnd::Killed(sig) => format!("was killed by signal {sig}"),
+            RankEnd::TimedOut => "was still running at the deadline and was killed".to_string(),
+        };
+        println!(
+            "rank {}: {how} after {:.1} ms",
+            e.rank,
+            e.after.as_secs_f64() * 1e3
+        );
+        if e.end != RankEnd::Passed {
+            failed.push(e.rank);
+        }
+    }
+    if failed.is_empty() {
+        println!("allreduce over {} ranks: every rank passed", a.ranks);
+        Ok(())
+    } else {
+        Err(format!("rank(s) {failed:?} did not pass"))
     }
 }
 

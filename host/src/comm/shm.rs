@@ -173,6 +173,43 @@ impl ShmComm {
         Ok(comm)
     }
 
+    /// Gives up the barrier of the job `run_id` on behalf of `rank` without joining it (a
+    /// launcher that saw `rank` die): every rank waiting in it, or arriving later, fails
+    /// naming `rank`. Returns whether the job's object existed.
+    pub fn poison_job(run_id: &str, rank: u32, reason: PoisonReason) -> Result<bool, CommError> {
+        let label = format!("/pto-{run_id}");
+        let name = CString::new(label.clone()).map_err(|_| CommError::BadRunId(run_id.into()))?;
+        let map = Mapping::open(&name).map_err(|source| CommError::Os {
+            call: "shm_open",
+            name: label,
+            source,
+        })?;
+        match map {
+            Some(map)
+                if map.len() as u64 >= HEADER
+                    && map.words()[W_MAGIC].load(Ordering::Acquire) == MAGIC =>
+            {
+                let b = map.barrier(W_BARRIER);
+                b.poison(rank, reason);
+                futex_wake(&map.words()[W_BARRIER + 1]);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Removes the shared object of the job `run_id`, if it is still there (a launcher
+    /// cleaning up after ranks that died before leaving).
+    pub fn remove_job(run_id: &str) -> Result<(), CommError> {
+        let label = format!("/pto-{run_id}");
+        let name = CString::new(label.clone()).map_err(|_| CommError::BadRunId(run_id.into()))?;
+        unlink(&name).map_err(|source| CommError::Os {
+            call: "shm_unlink",
+            name: label,
+            source,
+        })
+    }
+
     /// This rank.
     pub fn rank(&self) -> u32 {
         self.rank
@@ -229,6 +266,12 @@ impl ShmComm {
         futex_wake(generation);
         result?;
         Ok(())
+    }
+
+    /// The rank that gave the job up, and why, if one did (a launcher poisons the barrier in
+    /// the name of a rank that died).
+    pub fn poisoned(&self) -> Option<(u32, PoisonReason)> {
+        self.barrier_words().poisoned()
     }
 
     /// Gives the barrier up for every rank (a peer died, this rank is failing).

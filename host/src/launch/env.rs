@@ -6,6 +6,8 @@ use pto_runtime_core::MAX_RANKS;
 /// The launcher whose convention named the rank.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Launcher {
+    /// `pto-launch` itself, for the ranks it spawns: `PTO_RANK`, `PTO_RANKS`.
+    PtoLaunch,
     /// Open MPI's `mpirun`: `OMPI_COMM_WORLD_RANK`, `OMPI_COMM_WORLD_SIZE`.
     Mpirun,
     /// A PMI launcher (MPICH's `mpiexec`, Hydra): `PMI_RANK`, `PMI_SIZE`.
@@ -20,6 +22,7 @@ impl Launcher {
     /// The variables naming the rank and the rank count, in this convention.
     pub fn variables(self) -> (&'static str, &'static str) {
         match self {
+            Launcher::PtoLaunch => ("PTO_RANK", "PTO_RANKS"),
             Launcher::Mpirun => ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
             Launcher::Pmi => ("PMI_RANK", "PMI_SIZE"),
             Launcher::Slurm => ("SLURM_PROCID", "SLURM_NTASKS"),
@@ -28,7 +31,8 @@ impl Launcher {
     }
 
     /// Every convention, in the order they are looked for.
-    pub const ALL: [Launcher; 4] = [
+    pub const ALL: [Launcher; 5] = [
+        Launcher::PtoLaunch,
         Launcher::Mpirun,
         Launcher::Pmi,
         Launcher::Slurm,
@@ -92,7 +96,7 @@ pub enum EnvError {
 }
 
 /// The rank this process has under the first launcher convention whose variables are set
-/// (mpirun, PMI, Slurm, torchrun), or `None` when none is: the process then launches ranks
+/// (pto-launch, mpirun, PMI, Slurm, torchrun), or `None` when none is: the process then launches ranks
 /// itself. `var` reads a variable (`std::env::var` in `pto-launch`, a map in tests).
 pub fn rank_from_env(var: impl Fn(&str) -> Option<String>) -> Result<Option<RankEnv>, EnvError> {
     for launcher in Launcher::ALL {

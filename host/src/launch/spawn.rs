@@ -1,0 +1,128 @@
+//! Spawning ranks as processes of this binary, watching them, and taking the job down
+//! cleanly when one dies: its peers are told at once (the job's barrier is poisoned in its
+//! name), every wait is bounded, and no shared object of the job outlives it.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use pto_runtime_core::PoisonReason;
+
+use crate::comm::ShmComm;
+
+/// What to spawn.
+#[derive(Clone, Debug)]
+pub struct SpawnPlan {
+    /// Ranks (processes).
+    pub ranks: u32,
+    /// Arguments every rank process gets (the subcommand and its options).
+    pub args: Vec<String>,
+    /// Names the job's shared objects; passed to the ranks as `PTO_RUN_ID`.
+    pub run_id: String,
+    /// How long the job may take before the remaining ranks are killed.
+    pub deadline: Duration,
+    /// Fault injection: kill this rank (SIGKILL) after this long.
+    pub kill: Option<(u32, Duration)>,
+}
+
+/// How a rank ended.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RankEnd {
+    /// Exit code 0.
+    Passed,
+    /// Another exit code.
+    Failed(i32),
+    /// Killed by a signal.
+    Killed(i32),
+    /// Still running at the deadline (then killed).
+    TimedOut,
+}
+
+/// One rank's end and when it came.
+#[derive(Clone, Copy, Debug)]
+pub struct RankExit {
+    /// The rank.
+    pub rank: u32,
+    /// How it ended.
+    pub end: RankEnd,
+    /// Time from the launch.
+    pub after: Duration,
+}
+
+/// Spawns the ranks and waits for all of them (bounded by `plan.deadline`). The first rank
+/// to fail poisons the job's barrier in its name, so the others stop within their barrier's
+/// poll interval instead of their timeout. The job's shared object is removed at the end.
+pub fn spawn_ranks(plan: &SpawnPlan) -> Result<Vec<RankExit>, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let start = Instant::now();
+    let mut children: Vec<(u32, Option<Child>)> = Vec::new();
+    for rank in 0..plan.ranks {
+        let child = Command::new(&exe)
+            .args(&plan.args)
+            .env("PTO_RANK", rank.to_string())
+            .env("PTO_RANKS", plan.ranks.to_string())
+            .env("PTO_RUN_ID", &plan.run_id)
+            .spawn();
+        match child {
+            Ok(c) => children.push((rank, Some(c))),
+            Err(e) => {
+                for (_, c) in children.iter_mut() {
+                    if let Some(c) = c {
+                        let _ = c.kill();
+                        let _ = c.wait();
+                    }
+                }
+                let _ = ShmComm::remove_job(&plan.run_id);
+                return Err(format!("cannot start rank {rank}: {e}"));
+            }
+        }
+    }
+    let mut exits = Vec::new();
+    let mut poisoned = false;
+    let mut killed = false;
+    while exits.len() < plan.ranks as usize {
+        let now = start.elapsed();
+        if let Some((victim, after)) = plan.kill
+            && !killed
+            && now >= after
+        {
+            killed = true;
+            if let Some((_, Some(c))) = children.iter_mut().find(|(r, _)| *r == victim) {
+                let _ = c.kill();
+            }
+        }
+        for (rank, slot) in children.iter_mut() {
+            let Some(child) = slot else { continue };
+            let end = match child.try_wait() {
+                Ok(Some(status)) => match (status.code(), status.signal()) {
+                    (Some(0), _) => RankEnd::Passed,
+                    (Some(code), _) => RankEnd::Failed(code),
+                    (None, Some(sig)) => RankEnd::Killed(sig),
+                    (None, None) => RankEnd::Failed(-1),
+                },
+                Ok(None) if now > plan.deadline => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    RankEnd::TimedOut
+                }
+                Ok(None) => continue,
+                Err(_) => RankEnd::Failed(-1),
+            };
+            *slot = None;
+            if end != RankEnd::Passed && !poisoned {
+                poisoned = true;
+                let _ = ShmComm::poison_job(&plan.run_id, *rank, PoisonReason::Died);
+            }
+            exits.push(RankExit {
+                rank: *rank,
+                end,
+                after: now,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Ranks that died never left: remove what they left behind.
+    ShmComm::remove_job(&plan.run_id).map_err(|e| e.to_string())?;
+    exits.sort_by_key(|e| e.rank);
+    Ok(exits)
+}

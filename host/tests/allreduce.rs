@@ -1,0 +1,130 @@
+//! `pto-launch allreduce` end to end: rank processes on the shared-memory backend.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn launch(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pto-launch"))
+        .args(args)
+        .env_remove("PTO_RANK")
+        .env_remove("PTO_RANKS")
+        .output()
+        .expect("pto-launch runs")
+}
+
+fn run_id(tag: &str) -> String {
+    format!("t-{tag}-{}", std::process::id())
+}
+
+fn leftover(id: &str) -> bool {
+    Path::new(&format!("/dev/shm/pto-{id}")).exists()
+}
+
+#[test]
+fn every_rank_gets_the_sum_for_2_3_4_and_8_ranks() {
+    for ranks in [2, 3, 4, 8] {
+        let id = run_id(&format!("sum{ranks}"));
+        let out = launch(&[
+            "allreduce",
+            "--ranks",
+            &ranks.to_string(),
+            "--elements",
+            "3000",
+            "--run-id",
+            &id,
+        ]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{ranks} ranks: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for r in 0..ranks {
+            assert!(stdout.contains(&format!("rank {r}: passed")), "{stdout}");
+            assert!(stdout.contains(&format!("rank {r}/{ranks}: sum of 3000 elements checked")));
+        }
+        assert!(!leftover(&id));
+    }
+}
+
+#[test]
+fn a_killed_rank_takes_the_job_down_quickly_naming_it_and_leaves_nothing() {
+    for (trial, after_ms) in [0u64, 15, 40].into_iter().enumerate() {
+        let id = run_id(&format!("kill{trial}"));
+        let start = Instant::now();
+        let out = launch(&[
+            "allreduce",
+            "--ranks",
+            "4",
+            "--elements",
+            "1000000",
+            "--timeout-s",
+            "30",
+            "--run-id",
+            &id,
+            "--kill-rank",
+            "1",
+            "--kill-after-ms",
+            &after_ms.to_string(),
+        ]);
+        let took = start.elapsed();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "trial {trial}: {stdout}");
+        assert!(
+            stdout.contains("rank 1: was killed by signal 9"),
+            "{stdout}"
+        );
+        // The others stop because rank 1 died, far sooner than their 30 s timeout.
+        assert!(
+            took < Duration::from_secs(10),
+            "took {took:?}: {stdout}{stderr}"
+        );
+        // Every other rank either finished before the kill or stopped naming rank 1.
+        let named = stderr.matches("because rank 1 died").count();
+        let passed = stdout.matches("passed").count();
+        assert_eq!(named + passed, 3, "{stdout}{stderr}");
+        assert!(!leftover(&id), "trial {trial} left its shared object");
+    }
+}
+
+#[test]
+fn two_jobs_at_once_do_not_collide() {
+    let (a, b) = (run_id("twoA"), run_id("twoB"));
+    let ta = std::thread::spawn({
+        let a = a.clone();
+        move || {
+            launch(&[
+                "allreduce",
+                "--ranks",
+                "3",
+                "--elements",
+                "2000",
+                "--run-id",
+                &a,
+            ])
+        }
+    });
+    let out_b = launch(&[
+        "allreduce",
+        "--ranks",
+        "2",
+        "--elements",
+        "2000",
+        "--run-id",
+        &b,
+    ]);
+    let out_a = ta.join().unwrap();
+    assert!(out_a.status.success() && out_b.status.success());
+    assert!(!leftover(&a) && !leftover(&b));
+}
+
+#[test]
+fn bad_rank_counts_are_errors() {
+    for n in ["0", "65"] {
+        let out = launch(&["allreduce", "--ranks", n]);
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("1 to 64"));
+    }
+}
