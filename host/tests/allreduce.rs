@@ -50,7 +50,17 @@ fn every_rank_gets_the_sum_for_2_3_4_and_8_ranks() {
 
 #[test]
 fn a_killed_rank_takes_the_job_down_quickly_naming_it_and_leaves_nothing() {
-    for (trial, after_ms) in [0u64, 15, 40].into_iter().enumerate() {
+    // Kill times drawn from the process id: a different point each run, 0 to 60 ms in.
+    let mut seed = std::process::id() as u64 | 1;
+    let times: Vec<u64> = (0..3)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % 61
+        })
+        .collect();
+    for (trial, &after_ms) in times.iter().enumerate() {
         let id = run_id(&format!("kill{trial}"));
         let start = Instant::now();
         let out = launch(&[

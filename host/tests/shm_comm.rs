@@ -59,6 +59,11 @@ fn ranks_see_each_others_windows_and_the_last_one_out_removes_the_object() {
             let ctx = c.context().unwrap();
             assert_eq!(ctx.local_window(), c.local_window_base());
             assert_eq!(ctx.win_size, c.window_size());
+            // A view of this rank alone, on the second half of its window.
+            let half = c.window_size() / 2;
+            let view = c.sub_domain(&[c.rank()], half, half).unwrap();
+            assert_eq!((view.rank_id, view.rank_num), (0, 1));
+            assert_eq!(view.local_window(), c.local_window_base() + half);
             sum
         });
         let want = (ranks as u64) * (ranks as u64 + 1) / 2;

@@ -295,6 +295,17 @@ impl ShmComm {
         Ok(())
     }
 
+    /// A view of the sub-domain `ranks` (communicator ranks, this one among them), each window
+    /// narrowed to `size` bytes at `offset`. Local: no other rank takes part.
+    pub fn sub_domain(
+        &self,
+        ranks: &[u32],
+        offset: u64,
+        size: u64,
+    ) -> Result<CommContext, pto_runtime_core::CommError> {
+        self.context()?.sub_domain(ranks, offset, size)
+    }
+
     /// Every rank's window as a memory range for the simulator (`pto_sim::run_with`), at the
     /// address this process sees it: kernels and engines then reach peers' windows, and
     /// deferred conditions can watch counters in this rank's.
