@@ -91,10 +91,12 @@ fn a_killed_rank_takes_the_job_down_quickly_naming_it_and_leaves_nothing() {
             took < Duration::from_secs(10),
             "took {took:?}: {stdout}{stderr}"
         );
-        // Every other rank either finished before the kill or stopped naming rank 1.
+        // Every other rank finished before the kill, stopped naming rank 1, or (still waiting
+        // for the job to be set up) was stopped by the launcher.
         let named = stderr.matches("because rank 1 died").count();
         let passed = stdout.matches("passed").count();
-        assert_eq!(named + passed, 3, "{stdout}{stderr}");
+        let stopped = stdout.matches("stopped by the launcher").count();
+        assert_eq!(named + passed + stopped, 3, "{stdout}{stderr}");
         assert!(!leftover(&id), "trial {trial} left its shared object");
     }
 }
@@ -137,4 +139,41 @@ fn bad_rank_counts_are_errors() {
         assert!(!out.status.success());
         assert!(String::from_utf8_lossy(&out.stderr).contains("1 to 64"));
     }
+}
+
+#[test]
+fn started_by_mpirun_each_process_runs_as_its_rank() {
+    // Two processes as mpirun would start them: no spawning, the rank from the environment,
+    // the job's name from Open MPI's job id.
+    let job = format!("{}", std::process::id());
+    let children: Vec<_> = (0..2)
+        .map(|r| {
+            Command::new(env!("CARGO_BIN_EXE_pto-launch"))
+                .args(["allreduce", "--elements", "1000", "--timeout-s", "20"])
+                .env_remove("PTO_RANK")
+                .env_remove("PTO_RANKS")
+                .env_remove("PTO_RUN_ID")
+                .env("OMPI_COMM_WORLD_RANK", r.to_string())
+                .env("OMPI_COMM_WORLD_SIZE", "2")
+                .env("OMPI_MCA_ess_base_jobid", &job)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("starts")
+        })
+        .collect();
+    for (r, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "rank {r}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains(&format!("rank {r}/2: sum of 1000 elements checked")),
+            "{stdout}"
+        );
+    }
+    assert!(!leftover(&format!("ompi-{job}")));
 }

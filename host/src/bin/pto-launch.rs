@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use pto_host::allreduce::{RankJob, run_rank};
 use pto_host::bench::{BenchPlan, Workload, run_barrier_bench, run_bench};
-use pto_host::launch::{RankEnd, SpawnPlan, rank_from_env, spawn_ranks};
+use pto_host::launch::{RankEnd, SpawnPlan, job_id_from_env, rank_from_env, spawn_ranks};
 use pto_host::profile::chrome_trace;
 use pto_runtime_core::{Config, ProfileLevel};
 use pto_sim::SimOptions;
@@ -47,6 +47,10 @@ struct AllreduceArgs {
     /// Bound of every wait, in seconds; a dead peer is noticed sooner.
     #[arg(long, default_value_t = 30)]
     timeout_s: u64,
+    /// After a rank fails, how long the others get to stop on their own before the launcher
+    /// stops them, in milliseconds.
+    #[arg(long, default_value_t = 2000)]
+    grace_ms: u64,
     /// Fault injection: kill this rank (SIGKILL) after --kill-after-ms.
     #[arg(long, hide = true)]
     kill_rank: Option<u32>,
@@ -156,8 +160,11 @@ fn allreduce(a: &AllreduceArgs) -> Result<(), String> {
         let run_id = a
             .run_id
             .clone()
-            .or_else(|| std::env::var("PTO_RUN_ID").ok())
-            .ok_or("a rank needs the job's --run-id (or PTO_RUN_ID) to find its peers")?;
+            .or_else(|| job_id_from_env(|k| std::env::var(k).ok()))
+            .ok_or(
+                "a rank needs a name its peers share to find them: pass --run-id (or set \
+                 PTO_RUN_ID) the same on every rank",
+            )?;
         let job = RankJob {
             rank: env.rank,
             ranks: env.ranks,
@@ -201,6 +208,7 @@ fn allreduce(a: &AllreduceArgs) -> Result<(), String> {
         kill: a
             .kill_rank
             .map(|r| (r, std::time::Duration::from_millis(a.kill_after_ms))),
+        grace: std::time::Duration::from_millis(a.grace_ms),
     };
     let exits = spawn_ranks(&plan)?;
     let mut failed = Vec::new();
@@ -210,6 +218,9 @@ fn allreduce(a: &AllreduceArgs) -> Result<(), String> {
             RankEnd::Failed(code) => format!("failed (exit code {code})"),
             RankEnd::Killed(sig) => format!("was killed by signal {sig}"),
             RankEnd::TimedOut => "was still running at the deadline and was killed".to_string(),
+            RankEnd::Stopped => {
+                "was stopped by the launcher: another rank had failed and it had not".to_string()
+            }
         };
         println!(
             "rank {}: {how} after {:.1} ms",

@@ -147,6 +147,41 @@ pub fn rank_from_env(var: impl Fn(&str) -> Option<String>) -> Result<Option<Rank
     Ok(None)
 }
 
+/// A name every rank of the job derives alike from its launcher's environment, to name the
+/// job's shared objects: `PTO_RUN_ID`, else Slurm's job and step, Open MPI's job id,
+/// torchrun's run id or its rendezvous address. `None` when no variable names the job.
+pub fn job_id_from_env(var: impl Fn(&str) -> Option<String>) -> Option<String> {
+    let clean = |s: String| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(100)
+            .collect()
+    };
+    if let Some(id) = var("PTO_RUN_ID") {
+        return Some(clean(id));
+    }
+    if let Some(job) = var("SLURM_JOB_ID") {
+        let step = var("SLURM_STEP_ID").unwrap_or_default();
+        return Some(clean(format!("slurm-{job}-{step}")));
+    }
+    if let Some(job) = var("OMPI_MCA_ess_base_jobid") {
+        return Some(clean(format!("ompi-{job}")));
+    }
+    if let Some(run) = var("TORCHELASTIC_RUN_ID") {
+        return Some(clean(format!("torch-{run}")));
+    }
+    match (var("MASTER_ADDR"), var("MASTER_PORT")) {
+        (Some(a), Some(p)) => Some(clean(format!("torch-{a}-{p}"))),
+        _ => None,
+    }
+}
+
 fn number(var: &'static str, value: &str) -> Result<u32, EnvError> {
     value.trim().parse().map_err(|_| EnvError::NotANumber {
         var,
@@ -212,6 +247,30 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!((got.launcher, got.rank), (Launcher::Mpirun, 3));
+    }
+
+    #[test]
+    fn every_rank_of_a_job_derives_the_same_job_id() {
+        assert_eq!(
+            job_id_from_env(env(&[("SLURM_JOB_ID", "77"), ("SLURM_STEP_ID", "0")])),
+            Some("slurm-77-0".into())
+        );
+        assert_eq!(
+            job_id_from_env(env(&[("OMPI_MCA_ess_base_jobid", "123:4")])),
+            Some("ompi-123_4".into())
+        );
+        assert_eq!(
+            job_id_from_env(env(&[
+                ("MASTER_ADDR", "10.0.0.1"),
+                ("MASTER_PORT", "29500")
+            ])),
+            Some("torch-10_0_0_1-29500".into())
+        );
+        assert_eq!(
+            job_id_from_env(env(&[("PTO_RUN_ID", "mine"), ("SLURM_JOB_ID", "1")])),
+            Some("mine".into())
+        );
+        assert_eq!(job_id_from_env(env(&[])), None);
     }
 
     #[test]

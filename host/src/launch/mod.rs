@@ -4,5 +4,5 @@
 mod env;
 mod spawn;
 
-pub use env::{EnvError, Launcher, RankEnv, rank_from_env};
+pub use env::{EnvError, Launcher, RankEnv, job_id_from_env, rank_from_env};
 pub use spawn::{RankEnd, RankExit, SpawnPlan, spawn_ranks};

@@ -23,6 +23,10 @@ pub struct SpawnPlan {
     pub deadline: Duration,
     /// Fault injection: kill this rank (SIGKILL) after this long.
     pub kill: Option<(u32, Duration)>,
+    /// After a rank failed, how long the others get to stop on their own (they see the
+    /// poisoned barrier within milliseconds; a rank still waiting for the job's object to
+    /// appear cannot) before the launcher stops them.
+    pub grace: Duration,
 }
 
 /// How a rank ended.
@@ -36,6 +40,8 @@ pub enum RankEnd {
     Killed(i32),
     /// Still running at the deadline (then killed).
     TimedOut,
+    /// Still running `grace` after another rank failed (then killed).
+    Stopped,
 }
 
 /// One rank's end and when it came.
@@ -80,6 +86,7 @@ pub fn spawn_ranks(plan: &SpawnPlan) -> Result<Vec<RankExit>, String> {
     let mut exits = Vec::new();
     let mut poisoned = false;
     let mut killed = false;
+    let mut failed_at: Option<Duration> = None;
     while exits.len() < plan.ranks as usize {
         let now = start.elapsed();
         if let Some((victim, after)) = plan.kill
@@ -105,12 +112,18 @@ pub fn spawn_ranks(plan: &SpawnPlan) -> Result<Vec<RankExit>, String> {
                     let _ = child.wait();
                     RankEnd::TimedOut
                 }
+                Ok(None) if failed_at.is_some_and(|t| now > t + plan.grace) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    RankEnd::Stopped
+                }
                 Ok(None) => continue,
                 Err(_) => RankEnd::Failed(-1),
             };
             *slot = None;
             if end != RankEnd::Passed && !poisoned {
                 poisoned = true;
+                failed_at = Some(now);
                 let _ = ShmComm::poison_job(&plan.run_id, *rank, PoisonReason::Died);
             }
             exits.push(RankExit {
