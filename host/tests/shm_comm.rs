@@ -49,10 +49,10 @@ fn ranks_see_each_others_windows_and_the_last_one_out_removes_the_object() {
             // Each rank writes its rank + 1 at word `rank` of every peer's window.
             let me = c.rank() as usize;
             for peer in 0..c.ranks() {
-                c.window(peer)[me].store(me as u64 + 1, Ordering::Release);
+                c.window(peer).unwrap()[me].store(me as u64 + 1, Ordering::Release);
             }
             c.barrier().unwrap();
-            let mine = c.window(c.rank());
+            let mine = c.window(c.rank()).unwrap();
             let sum: u64 = (0..c.ranks() as usize)
                 .map(|r| mine[r].load(Ordering::Acquire))
                 .sum();
@@ -77,7 +77,7 @@ fn many_barrier_rounds_with_8_ranks() {
     let id = run_id("rounds");
     let rounds = 300u64;
     with_ranks(&id, 8, |c| {
-        let counter = &c.window(0)[0];
+        let counter = &c.window(0).unwrap()[0];
         for round in 1..=rounds {
             counter.fetch_add(1, Ordering::AcqRel);
             c.barrier().unwrap();
@@ -132,6 +132,13 @@ fn bad_input_gets_clear_errors() {
     assert!(err(cfg(&id, 0, 1)).contains("exists already"));
     drop(first);
     assert!(!object_exists(&id));
+}
+
+#[test]
+fn a_window_past_the_last_rank_is_none() {
+    let id = run_id("past");
+    let c = ShmComm::init(&cfg(&id, 0, 1)).unwrap();
+    assert!(c.window(0).is_some() && c.window(1).is_none());
 }
 
 #[test]

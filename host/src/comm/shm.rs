@@ -236,10 +236,14 @@ impl ShmComm {
         CommContext::new(self.rank, &windows, self.window)
     }
 
-    /// Rank `rank`'s window as 64-bit atomic words (every window is mapped in every rank).
-    pub fn window(&self, rank: u32) -> &[AtomicU64] {
-        let first = ((HEADER + self.window * rank.min(self.ranks - 1) as u64) / 8) as usize;
-        &self.map.words()[first..first + (self.window / 8) as usize]
+    /// Rank `rank`'s window as 64-bit atomic words (every window is mapped in every rank);
+    /// `None` past the last rank.
+    pub fn window(&self, rank: u32) -> Option<&[AtomicU64]> {
+        if rank >= self.ranks {
+            return None;
+        }
+        let first = ((HEADER + self.window * rank as u64) / 8) as usize;
+        Some(&self.map.words()[first..first + (self.window / 8) as usize])
     }
 
     /// Waits until every rank reached this barrier, at most the configured timeout; a rank
@@ -338,7 +342,8 @@ struct WindowWords {
 
 impl SharedWords for WindowWords {
     fn words(&self) -> &[AtomicU64] {
-        self.comm.window(self.rank)
+        // `rank` is below the rank count by construction (`window_ranges`).
+        self.comm.window(self.rank).unwrap_or(&[])
     }
 }
 
