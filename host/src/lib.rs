@@ -18,3 +18,4 @@ pub mod bench;
 pub mod comm;
 pub mod launch;
 pub mod profile;
+pub mod transport;
