@@ -213,3 +213,25 @@ fn the_barrier_bench_reports_a_median_per_barrier() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("1 to 64"));
 }
+
+#[test]
+fn the_bootstrap_bench_reports_milliseconds() {
+    let out = launch(&[
+        "bench",
+        "--workload",
+        "bootstrap",
+        "--ranks",
+        "4",
+        "--repeat",
+        "2",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["workload"], "bootstrap");
+    assert!(v["bootstrap_ms"].as_f64().unwrap() > 0.0);
+}

@@ -1,9 +1,11 @@
 //! `pto-launch bench`: runs a synthetic DAG on the simulator and reports the scheduler's speed.
 
 mod barrier;
+mod bootstrap;
 mod report;
 mod workload;
 
 pub use barrier::{BarrierResult, run_barrier_bench};
+pub use bootstrap::{BootstrapResult, run_bootstrap_bench};
 pub use report::{BenchOutcome, BenchResult, run_bench};
 pub use workload::{BenchError, BenchPlan, Workload, submit_workload};

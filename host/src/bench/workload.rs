@@ -31,6 +31,9 @@ pub enum Workload {
     /// Not a task DAG: `--ranks` ranks (threads) meeting at the shared-memory barrier; reports
     /// `median_us` per barrier.
     Barrier,
+    /// Not a task DAG: `--ranks` ranks (threads) forming a job over TCP on loopback; reports
+    /// `bootstrap_ms`.
+    Bootstrap,
 }
 
 /// What to run: the DAG, its size and its knobs.
@@ -219,8 +222,8 @@ pub fn submit_workload(
                 go(&TaskSpec::new(NOOP, spread(cfg, i)).tensors(&args))?;
             }
         }
-        // Run by `run_barrier_bench`, not as tasks.
-        Workload::Barrier => {}
+        // Run by `run_barrier_bench` and `run_bootstrap_bench`, not as tasks.
+        Workload::Barrier | Workload::Bootstrap => {}
         Workload::Deferred => {
             for i in 0..tasks {
                 let expected = (i + 1).saturating_add(plan.pending).min(tasks);

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use pto_host::allreduce::{RankJob, run_rank};
-use pto_host::bench::{BenchPlan, Workload, run_barrier_bench, run_bench};
+use pto_host::bench::{BenchPlan, Workload, run_barrier_bench, run_bench, run_bootstrap_bench};
 use pto_host::launch::{RankEnd, SpawnPlan, job_id_from_env, rank_from_env, spawn_ranks};
 use pto_host::profile::chrome_trace;
 use pto_runtime_core::{Config, ProfileLevel};
@@ -105,7 +105,7 @@ struct BenchArgs {
     /// the deferred sets grow to hold them.
     #[arg(long, default_value_t = 1000)]
     pending: u64,
-    /// Ranks of the barrier workload (threads, 1 to 64).
+    /// Ranks of the barrier and bootstrap workloads (threads, 1 to 64).
     #[arg(long, default_value_t = 2)]
     ranks: u32,
     /// Tensor arguments per task of the tensors workload (at most 32).
@@ -240,6 +240,18 @@ fn allreduce(a: &AllreduceArgs) -> Result<(), String> {
 }
 
 fn bench(a: &BenchArgs) -> Result<(), String> {
+    if a.workload == Workload::Bootstrap {
+        let r = run_bootstrap_bench(a.ranks, a.repeat).map_err(|e| e.to_string())?;
+        if a.json {
+            println!(
+                "{}",
+                serde_json::to_string(&r).map_err(|e| format!("cannot encode: {e}"))?
+            );
+        } else {
+            println!("{r}");
+        }
+        return Ok(());
+    }
     if a.workload == Workload::Barrier {
         let r = run_barrier_bench(a.ranks, 2000).map_err(|e| e.to_string())?;
         if a.json {

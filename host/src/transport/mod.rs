@@ -1,4 +1,5 @@
-//! The transport between hosts (multi-host rendezvous and bootstrap). So far its wire format:
-//! listen handles, hellos that name the job, and sequenced frames.
+//! The transport between hosts (multi-host rendezvous and bootstrap): its wire format
+//! (listen handles, hellos that name the job, sequenced frames) and a bootstrap over TCP.
 
+pub mod bootstrap;
 pub mod wire;

@@ -1,0 +1,91 @@
+//! Bootstrap over TCP on loopback: ranks on threads, rank 0 on a free port.
+
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use pto_host::transport::bootstrap::{Bootstrap, BootstrapError};
+use pto_host::transport::wire::Hello;
+
+fn listener() -> (TcpListener, std::net::SocketAddr) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let a = l.local_addr().unwrap();
+    (l, a)
+}
+
+#[test]
+fn eight_ranks_allgather_broadcast_and_meet() {
+    let (l, addr) = listener();
+    let ranks = 8u32;
+    let mut l = Some(l);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..ranks)
+            .map(|rank| {
+                let l = if rank == 0 { l.take() } else { None };
+                s.spawn(move || {
+                    let mut b =
+                        Bootstrap::join(rank, ranks, "job-8", addr, l, Duration::from_secs(20))
+                            .unwrap();
+                    let all = b.allgather(format!("rank {rank}").as_bytes()).unwrap();
+                    let want: Vec<Vec<u8>> = (0..ranks)
+                        .map(|r| format!("rank {r}").into_bytes())
+                        .collect();
+                    assert_eq!(all, want);
+                    let got = b.broadcast(b"root info").unwrap();
+                    assert_eq!(got, b"root info");
+                    for _ in 0..10 {
+                        b.barrier().unwrap();
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    });
+}
+
+#[test]
+fn a_peer_of_another_job_is_refused_and_the_job_still_forms() {
+    let (l, addr) = listener();
+    std::thread::scope(|s| {
+        let root = s.spawn(move || {
+            let mut b =
+                Bootstrap::join(0, 2, "job-a", addr, Some(l), Duration::from_secs(20)).unwrap();
+            b.barrier().unwrap();
+        });
+        // A stranger first: rank 1 of job-b.
+        let mut stranger = TcpStream::connect(addr).unwrap();
+        let hello = Hello {
+            rank: 1,
+            run_id: "job-b".into(),
+        }
+        .encode()
+        .unwrap();
+        stranger.write_all(&hello).unwrap();
+        // Then the real rank 1.
+        let mut b = Bootstrap::join(1, 2, "job-a", addr, None, Duration::from_secs(20)).unwrap();
+        b.barrier().unwrap();
+        root.join().unwrap();
+    });
+}
+
+#[test]
+fn a_missing_rank_or_rendezvous_is_a_bounded_timeout() {
+    let (l, addr) = listener();
+    let start = Instant::now();
+    let e = Bootstrap::join(0, 2, "job", addr, Some(l), Duration::from_millis(200))
+        .err()
+        .unwrap();
+    assert!(matches!(e, BootstrapError::Timeout(_)), "{e}");
+    // Nobody listens at this address any more.
+    let e = Bootstrap::join(1, 2, "job", addr, None, Duration::from_millis(200))
+        .err()
+        .unwrap();
+    assert!(matches!(e, BootstrapError::Timeout(_)), "{e}");
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert!(matches!(
+        Bootstrap::join(2, 2, "job", addr, None, Duration::from_millis(10)),
+        Err(BootstrapError::Invalid(_))
+    ));
+}
