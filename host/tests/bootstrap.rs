@@ -71,6 +71,30 @@ fn a_peer_of_another_job_is_refused_and_the_job_still_forms() {
 }
 
 #[test]
+fn a_silent_caller_does_not_hold_the_job_up_for_long() {
+    let (l, addr) = listener();
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        let root = s.spawn(move || {
+            let mut b =
+                Bootstrap::join(0, 2, "job-q", addr, Some(l), Duration::from_secs(20)).unwrap();
+            b.barrier().unwrap();
+        });
+        // Connects and says nothing.
+        let _silent = TcpStream::connect(addr).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let mut b = Bootstrap::join(1, 2, "job-q", addr, None, Duration::from_secs(20)).unwrap();
+        b.barrier().unwrap();
+        root.join().unwrap();
+    });
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
 fn a_missing_rank_or_rendezvous_is_a_bounded_timeout() {
     let (l, addr) = listener();
     let start = Instant::now();

@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 
 use super::wire::{FrameDecoder, Hello, WireError, encode_frame};
 
+/// How long rank 0 waits for a caller's hello before it drops the caller.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// Largest record a rank contributes to an allgather.
 pub const MAX_RECORD: usize = 4096;
 
@@ -161,7 +164,9 @@ impl Bootstrap {
                 match listener.accept() {
                     Ok((mut s, _)) => {
                         s.set_nonblocking(false).map_err(io("set_nonblocking"))?;
-                        s.set_read_timeout(Some(timeout))
+                        // A caller that says nothing holds up the accept loop for a short
+                        // while at most.
+                        s.set_read_timeout(Some(timeout.min(HELLO_TIMEOUT)))
                             .map_err(io("set_read_timeout"))?;
                         // A stranger (another job, another version) is refused and dropped;
                         // keep accepting.
