@@ -239,30 +239,28 @@ fn allreduce(a: &AllreduceArgs) -> Result<(), String> {
     }
 }
 
-fn bench(a: &BenchArgs) -> Result<(), String> {
-    if a.workload == Workload::Bootstrap {
-        let r = run_bootstrap_bench(a.ranks, a.repeat).map_err(|e| e.to_string())?;
-        if a.json {
-            println!(
-                "{}",
-                serde_json::to_string(&r).map_err(|e| format!("cannot encode: {e}"))?
-            );
-        } else {
-            println!("{r}");
-        }
-        return Ok(());
+/// Prints `r` as one JSON object, or as text.
+fn print_result<T: serde::Serialize + std::fmt::Display>(r: &T, json: bool) -> Result<(), String> {
+    if json {
+        let text = serde_json::to_string(r).map_err(|e| format!("cannot encode: {e}"))?;
+        println!("{text}");
+    } else {
+        println!("{r}");
     }
-    if a.workload == Workload::Barrier {
-        let r = run_barrier_bench(a.ranks, 2000).map_err(|e| e.to_string())?;
-        if a.json {
-            println!(
-                "{}",
-                serde_json::to_string(&r).map_err(|e| format!("cannot encode: {e}"))?
-            );
-        } else {
-            println!("{r}");
+    Ok(())
+}
+
+fn bench(a: &BenchArgs) -> Result<(), String> {
+    match a.workload {
+        Workload::Bootstrap => {
+            let r = run_bootstrap_bench(a.ranks, a.repeat).map_err(|e| e.to_string())?;
+            return print_result(&r, a.json);
         }
-        return Ok(());
+        Workload::Barrier => {
+            let r = run_barrier_bench(a.ranks, 2000).map_err(|e| e.to_string())?;
+            return print_result(&r, a.json);
+        }
+        _ => {}
     }
     let profile = match (a.profile, &a.trace) {
         (_, Some(_)) | (Profile::Tasks, None) => ProfileLevel::Tasks,
