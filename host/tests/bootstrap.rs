@@ -24,7 +24,7 @@ fn eight_ranks_allgather_broadcast_and_meet() {
                 let l = if rank == 0 { l.take() } else { None };
                 s.spawn(move || {
                     let mut b =
-                        Bootstrap::join(rank, ranks, "job-8", addr, l, Duration::from_secs(20))
+                        Bootstrap::tcp(rank, ranks, "job-8", addr, l, Duration::from_secs(20))
                             .unwrap();
                     let all = b.allgather(format!("rank {rank}").as_bytes()).unwrap();
                     let want: Vec<Vec<u8>> = (0..ranks)
@@ -51,7 +51,7 @@ fn a_peer_of_another_job_is_refused_and_the_job_still_forms() {
     std::thread::scope(|s| {
         let root = s.spawn(move || {
             let mut b =
-                Bootstrap::join(0, 2, "job-a", addr, Some(l), Duration::from_secs(20)).unwrap();
+                Bootstrap::tcp(0, 2, "job-a", addr, Some(l), Duration::from_secs(20)).unwrap();
             b.barrier().unwrap();
         });
         // A stranger first: rank 1 of job-b.
@@ -64,7 +64,7 @@ fn a_peer_of_another_job_is_refused_and_the_job_still_forms() {
         .unwrap();
         stranger.write_all(&hello).unwrap();
         // Then the real rank 1.
-        let mut b = Bootstrap::join(1, 2, "job-a", addr, None, Duration::from_secs(20)).unwrap();
+        let mut b = Bootstrap::tcp(1, 2, "job-a", addr, None, Duration::from_secs(20)).unwrap();
         b.barrier().unwrap();
         root.join().unwrap();
     });
@@ -77,13 +77,13 @@ fn a_silent_caller_does_not_hold_the_job_up_for_long() {
     std::thread::scope(|s| {
         let root = s.spawn(move || {
             let mut b =
-                Bootstrap::join(0, 2, "job-q", addr, Some(l), Duration::from_secs(20)).unwrap();
+                Bootstrap::tcp(0, 2, "job-q", addr, Some(l), Duration::from_secs(20)).unwrap();
             b.barrier().unwrap();
         });
         // Connects and says nothing.
         let _silent = TcpStream::connect(addr).unwrap();
         std::thread::sleep(Duration::from_millis(50));
-        let mut b = Bootstrap::join(1, 2, "job-q", addr, None, Duration::from_secs(20)).unwrap();
+        let mut b = Bootstrap::tcp(1, 2, "job-q", addr, None, Duration::from_secs(20)).unwrap();
         b.barrier().unwrap();
         root.join().unwrap();
     });
@@ -98,18 +98,18 @@ fn a_silent_caller_does_not_hold_the_job_up_for_long() {
 fn a_missing_rank_or_rendezvous_is_a_bounded_timeout() {
     let (l, addr) = listener();
     let start = Instant::now();
-    let e = Bootstrap::join(0, 2, "job", addr, Some(l), Duration::from_millis(200))
+    let e = Bootstrap::tcp(0, 2, "job", addr, Some(l), Duration::from_millis(200))
         .err()
         .unwrap();
     assert!(matches!(e, BootstrapError::Timeout(_)), "{e}");
     // Nobody listens at this address any more.
-    let e = Bootstrap::join(1, 2, "job", addr, None, Duration::from_millis(200))
+    let e = Bootstrap::tcp(1, 2, "job", addr, None, Duration::from_millis(200))
         .err()
         .unwrap();
     assert!(matches!(e, BootstrapError::Timeout(_)), "{e}");
     assert!(start.elapsed() < Duration::from_secs(5));
     assert!(matches!(
-        Bootstrap::join(2, 2, "job", addr, None, Duration::from_millis(10)),
+        Bootstrap::tcp(2, 2, "job", addr, None, Duration::from_millis(10)),
         Err(BootstrapError::Invalid(_))
     ));
 }

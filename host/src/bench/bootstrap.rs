@@ -46,14 +46,8 @@ pub fn run_bootstrap_bench(ranks: u32, runs: u32) -> Result<BootstrapResult, Boo
                     let l = if rank == 0 { listener.take() } else { None };
                     let run_id = run_id.clone();
                     s.spawn(move || -> Result<Duration, BootstrapError> {
-                        let mut b = Bootstrap::join(
-                            rank,
-                            ranks,
-                            &run_id,
-                            addr,
-                            l,
-                            Duration::from_secs(30),
-                        )?;
+                        let mut b =
+                            Bootstrap::tcp(rank, ranks, &run_id, addr, l, Duration::from_secs(30))?;
                         b.allgather(&[rank as u8; 64])?;
                         b.barrier()?;
                         Ok(start.elapsed())

@@ -1,24 +1,32 @@
-//! Bootstrap over TCP: rank 0 listens at the rendezvous address, every other rank connects
-//! (retrying with backoff while rank 0 is not up yet), both sides exchange hellos (another
-//! job or version is refused), then rank 0 relays: allgather of small per-rank records,
-//! broadcast, and a control-plane barrier. Every read, write and connect is bounded.
+//! Bootstrap over any [`Transport`]: rank 0 listens at the rendezvous address, every other
+//! rank connects (the transport retries while rank 0 is not up yet), and rank 0 relays an
+//! allgather of small per-rank records, a broadcast and a control-plane barrier. Strangers
+//! (another job or version) and callers that say nothing are refused while the job goes on
+//! forming. Every wait is bounded by the timeout given at join.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use super::wire::{FrameDecoder, Hello, WireError, encode_frame};
+use super::api::{Conn, Progress, Transport};
+use super::error::TransportError;
+use super::registry::{Region, Registration};
+use super::tcp::{TcpOptions, TcpTransport};
+use super::wire::{ListenHandle, WireError};
 
-/// How long rank 0 waits for a caller's hello before it drops the caller.
-const HELLO_TIMEOUT: Duration = Duration::from_secs(1);
+/// Largest record a rank contributes to an allgather, and largest broadcast (an HCCL root
+/// info is 4 108 bytes).
+pub const MAX_RECORD: usize = 8192;
 
-/// Largest record a rank contributes to an allgather.
-pub const MAX_RECORD: usize = 4096;
+/// Most ranks a bootstrap joins.
+pub const MAX_RANKS: u32 = 1024;
+
+/// Accepts rank 0 runs at once, so that a silent caller holds up no one.
+const ACCEPTS_IN_FLIGHT: usize = 8;
 
 /// Why bootstrap failed.
 #[derive(Debug, thiserror::Error)]
 pub enum BootstrapError {
-    /// A socket call failed.
+    /// A socket call outside the transport failed.
     #[error("{what}: {source}")]
     Io {
         /// What was being done.
@@ -26,6 +34,9 @@ pub enum BootstrapError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The transport failed.
+    #[error("{0}")]
+    Transport(#[from] TransportError),
     /// The peer sent something this rank refuses.
     #[error("{0}")]
     Wire(#[from] WireError),
@@ -37,233 +48,143 @@ pub enum BootstrapError {
     Invalid(String),
 }
 
-fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BootstrapError {
-    let what = what.into();
-    move |source| BootstrapError::Io { what, source }
-}
-
-/// One framed, sequenced connection with bounded reads and writes.
-struct Link {
-    stream: TcpStream,
-    decoder: FrameDecoder,
-    seq: u64,
-    peer: u32,
-}
-
-impl Link {
-    fn new(stream: TcpStream, timeout: Duration, peer: u32) -> Result<Self, BootstrapError> {
-        stream
-            .set_read_timeout(Some(timeout))
-            .map_err(io("set_read_timeout"))?;
-        stream
-            .set_write_timeout(Some(timeout))
-            .map_err(io("set_write_timeout"))?;
-        stream.set_nodelay(true).map_err(io("set_nodelay"))?;
-        Ok(Link {
-            stream,
-            decoder: FrameDecoder::new(),
-            seq: 0,
-            peer,
-        })
-    }
-
-    fn send(&mut self, payload: &[u8]) -> Result<(), BootstrapError> {
-        let frame = encode_frame(self.seq, payload)?;
-        self.seq += 1;
-        self.stream
-            .write_all(&frame)
-            .map_err(io(format!("sending to rank {}", self.peer)))
-    }
-
-    fn recv(&mut self) -> Result<Vec<u8>, BootstrapError> {
-        let mut buf = [0u8; 4096];
-        loop {
-            if let Some(f) = self.decoder.next_frame()? {
-                return Ok(f);
-            }
-            let n = self
-                .stream
-                .read(&mut buf)
-                .map_err(io(format!("receiving from rank {}", self.peer)))?;
-            if n == 0 {
-                return Err(BootstrapError::Invalid(format!(
-                    "rank {} closed the connection mid-message",
-                    self.peer
-                )));
-            }
-            self.decoder.push(&buf[..n]);
-        }
-    }
-}
-
-/// Reads a hello from `stream`, checked against `run_id`.
-fn read_hello(stream: &mut TcpStream, run_id: &str) -> Result<Hello, BootstrapError> {
-    let mut b = Vec::new();
-    let mut byte = [0u8; 1];
-    loop {
-        if let Some(n) = Hello::wanted(&b)
-            && b.len() >= n
-        {
-            return Ok(Hello::decode(&b, run_id)?);
-        }
-        if b.len() > 128 {
-            return Err(WireError::Invalid("hello: too long").into());
-        }
-        let got = stream.read(&mut byte).map_err(io("reading a hello"))?;
-        if got == 0 {
-            return Err(BootstrapError::Invalid(
-                "the peer closed before its hello".into(),
-            ));
-        }
-        b.push(byte[0]);
-    }
-}
-
-/// A rank's end of the bootstrap: rank 0 holds a link to every other rank, the others one
-/// link to rank 0.
-pub struct Bootstrap {
+/// A rank's end of the bootstrap: rank 0 holds a connection to every other rank (in rank
+/// order), the others one connection to rank 0.
+pub struct Bootstrap<T: Transport> {
     rank: u32,
     ranks: u32,
-    links: Vec<Link>,
+    timeout: Duration,
+    conns: Vec<T::Conn>,
+    // Declared before `scratch`: the registration goes first.
+    mr: Registration,
+    scratch: Vec<u8>,
+    transport: T,
 }
 
-impl Bootstrap {
-    /// Joins the job `run_id` of `ranks` ranks at `rendezvous` (rank 0 listens there; pass
-    /// port 0 with `listener` bound already to pick a free port). Bounded by `timeout`.
-    pub fn join(
+impl Bootstrap<TcpTransport> {
+    /// Joins job `run_id` of `ranks` ranks over TCP at `rendezvous`. Rank 0 listens there,
+    /// or on `listener` when given (bound already, to pick a free port). Bounded by
+    /// `timeout`.
+    pub fn tcp(
         rank: u32,
         ranks: u32,
         run_id: &str,
         rendezvous: SocketAddr,
-        listener: Option<TcpListener>,
+        listener: Option<std::net::TcpListener>,
         timeout: Duration,
     ) -> Result<Self, BootstrapError> {
-        if ranks == 0 || rank >= ranks || ranks > 64 {
+        let mut opts = TcpOptions::new(rank, run_id);
+        opts.connect_timeout = timeout;
+        opts.hello_timeout = timeout.min(Duration::from_secs(1));
+        let t = TcpTransport::new(opts)?;
+        let l = match listener {
+            Some(l) => Some(t.adopt(l)?.0),
+            None => None,
+        };
+        Bootstrap::join(t, rank, ranks, rendezvous, l, timeout)
+    }
+}
+
+impl<T: Transport> Bootstrap<T> {
+    /// Joins the job over `transport` as `rank` of `ranks`. Rank 0 listens at `rendezvous`
+    /// (or on `listener`); the others connect there. Bounded by `timeout`.
+    pub fn join(
+        transport: T,
+        rank: u32,
+        ranks: u32,
+        rendezvous: SocketAddr,
+        listener: Option<T::Listener>,
+        timeout: Duration,
+    ) -> Result<Self, BootstrapError> {
+        if ranks == 0 || rank >= ranks || ranks > MAX_RANKS {
             return Err(BootstrapError::Invalid(format!(
-                "rank {rank} of {ranks}: use 1 to 64 ranks and a rank below their count"
+                "rank {rank} of {ranks}: use 1 to {MAX_RANKS} ranks and a rank below their count"
             )));
         }
-        let hello = Hello {
-            rank,
-            run_id: run_id.to_string(),
-        }
-        .encode()?;
         let deadline = Instant::now() + timeout;
-        let mut links = Vec::new();
-        if rank == 0 {
+        let conns = if rank == 0 {
             let listener = match listener {
                 Some(l) => l,
-                None => TcpListener::bind(rendezvous)
-                    .map_err(io(format!("listening at {rendezvous}")))?,
+                None => transport.listen(rendezvous)?.0,
             };
-            listener
-                .set_nonblocking(true)
-                .map_err(io("set_nonblocking"))?;
-            let mut seen = vec![false; ranks as usize];
-            while links.len() + 1 < ranks as usize {
-                match listener.accept() {
-                    Ok((mut s, _)) => {
-                        s.set_nonblocking(false).map_err(io("set_nonblocking"))?;
-                        // A caller that says nothing holds up the accept loop for a short
-                        // while at most.
-                        s.set_read_timeout(Some(timeout.min(HELLO_TIMEOUT)))
-                            .map_err(io("set_read_timeout"))?;
-                        // A stranger (another job, another version) is refused and dropped;
-                        // keep accepting.
-                        let Ok(h) = read_hello(&mut s, run_id) else {
-                            continue;
-                        };
-                        if h.rank == 0 || h.rank >= ranks || seen[h.rank as usize] {
-                            continue;
-                        }
-                        s.write_all(&hello).map_err(io("answering a hello"))?;
-                        seen[h.rank as usize] = true;
-                        links.push(Link::new(s, timeout, h.rank)?);
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                        if Instant::now() > deadline {
-                            return Err(BootstrapError::Timeout(format!(
-                                "waiting for {} rank(s) to connect",
-                                ranks as usize - 1 - links.len()
-                            )));
-                        }
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                    Err(e) => return Err(io("accept")(e)),
-                }
-            }
-            links.sort_by_key(|l| l.peer);
+            accept_all(&transport, listener, ranks, deadline)?
         } else {
-            let mut backoff = Duration::from_millis(1);
-            let mut s = loop {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Err(BootstrapError::Timeout(format!(
-                        "connecting to {rendezvous}"
-                    )));
-                }
-                match TcpStream::connect_timeout(&rendezvous, left) {
-                    Ok(s) => break s,
-                    Err(_) => {
-                        std::thread::sleep(backoff.min(left));
-                        backoff = (backoff * 2).min(Duration::from_millis(100));
-                    }
-                }
-            };
-            s.set_read_timeout(Some(timeout))
-                .map_err(io("set_read_timeout"))?;
-            s.write_all(&hello).map_err(io("sending the hello"))?;
-            let h = read_hello(&mut s, run_id)?;
-            if h.rank != 0 {
-                return Err(BootstrapError::Invalid(format!(
-                    "the rendezvous answered as rank {}, not rank 0",
-                    h.rank
-                )));
-            }
-            links.push(Link::new(s, timeout, 0)?);
-        }
-        Ok(Bootstrap { rank, ranks, links })
+            vec![connect_root(&transport, rendezvous, deadline)?]
+        };
+        let scratch = vec![0u8; (ranks as usize * (4 + MAX_RECORD)).max(MAX_RECORD)];
+        let mr = transport.register(&[Region::of(&scratch)])?;
+        Ok(Bootstrap {
+            rank,
+            ranks,
+            timeout,
+            conns,
+            mr,
+            scratch,
+            transport,
+        })
+    }
+
+    /// The transport underneath.
+    pub fn transport(&self) -> &T {
+        &self.transport
+    }
+
+    /// This rank.
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    /// Ranks in the job.
+    pub fn ranks(&self) -> u32 {
+        self.ranks
     }
 
     /// Every rank's `record` (at most [`MAX_RECORD`] bytes), in rank order, on every rank.
     pub fn allgather(&mut self, record: &[u8]) -> Result<Vec<Vec<u8>>, BootstrapError> {
-        if record.len() > MAX_RECORD {
-            return Err(BootstrapError::Invalid(format!(
-                "a record of {} bytes exceeds {MAX_RECORD}",
-                record.len()
-            )));
-        }
+        check_len("a record", record)?;
+        let deadline = Instant::now() + self.timeout;
         if self.rank == 0 {
             let mut all = vec![record.to_vec()];
-            for l in &mut self.links {
-                all.push(l.recv()?);
+            for c in &mut self.conns {
+                all.push(recv(c, MAX_RECORD, deadline)?);
             }
-            let packed = pack(&all);
-            for l in &mut self.links {
-                l.send(&packed)?;
+            let n = pack(&all, &mut self.scratch)?;
+            for c in &mut self.conns {
+                send(c, &self.mr, &self.scratch[..n], deadline)?;
             }
             Ok(all)
         } else {
-            self.links[0].send(record)?;
-            let all = unpack(&self.links[0].recv()?)?;
+            self.scratch[..record.len()].copy_from_slice(record);
+            send(
+                &mut self.conns[0],
+                &self.mr,
+                &self.scratch[..record.len()],
+                deadline,
+            )?;
+            let all = unpack(&recv(&mut self.conns[0], self.scratch.len(), deadline)?)?;
             if all.len() != self.ranks as usize {
-                return Err(BootstrapError::Invalid(
-                    "allgather: wrong record count".into(),
-                ));
+                return Err(BootstrapError::Invalid(format!(
+                    "allgather: {} records for {} ranks",
+                    all.len(),
+                    self.ranks
+                )));
             }
             Ok(all)
         }
     }
 
-    /// Rank 0's `data` on every rank.
+    /// Rank 0's `data` (at most [`MAX_RECORD`] bytes) on every rank.
     pub fn broadcast(&mut self, data: &[u8]) -> Result<Vec<u8>, BootstrapError> {
+        check_len("a broadcast", data)?;
+        let deadline = Instant::now() + self.timeout;
         if self.rank == 0 {
-            for l in &mut self.links {
-                l.send(data)?;
+            self.scratch[..data.len()].copy_from_slice(data);
+            for c in &mut self.conns {
+                send(c, &self.mr, &self.scratch[..data.len()], deadline)?;
             }
             Ok(data.to_vec())
         } else {
-            self.links[0].recv()
+            recv(&mut self.conns[0], MAX_RECORD, deadline)
         }
     }
 
@@ -273,13 +194,173 @@ impl Bootstrap {
     }
 }
 
-fn pack(records: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for r in records {
-        out.extend_from_slice(&(r.len() as u32).to_le_bytes());
-        out.extend_from_slice(r);
+fn check_len(what: &str, b: &[u8]) -> Result<(), BootstrapError> {
+    if b.len() > MAX_RECORD {
+        return Err(BootstrapError::Invalid(format!(
+            "{what} of {} bytes exceeds {MAX_RECORD}",
+            b.len()
+        )));
     }
-    out
+    Ok(())
+}
+
+/// How long a polling loop sleeps when nothing moved.
+const IDLE: Duration = Duration::from_micros(200);
+
+fn accept_all<T: Transport>(
+    t: &T,
+    mut listener: T::Listener,
+    ranks: u32,
+    deadline: Instant,
+) -> Result<Vec<T::Conn>, BootstrapError> {
+    let mut conns: Vec<Option<T::Conn>> = (0..ranks).map(|_| None).collect();
+    let mut missing = ranks as usize - 1;
+    let mut states: Vec<T::AcceptState> = (0..missing.min(ACCEPTS_IN_FLIGHT))
+        .map(|_| Default::default())
+        .collect();
+    while missing > 0 {
+        let mut moved = false;
+        for st in &mut states {
+            let steps = st.steps();
+            let r = t.accept(&mut listener, st);
+            moved |= st.steps() != steps;
+            match r {
+                Ok(Some(c)) => {
+                    moved = true;
+                    let peer = c.peer();
+                    match conns.get_mut(peer as usize) {
+                        Some(slot @ None) if peer != 0 => {
+                            *slot = Some(c);
+                            missing -= 1;
+                        }
+                        _ => log::warn!(
+                            "bootstrap: dropped a caller claiming rank {peer} (of {ranks}, or a duplicate)"
+                        ),
+                    }
+                }
+                Ok(None) => {}
+                // A stranger or a silent caller: refused, the job goes on forming.
+                Err(e) if e.retryable => {
+                    moved = true;
+                    log::warn!("bootstrap: {e}");
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if !moved {
+            if Instant::now() > deadline {
+                return Err(BootstrapError::Timeout(format!(
+                    "waiting for {missing} rank(s) to connect"
+                )));
+            }
+            std::thread::sleep(IDLE);
+        }
+    }
+    Ok(conns.into_iter().flatten().collect())
+}
+
+fn connect_root<T: Transport>(
+    t: &T,
+    rendezvous: SocketAddr,
+    deadline: Instant,
+) -> Result<T::Conn, BootstrapError> {
+    let root = ListenHandle {
+        rank: 0,
+        addr: rendezvous,
+    };
+    let mut st = T::ConnectState::default();
+    loop {
+        let steps = st.steps();
+        match t.connect(&root, &mut st) {
+            Ok(Some(c)) => return Ok(c),
+            Ok(None) => {}
+            // Rank 0 not up yet, or it dropped us: the state is idle again, dial anew.
+            Err(e) if e.retryable && Instant::now() < deadline => {
+                log::debug!("bootstrap: {e}; retrying");
+            }
+            Err(e) if e.retryable => {
+                return Err(BootstrapError::Timeout(format!(
+                    "connecting to {rendezvous} ({e})"
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        }
+        if Instant::now() > deadline {
+            return Err(BootstrapError::Timeout(format!(
+                "connecting to {rendezvous}"
+            )));
+        }
+        if st.steps() == steps {
+            std::thread::sleep(IDLE);
+        }
+    }
+}
+
+fn send<C: Conn>(
+    c: &mut C,
+    mr: &Registration,
+    data: &[u8],
+    deadline: Instant,
+) -> Result<(), BootstrapError> {
+    let id = loop {
+        if let Some(id) = c.isend(mr, data)? {
+            break id;
+        }
+        wait(c, deadline, "sending")?;
+    };
+    while c.test(id)?.is_none() {
+        wait(c, deadline, "sending")?;
+    }
+    Ok(())
+}
+
+fn recv<C: Conn>(c: &mut C, max_len: usize, deadline: Instant) -> Result<Vec<u8>, BootstrapError> {
+    let id = loop {
+        if let Some(id) = c.irecv(max_len)? {
+            break id;
+        }
+        wait(c, deadline, "receiving")?;
+    };
+    loop {
+        match c.test(id)? {
+            Some(super::requests::Completion::Received(m)) => return Ok(m),
+            Some(other) => {
+                return Err(BootstrapError::Invalid(format!(
+                    "a receive completed as {other:?}"
+                )));
+            }
+            None => wait(c, deadline, "receiving")?,
+        }
+    }
+}
+
+fn wait<C: Conn>(c: &mut C, deadline: Instant, what: &str) -> Result<(), BootstrapError> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(BootstrapError::Timeout(format!(
+            "{what} (rank {})",
+            c.peer()
+        )));
+    }
+    c.wait(left.min(Duration::from_millis(10)));
+    Ok(())
+}
+
+/// Packs records into `out` as (length, bytes) pairs; returns the bytes used.
+fn pack(records: &[Vec<u8>], out: &mut [u8]) -> Result<usize, BootstrapError> {
+    let mut at = 0;
+    for r in records {
+        let end = at + 4 + r.len();
+        if end > out.len() {
+            return Err(BootstrapError::Invalid(
+                "allgather: records overflow".into(),
+            ));
+        }
+        out[at..at + 4].copy_from_slice(&(r.len() as u32).to_le_bytes());
+        out[at + 4..end].copy_from_slice(r);
+        at = end;
+    }
+    Ok(at)
 }
 
 fn unpack(mut b: &[u8]) -> Result<Vec<Vec<u8>>, BootstrapError> {

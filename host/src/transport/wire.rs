@@ -143,7 +143,7 @@ pub struct Hello {
 
 impl Hello {
     /// Bytes of the fixed part: magic, version, rank, run id length.
-    const FIXED: usize = 4 + 2 + 4 + 1;
+    pub const FIXED: usize = 4 + 2 + 4 + 1;
 
     /// The hello as wire bytes.
     pub fn encode(&self) -> Result<Vec<u8>, WireError> {
@@ -168,6 +168,13 @@ impl Hello {
     /// A hello from wire bytes, checked against this rank's job: another magic, version or
     /// run id is refused with an error that says which.
     pub fn decode(b: &[u8], our_run_id: &str) -> Result<Self, WireError> {
+        // Another protocol shows in the first four bytes: say so, however short.
+        if let Some(m) = b.get(..4) {
+            let magic = u32::from_le_bytes([m[0], m[1], m[2], m[3]]);
+            if magic != MAGIC {
+                return Err(WireError::Magic(magic));
+            }
+        }
         let need = Self::wanted(b).ok_or(WireError::Truncated("hello"))?;
         check_magic_version(b)?;
         if need - Self::FIXED > MAX_RUN_ID {

@@ -1,0 +1,202 @@
+//! The accept state machine: take a caller off the listener, read its hello, answer with
+//! ours, and refuse strangers (another job or version) after telling them who we are, so that
+//! both sides get a clear error. A caller that says nothing is dropped after the hello
+//! timeout. Every stage owns what it took.
+#![forbid(unsafe_code)]
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use super::TcpTransport;
+use super::conn::{Sock, TcpConn};
+use super::handshake::{IncomingHello, Outgoing};
+use crate::transport::api::Progress;
+use crate::transport::error::{ErrorKind, TransportError};
+use crate::transport::live::Token;
+use crate::transport::wire::{Hello, WireError};
+
+/// A listening TCP socket.
+#[derive(Debug)]
+pub struct TcpListen {
+    pub(super) listener: std::net::TcpListener,
+    pub(super) _token: Token,
+}
+
+#[derive(Debug, Default)]
+enum Stage {
+    #[default]
+    Idle,
+    RecvHello {
+        sock: Sock,
+        from: SocketAddr,
+        hello: IncomingHello,
+        since: Instant,
+    },
+    SendHello {
+        sock: Sock,
+        from: SocketAddr,
+        out: Outgoing,
+        since: Instant,
+        peer: u32,
+        /// Set for a stranger: told who we are, then refused.
+        refuse: Option<TransportError>,
+    },
+}
+
+/// Progress of a TCP accept, owned by the caller.
+#[derive(Debug, Default)]
+pub struct TcpAcceptState {
+    stage: Stage,
+    steps: u32,
+}
+
+impl Progress for TcpAcceptState {
+    fn steps(&self) -> u32 {
+        self.steps
+    }
+
+    fn is_idle(&self) -> bool {
+        matches!(self.stage, Stage::Idle)
+    }
+}
+
+enum Next {
+    Stay(Stage),
+    Step(Stage),
+    /// A connection came out (boxed: the other variants are small).
+    Done(Box<TcpConn>),
+}
+
+pub(super) fn accept(
+    t: &TcpTransport,
+    l: &mut TcpListen,
+    st: &mut TcpAcceptState,
+) -> Result<Option<TcpConn>, TransportError> {
+    // On an error the taken stage drops here, releasing what it held, and the state stays
+    // idle.
+    let stage = std::mem::take(&mut st.stage);
+    match advance(t, l, stage)? {
+        Next::Stay(s) => {
+            st.stage = s;
+            Ok(None)
+        }
+        // One step per call: a caller (or a fault plan) sees every stable state.
+        Next::Step(s) => {
+            st.stage = s;
+            st.steps += 1;
+            Ok(None)
+        }
+        Next::Done(c) => {
+            st.steps += 1;
+            Ok(Some(*c))
+        }
+    }
+}
+
+fn advance(t: &TcpTransport, l: &mut TcpListen, stage: Stage) -> Result<Next, TransportError> {
+    let now = Instant::now();
+    match stage {
+        Stage::Idle => match l.listener.accept() {
+            Ok((stream, from)) => {
+                let sock = Sock::new(stream, &t.live);
+                sock.stream
+                    .set_nonblocking(true)
+                    .and_then(|()| sock.stream.set_nodelay(true))
+                    .map_err(|e| {
+                        TransportError::io(format!("setting up a caller from {from}"), &e)
+                    })?;
+                Ok(Next::Step(Stage::RecvHello {
+                    sock,
+                    from,
+                    hello: IncomingHello::default(),
+                    since: now,
+                }))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(Next::Stay(Stage::Idle)),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Ok(Next::Stay(Stage::Idle)),
+            Err(e) => Err(TransportError::io("accepting a connection", &e)),
+        },
+        Stage::RecvHello {
+            mut sock,
+            from,
+            mut hello,
+            since,
+        } => {
+            let what = || format!("waiting for the hello of a caller from {from}");
+            let done = hello.pull(&mut sock.stream).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    TransportError::new(
+                        ErrorKind::PeerClosed,
+                        true,
+                        format!("{}: it hung up before its hello", what()),
+                    )
+                } else {
+                    TransportError::io(what(), &e)
+                }
+            })?;
+            if !done {
+                t.check_hello_time(since, what)?;
+                return Ok(Next::Stay(Stage::RecvHello {
+                    sock,
+                    from,
+                    hello,
+                    since,
+                }));
+            }
+            let (peer, refuse) = match Hello::decode(hello.bytes(), &t.opts.run_id) {
+                Ok(h) => (h.rank, None),
+                // Not our protocol at all: say nothing.
+                Err(e @ WireError::Magic(_)) => {
+                    return Err(refused(from, e));
+                }
+                Err(e) => (u32::MAX, Some(refused(from, e))),
+            };
+            Ok(Next::Step(Stage::SendHello {
+                sock,
+                from,
+                out: Outgoing::new(t.hello.clone()),
+                since,
+                peer,
+                refuse,
+            }))
+        }
+        Stage::SendHello {
+            mut sock,
+            from,
+            mut out,
+            since,
+            peer,
+            refuse,
+        } => {
+            let what = || format!("answering the hello of a caller from {from}");
+            let sent = out
+                .push(&mut sock.stream)
+                .map_err(|e| TransportError::io(what(), &e));
+            match sent {
+                // A stranger that hung up on our answer is still reported as refused.
+                Err(e) => Err(refuse.unwrap_or(e)),
+                Ok(true) => match refuse {
+                    Some(e) => Err(e),
+                    None => Ok(Next::Done(Box::new(t.new_conn(peer, sock)))),
+                },
+                Ok(false) => {
+                    t.check_hello_time(since, what)?;
+                    Ok(Next::Stay(Stage::SendHello {
+                        sock,
+                        from,
+                        out,
+                        since,
+                        peer,
+                        refuse,
+                    }))
+                }
+            }
+        }
+    }
+}
+
+/// A stranger refused; the listener goes on, so accepting again may succeed.
+fn refused(from: SocketAddr, e: WireError) -> TransportError {
+    let detail = format!("refused a caller from {from}: {e}");
+    TransportError::new(ErrorKind::Wire(e), true, detail)
+}

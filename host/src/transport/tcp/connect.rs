@@ -1,0 +1,285 @@
+//! The connect state machine: open a socket, dial without blocking (retrying refusals with
+//! backoff until the connect deadline), send our hello, check the peer's. Every stage owns
+//! what it took, so a failure or a drop releases it, and the state is left idle.
+#![forbid(unsafe_code)]
+
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use socket2::{Domain, Protocol, Socket, Type};
+
+use super::TcpTransport;
+use super::conn::{Sock, TcpConn};
+use super::handshake::{IncomingHello, Outgoing};
+use crate::transport::api::Progress;
+use crate::transport::error::{ErrorKind, TransportError};
+use crate::transport::live::{Resource, Token};
+use crate::transport::wire::{Hello, ListenHandle};
+
+/// Longest pause between two dials of a peer that refuses.
+const MAX_BACKOFF: Duration = Duration::from_millis(100);
+
+/// A socket still dialing, with the token that counts it.
+#[derive(Debug)]
+struct Dialing {
+    socket: Socket,
+    _token: Token,
+}
+
+#[derive(Debug, Default)]
+enum Stage {
+    #[default]
+    Idle,
+    /// Waiting to dial again after a refusal.
+    Backoff {
+        at: Instant,
+        deadline: Instant,
+        backoff: Duration,
+        last: String,
+    },
+    Dial {
+        dialing: Dialing,
+        deadline: Instant,
+        backoff: Duration,
+    },
+    SendHello {
+        sock: Sock,
+        out: Outgoing,
+        since: Instant,
+    },
+    RecvHello {
+        sock: Sock,
+        hello: IncomingHello,
+        since: Instant,
+    },
+}
+
+/// Progress of a TCP connect, owned by the caller.
+#[derive(Debug, Default)]
+pub struct TcpConnectState {
+    stage: Stage,
+    steps: u32,
+}
+
+impl Progress for TcpConnectState {
+    fn steps(&self) -> u32 {
+        self.steps
+    }
+
+    fn is_idle(&self) -> bool {
+        matches!(self.stage, Stage::Idle)
+    }
+}
+
+/// What one stage led to.
+enum Next {
+    /// Nothing to do until the socket or the clock moves.
+    Stay(Stage),
+    /// A step was taken.
+    Step(Stage),
+    /// A connection came out (boxed: the other variants are small).
+    Done(Box<TcpConn>),
+}
+
+pub(super) fn connect(
+    t: &TcpTransport,
+    to: &ListenHandle,
+    st: &mut TcpConnectState,
+) -> Result<Option<TcpConn>, TransportError> {
+    // On an error the taken stage drops here, releasing what it held, and the state stays
+    // idle.
+    let stage = std::mem::take(&mut st.stage);
+    match advance(t, to, stage)? {
+        Next::Stay(s) => {
+            st.stage = s;
+            Ok(None)
+        }
+        // One step per call: a caller (or a fault plan) sees every stable state.
+        Next::Step(s) => {
+            st.stage = s;
+            st.steps += 1;
+            Ok(None)
+        }
+        Next::Done(c) => {
+            st.steps += 1;
+            Ok(Some(*c))
+        }
+    }
+}
+
+fn advance(t: &TcpTransport, to: &ListenHandle, stage: Stage) -> Result<Next, TransportError> {
+    let now = Instant::now();
+    match stage {
+        Stage::Idle => dial(
+            t,
+            to.addr,
+            now + t.opts.connect_timeout,
+            Duration::from_millis(1),
+        ),
+        Stage::Backoff {
+            at,
+            deadline,
+            backoff,
+            last,
+        } => {
+            if now < at {
+                Ok(Next::Stay(Stage::Backoff {
+                    at,
+                    deadline,
+                    backoff,
+                    last,
+                }))
+            } else {
+                dial(t, to.addr, deadline, backoff)
+            }
+        }
+        Stage::Dial {
+            dialing,
+            deadline,
+            backoff,
+        } => {
+            let failed = match dialing.socket.take_error() {
+                Ok(Some(e)) | Err(e) => Some(e.to_string()),
+                Ok(None) => None,
+            };
+            if let Some(last) = failed {
+                if now >= deadline {
+                    return Err(gave_up(t, to.addr, &last));
+                }
+                // Refused, unreachable, reset: the peer may not be up yet. Drop the socket
+                // and dial again after a pause.
+                return Ok(Next::Stay(Stage::Backoff {
+                    at: (now + backoff).min(deadline),
+                    deadline,
+                    backoff: (backoff * 2).min(MAX_BACKOFF),
+                    last,
+                }));
+            }
+            if dialing.socket.peer_addr().is_err() {
+                if now >= deadline {
+                    return Err(gave_up(t, to.addr, "no answer"));
+                }
+                return Ok(Next::Stay(Stage::Dial {
+                    dialing,
+                    deadline,
+                    backoff,
+                }));
+            }
+            let stream = TcpStream::from(dialing.socket);
+            let sock = Sock::new(stream, &t.live);
+            Ok(Next::Step(Stage::SendHello {
+                sock,
+                out: Outgoing::new(t.hello.clone()),
+                since: now,
+            }))
+        }
+        Stage::SendHello {
+            mut sock,
+            mut out,
+            since,
+        } => {
+            let what = || format!("sending the hello to rank {} at {}", to.rank, to.addr);
+            if out
+                .push(&mut sock.stream)
+                .map_err(|e| TransportError::io(what(), &e))?
+            {
+                return Ok(Next::Step(Stage::RecvHello {
+                    sock,
+                    hello: IncomingHello::default(),
+                    since,
+                }));
+            }
+            t.check_hello_time(since, what)?;
+            Ok(Next::Stay(Stage::SendHello { sock, out, since }))
+        }
+        Stage::RecvHello {
+            mut sock,
+            mut hello,
+            since,
+        } => {
+            let what = || format!("waiting for the hello of rank {} at {}", to.rank, to.addr);
+            let done = hello.pull(&mut sock.stream).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    TransportError::new(
+                        ErrorKind::PeerClosed,
+                        true,
+                        format!(
+                            "{}: the peer closed the connection before its hello",
+                            what()
+                        ),
+                    )
+                } else {
+                    TransportError::io(what(), &e)
+                }
+            })?;
+            if !done {
+                t.check_hello_time(since, what)?;
+                return Ok(Next::Stay(Stage::RecvHello { sock, hello, since }));
+            }
+            let h = Hello::decode(hello.bytes(), &t.opts.run_id)
+                .map_err(|e| TransportError::wire(format!("rank {} at {}", to.rank, to.addr), e))?;
+            if h.rank != to.rank {
+                return Err(TransportError::invalid(format!(
+                    "{} answered as rank {}, but its handle names rank {}",
+                    to.addr, h.rank, to.rank
+                )));
+            }
+            Ok(Next::Done(Box::new(t.new_conn(h.rank, sock))))
+        }
+    }
+}
+
+/// Opens a socket and starts a dial that does not block.
+fn dial(
+    t: &TcpTransport,
+    addr: SocketAddr,
+    deadline: Instant,
+    backoff: Duration,
+) -> Result<Next, TransportError> {
+    let what = format!("opening a socket to {addr}");
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
+        .map_err(|e| TransportError::io(&what, &e))?;
+    let dialing = Dialing {
+        socket,
+        _token: t.live.token(Resource::Socket),
+    };
+    dialing
+        .socket
+        .set_nonblocking(true)
+        .and_then(|()| dialing.socket.set_tcp_nodelay(true))
+        .map_err(|e| TransportError::io(&what, &e))?;
+    match dialing.socket.connect(&addr.into()) {
+        Ok(()) => {}
+        Err(e)
+            if e.raw_os_error() == Some(libc::EINPROGRESS)
+                || e.kind() == std::io::ErrorKind::WouldBlock => {}
+        // Refused at once (loopback): back off and dial again.
+        Err(e) => {
+            if Instant::now() >= deadline {
+                return Err(gave_up(t, addr, &e.to_string()));
+            }
+            return Ok(Next::Stay(Stage::Backoff {
+                at: Instant::now() + backoff,
+                deadline,
+                backoff: (backoff * 2).min(MAX_BACKOFF),
+                last: e.to_string(),
+            }));
+        }
+    }
+    Ok(Next::Step(Stage::Dial {
+        dialing,
+        deadline,
+        backoff,
+    }))
+}
+
+fn gave_up(t: &TcpTransport, addr: SocketAddr, last: &str) -> TransportError {
+    TransportError::new(
+        ErrorKind::Timeout,
+        true,
+        format!(
+            "connecting to {addr}: nobody accepted within {:?} (last: {last}); is rank 0 up at that address?",
+            t.opts.connect_timeout
+        ),
+    )
+}

@@ -1,0 +1,75 @@
+//! Moving a hello over a non-blocking socket in as many pieces as it takes, never reading a
+//! byte past it (the peer's first frames may follow at once).
+#![forbid(unsafe_code)]
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+
+use crate::transport::wire::{Hello, MAGIC};
+
+/// Bytes to send, and how many have left.
+#[derive(Debug)]
+pub(super) struct Outgoing {
+    bytes: Vec<u8>,
+    sent: usize,
+}
+
+impl Outgoing {
+    pub(super) fn new(bytes: Vec<u8>) -> Self {
+        Outgoing { bytes, sent: 0 }
+    }
+
+    /// Writes what the socket takes; `Ok(true)` once everything is out.
+    pub(super) fn push(&mut self, s: &mut TcpStream) -> std::io::Result<bool> {
+        while self.sent < self.bytes.len() {
+            match s.write(&self.bytes[self.sent..]) {
+                Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                Ok(n) => self.sent += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// A hello being received.
+#[derive(Debug, Default)]
+pub(super) struct IncomingHello {
+    bytes: Vec<u8>,
+}
+
+impl IncomingHello {
+    /// Reads what has arrived of the hello; `Ok(true)` once it is complete, or once its
+    /// magic shows it is not a hello. The peer closing
+    /// first is `UnexpectedEof`.
+    pub(super) fn pull(&mut self, s: &mut TcpStream) -> std::io::Result<bool> {
+        let mut buf = [0u8; 64];
+        loop {
+            let want = Hello::wanted(&self.bytes).unwrap_or(Hello::FIXED);
+            if self.bytes.len() >= want || self.foreign() {
+                return Ok(true);
+            }
+            let n = (want - self.bytes.len()).min(buf.len());
+            match s.read(&mut buf[..n]) {
+                Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
+                Ok(got) => self.bytes.extend_from_slice(&buf[..got]),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Whether the first bytes already show another protocol: judge it without waiting
+    /// for the rest.
+    fn foreign(&self) -> bool {
+        self.bytes.len() >= 4 && self.bytes[..4] != MAGIC.to_le_bytes()
+    }
+
+    /// The bytes of a complete hello (or of a foreign one, enough to refuse it).
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}

@@ -1,0 +1,254 @@
+//! Failures injected at every step of connect, accept, send, receive and registration: the
+//! error reaches the caller, every resource is given back (sockets, connections, requests,
+//! registrations), and a retry with fresh state succeeds.
+
+mod transport_util;
+
+use std::time::{Duration, Instant};
+
+use pto_host::transport::faulty::{FaultPlan, Faulty, Op};
+use pto_host::transport::tcp::TcpTransport;
+use pto_host::transport::{Conn, ErrorKind, LiveResources, Progress, Region, Transport};
+use transport_util::*;
+
+/// Steps `op` takes on a clean connection (plan never fires).
+fn clean_steps(op: Op) -> u32 {
+    let a = Faulty::new(tcp(1, "job"), FaultPlan { op, at: u32::MAX });
+    let b = Faulty::new(tcp(0, "job"), FaultPlan { op, at: u32::MAX });
+    let (mut l, h) = b.listen("127.0.0.1:0".parse().unwrap()).unwrap();
+    let _pair = pair(&a, &b, &mut l, &h);
+    a.seen() + b.seen()
+}
+
+/// Drives both sides until the one with the planned fault has failed and the other has
+/// settled or gone idle, then drops whatever came out.
+fn drive_to_failure<A: Transport, B: Transport>(
+    a: &A,
+    b: &B,
+    l: &mut B::Listener,
+    h: &pto_host::transport::wire::ListenHandle,
+) -> pto_host::transport::TransportError {
+    let mut cs = A::ConnectState::default();
+    let mut as_ = B::AcceptState::default();
+    let start = Instant::now();
+    let (mut c, mut s) = (Side::Pending, Side::Pending);
+    let mut quiet_since = None;
+    loop {
+        if !c.settled() {
+            c = match a.connect(h, &mut cs) {
+                Ok(Some(x)) => Side::Conn(x),
+                Ok(None) => Side::Pending,
+                Err(e) => Side::Failed(e),
+            };
+        }
+        if !s.settled() {
+            s = match b.accept(l, &mut as_) {
+                Ok(Some(x)) => Side::Conn(x),
+                Ok(None) => Side::Pending,
+                Err(e) => Side::Failed(e),
+            };
+        }
+        let failed = matches!(c, Side::Failed(_)) || matches!(s, Side::Failed(_));
+        // The other side may never hear of a dial dropped early: once it has been idle a
+        // while after the failure, it is settled.
+        let other_idle = (c.settled() || cs.is_idle()) && (s.settled() || as_.is_idle());
+        if failed && other_idle {
+            let q = *quiet_since.get_or_insert_with(Instant::now);
+            if (c.settled() && s.settled()) || q.elapsed() > Duration::from_millis(300) {
+                break;
+            }
+        } else {
+            quiet_since = None;
+        }
+        assert!(start.elapsed() < LIMIT, "never settled");
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    // A connection that came out on the side that did not fail must find the peer gone.
+    let injected_of = |e: &pto_host::transport::TransportError| {
+        (e.kind == ErrorKind::Injected).then(|| e.clone())
+    };
+    let injected = match (&c, &s) {
+        (Side::Failed(e), _) if e.kind == ErrorKind::Injected => injected_of(e),
+        (_, Side::Failed(e)) => injected_of(e),
+        _ => None,
+    };
+    if let Side::Conn(mut x) = c {
+        assert!(recv(&mut x, 16).is_err());
+    }
+    if let Side::Conn(mut x) = s {
+        assert!(recv(&mut x, 16).is_err());
+    }
+    assert!(cs.is_idle() && as_.is_idle());
+    injected.expect("the planned step failed")
+}
+
+fn exchange<A: Transport, B: Transport>(
+    a: &A,
+    b: &B,
+    l: &mut B::Listener,
+    h: &pto_host::transport::wire::ListenHandle,
+) {
+    let (mut ca, mut cb) = pair(a, b, l, h);
+    let m = pattern(1000, 42);
+    let mr = a.register(&[Region::of(&m)]).unwrap();
+    send(&mut ca, &mr, &m).unwrap();
+    assert_eq!(recv(&mut cb, 1000).unwrap(), m);
+}
+
+fn zero_but_listeners(t: LiveResources) {
+    assert_eq!(t.without_listeners(), LiveResources::default(), "{t:?}");
+}
+
+#[test]
+fn a_failure_at_any_step_of_connect_gives_everything_back_and_a_retry_succeeds() {
+    let steps = clean_steps(Op::Connect);
+    assert_eq!(steps, 4, "socket, dial, hello out, hello in");
+    for k in 1..=steps {
+        let a = Faulty::new(
+            tcp(1, "job"),
+            FaultPlan {
+                op: Op::Connect,
+                at: k,
+            },
+        );
+        let b = tcp(0, "job");
+        let (mut l, h) = b.listen("127.0.0.1:0".parse().unwrap()).unwrap();
+        let e = drive_to_failure(&a, &b, &mut l, &h);
+        assert!(e.retryable, "step {k}: {e}");
+        assert!(a.fired());
+        zero_but_listeners(a.live());
+        zero_but_listeners(b.live());
+        exchange(&a, &b, &mut l, &h);
+        drop(l);
+        assert!(a.live().is_zero() && b.live().is_zero(), "step {k}");
+    }
+}
+
+#[test]
+fn a_failure_at_any_step_of_accept_gives_everything_back_and_a_retry_succeeds() {
+    let steps = clean_steps(Op::Accept);
+    assert_eq!(steps, 3, "socket, hello in, hello out");
+    for k in 1..=steps {
+        let a = tcp(1, "job");
+        let b = Faulty::new(
+            tcp(0, "job"),
+            FaultPlan {
+                op: Op::Accept,
+                at: k,
+            },
+        );
+        let (mut l, h) = b.listen("127.0.0.1:0".parse().unwrap()).unwrap();
+        drive_to_failure(&a, &b, &mut l, &h);
+        assert!(b.fired());
+        zero_but_listeners(a.live());
+        zero_but_listeners(b.live());
+        exchange(&a, &b, &mut l, &h);
+        drop(l);
+        assert!(a.live().is_zero() && b.live().is_zero(), "step {k}");
+    }
+}
+
+#[test]
+fn a_failed_send_or_receive_aborts_the_connection_and_fails_what_was_pending() {
+    // For receives, step 1 is the receive left pending.
+    for (op, ks) in [(Op::Send, 1..=3), (Op::Recv, 2..=4)] {
+        for k in ks {
+            let a = Faulty::new(tcp(1, "job"), FaultPlan { op, at: k });
+            let b = tcp(0, "job");
+            let (mut l, h) = b.listen("127.0.0.1:0".parse().unwrap()).unwrap();
+            let (mut ca, mut cb) = pair(&a, &b, &mut l, &h);
+            let m = pattern(100, 1);
+            let mr = a.register(&[Region::of(&m)]).unwrap();
+            let mut pending = vec![ca.irecv(64).unwrap().unwrap()];
+            let mut sent = 0;
+            let e = loop {
+                let r = match op {
+                    Op::Send => ca.isend(&mr, &m).map(|id| {
+                        let start = Instant::now();
+                        while ca.test(id.unwrap()).unwrap().is_none() {
+                            assert!(start.elapsed() < LIMIT);
+                            ca.wait(Duration::from_millis(1));
+                        }
+                        sent += 1;
+                    }),
+                    _ => ca.irecv(64).map(|id| pending.push(id.unwrap())),
+                };
+                if let Err(e) = r {
+                    break e;
+                }
+            };
+            assert_eq!(e.kind, ErrorKind::Injected, "{op:?} {k}: {e}");
+            assert_eq!(pending.len() as u32, if op == Op::Recv { k - 1 } else { 1 });
+            for p in pending {
+                assert_eq!(ca.test(p).unwrap_err().kind, ErrorKind::Aborted);
+            }
+            assert_eq!(a.live().requests, 0);
+            assert_eq!(ca.irecv(1).unwrap_err().kind, ErrorKind::Aborted);
+            // The peer gets what was sent before, then sees the end.
+            for _ in 0..sent {
+                assert_eq!(recv(&mut cb, 100).unwrap(), m);
+            }
+            assert_eq!(recv(&mut cb, 100).unwrap_err().kind, ErrorKind::PeerClosed);
+            ca.close().unwrap();
+            drop((ca, cb, mr));
+            zero_but_listeners(a.live());
+            zero_but_listeners(b.live());
+            exchange(&a, &b, &mut l, &h);
+        }
+    }
+}
+
+#[test]
+fn a_failed_registration_gives_back_the_regions_before_it() {
+    let bufs: Vec<Vec<u8>> = (0..3).map(|i| vec![i as u8; 64]).collect();
+    let regions: Vec<Region> = bufs.iter().map(|b| Region::of(b)).collect();
+    for k in 1..=3 {
+        let t = Faulty::new(
+            tcp(0, "job"),
+            FaultPlan {
+                op: Op::Register,
+                at: k,
+            },
+        );
+        // Held before, through the inner transport (not counted by the plan).
+        let held = t.inner().register(&regions[2..]).unwrap();
+        assert_eq!(t.live().registrations, 1);
+        let e = t.register(&regions).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Injected);
+        assert_eq!(t.live().registrations, 1, "k = {k}");
+        let all = t.register(&regions).unwrap();
+        assert_eq!(t.live().registrations, 3);
+        drop(held);
+        assert_eq!(t.live().registrations, 3, "region 2 is still held by `all`");
+        drop(all);
+        assert!(t.live().is_zero());
+    }
+}
+
+#[test]
+fn dropping_a_pending_connect_or_accept_releases_it() {
+    let a: TcpTransport = tcp(1, "job");
+    let b = tcp(0, "job");
+    // A listener that never answers the hello: the connect waits for it.
+    let mute = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let mute_h = pto_host::transport::wire::ListenHandle {
+        rank: 0,
+        addr: mute.local_addr().unwrap(),
+    };
+    let mut cs = pto_host::transport::tcp::TcpConnectState::default();
+    // A caller that never sends its hello: the accept waits for it.
+    let (mut l, h) = b.listen("127.0.0.1:0".parse().unwrap()).unwrap();
+    let _silent = std::net::TcpStream::connect(h.addr).unwrap();
+    let mut as_ = pto_host::transport::tcp::TcpAcceptState::default();
+    let start = Instant::now();
+    while cs.steps() < 3 || as_.steps() < 1 {
+        assert!(a.connect(&mute_h, &mut cs).unwrap().is_none());
+        assert!(b.accept(&mut l, &mut as_).unwrap().is_none());
+        assert!(start.elapsed() < LIMIT);
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    assert_eq!((a.live().sockets, b.live().sockets), (1, 1));
+    drop((cs, as_));
+    zero_but_listeners(a.live());
+    zero_but_listeners(b.live());
+}
