@@ -3,9 +3,11 @@
 mod barrier;
 mod bootstrap;
 mod report;
+mod transport;
 mod workload;
 
 pub use barrier::{BarrierResult, run_barrier_bench};
 pub use bootstrap::{BootstrapResult, run_bootstrap_bench};
 pub use report::{BenchOutcome, BenchResult, run_bench};
+pub use transport::{TransportResult, run_transport_bench};
 pub use workload::{BenchError, BenchPlan, Workload, submit_workload};

@@ -34,6 +34,9 @@ pub enum Workload {
     /// Not a task DAG: `--ranks` ranks (threads) forming a job over TCP on loopback; reports
     /// `bootstrap_ms`.
     Bootstrap,
+    /// Not a task DAG: the TCP transport on loopback; reports `rtt_us` (8-byte round trip)
+    /// and `bandwidth_gbps` (messages of `--message-bytes`).
+    Transport,
 }
 
 /// What to run: the DAG, its size and its knobs.
@@ -223,7 +226,7 @@ pub fn submit_workload(
             }
         }
         // Run by `run_barrier_bench` and `run_bootstrap_bench`, not as tasks.
-        Workload::Barrier | Workload::Bootstrap => {}
+        Workload::Barrier | Workload::Bootstrap | Workload::Transport => {}
         Workload::Deferred => {
             for i in 0..tasks {
                 let expected = (i + 1).saturating_add(plan.pending).min(tasks);

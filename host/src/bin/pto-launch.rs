@@ -5,8 +5,13 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use pto_host::allreduce::{RankJob, run_rank};
-use pto_host::bench::{BenchPlan, Workload, run_barrier_bench, run_bench, run_bootstrap_bench};
-use pto_host::launch::{RankEnd, SpawnPlan, job_id_from_env, rank_from_env, spawn_ranks};
+use pto_host::bench::{
+    BenchPlan, Workload, run_barrier_bench, run_bench, run_bootstrap_bench, run_transport_bench,
+};
+use pto_host::launch::{
+    RankEnd, SpawnPlan, form_job, job_id_from_env, master_rendezvous, parse_rendezvous,
+    rank_from_env, spawn_ranks,
+};
 use pto_host::profile::chrome_trace;
 use pto_runtime_core::{Config, ProfileLevel};
 use pto_sim::SimOptions;
@@ -51,6 +56,11 @@ struct AllreduceArgs {
     /// stops them, in milliseconds.
     #[arg(long, default_value_t = 2000)]
     grace_ms: u64,
+    /// Form the job over TCP first: rank 0 listens at this address, the others connect
+    /// (default: torchrun's MASTER_ADDR and MASTER_PORT when set). Port 0 lets the launcher
+    /// pick a free port for the ranks it spawns.
+    #[arg(long, value_name = "tcp://HOST:PORT")]
+    rendezvous: Option<String>,
     /// Fault injection: kill this rank (SIGKILL) after --kill-after-ms.
     #[arg(long, hide = true)]
     kill_rank: Option<u32>,
@@ -108,6 +118,9 @@ struct BenchArgs {
     /// Ranks of the barrier and bootstrap workloads (threads, 1 to 64).
     #[arg(long, default_value_t = 2)]
     ranks: u32,
+    /// Bytes per message of the transport workload's bandwidth run.
+    #[arg(long, default_value_t = 4 << 20)]
+    message_bytes: usize,
     /// Tensor arguments per task of the tensors workload (at most 32).
     #[arg(long = "args", default_value_t = 2)]
     tensor_args: u16,
@@ -157,14 +170,43 @@ fn allreduce(a: &AllreduceArgs) -> Result<(), String> {
     let env = rank_from_env(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
     if let Some(env) = env {
         // A rank: of our own spawn, or of another launcher.
+        let rendezvous = match (&a.rendezvous, &env.master) {
+            (Some(r), _) => Some(parse_rendezvous(r).map_err(|e| e.to_string())?),
+            (None, Some((host, port))) => {
+                Some(master_rendezvous(host, *port).map_err(|e| e.to_string())?)
+            }
+            (None, None) => None,
+        };
         let run_id = a
             .run_id
             .clone()
             .or_else(|| job_id_from_env(|k| std::env::var(k).ok()))
+            .or_else(|| rendezvous.map(|at| format!("rdzv-{at}")))
             .ok_or(
                 "a rank needs a name its peers share to find them: pass --run-id (or set \
-                 PTO_RUN_ID) the same on every rank",
+                 PTO_RUN_ID) the same on every rank, or --rendezvous",
             )?;
+        // Over TCP: form the job, check that it fits on one host, and take rank 0's name
+        // for the shared objects.
+        let formed = match rendezvous {
+            Some(at) => {
+                let f = form_job(env.rank, env.ranks, &run_id, at, timeout)
+                    .map_err(|e| format!("rank {}: {e}", env.rank))?;
+                let hosts = f.distinct_hosts();
+                if hosts.len() > 1 {
+                    return Err(format!(
+                        "rank {}: the ranks span {} hosts ({}); the simulator's shared-memory \
+                         windows need every rank on one host",
+                        env.rank,
+                        hosts.len(),
+                        hosts.join(", ")
+                    ));
+                }
+                Some(f)
+            }
+            None => None,
+        };
+        let run_id = formed.as_ref().map_or(run_id, |f| f.shm_name.clone());
         let job = RankJob {
             rank: env.rank,
             ranks: env.ranks,
@@ -173,6 +215,11 @@ fn allreduce(a: &AllreduceArgs) -> Result<(), String> {
             timeout,
         };
         let took = run_rank(&job).map_err(|e| format!("rank {}: {e}", env.rank))?;
+        if let Some(mut f) = formed {
+            f.bootstrap
+                .barrier()
+                .map_err(|e| format!("rank {}: the closing barrier: {e}", env.rank))?;
+        }
         println!(
             "rank {}/{}: sum of {} elements checked in {:.1} ms",
             env.rank,
@@ -194,15 +241,27 @@ fn allreduce(a: &AllreduceArgs) -> Result<(), String> {
                 .map_or(0, |d| d.as_millis())
         )
     });
+    let mut args = vec![
+        "allreduce".into(),
+        "--elements".into(),
+        a.elements.to_string(),
+        "--timeout-s".into(),
+        a.timeout_s.to_string(),
+    ];
+    if let Some(r) = &a.rendezvous {
+        let mut at = parse_rendezvous(r).map_err(|e| e.to_string())?;
+        if at.port() == 0 {
+            // Pick a free port for rank 0 to listen on.
+            let probe = std::net::TcpListener::bind(at)
+                .and_then(|l| l.local_addr())
+                .map_err(|e| format!("cannot find a free port at {at}: {e}"))?;
+            at.set_port(probe.port());
+        }
+        args.extend(["--rendezvous".into(), format!("tcp://{at}")]);
+    }
     let plan = SpawnPlan {
         ranks: a.ranks,
-        args: vec![
-            "allreduce".into(),
-            "--elements".into(),
-            a.elements.to_string(),
-            "--timeout-s".into(),
-            a.timeout_s.to_string(),
-        ],
+        args,
         run_id,
         deadline: timeout + std::time::Duration::from_secs(5),
         kill: a
@@ -254,6 +313,10 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
     match a.workload {
         Workload::Bootstrap => {
             let r = run_bootstrap_bench(a.ranks, a.repeat).map_err(|e| e.to_string())?;
+            return print_result(&r, a.json);
+        }
+        Workload::Transport => {
+            let r = run_transport_bench(a.message_bytes, a.repeat).map_err(|e| e.to_string())?;
             return print_result(&r, a.json);
         }
         Workload::Barrier => {

@@ -1,6 +1,7 @@
 //! What the TCP transport puts on the wire: the listen handle a rank publishes, the hello
-//! that opens every connection, and length-prefixed frames with sequence numbers. Decoding
-//! never trusts the peer: every length is bounded and every field checked.
+//! that opens every connection, and the header of length-prefixed frames with sequence
+//! numbers (reassembled by the TCP transport's inbox). Decoding never trusts the peer:
+//! every length is bounded and every field checked.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -212,60 +213,6 @@ pub fn encode_frame(seq: u64, payload: &[u8]) -> Result<Vec<u8>, WireError> {
     Ok(b)
 }
 
-/// Reassembles frames from bytes as they arrive, in any pieces, and checks that they come
-/// in sequence.
-#[derive(Debug, Default)]
-pub struct FrameDecoder {
-    buf: Vec<u8>,
-    next_seq: u64,
-}
-
-impl FrameDecoder {
-    /// A decoder expecting frame 0 first.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds bytes received.
-    pub fn push(&mut self, bytes: &[u8]) {
-        self.buf.extend_from_slice(bytes);
-    }
-
-    /// The next complete frame's payload, `Ok(None)` until one is complete. A frame too long
-    /// or out of sequence is an error (the connection is then unusable).
-    pub fn next_frame(&mut self) -> Result<Option<Vec<u8>>, WireError> {
-        if self.buf.len() < FRAME_HEADER {
-            return Ok(None);
-        }
-        let len = u32::from_le_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]);
-        if len > MAX_FRAME {
-            return Err(WireError::FrameTooLong(len));
-        }
-        let mut s = [0u8; 8];
-        s.copy_from_slice(&self.buf[4..12]);
-        let seq = u64::from_le_bytes(s);
-        if seq != self.next_seq {
-            return Err(WireError::OutOfSequence {
-                got: seq,
-                expected: self.next_seq,
-            });
-        }
-        let end = FRAME_HEADER + len as usize;
-        if self.buf.len() < end {
-            return Ok(None);
-        }
-        let payload = self.buf[FRAME_HEADER..end].to_vec();
-        self.buf.drain(..end);
-        self.next_seq += 1;
-        Ok(Some(payload))
-    }
-
-    /// Bytes received but not yet part of a returned frame.
-    pub fn buffered(&self) -> usize {
-        self.buf.len()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,46 +274,5 @@ mod tests {
             run_id: "x".repeat(65),
         };
         assert!(long.encode().is_err());
-    }
-
-    #[test]
-    fn frames_reassemble_from_any_pieces_and_check_their_order() {
-        let mut wire = Vec::new();
-        for (seq, p) in [&b"first"[..], b"", &[7u8; 1000][..]].iter().enumerate() {
-            wire.extend(encode_frame(seq as u64, p).unwrap());
-        }
-        // Byte by byte.
-        let mut d = FrameDecoder::new();
-        let mut got = Vec::new();
-        for byte in &wire {
-            d.push(std::slice::from_ref(byte));
-            while let Some(f) = d.next_frame().unwrap() {
-                got.push(f);
-            }
-        }
-        assert_eq!(got.len(), 3);
-        assert_eq!(
-            (&got[0][..], got[1].len(), got[2].len()),
-            (&b"first"[..], 0, 1000)
-        );
-        assert_eq!(d.buffered(), 0);
-        // A duplicated frame.
-        let mut d = FrameDecoder::new();
-        d.push(&encode_frame(0, b"a").unwrap());
-        d.push(&encode_frame(0, b"a").unwrap());
-        assert!(d.next_frame().unwrap().is_some());
-        assert_eq!(
-            d.next_frame(),
-            Err(WireError::OutOfSequence {
-                got: 0,
-                expected: 1
-            })
-        );
-        // A length beyond the limit, before its bytes arrive.
-        let mut d = FrameDecoder::new();
-        let mut header = (MAX_FRAME + 1).to_le_bytes().to_vec();
-        header.extend(0u64.to_le_bytes());
-        d.push(&header);
-        assert_eq!(d.next_frame(), Err(WireError::FrameTooLong(MAX_FRAME + 1)));
     }
 }

@@ -3,18 +3,19 @@
 #![forbid(unsafe_code)]
 
 use std::collections::VecDeque;
-use std::io::{ErrorKind as IoKind, Read, Write};
+use std::io::{ErrorKind as IoKind, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::inbox::{Got, Inbox};
 use super::poll::wait_fd;
 use crate::transport::api::Conn;
 use crate::transport::error::{ErrorKind, TransportError};
 use crate::transport::live::{Live, Resource, Token};
 use crate::transport::registry::Registration;
 use crate::transport::requests::{Completion, ReqId, RequestPool};
-use crate::transport::wire::{FRAME_HEADER, FrameDecoder, MAX_FRAME, encode_frame};
+use crate::transport::wire::{FRAME_HEADER, MAX_FRAME, encode_frame};
 
 /// Messages that arrived before a receive was posted for them are held up to this many
 /// bytes; past it the socket is not read, so TCP flow control holds the sender back.
@@ -70,7 +71,7 @@ pub struct TcpConn {
     sock: Option<Sock>,
     state: State,
     seq: u64,
-    decoder: FrameDecoder,
+    inbox: Inbox,
     sends: VecDeque<SendOp>,
     recvs: VecDeque<RecvOp>,
     unexpected: VecDeque<Vec<u8>>,
@@ -86,7 +87,7 @@ impl TcpConn {
             sock: Some(sock),
             state: State::Open,
             seq: 0,
-            decoder: FrameDecoder::new(),
+            inbox: Inbox::new(),
             sends: VecDeque::new(),
             recvs: VecDeque::new(),
             unexpected: VecDeque::new(),
@@ -163,15 +164,24 @@ impl TcpConn {
     }
 
     fn progress_recvs(&mut self) {
-        let mut buf = [0u8; 64 << 10];
         let mut read = 0;
         while read < READ_PER_CALL
             && (self.unexpected_bytes < UNEXPECTED_BYTES || !self.recvs.is_empty())
         {
             let Some(sock) = &mut self.sock else { return };
-            match sock.stream.read(&mut buf) {
-                Ok(0) => {
-                    let partial = self.decoder.buffered();
+            let (arrived, bytes) = (&mut self.unexpected, &mut self.unexpected_bytes);
+            let r = self.inbox.read(&mut sock.stream, &mut |f| {
+                *bytes += f.len();
+                arrived.push_back(f);
+            });
+            match r {
+                Ok(Ok(Got::Bytes(n))) => {
+                    read += n;
+                    self.match_recvs();
+                }
+                Ok(Ok(Got::WouldBlock)) => return,
+                Ok(Ok(Got::Eof)) => {
+                    let partial = self.inbox.buffered();
                     if partial > 0 {
                         let e = TransportError::new(
                             ErrorKind::PeerClosed,
@@ -187,34 +197,16 @@ impl TcpConn {
                     }
                     return;
                 }
-                Ok(n) => {
-                    read += n;
-                    self.decoder.push(&buf[..n]);
-                    if let Err(e) = self.drain_frames() {
-                        return self.fail(e);
-                    }
-                }
-                Err(e) if e.kind() == IoKind::WouldBlock => return,
-                Err(e) if e.kind() == IoKind::Interrupted => {}
-                Err(e) => {
+                Ok(Err(e)) => {
                     let e = TransportError::io(format!("receiving from rank {}", self.peer), &e);
+                    return self.fail(e);
+                }
+                Err(e) => {
+                    let e = TransportError::wire(format!("receiving from rank {}", self.peer), e);
                     return self.fail(e);
                 }
             }
         }
-    }
-
-    fn drain_frames(&mut self) -> Result<(), TransportError> {
-        while let Some(f) = self
-            .decoder
-            .next_frame()
-            .map_err(|e| TransportError::wire(format!("receiving from rank {}", self.peer), e))?
-        {
-            self.unexpected_bytes += f.len();
-            self.unexpected.push_back(f);
-            self.match_recvs();
-        }
-        Ok(())
     }
 
     /// Hands arrived messages to posted receives, in order.

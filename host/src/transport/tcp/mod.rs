@@ -6,6 +6,7 @@ mod accept;
 mod conn;
 mod connect;
 mod handshake;
+mod inbox;
 mod poll;
 
 use std::net::SocketAddr;
