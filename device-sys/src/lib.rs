@@ -1,17 +1,26 @@
 //! pto-device-sys: the real device under `pto-runtime-core`.
 //!
-//! This crate is a skeleton today: it compiles (also for `aarch64-unknown-none`) and fixes its
-//! place in the workspace. The AICPU `Platform` (AICore doorbell and status registers through
-//! `volatile`, the system counter, barriers and cache maintenance), the CANN declarations
-//! from our own C header through `bindgen`, and run-time loading of ACL/HCCL with clear errors
-//! when CANN is absent arrive with the device-path issue.
+//! - [`block`]: the register block each AICore core shares with the AICPU (payload slots
+//!   with their doorbells, the status line, deferred-condition slabs), layout pinned.
+//! - [`platform::AicpuPlatform`]: the scheduler core's `Platform` over those blocks, the
+//!   system counter, barriers and cache maintenance.
+//! - [`aicore`]: the core's side of the protocol (tests play cores with it).
+//! - [`raw`]: the only unsafe code: volatile register access, the CPU's counter, barriers
+//!   and cache instructions (`core::arch::asm!` on aarch64).
 //!
-//! Principles:
-//! - `no_std` for everything that runs on the AICPU; `std` only for host-side CANN loading.
-//! - Every register access goes through one `raw` module with `// SAFETY:` comments.
+//! `no_std`, no allocator: it builds for `aarch64-unknown-none` (the device image) and
+//! `aarch64-unknown-linux-gnu`; on x86_64 it builds for tests, with a fence for each barrier
+//! and no cache maintenance.
 #![no_std]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
+
+pub mod aicore;
+pub mod block;
+pub mod platform;
+pub mod raw;
+
+pub use platform::{AicpuConfig, AicpuPlatform, Coherence, PlatformError};
 
 /// The system counter of a2a3 AICPUs ticks at 50 MHz: 50 ticks per microsecond.
 pub const A2A3_TICKS_PER_US: u64 = 50;

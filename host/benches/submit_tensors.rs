@@ -2,7 +2,8 @@
 //! finding dependencies through the tensor map costs, without a scheduler running beside it.
 //!
 //! `cargo bench -p pto-host --bench submit_tensors` prints ns per submit (median of 11 runs of
-//! 8 000 tasks, independent tiles as in `pto-launch bench --workload tensors`) at K = 0, 2, 8.
+//! 8 000 tasks, independent tiles as in `pto-launch bench --workload tensors`) at K = 0, 2, 8
+//! (`-- K...` for others).
 
 use std::time::Instant;
 
@@ -44,7 +45,15 @@ fn run(k: u16) -> f64 {
 }
 
 fn main() {
-    for k in [0u16, 2, 8] {
+    // `-- 2 8` measures only those K (cargo passes `--bench` too: skip what is not a number).
+    let mut ks: Vec<u16> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    if ks.is_empty() {
+        ks = vec![0, 2, 8];
+    }
+    for k in ks {
         let mut runs: Vec<f64> = (0..11).map(|_| run(k)).collect();
         runs.sort_by(f64::total_cmp);
         println!("submit, K = {k}: {:7.1} ns/task", runs[runs.len() / 2]);
