@@ -1,0 +1,141 @@
+//! The scheduler core's `Platform` over the callbacks of a [`PtoPlatform`].
+#![deny(unsafe_code)]
+
+use pto_runtime_core::{
+    Condition, CoreId, CorePhase, CoreStatus, KernelId, Payload, Platform, Token, Watch,
+};
+
+use crate::types::{PtoCondition, PtoPayload, PtoPlatform};
+
+/// A `PtoPlatform` whose required callbacks are all present.
+#[derive(Debug)]
+pub(crate) struct CPlatform {
+    p: PtoPlatform,
+    now: extern "C" fn(*mut core::ffi::c_void) -> u64,
+    write_payload: extern "C" fn(*mut core::ffi::c_void, u16, u32, *const PtoPayload),
+    ring_doorbell: extern "C" fn(*mut core::ffi::c_void, u16, u32),
+    core_status: extern "C" fn(*mut core::ffi::c_void, u16) -> u64,
+}
+
+#[allow(unsafe_code)]
+// SAFETY: the ABI's contract (see `PtoPlatform`): every callback may run on several threads
+// at once, and `ctx` is shared by design.
+unsafe impl Sync for CPlatform {}
+#[allow(unsafe_code)]
+// SAFETY: as above.
+unsafe impl Send for CPlatform {}
+
+impl CPlatform {
+    /// The platform, if the required callbacks are set and the clock is usable.
+    pub(crate) fn new(p: &PtoPlatform) -> Option<Self> {
+        if p.ticks_per_us == 0 {
+            return None;
+        }
+        Some(CPlatform {
+            p: *p,
+            now: p.now?,
+            write_payload: p.write_payload?,
+            ring_doorbell: p.ring_doorbell?,
+            core_status: p.core_status?,
+        })
+    }
+}
+
+fn kind_of(w: Watch) -> (u32, u64) {
+    match w {
+        Watch::Counter32(a) => (1, a),
+        Watch::Counter64(a) => (2, a),
+        Watch::Engine(e) => (3, e as u64),
+    }
+}
+
+impl Platform for CPlatform {
+    fn now(&self) -> u64 {
+        (self.now)(self.p.ctx)
+    }
+
+    fn ticks_per_us(&self) -> u64 {
+        self.p.ticks_per_us
+    }
+
+    fn has_kernel(&self, kernel: KernelId) -> bool {
+        kernel.0 < self.p.kernels
+    }
+
+    fn write_payload(&self, core: CoreId, token: Token, payload: &Payload<'_>) {
+        let c = PtoPayload {
+            task: payload.task.raw(),
+            kernel: payload.kernel.0,
+            lane: payload.lane,
+            lanes: payload.lanes,
+            profile: payload.profile as u8,
+            args: payload.args.as_ptr(),
+            nargs: payload.args.len(),
+        };
+        (self.write_payload)(self.p.ctx, core.0, token.bits(), &c);
+    }
+
+    fn ring_doorbell(&self, core: CoreId, token: Token) {
+        (self.ring_doorbell)(self.p.ctx, core.0, token.bits());
+    }
+
+    fn core_status(&self, core: CoreId) -> CoreStatus {
+        let w = (self.core_status)(self.p.ctx, core.0);
+        let phase = match (w >> 32) & 0xf {
+            1 => CorePhase::Ack,
+            2 => CorePhase::Fin,
+            3 => CorePhase::Error((w >> 36) as u32),
+            _ => CorePhase::Idle,
+        };
+        CoreStatus {
+            token: Token::new(w as u32),
+            phase,
+        }
+    }
+
+    fn lane_times(&self, core: CoreId, token: Token) -> Option<(u64, u64)> {
+        let f = self.p.lane_times?;
+        let (mut s, mut e) = (0u64, 0u64);
+        f(self.p.ctx, core.0, token.bits(), &mut s, &mut e).then_some((s, e))
+    }
+
+    fn conditions(&self, core: CoreId, token: Token) -> usize {
+        self.p
+            .conditions
+            .map_or(0, |f| f(self.p.ctx, core.0, token.bits()) as usize)
+    }
+
+    fn condition(&self, core: CoreId, token: Token, i: usize) -> Option<Condition> {
+        let f = self.p.condition?;
+        let mut c = PtoCondition::default();
+        if !f(self.p.ctx, core.0, token.bits(), i as u32, &mut c) {
+            return None;
+        }
+        Some(match c.kind {
+            1 => Condition::counter32(c.word, c.expected as u32),
+            2 => Condition::counter64(c.word, c.expected),
+            3 => Condition::engine(c.word as u32, c.expected),
+            // Unknown: a word nothing can read, reported as a bad condition.
+            _ => Condition::counter64(u64::MAX, c.expected),
+        })
+    }
+
+    fn read_watch(&self, watch: Watch) -> Option<u64> {
+        let f = self.p.read_watch?;
+        let (kind, word) = kind_of(watch);
+        let mut v = 0u64;
+        f(self.p.ctx, kind, word, &mut v).then_some(v)
+    }
+
+    // The image's callbacks do their own cache maintenance around the words they read.
+    fn invalidate(&self, _addr: u64, _len: usize) {}
+
+    fn flush(&self, _addr: u64, _len: usize) {}
+
+    fn spin_hint(&self) {
+        match self.p.spin_hint {
+            Some(f) => f(self.p.ctx),
+            None => core::hint::spin_loop(),
+        }
+    }
+}
