@@ -5,8 +5,10 @@
 //! - [`platform::AicpuPlatform`]: the scheduler core's `Platform` over those blocks, the
 //!   system counter, barriers and cache maintenance.
 //! - [`aicore`]: the core's side of the protocol (tests play cores with it).
-//! - [`raw`]: the only unsafe code: volatile register access, the CPU's counter, barriers
-//!   and cache instructions (`core::arch::asm!` on aarch64).
+//! - [`raw`]: volatile register access, the CPU's counter, barriers and cache instructions
+//!   (`core::arch::asm!` on aarch64).
+//! - [`cann`] (feature `cann`, host side, `std`): ACL and HCCL loaded at run time, with the
+//!   bindings generated from our own header `cann/pto_cann.h`.
 //!
 //! `no_std`, no allocator: it builds for `aarch64-unknown-none` (the device image) and
 //! `aarch64-unknown-linux-gnu`; on x86_64 it builds for tests, with a fence for each barrier
@@ -15,8 +17,13 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+#[cfg(feature = "cann")]
+extern crate std;
+
 pub mod aicore;
 pub mod block;
+#[cfg(feature = "cann")]
+pub mod cann;
 pub mod platform;
 pub mod raw;
 
