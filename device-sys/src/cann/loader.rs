@@ -1,7 +1,6 @@
 //! Loading ACL and HCCL, and checking every symbol the runtime calls.
 
 use std::ffi::c_void;
-use std::format;
 use std::path::{Path, PathBuf};
 use std::string::{String, ToString};
 use std::vec::Vec;
@@ -133,7 +132,8 @@ fn open(
             // found where CANN installs them (or where the caller pointed).
             match unsafe { libloading::Library::new(&path) } {
                 Ok(lib) => return Ok((lib, path)),
-                Err(e) => tried.push(format!("{}: {e}", path.display())),
+                // The loader's message names the path and why it failed.
+                Err(e) => tried.push(e.to_string()),
             }
         }
     }

@@ -12,14 +12,16 @@ const TARGET: &str = if cfg!(target_arch = "aarch64") {
     "x86_64-unknown-linux-gnu"
 };
 
-/// Builds the fake into a fresh `lib64/` under the temp directory; `omit_map` leaves
+/// Builds the fake into a fresh `lib64/` under cargo's test scratch directory; `omit_map` leaves
 /// `aclrtMapMem` out. Returns the `lib64` directory.
 pub fn build(tag: &str, omit_map: bool) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .join("device-sys/cann/fake/fake_cann.c");
-    let dir = std::env::temp_dir()
-        .join(format!("pto-fake-cann-{tag}-{}", std::process::id()))
+    // Under cargo's scratch directory for tests (inside target/), one per process: a running
+    // test may have the library of another loaded.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("fake-cann-{tag}-{}", std::process::id()))
         .join("lib64");
     std::fs::create_dir_all(&dir).unwrap();
     let lib = dir.join("libascendcl.so");

@@ -74,6 +74,8 @@ struct AllreduceArgs {
 enum Backend {
     /// POSIX shared memory, one process per rank.
     Sim,
+    /// NPU windows through CANN (ACL virtual memory, HCCL rendezvous), loaded at run time.
+    Hccl,
 }
 
 #[derive(clap::Args, Debug)]
@@ -164,8 +166,30 @@ fn main() -> ExitCode {
     }
 }
 
+/// The hccl backend: CANN must be present; the kernels then need the device image.
+fn hccl_backend() -> Result<(), String> {
+    #[cfg(feature = "cann")]
+    {
+        let cann = pto_device_sys::cann::Cann::load().map_err(|e| e.to_string())?;
+        Err(format!(
+            "CANN found ({}), but this build cannot launch the allreduce kernels on NPUs yet: \
+             that needs the device image. The hccl backend's windows are available to \
+             programs through pto_host::comm::hccl",
+            cann.libraries()[0].display()
+        ))
+    }
+    #[cfg(not(feature = "cann"))]
+    Err(
+        "this pto-launch was built without the `cann` feature: rebuild with it for the hccl \
+         backend"
+            .into(),
+    )
+}
+
 fn allreduce(a: &AllreduceArgs) -> Result<(), String> {
-    let Backend::Sim = a.backend;
+    if a.backend == Backend::Hccl {
+        return hccl_backend();
+    }
     let timeout = std::time::Duration::from_secs(a.timeout_s.max(1));
     let env = rank_from_env(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
     if let Some(env) = env {
