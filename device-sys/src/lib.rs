@@ -7,6 +7,8 @@
 //! - [`aicore`]: the core's side of the protocol (tests play cores with it).
 //! - [`raw`]: volatile register access, the CPU's counter, barriers and cache instructions
 //!   (`core::arch::asm!` on aarch64).
+//! - [`log`]: the logging facade (`pto_info!` and friends): defmt on the device image, `log`
+//!   on host builds.
 //! - [`cann`] (feature `cann`, host side, `std`): ACL and HCCL loaded at run time, with the
 //!   bindings generated from our own header `cann/pto_cann.h`.
 //!
@@ -24,6 +26,7 @@ pub mod aicore;
 pub mod block;
 #[cfg(feature = "cann")]
 pub mod cann;
+pub mod log;
 pub mod platform;
 pub mod raw;
 

@@ -178,6 +178,11 @@ impl Cann {
         // SAFETY: as above.
         let hccl = unsafe { HcclApi::from_library(hccl_lib) }
             .map_err(|e| CannError::Invalid(e.to_string()))?;
+        crate::pto_info!(
+            "CANN loaded: {} and {}",
+            acl_path.display(),
+            hccl_path.display()
+        );
         Ok(Cann {
             acl,
             hccl,
