@@ -5,9 +5,7 @@
 
 use core::mem::{align_of, size_of};
 
-use pto_runtime_core::{
-    Config, KernelId, MAX_DEPS, Orchestrator, RegionLayout, Runtime, TaskId, TaskSpec, WorkerClass,
-};
+use pto_runtime_core::{Config, Orchestrator, RegionLayout, Runtime};
 
 use crate::platform::CPlatform;
 use crate::types::{
@@ -142,18 +140,7 @@ pub unsafe extern "C" fn pto_runtime_report(
     let Some(r) = (unsafe { runtime(rt) }) else {
         return PtoStatus::PtoErrClosed;
     };
-    let rep = r.report();
-    let e = rep.error;
-    let report = PtoReport {
-        submitted: rep.submitted,
-        finished: rep.finished,
-        dispatched: rep.dispatched,
-        live_slots: rep.live_slots,
-        error_kind: e.map_or(0, |e| e.kind as u32),
-        error_task: e.and_then(|e| e.task).map_or(0, TaskId::raw),
-        error_core: e.and_then(|e| e.core).map_or(0xffff, |c| c.0),
-        error_detail: e.map_or(0, |e| e.detail),
-    };
+    let report = PtoReport::from_report(&r.report());
     // SAFETY: checked non-null; the caller's contract.
     unsafe { out.write(report) };
     PtoStatus::PtoOk
@@ -247,35 +234,8 @@ pub unsafe extern "C" fn pto_submit(
     };
     // SAFETY: checked non-null; the caller's contract.
     let t = unsafe { &*t };
-    let class = match t.class {
-        0 => WorkerClass::Aic,
-        1 => WorkerClass::Aiv,
-        2 => WorkerClass::Mix,
-        3 => WorkerClass::Dummy,
-        _ => return PtoStatus::PtoErrSubmit,
-    };
-    if (t.args.is_null() && t.nargs > 0) || (t.deps.is_null() && t.ndeps > 0) {
-        return PtoStatus::PtoErrNull;
-    }
-    if t.ndeps > MAX_DEPS as usize {
-        return PtoStatus::PtoErrSubmit;
-    }
-    let args: &[u64] = if t.nargs == 0 {
-        &[]
-    } else {
-        // SAFETY: non-null, valid for `nargs` elements (the caller's contract).
-        unsafe { core::slice::from_raw_parts(t.args, t.nargs) }
-    };
-    let mut deps = [TaskId::from_raw(0); MAX_DEPS as usize];
-    for (i, d) in deps.iter_mut().take(t.ndeps).enumerate() {
-        // SAFETY: `i < ndeps`, valid elements (the caller's contract).
-        *d = TaskId::from_raw(unsafe { *t.deps.add(i) });
-    }
-    let mut spec = TaskSpec::new(KernelId(t.kernel), class)
-        .args(args)
-        .deps(&deps[..t.ndeps]);
-    spec.ring = t.ring;
-    match orch.submit(&spec) {
+    // SAFETY: the caller's contract on the task's arrays.
+    match unsafe { pto_runtime_core::ffi::submit_c(orch, t) } {
         Ok(task) => {
             if !id.is_null() {
                 // SAFETY: checked non-null; the caller's contract.
@@ -283,10 +243,9 @@ pub unsafe extern "C" fn pto_submit(
             }
             PtoStatus::PtoOk
         }
-        Err(_) => PtoStatus::PtoErrSubmit,
+        Err(e) => e,
     }
 }
-
 /// Closes the orchestrator: nothing more will be submitted, and the schedulers stop once
 /// every task finished. A second call does nothing.
 ///

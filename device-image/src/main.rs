@@ -1,8 +1,9 @@
 //! `pto-aicpu`: the AICPU device image. Built for `aarch64-unknown-none` and linked by
-//! `linker/aicpu.ld`: `_start` (`start.rs`) sets up the stack and zeroed data, then
-//! `pto_aicpu_main` (`image.rs`) runs the image's self-check: it lays a runtime out in the
-//! image's region, submits a DAG, and runs the scheduler over the AICPU platform (counter,
-//! barriers) until every task finished. Logging goes through the device crates' facade
+//! `linker/aicpu.ld`. Its entry points (`entry.rs`: `pto_aicpu_init`, `_submit`, `_close`,
+//! `_scheduler`, `_report`) run the scheduler core over the AICPU platform. `_start`
+//! (`start.rs`) sets up the stack and zeroed data, then `pto_aicpu_main` (`image.rs`) runs
+//! the image's self-check through those entry points: a runtime in the image's region, a
+//! DAG, one scheduler until every task finished. Logging goes through the device crates' facade
 //! (defmt with the `defmt` feature). With `qemu`, the image runs as a Linux process under
 //! `qemu-aarch64`: log frames go to stdout and the self-check's result is the exit status.
 //!
@@ -11,6 +12,8 @@
 #![cfg_attr(target_os = "none", no_std, no_main)]
 #![deny(missing_docs)]
 
+#[cfg(target_os = "none")]
+mod entry;
 #[cfg(target_os = "none")]
 mod exit;
 #[cfg(target_os = "none")]

@@ -12,7 +12,7 @@ use bytemuck::{Pod, Zeroable};
 use pto_device_sys::aicore::AicoreSide;
 use pto_device_sys::block::{CoreBlock, RawCondition, condition};
 use pto_device_sys::raw::arch;
-use pto_device_sys::raw::memory::{EngineWords, WatchedMemory};
+use pto_device_sys::raw::memory::{EngineWords, MemRange, WatchedMemory};
 use pto_device_sys::raw::regs::CoreBlocks;
 use pto_device_sys::{AicpuConfig, AicpuPlatform, Coherence};
 use pto_runtime_core::{
@@ -135,7 +135,10 @@ fn run(
     // SAFETY: `m.blocks` holds 3 zeroed blocks that outlive this function, and from here on
     // they are touched only through `CoreBlocks` (volatile word accesses).
     let blocks = unsafe { CoreBlocks::new(base, m.blocks.len()) };
-    let ranges = [(m.addr(0), 8 * m.mem.len() as u64)];
+    let ranges = [MemRange {
+        base: m.addr(0),
+        len: 8 * m.mem.len() as u64,
+    }];
     // SAFETY: the range is `m.mem`, alive for the whole run, written only with atomics.
     let memory = unsafe { WatchedMemory::new(&ranges) };
     let eng = NonNull::new(m.engines.as_ptr() as *mut u64).unwrap();

@@ -31,6 +31,7 @@ mod config;
 mod deferred;
 mod dispatch;
 mod error;
+pub mod ffi;
 mod heap;
 mod ids;
 mod layout;

@@ -7,30 +7,43 @@ use core::ptr::NonNull;
 
 use volatile::VolatilePtr;
 
-/// Device memory the scheduler may read watched words from: `(base, len)` ranges.
+/// A range of device memory: first byte and length.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemRange {
+    /// First byte.
+    pub base: u64,
+    /// Bytes.
+    pub len: u64,
+}
+
+/// Device memory the scheduler may read watched words from.
 #[derive(Clone, Copy, Debug)]
 pub struct WatchedMemory<'a> {
-    ranges: &'a [(u64, u64)],
+    ranges: &'a [MemRange],
 }
 
 impl<'a> WatchedMemory<'a> {
     /// Nothing is readable.
     pub const NONE: WatchedMemory<'static> = WatchedMemory { ranges: &[] };
 
-    /// The ranges `(base, len)`, readable by address.
+    /// The ranges, readable by address.
     ///
     /// # Safety
     /// Every range is mapped in this address space and valid for reads for `'a` (device
     /// memory, communication windows); other agents write its words with single aligned
     /// stores or atomics.
-    pub unsafe fn new(ranges: &'a [(u64, u64)]) -> Self {
+    pub unsafe fn new(ranges: &'a [MemRange]) -> Self {
         WatchedMemory { ranges }
     }
 
     fn covers(&self, addr: u64, width: u64) -> bool {
         addr.is_multiple_of(width)
-            && self.ranges.iter().any(|&(base, len)| {
-                addr >= base && addr.checked_add(width).is_some_and(|end| end <= base + len)
+            && self.ranges.iter().any(|r| {
+                addr >= r.base
+                    && addr
+                        .checked_add(width)
+                        .is_some_and(|end| end <= r.base + r.len)
             })
     }
 

@@ -1,0 +1,49 @@
+//! A task from C: its arguments and dependencies come as raw pointers and counts.
+
+use crate::config::MAX_DEPS;
+use crate::ffi::{PtoStatus, PtoTask};
+use crate::ids::{KernelId, TaskId, WorkerClass};
+use crate::platform::Platform;
+use crate::submit::{Orchestrator, TaskSpec};
+
+/// Submits the task `t` describes through `o`: its id, or the status that says why not
+/// (`PtoErrNull` for a null array with a count, `PtoErrSubmit` for an unknown class, too many
+/// dependencies, or a task the orchestrator refused).
+///
+/// # Safety
+/// `t.args` is valid for reads of `t.nargs` words and `t.deps` of `t.ndeps`, unless null
+/// (then their count must be 0, or the call fails).
+pub unsafe fn submit_c<P: Platform>(
+    o: &mut Orchestrator<'_, '_, P>,
+    t: &PtoTask,
+) -> Result<TaskId, PtoStatus> {
+    let class = match t.class {
+        0 => WorkerClass::Aic,
+        1 => WorkerClass::Aiv,
+        2 => WorkerClass::Mix,
+        3 => WorkerClass::Dummy,
+        _ => return Err(PtoStatus::PtoErrSubmit),
+    };
+    if (t.args.is_null() && t.nargs > 0) || (t.deps.is_null() && t.ndeps > 0) {
+        return Err(PtoStatus::PtoErrNull);
+    }
+    if t.ndeps > MAX_DEPS as usize {
+        return Err(PtoStatus::PtoErrSubmit);
+    }
+    let args: &[u64] = if t.nargs == 0 {
+        &[]
+    } else {
+        // SAFETY: non-null and valid for `nargs` words (the caller's contract).
+        unsafe { core::slice::from_raw_parts(t.args, t.nargs) }
+    };
+    let mut deps = [TaskId::from_raw(0); MAX_DEPS as usize];
+    for (i, d) in deps.iter_mut().take(t.ndeps).enumerate() {
+        // SAFETY: `i < ndeps`, inside the array (the caller's contract).
+        *d = TaskId::from_raw(unsafe { *t.deps.add(i) });
+    }
+    let mut spec = TaskSpec::new(KernelId(t.kernel), class)
+        .args(args)
+        .deps(&deps[..t.ndeps]);
+    spec.ring = t.ring;
+    o.submit(&spec).map_err(|_| PtoStatus::PtoErrSubmit)
+}
