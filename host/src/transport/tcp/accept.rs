@@ -10,6 +10,7 @@ use std::time::Instant;
 use super::TcpTransport;
 use super::conn::{Sock, TcpConn};
 use super::handshake::{IncomingHello, Outgoing};
+use super::step::{Next, step};
 use crate::transport::api::Progress;
 use crate::transport::error::{ErrorKind, TransportError};
 use crate::transport::live::Token;
@@ -60,40 +61,20 @@ impl Progress for TcpAcceptState {
     }
 }
 
-enum Next {
-    Stay(Stage),
-    Step(Stage),
-    /// A connection came out (boxed: the other variants are small).
-    Done(Box<TcpConn>),
-}
-
+/// Advances an accept on `l` by at most one step.
 pub(super) fn accept(
     t: &TcpTransport,
     l: &mut TcpListen,
     st: &mut TcpAcceptState,
 ) -> Result<Option<TcpConn>, TransportError> {
-    // On an error the taken stage drops here, releasing what it held, and the state stays
-    // idle.
-    let stage = std::mem::take(&mut st.stage);
-    match advance(t, l, stage)? {
-        Next::Stay(s) => {
-            st.stage = s;
-            Ok(None)
-        }
-        // One step per call: a caller (or a fault plan) sees every stable state.
-        Next::Step(s) => {
-            st.stage = s;
-            st.steps += 1;
-            Ok(None)
-        }
-        Next::Done(c) => {
-            st.steps += 1;
-            Ok(Some(*c))
-        }
-    }
+    step(&mut st.stage, &mut st.steps, |s| advance(t, l, s))
 }
 
-fn advance(t: &TcpTransport, l: &mut TcpListen, stage: Stage) -> Result<Next, TransportError> {
+fn advance(
+    t: &TcpTransport,
+    l: &mut TcpListen,
+    stage: Stage,
+) -> Result<Next<Stage>, TransportError> {
     let now = Instant::now();
     match stage {
         Stage::Idle => match l.listener.accept() {

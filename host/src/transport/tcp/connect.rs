@@ -11,6 +11,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 use super::TcpTransport;
 use super::conn::{Sock, TcpConn};
 use super::handshake::{IncomingHello, Outgoing};
+use super::step::{Next, step};
 use crate::transport::api::Progress;
 use crate::transport::error::{ErrorKind, TransportError};
 use crate::transport::live::{Resource, Token};
@@ -71,43 +72,20 @@ impl Progress for TcpConnectState {
     }
 }
 
-/// What one stage led to.
-enum Next {
-    /// Nothing to do until the socket or the clock moves.
-    Stay(Stage),
-    /// A step was taken.
-    Step(Stage),
-    /// A connection came out (boxed: the other variants are small).
-    Done(Box<TcpConn>),
-}
-
+/// Advances a connect to `to` by at most one step.
 pub(super) fn connect(
     t: &TcpTransport,
     to: &ListenHandle,
     st: &mut TcpConnectState,
 ) -> Result<Option<TcpConn>, TransportError> {
-    // On an error the taken stage drops here, releasing what it held, and the state stays
-    // idle.
-    let stage = std::mem::take(&mut st.stage);
-    match advance(t, to, stage)? {
-        Next::Stay(s) => {
-            st.stage = s;
-            Ok(None)
-        }
-        // One step per call: a caller (or a fault plan) sees every stable state.
-        Next::Step(s) => {
-            st.stage = s;
-            st.steps += 1;
-            Ok(None)
-        }
-        Next::Done(c) => {
-            st.steps += 1;
-            Ok(Some(*c))
-        }
-    }
+    step(&mut st.stage, &mut st.steps, |s| advance(t, to, s))
 }
 
-fn advance(t: &TcpTransport, to: &ListenHandle, stage: Stage) -> Result<Next, TransportError> {
+fn advance(
+    t: &TcpTransport,
+    to: &ListenHandle,
+    stage: Stage,
+) -> Result<Next<Stage>, TransportError> {
     let now = Instant::now();
     match stage {
         Stage::Idle => dial(
@@ -235,7 +213,7 @@ fn dial(
     addr: SocketAddr,
     deadline: Instant,
     backoff: Duration,
-) -> Result<Next, TransportError> {
+) -> Result<Next<Stage>, TransportError> {
     let what = format!("opening a socket to {addr}");
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
         .map_err(|e| TransportError::io(&what, &e))?;

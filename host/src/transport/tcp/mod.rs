@@ -8,6 +8,7 @@ mod connect;
 mod handshake;
 mod inbox;
 mod poll;
+mod step;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
