@@ -232,20 +232,10 @@ pub unsafe extern "C" fn pto_submit(
     else {
         return PtoStatus::PtoErrClosed;
     };
-    // SAFETY: checked non-null; the caller's contract.
-    let t = unsafe { &*t };
-    // SAFETY: the caller's contract on the task's arrays.
-    match unsafe { pto_runtime_core::ffi::submit_c(orch, t) } {
-        Ok(task) => {
-            if !id.is_null() {
-                // SAFETY: checked non-null; the caller's contract.
-                unsafe { id.write(task.raw()) };
-            }
-            PtoStatus::PtoOk
-        }
-        Err(e) => e,
-    }
+    // SAFETY: the caller's contract on the task, its arrays and `id`.
+    unsafe { pto_runtime_core::ffi::submit_c(orch, t, id) }
 }
+
 /// Closes the orchestrator: nothing more will be submitted, and the schedulers stop once
 /// every task finished. A second call does nothing.
 ///

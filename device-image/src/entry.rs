@@ -145,17 +145,8 @@ pub unsafe extern "C" fn pto_aicpu_submit(t: *const PtoTask, id: *mut u64) -> Pt
     let Some(o) = guard.as_mut() else {
         return PtoStatus::PtoErrClosed;
     };
-    // SAFETY: non-null; the caller's contract on the task and its arrays.
-    match unsafe { submit_c(o, &*t) } {
-        Ok(task) => {
-            if !id.is_null() {
-                // SAFETY: non-null; the caller's contract.
-                unsafe { id.write(task.raw()) };
-            }
-            PtoStatus::PtoOk
-        }
-        Err(e) => e,
-    }
+    // SAFETY: the caller's contract on the task, its arrays and `id`.
+    unsafe { submit_c(o, t, id) }
 }
 
 /// Ends the submissions: the schedulers stop once every task finished. A second call does

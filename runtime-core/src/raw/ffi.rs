@@ -6,14 +6,43 @@ use crate::ids::{KernelId, TaskId, WorkerClass};
 use crate::platform::Platform;
 use crate::submit::{Orchestrator, TaskSpec};
 
-/// Submits the task `t` describes through `o`: its id, or the status that says why not
-/// (`PtoErrNull` for a null array with a count, `PtoErrSubmit` for an unknown class, too many
-/// dependencies, or a task the orchestrator refused).
+/// Submits the task `t` points to through `o`, and writes its id to `id` (if not null).
+/// Returns `PtoOk`, or the status that says why not: `PtoErrNull` for a null task or a null
+/// array with a count, `PtoErrSubmit` for an unknown class, too many dependencies, or a task
+/// the orchestrator refused.
 ///
 /// # Safety
-/// `t.args` is valid for reads of `t.nargs` words and `t.deps` of `t.ndeps`, unless null
-/// (then their count must be 0, or the call fails).
+/// `t` is null or valid for a read; `t.args` is valid for reads of `t.nargs` words and
+/// `t.deps` of `t.ndeps`, unless null (then their count must be 0, or the call fails); `id`
+/// is null or valid for a write.
 pub unsafe fn submit_c<P: Platform>(
+    o: &mut Orchestrator<'_, '_, P>,
+    t: *const PtoTask,
+    id: *mut u64,
+) -> PtoStatus {
+    if t.is_null() {
+        return PtoStatus::PtoErrNull;
+    }
+    // SAFETY: non-null; the caller's contract.
+    let t = unsafe { &*t };
+    // SAFETY: the caller's contract on the task's arrays.
+    match unsafe { submit(o, t) } {
+        Ok(task) => {
+            if !id.is_null() {
+                // SAFETY: non-null; the caller's contract.
+                unsafe { id.write(task.raw()) };
+            }
+            PtoStatus::PtoOk
+        }
+        Err(e) => e,
+    }
+}
+
+/// The task `t` describes, submitted.
+///
+/// # Safety
+/// As for [`submit_c`], on `t`'s arrays.
+unsafe fn submit<P: Platform>(
     o: &mut Orchestrator<'_, '_, P>,
     t: &PtoTask,
 ) -> Result<TaskId, PtoStatus> {
