@@ -38,7 +38,7 @@ fn a_missing_cann_says_what_was_looked_for_and_how_to_fix_it() {
 #[test]
 fn a_cann_without_a_symbol_the_runtime_calls_is_refused_by_name() {
     let _g = FAKE.lock().unwrap_or_else(|p| p.into_inner());
-    let dir = fake_cann::build("nomap", true);
+    let dir = fake_cann::build("nomap", &["FAKE_OMIT_MAPMEM"]);
     let e = Cann::load_from(std::slice::from_ref(&dir)).unwrap_err();
     match &e {
         CannError::MissingSymbol { library, symbol } => {
@@ -48,6 +48,17 @@ fn a_cann_without_a_symbol_the_runtime_calls_is_refused_by_name() {
         other => panic!("{other}"),
     }
     assert!(e.to_string().contains("does not export aclrtMapMem"));
+}
+
+#[test]
+fn an_optional_symbol_that_is_absent_is_only_reported() {
+    let _g = FAKE.lock().unwrap_or_else(|p| p.into_inner());
+    let without = fake_cann::build("nopid", &["FAKE_OMIT_SETPID"]);
+    let cann = Cann::load_from(std::slice::from_ref(&without)).unwrap();
+    assert!(!cann.has_pid_restriction());
+    let with = fake_cann::build("pid", &[]);
+    let cann = Cann::load_from(std::slice::from_ref(&with)).unwrap();
+    assert!(cann.has_pid_restriction());
 }
 
 /// What a rank does: device, communicator, a window, exported and imported back.
@@ -74,7 +85,7 @@ fn sequence(cann: &Arc<Cann>) -> Result<(), CannError> {
 #[test]
 fn windows_map_export_and_import_and_every_failure_gives_everything_back() {
     let _g = FAKE.lock().unwrap_or_else(|p| p.into_inner());
-    let dir = fake_cann::build("vmm", false);
+    let dir = fake_cann::build("vmm", &[]);
     let cann = Arc::new(Cann::load_from(std::slice::from_ref(&dir)).unwrap());
     assert_eq!(cann.libraries()[0], dir.join("libascendcl.so"));
     let ctl = fake_cann::Control::open(&dir);

@@ -20,7 +20,7 @@ static FAKE: Mutex<()> = Mutex::new(());
 fn fake() -> &'static (Arc<Cann>, PathBuf) {
     static F: OnceLock<(Arc<Cann>, PathBuf)> = OnceLock::new();
     F.get_or_init(|| {
-        let dir = fake_cann::build("hccl", false);
+        let dir = fake_cann::build("hccl", &[]);
         (
             Arc::new(Cann::load_from(std::slice::from_ref(&dir)).unwrap()),
             dir,

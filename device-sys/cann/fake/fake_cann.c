@@ -9,7 +9,8 @@
  *
  * Like CANN, it refuses to free memory that is still mapped or to release a mapped range,
  * so a teardown in the wrong order leaks and the tests see it. Build with -DFAKE_OMIT_MAPMEM
- * to leave aclrtMapMem out (a CANN missing a symbol). */
+ * to leave aclrtMapMem out (a CANN missing a required symbol), -DFAKE_OMIT_SETPID to leave
+ * out aclrtMemSetPidToShareableHandle (an optional one). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -290,11 +291,13 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t dev
     return new_physical(fd, (size_t)size, handle);
 }
 
+#ifndef FAKE_OMIT_SETPID
 aclError aclrtMemSetPidToShareableHandle(uint64_t shareableHandle, int32_t *pid, size_t pidNum) {
     (void)shareableHandle, (void)pid, (void)pidNum;
     if (enter()) return FAIL_ACL;
     return ACL_SUCCESS;
 }
+#endif
 
 /* ---- HCCL ---- */
 

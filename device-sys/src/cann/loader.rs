@@ -66,8 +66,10 @@ const ACL: &str = "libascendcl.so";
 /// HCCL's library, by CANN generation.
 const HCCL: [&str; 2] = ["libhccl.so", "libhcomm.so"];
 
-/// Every ACL symbol the runtime calls.
-const ACL_REQUIRED: [&str; 16] = [
+/// Every ACL symbol the runtime cannot do without (`aclrtMemSetPidToShareableHandle` is
+/// optional: older CANN lacks it, and windows exported without process-id validation do not
+/// need it).
+const ACL_REQUIRED: [&str; 15] = [
     "aclInit",
     "aclFinalize",
     "aclrtSetDevice",
@@ -83,7 +85,6 @@ const ACL_REQUIRED: [&str; 16] = [
     "aclrtMemSetAccess",
     "aclrtMemExportToShareableHandle",
     "aclrtMemImportFromShareableHandle",
-    "aclrtMemSetPidToShareableHandle",
 ];
 
 /// Every HCCL symbol the runtime calls.
@@ -188,6 +189,13 @@ impl Cann {
             hccl,
             libraries: [acl_path, hccl_path],
         })
+    }
+
+    /// Whether ACL can restrict an exported window to given processes
+    /// (`aclrtMemSetPidToShareableHandle`, optional: a symbol that looks up as NULL is
+    /// absent, judged by that lookup alone).
+    pub fn has_pid_restriction(&self) -> bool {
+        self.acl.aclrtMemSetPidToShareableHandle.is_ok()
     }
 
     /// The library files loaded: ACL's, then HCCL's.

@@ -12,9 +12,9 @@ const TARGET: &str = if cfg!(target_arch = "aarch64") {
     "x86_64-unknown-linux-gnu"
 };
 
-/// Builds the fake into a fresh `lib64/` under cargo's test scratch directory; `omit_map` leaves
-/// `aclrtMapMem` out. Returns the `lib64` directory.
-pub fn build(tag: &str, omit_map: bool) -> PathBuf {
+/// Builds the fake into a fresh `lib64/` under cargo's test scratch directory, with the C
+/// macros `defines` (`FAKE_OMIT_MAPMEM`, `FAKE_OMIT_SETPID`). Returns the `lib64` directory.
+pub fn build(tag: &str, defines: &[&str]) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .join("device-sys/cann/fake/fake_cann.c");
@@ -36,8 +36,8 @@ pub fn build(tag: &str, omit_map: bool) -> PathBuf {
         .arg(&lib)
         .arg(&src)
         .arg("-lpthread");
-    if omit_map {
-        cmd.arg("-DFAKE_OMIT_MAPMEM");
+    for d in defines {
+        cmd.arg(format!("-D{d}"));
     }
     let out = cmd.output().expect("the C compiler runs");
     assert!(
