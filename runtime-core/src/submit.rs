@@ -16,6 +16,9 @@ use crate::tables::{EDGE_EMPTY, Tables};
 use crate::tensor_map::{Covered, TensorArg, TensorMap, TensorStore};
 use crate::wire;
 
+/// The byte range of each tensor argument of a task.
+type TileRanges = heapless::Vec<(u64, u64), { MAX_TENSORS as usize }>;
+
 /// What to run: a kernel on a class of core, its scalar arguments and the tasks it waits for.
 #[derive(Clone, Copy, Debug)]
 pub struct TaskSpec<'a> {
@@ -133,12 +136,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// full; every other problem is reported at once and leaves nothing behind.
     pub fn submit(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
         self.check_running()?;
-        self.validate(spec)?;
-        let mut ranges = heapless::Vec::<(u64, u64), { MAX_TENSORS as usize }>::new();
-        for arg in spec.tensors {
-            // Validated: every tile has a range, and there are at most max_tensors.
-            let _ = ranges.push(arg.tile.bytes().unwrap_or((0, u64::MAX)));
-        }
+        let ranges = self.validate(spec)?;
         let mut covered = Covered::default();
         let deps = self.dependencies(spec, &ranges, &mut covered)?;
         let t = self.t;
@@ -353,7 +351,9 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         Ok(())
     }
 
-    fn validate(&self, spec: &TaskSpec<'_>) -> Result<(), SubmitError> {
+    /// Checks `spec` against the configuration and the run; returns each tensor argument's
+    /// byte range (computed once here).
+    fn validate(&self, spec: &TaskSpec<'_>) -> Result<TileRanges, SubmitError> {
         let cfg = &self.t.cfg;
         if spec.ring >= cfg.rings {
             return Err(SubmitError::BadRing {
@@ -373,10 +373,14 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 max: cfg.max_tensors,
             });
         }
+        let mut ranges = TileRanges::new();
         for (index, arg) in spec.tensors.iter().enumerate() {
-            arg.tile
+            let r = arg
+                .tile
                 .bytes()
                 .map_err(|error| SubmitError::BadTensor { index, error })?;
+            // At most max_tensors <= MAX_TENSORS (checked above): the push cannot fail.
+            let _ = ranges.push(r);
         }
         if spec.deps.len() > cfg.max_deps as usize {
             return Err(SubmitError::TooManyDeps {
@@ -416,7 +420,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 return Err(SubmitError::NotYetSubmitted { dep, next });
             }
         }
-        Ok(())
+        Ok(ranges)
     }
 
     /// The task's dependencies, given and found through its tensor arguments, each once.
