@@ -18,6 +18,8 @@ use crate::wire;
 
 /// The byte range of each tensor argument of a task.
 type TileRanges = heapless::Vec<(u64, u64), { MAX_TENSORS as usize }>;
+/// A task's dependencies, explicit and found, each once.
+type DepList = heapless::Vec<TaskId, { MAX_DEPS as usize }>;
 
 /// What to run: a kernel on a class of core, its scalar arguments and the tasks it waits for.
 #[derive(Clone, Copy, Debug)]
@@ -136,9 +138,12 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// full; every other problem is reported at once and leaves nothing behind.
     pub fn submit(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
         self.check_running()?;
-        let ranges = self.validate(spec)?;
+        // Filled in place: returning these arrays by value would copy them on every submit.
+        let mut ranges = TileRanges::new();
+        self.validate(spec, &mut ranges)?;
         let mut covered = Covered::default();
-        let deps = self.dependencies(spec, &ranges, &mut covered)?;
+        let mut deps = DepList::new();
+        self.dependencies(spec, &ranges, &mut covered, &mut deps)?;
         let t = self.t;
         let ring = spec.ring as usize;
         let seq = self.next[ring];
@@ -351,9 +356,9 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         Ok(())
     }
 
-    /// Checks `spec` against the configuration and the run; returns each tensor argument's
-    /// byte range (computed once here).
-    fn validate(&self, spec: &TaskSpec<'_>) -> Result<TileRanges, SubmitError> {
+    /// Checks `spec` against the configuration and the run, and puts each tensor argument's
+    /// byte range (computed once here) in `ranges`.
+    fn validate(&self, spec: &TaskSpec<'_>, ranges: &mut TileRanges) -> Result<(), SubmitError> {
         let cfg = &self.t.cfg;
         if spec.ring >= cfg.rings {
             return Err(SubmitError::BadRing {
@@ -373,7 +378,6 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 max: cfg.max_tensors,
             });
         }
-        let mut ranges = TileRanges::new();
         for (index, arg) in spec.tensors.iter().enumerate() {
             let r = arg
                 .tile
@@ -420,7 +424,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 return Err(SubmitError::NotYetSubmitted { dep, next });
             }
         }
-        Ok(ranges)
+        Ok(())
     }
 
     /// The task's dependencies, given and found through its tensor arguments, each once.
@@ -429,13 +433,13 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         spec: &TaskSpec<'_>,
         ranges: &[(u64, u64)],
         covered: &mut Covered,
-    ) -> Result<heapless::Vec<TaskId, { MAX_DEPS as usize }>, SubmitError> {
+        deps: &mut DepList,
+    ) -> Result<(), SubmitError> {
         let max = self.t.cfg.max_deps;
         let too_many = SubmitError::TooManyDeps {
             given: max as usize + 1,
             max,
         };
-        let mut deps = heapless::Vec::new();
         for &d in spec.deps {
             if !deps.contains(&d) {
                 deps.push(d).map_err(|_| too_many)?;
@@ -466,7 +470,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 },
             )?;
         }
-        Ok(deps)
+        Ok(())
     }
 
     /// Waits until slot `seq` of `ring` is free: everything a window back is reclaimed.
