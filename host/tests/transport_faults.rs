@@ -99,6 +99,23 @@ fn zero_but_listeners(t: LiveResources) {
     assert_eq!(t.without_listeners(), LiveResources::default(), "{t:?}");
 }
 
+/// `a` connects to `b` until the planned step `k` fails: nothing but `b`'s listener stays
+/// live, and a retry with fresh state connects and moves a message. Returns the error.
+fn fail_then_retry<A: Transport, B: Transport>(
+    a: &A,
+    b: &B,
+    k: u32,
+) -> pto_host::transport::TransportError {
+    let (mut l, h) = b.listen("127.0.0.1:0".parse().unwrap()).unwrap();
+    let e = drive_to_failure(a, b, &mut l, &h);
+    zero_but_listeners(a.live());
+    zero_but_listeners(b.live());
+    exchange(a, b, &mut l, &h);
+    drop(l);
+    assert!(a.live().is_zero() && b.live().is_zero(), "step {k}");
+    e
+}
+
 #[test]
 fn a_failure_at_any_step_of_connect_gives_everything_back_and_a_retry_succeeds() {
     let steps = clean_steps(Op::Connect);
@@ -112,15 +129,9 @@ fn a_failure_at_any_step_of_connect_gives_everything_back_and_a_retry_succeeds()
             },
         );
         let b = tcp(0, "job");
-        let (mut l, h) = b.listen("127.0.0.1:0".parse().unwrap()).unwrap();
-        let e = drive_to_failure(&a, &b, &mut l, &h);
+        let e = fail_then_retry(&a, &b, k);
         assert!(e.retryable, "step {k}: {e}");
         assert!(a.fired());
-        zero_but_listeners(a.live());
-        zero_but_listeners(b.live());
-        exchange(&a, &b, &mut l, &h);
-        drop(l);
-        assert!(a.live().is_zero() && b.live().is_zero(), "step {k}");
     }
 }
 
@@ -137,14 +148,8 @@ fn a_failure_at_any_step_of_accept_gives_everything_back_and_a_retry_succeeds() 
                 at: k,
             },
         );
-        let (mut l, h) = b.listen("127.0.0.1:0".parse().unwrap()).unwrap();
-        drive_to_failure(&a, &b, &mut l, &h);
+        fail_then_retry(&a, &b, k);
         assert!(b.fired());
-        zero_but_listeners(a.live());
-        zero_but_listeners(b.live());
-        exchange(&a, &b, &mut l, &h);
-        drop(l);
-        assert!(a.live().is_zero() && b.live().is_zero(), "step {k}");
     }
 }
 
