@@ -114,8 +114,15 @@ fn counters_add_up_to_the_loop_total_and_cover_every_phase_that_ran() {
         let run = run_at(level, 1024);
         for c in &run.phases {
             assert_eq!(c.ticks.iter().sum::<u64>(), c.total);
-            assert!(c.loops > 0 && c.total > 0, "{c:?}");
+            // A scheduler reads the clock only around work: one that found the run over at
+            // its first loop has a total of 0, legitimately.
+            assert!(c.loops > 0, "{c:?}");
         }
+        assert!(
+            run.phases.iter().any(|c| c.total > 0),
+            "some scheduler measured its loops: {:?}",
+            run.phases
+        );
         let all: u64 = run.phases.iter().map(|c| c.ticks[0] + c.ticks[1]).sum();
         assert!(all > 0, "complete and dispatch took time somewhere");
         if level == ProfileLevel::Counters {
