@@ -22,6 +22,10 @@ pub extern "C" fn pto_aicpu_exit(code: i32) -> ! {
 
 #[panic_handler]
 fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
-    pto_device_sys::pto_error!("panic in the device image");
+    // Not from inside the logger: that would re-enter it.
+    #[cfg(feature = "defmt")]
+    if !crate::logger::busy() {
+        pto_device_sys::pto_error!("panic in the device image");
+    }
     pto_aicpu_exit(101)
 }

@@ -15,6 +15,11 @@ static mut PTO_LOG_RING: [u8; RING] = [0; RING];
 static PTO_LOG_HEAD: AtomicUsize = AtomicUsize::new(0);
 
 static TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// Whether a frame is being written now (the panic handler then does not log).
+pub fn busy() -> bool {
+    TAKEN.load(Ordering::Acquire)
+}
 static mut ENCODER: defmt::Encoder = defmt::Encoder::new();
 
 fn encoder() -> *mut defmt::Encoder {
@@ -50,12 +55,14 @@ fn emit(bytes: &[u8]) {
 #[defmt::global_logger]
 struct Logger;
 
-// SAFETY: `acquire` takes the logger exclusively (a nested or concurrent take panics), and the
-// encoder is only used between `acquire` and `release`.
+// SAFETY: `acquire` takes the logger exclusively (a nested or concurrent take ends the image),
+// and the encoder is only used between `acquire` and `release`.
 unsafe impl defmt::Logger for Logger {
     fn acquire() {
         if TAKEN.swap(true, Ordering::Acquire) {
-            panic!("defmt logger taken twice");
+            // Re-entered (logging from a panic raised while logging): leave, rather than
+            // panic again inside the logger.
+            crate::exit::pto_aicpu_exit(102);
         }
         // SAFETY: the logger is taken: nothing else uses the encoder.
         unsafe { (*encoder()).start_frame(emit) }

@@ -127,24 +127,33 @@ fn complete(c: &mut TcpConn, id: crate::transport::ReqId) -> Result<Completion, 
     }
 }
 
+/// Posts until a request slot is free, bounded like [`complete`].
+fn post(
+    c: &mut TcpConn,
+    mut try_post: impl FnMut(&mut TcpConn) -> Result<Option<crate::transport::ReqId>, TransportError>,
+) -> Result<crate::transport::ReqId, TransportError> {
+    let start = Instant::now();
+    loop {
+        if let Some(id) = try_post(c)? {
+            return Ok(id);
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            return Err(TransportError::invalid("no request slot freed up in 30 s"));
+        }
+        std::hint::spin_loop();
+    }
+}
+
 fn post_send(
     c: &mut TcpConn,
     mr: &Registration,
     data: &[u8],
 ) -> Result<crate::transport::ReqId, TransportError> {
-    loop {
-        if let Some(id) = c.isend(mr, data)? {
-            return Ok(id);
-        }
-    }
+    post(c, |c| c.isend(mr, data))
 }
 
 fn post_recv(c: &mut TcpConn, max: usize) -> Result<crate::transport::ReqId, TransportError> {
-    loop {
-        if let Some(id) = c.irecv(max)? {
-            return Ok(id);
-        }
-    }
+    post(c, |c| c.irecv(max))
 }
 
 /// The timing side: round trips, then bulk sends until the acknowledgement.
