@@ -180,10 +180,8 @@ impl Platform for AicpuPlatform<'_> {
 
     fn lane_times(&self, core: CoreId, token: Token) -> Option<(u64, u64)> {
         let c = self.cfg.cores.core(core.0 as usize)?;
-        let mut args = [0u64; crate::block::SLOT_ARGS];
-        // The payload says whether times were asked for; only its shape is needed.
-        let (_, _, shape) = c.read_payload(parity(token), &mut args);
-        if shape >> 24 & 1 == 0 {
+        // The payload's shape says whether times were asked for.
+        if c.shape(parity(token)) >> 24 & 1 == 0 {
             return None;
         }
         let [start, end] = c.times(parity(token));

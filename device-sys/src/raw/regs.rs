@@ -140,6 +140,12 @@ impl CoreRegs<'_> {
         }
     }
 
+    /// Slot `parity`'s shape word (`lane | lanes << 8 | nargs << 16 | profile << 24`).
+    pub fn shape(&self, parity: usize) -> u32 {
+        // SAFETY: a field of a valid slot.
+        unsafe { rd(&raw mut (*self.slot(parity)).shape) }
+    }
+
     /// The status word.
     pub fn status(&self) -> u64 {
         // SAFETY: a field of a valid block.
