@@ -12,7 +12,7 @@ use crate::slot::TaskSlot;
 use crate::stats::SchedCtl;
 use crate::sync::AtomicU64;
 use crate::tables::{Edge, RingCtl, Shared};
-use crate::tensor_map::{BufferHead, MapEntry, heads_len};
+use crate::tensor_map::{Head, MapEntry, heads_len};
 
 /// Alignment of the region and of every table in it.
 pub const REGION_ALIGN: usize = 64;
@@ -101,7 +101,7 @@ impl RegionLayout {
         let cells = slots * cfg.max_tensors as usize;
         let map_entries = c.take::<MapEntry>(cells)?;
         let map_tiles = c.take::<crate::tensor::Tile>(cells)?;
-        let map_heads = c.take::<BufferHead>(heads_len(cells))?;
+        let map_heads = c.take::<Head>(heads_len(cells))?;
         let size = c.0.checked_next_multiple_of(REGION_ALIGN).ok_or(OVERFLOW)?;
         Ok(RegionLayout {
             size,
@@ -163,10 +163,7 @@ mod tests {
                 l.map_tiles.offset,
                 l.map_tiles.count * size_of::<crate::tensor::Tile>(),
             ),
-            (
-                l.map_heads.offset,
-                l.map_heads.count * size_of::<BufferHead>(),
-            ),
+            (l.map_heads.offset, l.map_heads.count * size_of::<Head>(),),
         ];
         for q in l.queue_cells {
             spans.push((q.offset, q.count * size_of::<QueueCell>()));

@@ -15,7 +15,7 @@ use crate::slot::{Meta, TaskSlot, state};
 use crate::stats::SchedCtl;
 use crate::sync::{AtomicU64, Ordering};
 use crate::tables::{EDGE_EMPTY, Edge, RingCtl, Shared, Tables};
-use crate::tensor_map::{BufferHead, MapEntry, NO_TILE, TensorStore, heads_len};
+use crate::tensor_map::{Head, MapEntry, NO_TILE, TensorStore, heads_len};
 
 /// Owned storage for every table of `cfg`.
 pub(crate) struct Owned {
@@ -127,7 +127,7 @@ pub(crate) fn leaked_tensors(cfg: &Config) -> TensorStore<'static> {
     TensorStore {
         entries: std::vec![MapEntry::new(); cells].leak(),
         tiles: std::vec![NO_TILE; cells].leak(),
-        heads: std::vec![BufferHead::new(); heads_len(cells)].leak(),
+        heads: std::vec![Head::EMPTY; heads_len(cells)].leak(),
     }
 }
 

@@ -16,7 +16,7 @@ use crate::stats::{LatencyHistogram, SchedCtl};
 use crate::submit::Orchestrator;
 use crate::sync::{AtomicU64, Ordering};
 use crate::tables::{Edge, RingCtl, Shared, Tables};
-use crate::tensor_map::{BufferHead, MapEntry, NO_TILE, TensorStore};
+use crate::tensor_map::{Head, MapEntry, NO_TILE, TensorStore};
 
 /// A formatted runtime region. Shared by reference between the orchestrator thread and the
 /// scheduler threads (it is `Sync`); each takes its handle once.
@@ -161,7 +161,7 @@ impl<'r> Runtime<'r> {
             .map_err(too_small)?;
         let heads = c
             .place_mut(layout.map_heads.offset, layout.map_heads.count, |_| {
-                BufferHead::new()
+                Head::EMPTY
             })
             .map_err(too_small)?;
         let tensors = spin::mutex::SpinMutex::new(Some(TensorStore {

@@ -89,6 +89,8 @@ pub struct Orchestrator<'r, 'p, P: Platform> {
     timeout_ticks: u64,
     /// Live tasks' tensor arguments.
     tensors: TensorMap<'r>,
+    /// Each ring's watermark when the map last dropped retired tasks.
+    forgotten: [u64; MAX_RINGS as usize],
     /// Open scopes, outermost first: the next sequence number of each ring when each began.
     scopes: heapless::Vec<[u64; MAX_RINGS as usize], MAX_SCOPE_DEPTH>,
     /// Each ring's share of the platform's output heap.
@@ -111,6 +113,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             submitted: 0,
             timeout_ticks,
             tensors: TensorMap::new(tensors, t.cfg.max_tensors as usize),
+            forgotten: [0; MAX_RINGS as usize],
             scopes: heapless::Vec::new(),
             heaps: {
                 let (base, len) = p.heap();
@@ -144,7 +147,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let mut covered = Covered::default();
         let mut deps = DepList::new();
         self.dependencies(spec, &ranges, &mut covered, &mut deps)?;
-        let t = self.t;
+        let t = &self.t;
         let ring = spec.ring as usize;
         let seq = self.next[ring];
         if seq > Seq::MAX.0 {
@@ -186,8 +189,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
 
         let mut pinned = 0usize;
         for &dep in &deps {
-            if wire::pin_producer(&t, dep) {
-                wire::add_edge(&t, dep, g, pinned);
+            if wire::pin_producer(t, dep) {
+                wire::add_edge(t, dep, g, pinned);
                 pinned += 1;
             }
         }
@@ -212,8 +215,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             .submitted
             .0
             .store(self.submitted, Ordering::Release);
-        if wire::release_wiring_hold(&t, g) {
-            make_ready(&t, g, now, level);
+        if wire::release_wiring_hold(t, g) {
+            make_ready(t, g, now, level);
         }
         Ok(id)
     }
@@ -445,32 +448,44 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 deps.push(d).map_err(|_| too_many)?;
             }
         }
-        // The watermarks once per submit: a task retiring meanwhile only costs an edge that
-        // wiring then finds satisfied.
-        let mut retired = [0u64; MAX_RINGS as usize];
-        if !spec.tensors.is_empty() {
-            for (w, ring) in retired.iter_mut().zip(self.t.rings) {
-                *w = ring.retired.0.load(Ordering::Acquire);
-            }
+        if spec.tensors.is_empty() {
+            return Ok(());
         }
+        // A task retiring after this only costs an edge that wiring then finds satisfied.
+        self.forget_retired();
         for (arg, &range) in spec.tensors.iter().zip(ranges) {
-            self.tensors.conflicts(
-                arg,
-                range,
-                |task| task.seq().0 >= retired[task.ring() as usize % MAX_RINGS as usize],
-                covered,
-                |task| {
-                    if deps.contains(&task) {
-                        Ok(())
-                    } else if deps.len() < max as usize {
-                        deps.push(task).map_err(|_| too_many)
-                    } else {
-                        Err(too_many)
-                    }
-                },
-            )?;
+            self.tensors.conflicts(arg, range, covered, |task| {
+                if deps.contains(&task) {
+                    Ok(())
+                } else if deps.len() < max as usize {
+                    deps.push(task).map_err(|_| too_many)
+                } else {
+                    Err(too_many)
+                }
+            })?;
         }
         Ok(())
+    }
+
+    /// Drops from the tensor map the entries of the tasks that retired since the last call:
+    /// the map then holds only tasks that were live at this watermark read.
+    fn forget_retired(&mut self) {
+        let t = &self.t;
+        for (r, ring) in t.rings.iter().enumerate() {
+            let retired = ring.retired.0.load(Ordering::Acquire);
+            // A slot a window back from the watermark has had a new tenant since, which
+            // dropped its predecessor's entries.
+            let from = self.forgotten[r].max(retired.saturating_sub(t.window as u64));
+            if !self.tensors.is_empty() {
+                for seq in from..retired {
+                    let id = TaskId::new(t.cfg.epoch, r as u8, Seq(seq));
+                    let g = t.gslot(id);
+                    let count = t.slot(g).tensors.load(Ordering::Relaxed) as usize;
+                    self.tensors.forget(g, id, count);
+                }
+            }
+            self.forgotten[r] = retired;
+        }
     }
 
     /// Waits until slot `seq` of `ring` is free: everything a window back is reclaimed.

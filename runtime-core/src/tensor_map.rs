@@ -3,16 +3,29 @@
 //!
 //! Only the orchestrator uses it, so it is plain data, carved from the region and handed to the
 //! orchestrator with its handle. Every task slot owns `max_tensors` entry cells (cell `k` of
-//! slot `g` holds argument `k` of the slot's tenant). An entry is in two lists, found through
-//! one open-addressing index: its buffer's list of every entry, and a local list (the 4 KiB
-//! granule its tile starts in, or the buffer's list of wide tiles). Entries of retired tasks
-//! are unlinked when a lookup meets them, and at the latest when their slot gets its next
-//! tenant.
+//! slot `g` holds argument `k` of the slot's tenant).
+//!
+//! An entry is filed by the smallest aligned power-of-two block of addresses that holds its
+//! tile's bytes ([`place`]): in the list of that block (its *cell*), and in the list of every
+//! entry of that size (its *class*) in its buffer. A buffer's head keeps a mask of its classes
+//! in use. A lookup visits, for each class in use, the few cells its own bytes touch, or the
+//! class's list when they are many: it walks the entries near its tile, not the buffer's.
+//!
+//! Entries of retired tasks leave as the ring watermark passes them ([`TensorMap::forget`]),
+//! or at the latest when their slot gets its next tenant; so every entry a lookup meets
+//! belongs to a task that had not retired at the last watermark read.
 #![forbid(unsafe_code)]
+
+mod heads;
+mod place;
 
 use crate::deferred::NIL;
 use crate::ids::TaskId;
 use crate::tensor::{Access, Tile, overlaps};
+use heads::{Heads, Key};
+use place::{Place, cells, class_bit, lowest_class, place};
+
+pub(crate) use heads::{Head, heads_len};
 
 /// A tensor argument: a tile of a buffer, and how the task uses it. Tiles of different buffers
 /// never conflict; within a buffer, conflicts follow [`overlaps`].
@@ -65,24 +78,15 @@ impl TensorArg {
     }
 }
 
-/// Bytes of a granule: the unit of the local index.
-const GRANULE_SHIFT: u32 = 12;
-/// Granules a tile may span and still be indexed locally (by its first granule); wider tiles
-/// go to their buffer's wide list.
-const LOCAL_SPAN: u64 = 1;
-/// Granules a lookup walks at most before it walks the buffer's whole list instead.
-const LOOKUP_SPAN: u64 = 16;
-/// List tags besides granule numbers: every entry of a buffer, and its wide entries.
-const ALL: u64 = u64::MAX;
-const WIDE: u64 = u64::MAX - 1;
-/// Link pairs of an entry: in its buffer's list of every entry, and in its local list (its
-/// first granule's, or the buffer's wide list).
-const IN_ALL: usize = 0;
-const IN_LOCAL: usize = 1;
+/// Cells of one class a lookup probes at most; past that it walks the class's list.
+const LOOKUP_CELLS: u64 = 8;
+/// Link pairs of an entry: in its cell's list and in its class's list.
+const IN_CELL: usize = 0;
+const IN_CLASS: usize = 1;
 
-/// One argument of a live task, in two lists (its buffer's, and a local one): what a lookup
-/// reads for every entry it passes, on one cache line. The tile itself, needed only when the
-/// byte ranges meet, is in the cold array beside it.
+/// One argument of a live task, in two lists: what a lookup reads for every entry it passes,
+/// on one cache line. The tile itself, needed only when the byte ranges meet, is in the cold
+/// array beside it.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 pub(crate) struct MapEntry {
@@ -91,8 +95,9 @@ pub(crate) struct MapEntry {
     hi: u64,
     task: u64,
     buffer: u64,
-    /// The local list's tag: the first granule, or `WIDE`.
-    local: u64,
+    /// Where the entry is filed.
+    cell: u64,
+    class: u8,
     /// `[prev, next]` in each list.
     links: [[u32; 2]; 2],
     writes: bool,
@@ -106,44 +111,24 @@ impl MapEntry {
             hi: 0,
             task: 0,
             buffer: 0,
-            local: WIDE,
+            cell: 0,
+            class: 0,
             links: [[NIL; 2]; 2],
             writes: false,
             linked: false,
+        }
+    }
+
+    fn place(&self) -> Place {
+        Place {
+            class: self.class,
+            cell: self.cell,
         }
     }
 }
 
 /// The tile of an entry (the cold half).
 pub(crate) const NO_TILE: Tile = Tile::contiguous(0, 1, 1);
-
-/// A list with entries: its key (buffer and tag) and its first entry (`NIL`: slot unused).
-/// A buffer's `ALL` head also holds the first of its wide entries, so a lookup finds both
-/// lists with one probe.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct BufferHead {
-    buffer: u64,
-    tag: u64,
-    first: u32,
-    wide: u32,
-}
-
-impl BufferHead {
-    pub(crate) const fn new() -> Self {
-        BufferHead {
-            buffer: 0,
-            tag: 0,
-            first: NIL,
-            wide: NIL,
-        }
-    }
-}
-
-/// Head slots the index needs for `cells` entries (each is in two lists): a power of two,
-/// at most half full.
-pub(crate) fn heads_len(cells: usize) -> usize {
-    crate::deferred::map_len(2 * cells)
-}
 
 /// Entries a submitted task's writes cover exactly, found by its lookups.
 #[derive(Default)]
@@ -155,15 +140,17 @@ pub(crate) struct TensorStore<'r> {
     pub(crate) entries: &'r mut [MapEntry],
     /// Each entry's tile, same index.
     pub(crate) tiles: &'r mut [Tile],
-    pub(crate) heads: &'r mut [BufferHead],
+    pub(crate) heads: &'r mut [Head],
 }
 
-/// The tensor map over its storage. A lookup for a tile spanning few granules walks the
-/// local lists of those granules (and of the few before, whose entries may reach in) plus the
-/// buffer's wide list, so its cost follows the entries near the tile, not all the buffer's.
+/// The tensor map over its storage.
 pub(crate) struct TensorMap<'r> {
-    s: TensorStore<'r>,
+    entries: &'r mut [MapEntry],
+    tiles: &'r mut [Tile],
+    heads: Heads<'r>,
     per_slot: usize,
+    /// Entries linked now.
+    linked: usize,
 }
 
 impl<'r> TensorMap<'r> {
@@ -171,37 +158,51 @@ impl<'r> TensorMap<'r> {
     pub(crate) fn new(s: TensorStore<'r>, per_slot: usize) -> Self {
         s.entries.fill(MapEntry::new());
         s.tiles.fill(NO_TILE);
-        s.heads.fill(BufferHead::new());
-        TensorMap { s, per_slot }
+        TensorMap {
+            entries: s.entries,
+            tiles: s.tiles,
+            heads: Heads::new(s.heads),
+            per_slot,
+            linked: 0,
+        }
     }
 
-    /// Calls `dep` with every live task that `arg` (whose tile spans bytes `range`) must wait
-    /// for. `live` says whether a task has not retired yet; entries of retired tasks met on
-    /// the way are unlinked. Entries whose tile `arg` writes exactly go to `covered`, for
+    /// Whether no entry is linked.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.linked == 0
+    }
+
+    /// Calls `dep` with every task in the map that `arg` (whose tile spans bytes `range`)
+    /// must wait for. Entries whose tile `arg` writes exactly go to `covered`, for
     /// [`TensorMap::register`] to drop.
     pub(crate) fn conflicts<E>(
-        &mut self,
+        &self,
         arg: &TensorArg,
         range: (u64, u64),
-        live: impl Fn(TaskId) -> bool,
         covered: &mut Covered,
         mut dep: impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
-        self.visit(arg.buffer, range, |map, e| {
-            let entry = &map.s.entries[e as usize];
-            let tile = &map.s.tiles[e as usize];
-            let task = TaskId::from_raw(entry.task);
-            if !live(task) {
-                map.unlink(e);
-            } else if arg.conflicts_with(range, entry, tile) {
-                if arg.access.writes() && *tile == arg.tile {
-                    // Past the list's capacity an entry just stays: correct, a little slower.
-                    let _ = covered.0.push(e);
+        let Some(b) = self.heads.find(&Key::buffer(arg.buffer)) else {
+            return Ok(()); // nothing of this buffer is in the map
+        };
+        let mut mask = self.heads.at(b).mask;
+        while mask != 0 {
+            let class = lowest_class(mask);
+            mask &= mask - 1;
+            let (first, last) = cells(range.0, range.1, class);
+            if last - first < LOOKUP_CELLS {
+                for cell in first..=last {
+                    if let Some(h) = self.heads.find(&Key::cell(arg.buffer, class, cell)) {
+                        let e = self.heads.at(h).first;
+                        self.walk(e, IN_CELL, arg, range, covered, &mut dep)?;
+                    }
                 }
-                dep(task)?;
+            } else if let Some(h) = self.heads.find(&Key::class(arg.buffer, class)) {
+                let e = self.heads.at(h).first;
+                self.walk(e, IN_CLASS, arg, range, covered, &mut dep)?;
             }
-            Ok(())
-        })
+        }
+        Ok(())
     }
 
     /// Records the arguments of `task`, the new tenant of slot `g`, after dropping the
@@ -219,209 +220,148 @@ impl<'r> TensorMap<'r> {
     ) {
         let first = g * self.per_slot;
         for c in first..first + old.min(self.per_slot) {
-            if self.s.entries[c].linked {
+            if self.entries[c].linked {
                 self.unlink(c as u32);
             }
         }
         for &c in &covered.0 {
-            if self.s.entries[c as usize].linked {
+            if self.entries[c as usize].linked {
                 self.unlink(c);
             }
         }
         for (k, (arg, &range)) in args.iter().zip(ranges).take(self.per_slot).enumerate() {
-            self.link((first + k) as u32, task, *arg, range);
+            self.link((first + k) as u32, task, arg, range);
+        }
+    }
+
+    /// Drops the entries `task` (slot `g`'s tenant, or a former one, with `count` arguments)
+    /// still has in the map: it retired.
+    pub(crate) fn forget(&mut self, g: usize, task: TaskId, count: usize) {
+        let first = g * self.per_slot;
+        for c in first..first + count.min(self.per_slot) {
+            let e = &self.entries[c];
+            if e.linked && e.task == task.raw() {
+                self.unlink(c as u32);
+            }
         }
     }
 
     /// Entries linked now, all buffers (for tests).
     #[cfg(all(test, not(loom)))]
     pub(crate) fn linked(&self) -> usize {
-        self.s.entries.iter().filter(|e| e.linked).count()
+        debug_assert_eq!(
+            self.entries.iter().filter(|e| e.linked).count(),
+            self.linked
+        );
+        self.linked
     }
 
-    /// Calls `f` with every entry of `buffer` that may overlap bytes `range` (and maybe a few
-    /// more); `f` may unlink the entry it is given.
-    fn visit<E>(
-        &mut self,
-        buffer: u64,
-        range: (u64, u64),
-        mut f: impl FnMut(&mut Self, u32) -> Result<(), E>,
-    ) -> Result<(), E> {
-        let first = range.0 >> GRANULE_SHIFT;
-        let last = range.1.saturating_sub(1) >> GRANULE_SHIFT;
-        let from = first.saturating_sub(LOCAL_SPAN - 1);
-        let Some(all) = self.find(buffer, ALL) else {
-            return Ok(()); // nothing of this buffer is in the map
-        };
-        if last - from >= LOOKUP_SPAN {
-            let first = self.s.heads[all].first;
-            return self.walk(first, IN_ALL, &mut f);
-        }
-        let wide = self.s.heads[all].wide;
-        self.walk(wide, IN_LOCAL, &mut f)?;
-        for granule in from..=last {
-            if let Some(h) = self.find(buffer, granule) {
-                let first = self.s.heads[h].first;
-                self.walk(first, IN_LOCAL, &mut f)?;
-            }
-        }
-        Ok(())
+    /// Heads in use in the index (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn heads_used(&self) -> usize {
+        self.heads.used()
     }
 
-    /// Calls `f` with every entry of a list, from `e` on, following `list`'s links.
+    /// Calls `dep` with the task of every entry of a list, from `e` on, that conflicts with
+    /// `arg`.
     fn walk<E>(
-        &mut self,
+        &self,
         mut e: u32,
         list: usize,
-        f: &mut impl FnMut(&mut Self, u32) -> Result<(), E>,
+        arg: &TensorArg,
+        range: (u64, u64),
+        covered: &mut Covered,
+        dep: &mut impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
         while e != NIL {
-            let next = self.s.entries[e as usize].links[list][1];
-            f(self, e)?;
-            e = next;
+            let entry = &self.entries[e as usize];
+            let tile = &self.tiles[e as usize];
+            if arg.conflicts_with(range, entry, tile) {
+                if arg.access.writes() && *tile == arg.tile {
+                    // Past the list's capacity an entry just stays: correct, a little slower.
+                    let _ = covered.0.push(e);
+                }
+                dep(TaskId::from_raw(entry.task))?;
+            }
+            e = entry.links[list][1];
         }
         Ok(())
     }
 
-    fn link(&mut self, c: u32, task: TaskId, arg: TensorArg, (lo, hi): (u64, u64)) {
-        let first = lo >> GRANULE_SHIFT;
-        let last = hi.saturating_sub(1) >> GRANULE_SHIFT;
-        let local = if last - first < LOCAL_SPAN {
-            first
-        } else {
-            WIDE
-        };
-        self.s.entries[c as usize] = MapEntry {
+    fn link(&mut self, c: u32, task: TaskId, arg: &TensorArg, (lo, hi): (u64, u64)) {
+        let at = place(lo, hi);
+        self.entries[c as usize] = MapEntry {
             lo,
             hi,
             task: task.raw(),
             buffer: arg.buffer,
-            local,
+            cell: at.cell,
+            class: at.class,
             links: [[NIL; 2]; 2],
             writes: arg.access.writes(),
             linked: true,
         };
-        self.s.tiles[c as usize] = arg.tile;
-        self.push(c, arg.buffer, ALL, IN_ALL);
-        self.push(c, arg.buffer, local, IN_LOCAL);
+        self.tiles[c as usize] = arg.tile;
+        self.linked += 1;
+        self.push(c, Key::cell(arg.buffer, at.class, at.cell), IN_CELL);
+        if self.push(c, Key::class(arg.buffer, at.class), IN_CLASS) {
+            // The class's first entry: the buffer now uses it.
+            let (b, _) = self.heads.find_or_insert(&Key::buffer(arg.buffer));
+            self.heads.at_mut(b).mask |= class_bit(at.class);
+        }
     }
 
-    /// Puts entry `c` first in list `(buffer, tag)`: its `ALL` list, a granule's, or (`WIDE`)
-    /// the wide list kept in the `ALL` head, which must exist already.
-    fn push(&mut self, c: u32, buffer: u64, tag: u64, list: usize) {
-        let (key, wide) = if tag == WIDE {
-            (ALL, true)
-        } else {
-            (tag, false)
-        };
-        let h = match self.find(buffer, key) {
-            Some(h) => h,
-            None => self.insert_head(buffer, key),
-        };
-        let head = &mut self.s.heads[h];
-        let slot = if wide {
-            &mut head.wide
-        } else {
-            &mut head.first
-        };
-        let first = core::mem::replace(slot, c);
-        self.s.entries[c as usize].links[list] = [NIL, first];
+    /// Puts entry `c` first in list `k`; returns whether the list is new.
+    fn push(&mut self, c: u32, k: Key, list: usize) -> bool {
+        let (h, new) = self.heads.find_or_insert(&k);
+        let first = core::mem::replace(&mut self.heads.at_mut(h).first, c);
+        self.entries[c as usize].links[list] = [NIL, first];
         if first != NIL {
-            self.s.entries[first as usize].links[list][0] = c;
+            self.entries[first as usize].links[list][0] = c;
         }
+        new
     }
 
     fn unlink(&mut self, c: u32) {
-        let entry = self.s.entries[c as usize];
-        self.s.entries[c as usize].linked = false;
-        // The local list first: a wide list lives in the `ALL` head, which the second pop may
-        // free.
-        self.pop(c, entry.buffer, entry.local, IN_LOCAL);
-        self.pop(c, entry.buffer, ALL, IN_ALL);
-    }
-
-    fn pop(&mut self, c: u32, buffer: u64, tag: u64, list: usize) {
-        let [prev, next] = self.s.entries[c as usize].links[list];
-        if next != NIL {
-            self.s.entries[next as usize].links[list][0] = prev;
-        }
-        if prev != NIL {
-            self.s.entries[prev as usize].links[list][1] = next;
-            return;
-        }
-        // `c` was first in its list.
-        let (key, wide) = if tag == WIDE {
-            (ALL, true)
-        } else {
-            (tag, false)
-        };
-        if let Some(h) = self.find(buffer, key) {
-            if wide {
-                self.s.heads[h].wide = next;
-            } else {
-                self.s.heads[h].first = next;
-                if next == NIL {
-                    // An empty `ALL` list means an empty wide list too.
-                    self.remove_head(h);
+        let entry = self.entries[c as usize];
+        self.entries[c as usize].linked = false;
+        self.linked -= 1;
+        let Place { class, cell } = entry.place();
+        self.pop(c, Key::cell(entry.buffer, class, cell), IN_CELL);
+        if self.pop(c, Key::class(entry.buffer, class), IN_CLASS) {
+            // The class's last entry: the buffer no longer uses it.
+            let key = Key::buffer(entry.buffer);
+            if let Some(b) = self.heads.find(&key) {
+                let head = self.heads.at_mut(b);
+                head.mask &= !class_bit(class);
+                if head.mask == 0 {
+                    self.heads.remove(b);
                 }
             }
         }
     }
 
-    fn home(&self, buffer: u64, tag: u64) -> usize {
-        let mask = self.s.heads.len() - 1;
-        let k = buffer ^ tag.rotate_left(29).wrapping_mul(0xff51_afd7_ed55_8ccd);
-        (k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize & mask
-    }
-
-    fn find(&self, buffer: u64, tag: u64) -> Option<usize> {
-        let mask = self.s.heads.len().checked_sub(1)?;
-        let mut i = self.home(buffer, tag);
-        loop {
-            let h = &self.s.heads[i];
-            if h.first == NIL {
-                return None;
-            }
-            if h.buffer == buffer && h.tag == tag {
-                return Some(i);
-            }
-            i = (i + 1) & mask;
+    /// Takes entry `c` out of list `k`; returns whether the list is now empty (and its head
+    /// gone).
+    fn pop(&mut self, c: u32, k: Key, list: usize) -> bool {
+        let [prev, next] = self.entries[c as usize].links[list];
+        if next != NIL {
+            self.entries[next as usize].links[list][0] = prev;
         }
-    }
-
-    /// A head for `(buffer, tag)` (not indexed yet). The index is at most half full by sizing.
-    fn insert_head(&mut self, buffer: u64, tag: u64) -> usize {
-        let mask = self.s.heads.len() - 1;
-        let mut i = self.home(buffer, tag);
-        while self.s.heads[i].first != NIL {
-            i = (i + 1) & mask;
+        if prev != NIL {
+            self.entries[prev as usize].links[list][1] = next;
+            return false;
         }
-        self.s.heads[i].buffer = buffer;
-        self.s.heads[i].tag = tag;
-        i
-    }
-
-    /// Frees head slot `i`, shifting later members of its probe chain back (no tombstones).
-    fn remove_head(&mut self, mut i: usize) {
-        let mask = self.s.heads.len() - 1;
-        let mut j = i;
-        loop {
-            j = (j + 1) & mask;
-            if self.s.heads[j].first == NIL {
-                break;
-            }
-            let h = self.home(self.s.heads[j].buffer, self.s.heads[j].tag);
-            let stays = if i <= j {
-                i < h && h <= j
-            } else {
-                i < h || h <= j
-            };
-            if !stays {
-                self.s.heads[i] = self.s.heads[j];
-                i = j;
-            }
+        // `c` was first in its list.
+        let Some(h) = self.heads.find(&k) else {
+            return false;
+        };
+        self.heads.at_mut(h).first = next;
+        if next != NIL {
+            return false;
         }
-        self.s.heads[i] = BufferHead::new();
+        self.heads.remove(h);
+        true
     }
 }
 

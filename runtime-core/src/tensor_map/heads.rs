@@ -1,0 +1,206 @@
+//! The tensor map's index: an open-addressing table (linear probing, no tombstones) from a
+//! key to the head of a list of entries, or to a buffer's mask of classes in use.
+#![forbid(unsafe_code)]
+
+use crate::deferred::NIL;
+
+/// Cells of a run: neighbours that share one stretch of the table (four cache lines).
+const RUN: u64 = 8;
+/// Kind of a buffer's head: no list, a mask of the classes with entries.
+const BUFFER: u8 = 0xff;
+/// Kind of a class's list (every entry of one class of a buffer): this bit, plus the class.
+const CLASS_LIST: u8 = 0x80;
+
+/// What a head stands for: a buffer, and which of its lists.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Key {
+    buffer: u64,
+    /// A class (a cell's list), `CLASS_LIST | class`, or `BUFFER`.
+    kind: u8,
+    /// The cell of a cell's list; 0 otherwise.
+    cell: u64,
+}
+
+impl Key {
+    /// The buffer's head: its mask of classes in use.
+    pub(crate) const fn buffer(buffer: u64) -> Self {
+        Key {
+            buffer,
+            kind: BUFFER,
+            cell: 0,
+        }
+    }
+
+    /// The list of the buffer's entries of `class`.
+    pub(crate) const fn class(buffer: u64, class: u8) -> Self {
+        Key {
+            buffer,
+            kind: CLASS_LIST | class,
+            cell: 0,
+        }
+    }
+
+    /// The list of the buffer's entries filed in `cell` of `class`.
+    pub(crate) const fn cell(buffer: u64, class: u8, cell: u64) -> Self {
+        Key {
+            buffer,
+            kind: class,
+            cell,
+        }
+    }
+}
+
+/// One slot of the table.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+pub(crate) struct Head {
+    buffer: u64,
+    cell: u64,
+    /// A buffer's head: bit `c - MIN_CLASS` set while class `c` has entries.
+    pub(crate) mask: u64,
+    /// A list's first entry.
+    pub(crate) first: u32,
+    kind: u8,
+    used: bool,
+}
+
+impl Head {
+    /// A free slot.
+    pub(crate) const EMPTY: Head = Head {
+        buffer: 0,
+        cell: 0,
+        mask: 0,
+        first: NIL,
+        kind: 0,
+        used: false,
+    };
+
+    fn is(&self, k: &Key) -> bool {
+        self.used && self.buffer == k.buffer && self.cell == k.cell && self.kind == k.kind
+    }
+}
+
+/// Slots the index needs for `cells` entries: each entry is in two lists (its cell's and its
+/// class's) and a buffer has one more head, so at most `3 * cells` heads, which the table
+/// keeps at most half full. A power of two.
+pub(crate) fn heads_len(cells: usize) -> usize {
+    crate::deferred::map_len(3 * cells)
+}
+
+/// The table over its slots ([`heads_len`] of them, or none when no task has tensors).
+pub(crate) struct Heads<'r> {
+    slots: &'r mut [Head],
+    /// `64 - log2(len)`: a hash's top bits pick the home slot.
+    shift: u32,
+}
+
+impl<'r> Heads<'r> {
+    /// An empty table over `slots` (a power of two long, or empty).
+    pub(crate) fn new(slots: &'r mut [Head]) -> Self {
+        slots.fill(Head::EMPTY);
+        let shift = u64::BITS - slots.len().max(2).trailing_zeros();
+        Heads { slots, shift }
+    }
+
+    /// The slot holding `k`'s head.
+    #[inline]
+    pub(crate) fn find(&self, k: &Key) -> Option<usize> {
+        let mask = self.slots.len().checked_sub(1)?;
+        let mut i = self.home(k);
+        loop {
+            let h = &self.slots[i];
+            if !h.used {
+                return None;
+            }
+            if h.is(k) {
+                return Some(i);
+            }
+            i = (i + 1) & mask;
+            debug_assert!(i != self.home(k), "the tensor map's index is full");
+        }
+    }
+
+    /// The slot holding `k`'s head, made (empty list, empty mask) if there was none; and
+    /// whether it was made. Sizing keeps a free slot: the probe ends.
+    pub(crate) fn find_or_insert(&mut self, k: &Key) -> (usize, bool) {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(k);
+        loop {
+            let h = &mut self.slots[i];
+            if !h.used {
+                *h = Head {
+                    buffer: k.buffer,
+                    cell: k.cell,
+                    kind: k.kind,
+                    used: true,
+                    ..Head::EMPTY
+                };
+                return (i, true);
+            }
+            if h.is(k) {
+                return (i, false);
+            }
+            i = (i + 1) & mask;
+            debug_assert!(i != self.home(k), "the tensor map's index is full");
+        }
+    }
+
+    /// The head in slot `i`.
+    pub(crate) fn at(&self, i: usize) -> &Head {
+        &self.slots[i]
+    }
+
+    /// The head in slot `i`, to change its list or mask.
+    pub(crate) fn at_mut(&mut self, i: usize) -> &mut Head {
+        &mut self.slots[i]
+    }
+
+    /// Frees slot `i`, moving later members of its probe chain back: slot numbers found
+    /// before a removal are stale after it.
+    pub(crate) fn remove(&mut self, mut i: usize) {
+        let mask = self.slots.len() - 1;
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let h = self.slots[j];
+            if !h.used {
+                break;
+            }
+            let home = self.home(&Key {
+                buffer: h.buffer,
+                kind: h.kind,
+                cell: h.cell,
+            });
+            // `h` may move back to `i` unless its home lies cyclically in `(i, j]`.
+            let stays = if i <= j {
+                i < home && home <= j
+            } else {
+                i < home || home <= j
+            };
+            if !stays {
+                self.slots[i] = h;
+                i = j;
+            }
+        }
+        self.slots[i] = Head::EMPTY;
+    }
+
+    /// Slots in use (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn used(&self) -> usize {
+        self.slots.iter().filter(|h| h.used).count()
+    }
+
+    /// Where `k`'s probe starts. Neighbouring cells of one class of a buffer (tiles next to
+    /// each other in memory) start in neighbouring slots, by runs of [`RUN`]: walking a
+    /// matrix tile by tile reuses the index's cache lines instead of missing on each.
+    #[inline]
+    fn home(&self, k: &Key) -> usize {
+        let run = k.cell / RUN;
+        let x = k.buffer
+            ^ run.wrapping_mul(0xff51_afd7_ed55_8ccd)
+            ^ (k.kind as u64).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        let start = (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize;
+        (start.wrapping_mul(RUN as usize) + (k.cell % RUN) as usize) & (self.slots.len() - 1)
+    }
+}
