@@ -195,6 +195,54 @@ fn bad_submissions_are_typed_errors_that_say_what_to_change() {
 }
 
 #[test]
+fn a_task_refused_for_its_tensors_leaves_the_map_as_it_was() {
+    use crate::slot::Meta;
+    use crate::sync::Ordering;
+    use crate::tensor::Tile;
+    use crate::tensor_map::TensorArg;
+    let rig = Rig::new(
+        Config {
+            task_window: 8,
+            max_deps: 2,
+            ..Config::tiny()
+        },
+        0,
+    );
+    let mut o = rig.orchestrator();
+    let row = |r: u64| Tile::contiguous(0x1000 + r * 64, 4, 16);
+    for r in 0..3 {
+        o.submit(&aiv(&[]).tensors(&[TensorArg::output(0x1000, row(r))]))
+            .unwrap();
+    }
+    // Three writers to wait for, two allowed: refused after two of its arguments went in.
+    let all = [0, 1, 2].map(|r| TensorArg::input(0x1000, row(r)));
+    let e = o.submit(&aiv(&[]).tensors(&all)).unwrap_err();
+    assert!(std::format!("{e}").contains("max_deps = 2"), "{e}");
+    assert_eq!(
+        o.tensor_entries(),
+        3,
+        "the refused task's arguments were taken back"
+    );
+    // The same sequence number, within bounds: it waits for both writers, not for itself
+    // (it reads and writes row 0), and for nothing the refused task left.
+    let ok = [
+        TensorArg::input(0x1000, row(0)),
+        TensorArg::inout(0x1000, row(0)),
+        TensorArg::input(0x1000, row(1)),
+    ];
+    let id = o.submit(&aiv(&[]).tensors(&ok)).unwrap();
+    assert_eq!(id.seq(), Seq(3));
+    let t = rig.tables();
+    let meta = Meta::unpack(t.slot(t.gslot(id)).meta.load(Ordering::Relaxed));
+    assert_eq!(meta.pinned, 2);
+    assert_eq!(
+        o.tensor_entries(),
+        5,
+        "its write of row 0 stands in for the first writer"
+    );
+}
+
+#[test]
 fn a_dependency_on_a_reclaimed_task_is_met_and_never_aliases_the_new_tenant() {
     let rig = Rig::new(one_aiv(), 0);
     let (t, p) = (rig.tables(), &rig.p);

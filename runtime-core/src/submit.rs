@@ -132,6 +132,12 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         self.submitted
     }
 
+    /// Entries in the tensor map (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn tensor_entries(&self) -> usize {
+        self.tensors.linked()
+    }
+
     /// The platform the run drives (to reach its device memory, say).
     pub fn platform(&self) -> &'p P {
         self.p
@@ -144,16 +150,17 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         // Filled in place: returning these arrays by value would copy them on every submit.
         let mut ranges = TileRanges::new();
         self.validate(spec, &mut ranges)?;
-        let mut covered = Covered::default();
-        let mut deps = DepList::new();
-        self.dependencies(spec, &ranges, &mut covered, &mut deps)?;
-        let t = &self.t;
         let ring = spec.ring as usize;
         let seq = self.next[ring];
         if seq > Seq::MAX.0 {
             return Err(SubmitError::SequenceExhausted { ring: spec.ring });
         }
         self.wait_for_slot(ring, seq)?;
+        let id = TaskId::new(self.t.cfg.epoch, spec.ring, Seq(seq));
+        let g = self.t.gslot(id);
+        let mut deps = DepList::new();
+        self.dependencies(spec, g, id, &ranges, &mut deps)?;
+        let t = &self.t;
         let level = t.shared.prof.level();
         let now = if t.cfg.record_latency || level != ProfileLevel::Off {
             self.p.now()
@@ -161,8 +168,6 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             0
         };
 
-        let id = TaskId::new(t.cfg.epoch, spec.ring, Seq(seq));
-        let g = t.gslot(id);
         let slot = t.slot(g);
         // A task in an open scope is also held by the scope, until the scope ends.
         let scoped = !self.scopes.is_empty() as u32;
@@ -201,12 +206,9 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             pinned: pinned as u8,
         };
         slot.meta.store(meta.pack(), Ordering::Relaxed);
-        // Only the orchestrator touches this word: a load and a store, no read-modify-write.
-        let old = slot.tensors.load(Ordering::Relaxed);
+        // Only the orchestrator touches this word.
         slot.tensors
             .store(spec.tensors.len() as u32, Ordering::Relaxed);
-        self.tensors
-            .register(g, id, old as usize, spec.tensors, &ranges, &covered);
 
         self.next[ring] = seq + 1;
         t.rings[ring].next.0.store(seq + 1, Ordering::Release);
@@ -430,12 +432,15 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         Ok(())
     }
 
-    /// The task's dependencies, given and found through its tensor arguments, each once.
+    /// The dependencies of task `id`, the new tenant of slot `g`, given and found through
+    /// its tensor arguments, each once; its arguments go into the tensor map, in place of the
+    /// slot's previous tenant's. On an error the map is as if the task had not come.
     fn dependencies(
         &mut self,
         spec: &TaskSpec<'_>,
+        g: usize,
+        id: TaskId,
         ranges: &[(u64, u64)],
-        covered: &mut Covered,
         deps: &mut DepList,
     ) -> Result<(), SubmitError> {
         let max = self.t.cfg.max_deps;
@@ -448,22 +453,33 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 deps.push(d).map_err(|_| too_many)?;
             }
         }
+        // The previous tenant retired (the slot is free): its entries go, if still there.
+        let old = self.t.slot(g).tensors.load(Ordering::Relaxed) as usize;
+        self.tensors.drop_slot(g, old);
         if spec.tensors.is_empty() {
             return Ok(());
         }
         // A task retiring after this only costs an edge that wiring then finds satisfied.
         self.forget_retired();
-        for (arg, &range) in spec.tensors.iter().zip(ranges) {
-            self.tensors.conflicts(arg, range, covered, |task| {
-                if deps.contains(&task) {
-                    Ok(())
-                } else if deps.len() < max as usize {
-                    deps.push(task).map_err(|_| too_many)
-                } else {
-                    Err(too_many)
-                }
-            })?;
+        let mut covered = Covered::default();
+        for (k, (arg, &range)) in spec.tensors.iter().zip(ranges).enumerate() {
+            let found = self
+                .tensors
+                .add((g, id), k, arg, range, &mut covered, |task| {
+                    if deps.contains(&task) {
+                        Ok(())
+                    } else if deps.len() < max as usize {
+                        deps.push(task).map_err(|_| too_many)
+                    } else {
+                        Err(too_many)
+                    }
+                });
+            if let Err(e) = found {
+                self.tensors.drop_slot(g, k);
+                return Err(e);
+            }
         }
+        self.tensors.drop_covered(&covered);
         Ok(())
     }
 

@@ -22,7 +22,7 @@ mod place;
 use crate::deferred::NIL;
 use crate::ids::TaskId;
 use crate::tensor::{Access, Tile, overlaps};
-use heads::{Heads, Key};
+use heads::{Heads, Key, Probe};
 use place::{Place, cells, class_bit, lowest_class, place};
 
 pub(crate) use heads::{Head, heads_len};
@@ -172,65 +172,50 @@ impl<'r> TensorMap<'r> {
         self.linked == 0
     }
 
-    /// Calls `dep` with every task in the map that `arg` (whose tile spans bytes `range`)
-    /// must wait for. Entries whose tile `arg` writes exactly go to `covered`, for
-    /// [`TensorMap::register`] to drop.
-    pub(crate) fn conflicts<E>(
-        &self,
+    /// Adds argument `k` of `task`, the tenant of slot `g`: calls `dep` with every other
+    /// task in the map that `arg` (whose tile spans bytes `range`) must wait for, then
+    /// records `arg`. Entries whose tile `arg` writes exactly go to `covered`, for
+    /// [`TensorMap::drop_covered`] once the task's arguments are all in. If `dep` fails,
+    /// `arg` is not recorded.
+    pub(crate) fn add<E>(
+        &mut self,
+        (g, task): (usize, TaskId),
+        k: usize,
         arg: &TensorArg,
         range: (u64, u64),
         covered: &mut Covered,
         mut dep: impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
-        let Some(b) = self.heads.find(&Key::buffer(arg.buffer)) else {
-            return Ok(()); // nothing of this buffer is in the map
+        debug_assert!(k < self.per_slot);
+        let q = Query {
+            task,
+            arg,
+            range,
+            at: place(range.0, range.1),
         };
-        let mut mask = self.heads.at(b).mask;
-        while mask != 0 {
-            let class = lowest_class(mask);
-            mask &= mask - 1;
-            let (first, last) = cells(range.0, range.1, class);
-            if last - first < LOOKUP_CELLS {
-                for cell in first..=last {
-                    if let Some(h) = self.heads.find(&Key::cell(arg.buffer, class, cell)) {
-                        let e = self.heads.at(h).first;
-                        self.walk(e, IN_CELL, arg, range, covered, &mut dep)?;
-                    }
-                }
-            } else if let Some(h) = self.heads.find(&Key::class(arg.buffer, class)) {
-                let e = self.heads.at(h).first;
-                self.walk(e, IN_CLASS, arg, range, covered, &mut dep)?;
-            }
-        }
+        let probes = self.lookup(&q, covered, &mut dep)?;
+        self.link((g * self.per_slot + k) as u32, &q, probes);
         Ok(())
     }
 
-    /// Records the arguments of `task`, the new tenant of slot `g`, after dropping the
-    /// `old` entries the slot's previous tenant left and the entries `covered` by the task's
-    /// writes: whoever would have waited for those now waits for `task`, which itself waits
-    /// for them. `ranges[k]` is the byte range of `args[k]`; at most `per_slot` arguments.
-    pub(crate) fn register(
-        &mut self,
-        g: usize,
-        task: TaskId,
-        old: usize,
-        args: &[TensorArg],
-        ranges: &[(u64, u64)],
-        covered: &Covered,
-    ) {
+    /// Drops the first `count` entries of slot `g`: its previous tenant's, or those the
+    /// current one added before a failure.
+    pub(crate) fn drop_slot(&mut self, g: usize, count: usize) {
         let first = g * self.per_slot;
-        for c in first..first + old.min(self.per_slot) {
+        for c in first..first + count.min(self.per_slot) {
             if self.entries[c].linked {
                 self.unlink(c as u32);
             }
         }
+    }
+
+    /// Drops the entries a task's writes covered: whoever would have waited for them now
+    /// waits for that task, which itself waits for them.
+    pub(crate) fn drop_covered(&mut self, covered: &Covered) {
         for &c in &covered.0 {
             if self.entries[c as usize].linked {
                 self.unlink(c);
             }
-        }
-        for (k, (arg, &range)) in args.iter().zip(ranges).take(self.per_slot).enumerate() {
-            self.link((first + k) as u32, task, arg, range);
         }
     }
 
@@ -244,6 +229,25 @@ impl<'r> TensorMap<'r> {
                 self.unlink(c as u32);
             }
         }
+    }
+
+    /// Calls `dep` with every task in the map that `arg` must wait for, without adding it
+    /// (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn conflicts<E>(
+        &self,
+        arg: &TensorArg,
+        range: (u64, u64),
+        covered: &mut Covered,
+        mut dep: impl FnMut(TaskId) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let q = Query {
+            task: TaskId::from_raw(u64::MAX), // nobody
+            arg,
+            range,
+            at: place(range.0, range.1),
+        };
+        self.lookup(&q, covered, &mut dep).map(|_| ())
     }
 
     /// Entries linked now, all buffers (for tests).
@@ -262,21 +266,66 @@ impl<'r> TensorMap<'r> {
         self.heads.used()
     }
 
+    /// Finds what `q` waits for; returns the probes of its buffer's head and, if made, of
+    /// its own cell, for [`TensorMap::link`] to reuse.
+    fn lookup<E>(
+        &self,
+        q: &Query<'_>,
+        covered: &mut Covered,
+        dep: &mut impl FnMut(TaskId) -> Result<(), E>,
+    ) -> Result<Probes, E> {
+        let (arg, range, at) = (q.arg, q.range, q.at);
+        let buffer = self.heads.probe(&Key::buffer(arg.buffer));
+        let mut own = None;
+        let Probe::Found(b) = buffer else {
+            return Ok(Probes { buffer, own }); // nothing of this buffer is in the map
+        };
+        let head = *self.heads.at(b);
+        let mut mask = head.mask;
+        while mask != 0 {
+            let class = lowest_class(mask);
+            mask &= mask - 1;
+            let (first, last) = cells(range.0, range.1, class);
+            if last - first < LOOKUP_CELLS {
+                for cell in first..=last {
+                    let p = self.heads.probe(&Key::cell(arg.buffer, class, cell));
+                    if let Probe::Found(h) = p {
+                        let e = self.heads.at(h).first;
+                        self.walk(e, IN_CELL, q, covered, dep)?;
+                    }
+                    if class == at.class {
+                        own = Some(p); // a tile's own class: one cell, its own
+                    }
+                }
+            } else {
+                let e = if head.main == class {
+                    head.first
+                } else {
+                    self.heads
+                        .find(&Key::class(arg.buffer, class))
+                        .map_or(NIL, |h| self.heads.at(h).first)
+                };
+                self.walk(e, IN_CLASS, q, covered, dep)?;
+            }
+        }
+        Ok(Probes { buffer, own })
+    }
+
     /// Calls `dep` with the task of every entry of a list, from `e` on, that conflicts with
-    /// `arg`.
+    /// `q`.
     fn walk<E>(
         &self,
         mut e: u32,
         list: usize,
-        arg: &TensorArg,
-        range: (u64, u64),
+        q: &Query<'_>,
         covered: &mut Covered,
         dep: &mut impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
+        let (task, arg, range) = (q.task, q.arg, q.range);
         while e != NIL {
             let entry = &self.entries[e as usize];
             let tile = &self.tiles[e as usize];
-            if arg.conflicts_with(range, entry, tile) {
+            if entry.task != task.raw() && arg.conflicts_with(range, entry, tile) {
                 if arg.access.writes() && *tile == arg.tile {
                     // Past the list's capacity an entry just stays: correct, a little slower.
                     let _ = covered.0.push(e);
@@ -288,8 +337,10 @@ impl<'r> TensorMap<'r> {
         Ok(())
     }
 
-    fn link(&mut self, c: u32, task: TaskId, arg: &TensorArg, (lo, hi): (u64, u64)) {
-        let at = place(lo, hi);
+    /// Records `q` in cell `c`, reusing the lookup's `probes`: no head moved since, and
+    /// nothing was inserted.
+    fn link(&mut self, c: u32, q: &Query<'_>, probes: Probes) {
+        let (task, arg, (lo, hi), at) = (q.task, q.arg, q.range, q.at);
         self.entries[c as usize] = MapEntry {
             lo,
             hi,
@@ -303,23 +354,38 @@ impl<'r> TensorMap<'r> {
         };
         self.tiles[c as usize] = arg.tile;
         self.linked += 1;
-        self.push(c, Key::cell(arg.buffer, at.class, at.cell), IN_CELL);
-        if self.push(c, Key::class(arg.buffer, at.class), IN_CLASS) {
-            // The class's first entry: the buffer now uses it.
-            let (b, _) = self.heads.find_or_insert(&Key::buffer(arg.buffer));
-            self.heads.at_mut(b).mask |= class_bit(at.class);
+        let key = Key::cell(arg.buffer, at.class, at.cell);
+        let h = match probes.own {
+            Some(Probe::Found(h)) => h,
+            Some(Probe::Vacant(i)) => self.heads.claim(i, &key),
+            None => self.heads.find_or_insert(&key),
+        };
+        self.push(c, h, IN_CELL);
+        // Heads never move on insertion: a found buffer head is where it was.
+        let b = match probes.buffer {
+            Probe::Found(b) => b,
+            Probe::Vacant(_) => self.heads.find_or_insert(&Key::buffer(arg.buffer)),
+        };
+        let bit = class_bit(at.class);
+        let head = self.heads.at_mut(b);
+        let new_class = head.mask & bit == 0;
+        head.mask |= bit;
+        if head.main == at.class || (head.main == 0 && new_class) {
+            head.main = at.class;
+            self.push(c, b, IN_CLASS);
+        } else {
+            let h = self.heads.find_or_insert(&Key::class(arg.buffer, at.class));
+            self.push(c, h, IN_CLASS);
         }
     }
 
-    /// Puts entry `c` first in list `k`; returns whether the list is new.
-    fn push(&mut self, c: u32, k: Key, list: usize) -> bool {
-        let (h, new) = self.heads.find_or_insert(&k);
+    /// Puts entry `c` first in the list of head `h`.
+    fn push(&mut self, c: u32, h: usize, list: usize) {
         let first = core::mem::replace(&mut self.heads.at_mut(h).first, c);
         self.entries[c as usize].links[list] = [NIL, first];
         if first != NIL {
             self.entries[first as usize].links[list][0] = c;
         }
-        new
     }
 
     fn unlink(&mut self, c: u32) {
@@ -327,23 +393,39 @@ impl<'r> TensorMap<'r> {
         self.entries[c as usize].linked = false;
         self.linked -= 1;
         let Place { class, cell } = entry.place();
-        self.pop(c, Key::cell(entry.buffer, class, cell), IN_CELL);
-        if self.pop(c, Key::class(entry.buffer, class), IN_CLASS) {
-            // The class's last entry: the buffer no longer uses it.
-            let key = Key::buffer(entry.buffer);
-            if let Some(b) = self.heads.find(&key) {
-                let head = self.heads.at_mut(b);
-                head.mask &= !class_bit(class);
-                if head.mask == 0 {
-                    self.heads.remove(b);
-                }
+        if self.pop(c, IN_CELL) {
+            // First in its cell: that list's head changes, or goes.
+            if let Some(h) = self.heads.find(&Key::cell(entry.buffer, class, cell)) {
+                self.set_first(h, entry.links[IN_CELL][1]);
             }
+        }
+        if !self.pop(c, IN_CLASS) {
+            return;
+        }
+        // First in its class: the list is the buffer head's (main class) or a class head's.
+        let next = entry.links[IN_CLASS][1];
+        let key = Key::buffer(entry.buffer);
+        let Some(b) = self.heads.find(&key) else {
+            return;
+        };
+        if self.heads.at(b).main == class {
+            let head = self.heads.at_mut(b);
+            head.first = next;
+            if next == NIL {
+                head.main = 0;
+                self.drop_class(b, class);
+            }
+        } else if let Some(h) = self.heads.find(&Key::class(entry.buffer, class))
+            && self.set_first(h, next)
+            && let Some(b) = self.heads.find(&key)
+        {
+            // The removal may have moved the buffer's head: found again.
+            self.drop_class(b, class);
         }
     }
 
-    /// Takes entry `c` out of list `k`; returns whether the list is now empty (and its head
-    /// gone).
-    fn pop(&mut self, c: u32, k: Key, list: usize) -> bool {
+    /// Takes entry `c` out of `list`; returns whether it was first (its head must change).
+    fn pop(&mut self, c: u32, list: usize) -> bool {
         let [prev, next] = self.entries[c as usize].links[list];
         if next != NIL {
             self.entries[next as usize].links[list][0] = prev;
@@ -352,10 +434,12 @@ impl<'r> TensorMap<'r> {
             self.entries[prev as usize].links[list][1] = next;
             return false;
         }
-        // `c` was first in its list.
-        let Some(h) = self.heads.find(&k) else {
-            return false;
-        };
+        true
+    }
+
+    /// Makes `next` the first entry of head `h`'s list, removing the head if the list is
+    /// now empty (and saying so).
+    fn set_first(&mut self, h: usize, next: u32) -> bool {
         self.heads.at_mut(h).first = next;
         if next != NIL {
             return false;
@@ -363,6 +447,31 @@ impl<'r> TensorMap<'r> {
         self.heads.remove(h);
         true
     }
+
+    /// Buffer head `b` has no entry of `class` left.
+    fn drop_class(&mut self, b: usize, class: u8) {
+        let head = self.heads.at_mut(b);
+        head.mask &= !class_bit(class);
+        if head.mask == 0 {
+            self.heads.remove(b);
+        }
+    }
+}
+
+/// An argument being added: what its lookup compares entries with, and where it is filed.
+struct Query<'a> {
+    task: TaskId,
+    arg: &'a TensorArg,
+    range: (u64, u64),
+    at: Place,
+}
+
+/// What a lookup's probes found, for the insertion after it.
+#[derive(Clone, Copy)]
+struct Probes {
+    buffer: Probe,
+    /// The argument's own cell, if the lookup probed it.
+    own: Option<Probe>,
 }
 
 #[cfg(all(test, not(loom)))]

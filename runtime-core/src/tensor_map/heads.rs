@@ -6,6 +6,9 @@ use crate::deferred::NIL;
 
 /// Cells of a run: neighbours that share one stretch of the table (four cache lines).
 const RUN: u64 = 8;
+/// Kind of a free slot: no key has it (classes start at 1).
+const FREE: u8 = 0;
+const _: () = assert!(crate::tensor_map::place::MIN_CLASS > FREE);
 /// Kind of a buffer's head: no list, a mask of the classes with entries.
 const BUFFER: u8 = 0xff;
 /// Kind of a class's list (every entry of one class of a buffer): this bit, plus the class.
@@ -58,10 +61,13 @@ pub(crate) struct Head {
     cell: u64,
     /// A buffer's head: bit `c - MIN_CLASS` set while class `c` has entries.
     pub(crate) mask: u64,
-    /// A list's first entry.
+    /// A list's first entry. A buffer's head holds the list of its main class.
     pub(crate) first: u32,
+    /// The key's kind; 0: a free slot.
     kind: u8,
-    used: bool,
+    /// A buffer's head: the class whose list it holds (0: none), so that a buffer using one
+    /// size of tile needs no class head.
+    pub(crate) main: u8,
 }
 
 impl Head {
@@ -71,13 +77,21 @@ impl Head {
         cell: 0,
         mask: 0,
         first: NIL,
-        kind: 0,
-        used: false,
+        kind: FREE,
+        main: 0,
     };
 
     fn is(&self, k: &Key) -> bool {
-        self.used && self.buffer == k.buffer && self.cell == k.cell && self.kind == k.kind
+        self.kind == k.kind && self.buffer == k.buffer && self.cell == k.cell
     }
+}
+
+/// Where a probe for a key ended: the key's slot, or the free slot where it would go (good
+/// until the next insertion).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Probe {
+    Found(usize),
+    Vacant(usize),
 }
 
 /// Slots the index needs for `cells` entries: each entry is in two lists (its cell's and its
@@ -102,46 +116,52 @@ impl<'r> Heads<'r> {
         Heads { slots, shift }
     }
 
-    /// The slot holding `k`'s head.
+    /// The slot holding `k`'s head, or the free slot where it would go. The table is not
+    /// empty: some task has a tensor argument.
     #[inline]
-    pub(crate) fn find(&self, k: &Key) -> Option<usize> {
-        let mask = self.slots.len().checked_sub(1)?;
+    pub(crate) fn probe(&self, k: &Key) -> Probe {
+        let mask = self.slots.len() - 1;
         let mut i = self.home(k);
         loop {
             let h = &self.slots[i];
-            if !h.used {
-                return None;
+            if h.kind == FREE {
+                return Probe::Vacant(i);
             }
             if h.is(k) {
-                return Some(i);
+                return Probe::Found(i);
             }
             i = (i + 1) & mask;
             debug_assert!(i != self.home(k), "the tensor map's index is full");
         }
     }
 
-    /// The slot holding `k`'s head, made (empty list, empty mask) if there was none; and
-    /// whether it was made. Sizing keeps a free slot: the probe ends.
-    pub(crate) fn find_or_insert(&mut self, k: &Key) -> (usize, bool) {
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(k);
-        loop {
-            let h = &mut self.slots[i];
-            if !h.used {
-                *h = Head {
-                    buffer: k.buffer,
-                    cell: k.cell,
-                    kind: k.kind,
-                    used: true,
-                    ..Head::EMPTY
-                };
-                return (i, true);
-            }
-            if h.is(k) {
-                return (i, false);
-            }
-            i = (i + 1) & mask;
-            debug_assert!(i != self.home(k), "the tensor map's index is full");
+    /// The slot holding `k`'s head.
+    #[inline]
+    pub(crate) fn find(&self, k: &Key) -> Option<usize> {
+        match self.probe(k) {
+            Probe::Found(i) => Some(i),
+            Probe::Vacant(_) => None,
+        }
+    }
+
+    /// Makes `k`'s head (empty list, empty mask) in free slot `i`, which a probe for `k`
+    /// returned with no insertion since. Returns `i`.
+    pub(crate) fn claim(&mut self, i: usize, k: &Key) -> usize {
+        debug_assert_eq!(self.probe(k), Probe::Vacant(i));
+        self.slots[i] = Head {
+            buffer: k.buffer,
+            cell: k.cell,
+            kind: k.kind,
+            ..Head::EMPTY
+        };
+        i
+    }
+
+    /// The slot holding `k`'s head, made if there was none.
+    pub(crate) fn find_or_insert(&mut self, k: &Key) -> usize {
+        match self.probe(k) {
+            Probe::Found(i) => i,
+            Probe::Vacant(i) => self.claim(i, k),
         }
     }
 
@@ -163,7 +183,7 @@ impl<'r> Heads<'r> {
         loop {
             j = (j + 1) & mask;
             let h = self.slots[j];
-            if !h.used {
+            if h.kind == FREE {
                 break;
             }
             let home = self.home(&Key {
@@ -188,7 +208,7 @@ impl<'r> Heads<'r> {
     /// Slots in use (for tests).
     #[cfg(all(test, not(loom)))]
     pub(crate) fn used(&self) -> usize {
-        self.slots.iter().filter(|h| h.used).count()
+        self.slots.iter().filter(|h| h.kind != FREE).count()
     }
 
     /// Where `k`'s probe starts. Neighbouring cells of one class of a buffer (tiles next to

@@ -25,6 +25,7 @@ pub(crate) struct Place {
 }
 
 /// The block that holds bytes `[lo, hi)` (`lo < hi`).
+#[inline]
 pub(crate) fn place(lo: u64, hi: u64) -> Place {
     let differing = lo ^ (hi - 1);
     let class = ((u64::BITS - differing.leading_zeros()) as u8).max(MIN_CLASS);
@@ -35,20 +36,24 @@ pub(crate) fn place(lo: u64, hi: u64) -> Place {
 }
 
 /// The cells of `class` that bytes `[lo, hi)` (`lo < hi`) touch, first and last.
+#[inline]
 pub(crate) fn cells(lo: u64, hi: u64, class: u8) -> (u64, u64) {
     (shr(lo, class), shr(hi - 1, class))
 }
 
 /// The bit of `class` in a buffer's mask of classes in use.
+#[inline]
 pub(crate) fn class_bit(class: u8) -> u64 {
     1 << (class - MIN_CLASS)
 }
 
 /// The lowest class in `mask` (not empty).
+#[inline]
 pub(crate) fn lowest_class(mask: u64) -> u8 {
     mask.trailing_zeros() as u8 + MIN_CLASS
 }
 
+#[inline]
 fn shr(x: u64, class: u8) -> u64 {
     x.checked_shr(class as u32).unwrap_or(0)
 }

@@ -30,25 +30,26 @@ impl Map<'_> {
     }
 
     /// Submits `task` into slot `g` as the orchestrator does: drops the tasks below
-    /// `retired`, looks every argument up, then registers them. Returns the tasks it waits
-    /// for.
+    /// `retired` and the slot's previous tenant, then adds every argument. Returns the tasks
+    /// it waits for.
     fn submit(&mut self, g: usize, task: TaskId, args: &[TensorArg], retired: u64) -> Vec<u64> {
         self.retire(retired);
+        let old = self.tenants[g]
+            .replace((task, args.len()))
+            .map_or(0, |t| t.1);
+        self.map.drop_slot(g, old);
         let mut covered = Covered::default();
         let mut out = Vec::new();
-        let ranges: Vec<_> = args.iter().map(|a| a.tile.bytes().unwrap()).collect();
-        for (a, &r) in args.iter().zip(&ranges) {
+        for (k, a) in args.iter().enumerate() {
+            let range = a.tile.bytes().unwrap();
             self.map
-                .conflicts(a, r, &mut covered, |t| {
+                .add((g, task), k, a, range, &mut covered, |t| {
                     out.push(t.seq().0);
                     Ok::<(), ()>(())
                 })
                 .unwrap();
         }
-        let old = self.tenants[g]
-            .replace((task, args.len()))
-            .map_or(0, |t| t.1);
-        self.map.register(g, task, old, args, &ranges, &covered);
+        self.map.drop_covered(&covered);
         out.sort();
         out.dedup();
         out
