@@ -82,5 +82,5 @@ pub use runtime::{RunReport, Runtime};
 pub use scheduler::Scheduler;
 pub use stats::LatencyHistogram;
 pub use submit::{MAX_SCOPE_DEPTH, Orchestrator, TaskSpec};
-pub use tensor::{Access, MAX_RANK, Tile, TileError, overlaps};
+pub use tensor::{Access, MAX_RANK, Tile, TileError, overlaps, touches};
 pub use tensor_map::TensorArg;

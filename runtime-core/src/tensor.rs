@@ -139,6 +139,23 @@ impl Tile {
         Ok((self.base, end))
     }
 
+    /// Whether the tile touches every byte of its range: its elements are row-major and
+    /// contiguous (dimensions of one element aside). A valid tile is assumed.
+    pub fn is_dense(&self) -> bool {
+        let mut next = 1u64; // the stride a dense tile has at this dimension
+        for d in (0..self.dims()).rev() {
+            let n = self.shape[d];
+            if n == 1 {
+                continue;
+            }
+            if self.strides[d] != next {
+                return false;
+            }
+            next = next.saturating_mul(n as u64);
+        }
+        true
+    }
+
     fn dims(&self) -> usize {
         (self.rank as usize).min(MAX_RANK)
     }
@@ -157,6 +174,40 @@ pub fn overlaps(a: &Tile, b: &Tile) -> bool {
     }
     // Without an exact answer, intersecting byte ranges count as an overlap.
     same_view_overlap(a, b).unwrap_or(true)
+}
+
+/// Whether tile `t` (valid, see [`Tile::bytes`]) touches a byte of `[lo, hi)`. `false` is
+/// exact; `true` is exact unless the search runs over budget, when it means the ranges
+/// intersect.
+pub fn touches(t: &Tile, lo: u64, hi: u64) -> bool {
+    let Ok((t0, t1)) = t.bytes() else {
+        return true; // invalid tiles never reach here; if they do, be safe
+    };
+    if t1 <= lo || hi <= t0 || lo >= hi {
+        return false;
+    }
+    // Element k sits at byte base + elem * off(k) and covers elem bytes: it touches
+    // [lo, hi) iff lo - elem < base + elem * off(k) < hi.
+    let (elem, base) = (t.elem as i128, t.base as i128);
+    let first = (lo as i128 - base - elem + 1).div_euclid(elem)
+        + i128::from((lo as i128 - base - elem + 1).rem_euclid(elem) != 0);
+    let last = (hi as i128 - 1 - base).div_euclid(elem);
+    let mut dims = [Dim::default(); MAX_RANK];
+    let mut n = 0;
+    for d in 0..t.dims() {
+        if t.strides[d] != 0 {
+            dims[n] = Dim {
+                stride: t.strides[d] as i128,
+                lo: 0,
+                hi: t.shape[d] as i128 - 1,
+            };
+            n += 1;
+        }
+    }
+    let dims = &mut dims[..n];
+    dims.sort_unstable_by_key(|x| core::cmp::Reverse(x.stride));
+    let mut budget = SEARCH_BUDGET;
+    solve(dims, (first, last), &mut budget).unwrap_or(true)
 }
 
 /// Index combinations the exact test may try before it settles for the byte-range answer.
@@ -193,7 +244,7 @@ fn same_view_overlap(a: &Tile, b: &Tile) -> Option<bool> {
     let dims = &mut dims[..n];
     dims.sort_unstable_by_key(|x| core::cmp::Reverse(x.stride));
     let mut budget = SEARCH_BUDGET;
-    solve(dims, diff / elem, &mut budget)
+    solve(dims, (diff / elem, diff / elem), &mut budget)
 }
 
 #[derive(Clone, Copy, Default)]
@@ -203,18 +254,18 @@ struct Dim {
     hi: i128,
 }
 
-/// Whether `rest = sum(e_i * stride_i)` has a solution with every `e_i` in `[lo_i, hi_i]`;
-/// `None` if the budget ran out first.
-fn solve(dims: &[Dim], rest: i128, budget: &mut u32) -> Option<bool> {
+/// Whether `sum(e_i * stride_i)` can lie in `[t0, t1]` with every `e_i` in `[lo_i, hi_i]`
+/// (strides positive, largest first); `None` if the budget ran out first.
+fn solve(dims: &[Dim], (t0, t1): (i128, i128), budget: &mut u32) -> Option<bool> {
     let Some((d, below)) = dims.split_first() else {
-        return Some(rest == 0);
+        return Some(t0 <= 0 && 0 <= t1);
     };
     let below_lo: i128 = below.iter().map(|x| x.lo * x.stride).sum();
     let below_hi: i128 = below.iter().map(|x| x.hi * x.stride).sum();
-    // e with rest - e * stride in [below_lo, below_hi], within [lo, hi].
-    let first = (rest - below_hi).div_euclid(d.stride)
-        + i128::from((rest - below_hi).rem_euclid(d.stride) != 0);
-    let last = (rest - below_lo).div_euclid(d.stride);
+    // e with [t0, t1] - e * stride meeting [below_lo, below_hi], within [lo, hi].
+    let first = (t0 - below_hi).div_euclid(d.stride)
+        + i128::from((t0 - below_hi).rem_euclid(d.stride) != 0);
+    let last = (t1 - below_lo).div_euclid(d.stride);
     let (first, last) = (first.max(d.lo), last.min(d.hi));
     let mut e = first;
     while e <= last {
@@ -222,7 +273,7 @@ fn solve(dims: &[Dim], rest: i128, budget: &mut u32) -> Option<bool> {
             return None;
         }
         *budget -= 1;
-        if solve(below, rest - e * d.stride, budget)? {
+        if solve(below, (t0 - e * d.stride, t1 - e * d.stride), budget)? {
             return Some(true);
         }
         e += 1;

@@ -1,9 +1,9 @@
-//! Tile overlap against brute force: enumerate every byte two small tiles touch.
+//! Tile overlap against brute force: enumerate every byte small tiles touch.
 
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
-use pto_runtime_core::{MAX_RANK, Tile, overlaps};
+use pto_runtime_core::{MAX_RANK, Tile, overlaps, touches};
 
 /// Every byte `t` touches.
 fn bytes_of(t: &Tile) -> BTreeSet<u64> {
@@ -131,6 +131,31 @@ proptest! {
     fn a_shared_byte_is_never_missed(a in any_tile(), b in any_tile()) {
         if !bytes_of(&a).is_disjoint(&bytes_of(&b)) {
             prop_assert!(overlaps(&a, &b), "{:?} / {:?}", a, b);
+        }
+    }
+
+    /// A tile against a byte range: exact, whatever the layout.
+    #[test]
+    fn a_tile_touches_a_range_exactly_when_it_has_a_byte_there(
+        t in any_tile(),
+        lo in 0x1000u64..0x1000 + 96,
+        len in 1u64..48,
+    ) {
+        let hit = bytes_of(&t).range(lo..lo + len).next().is_some();
+        prop_assert_eq!(touches(&t, lo, lo + len), hit, "{:?} / {}..{}", t, lo, lo + len);
+    }
+
+    /// A dense tile touches every byte of its range, and only those.
+    #[test]
+    fn a_dense_tile_is_its_byte_range(t in prop_oneof![any_tile(), two_views().prop_map(|v| v.0)]) {
+        let (lo, hi) = t.bytes().unwrap();
+        let every = bytes_of(&t).len() as u64 == hi - lo;
+        if t.is_dense() {
+            prop_assert!(every, "{:?} says dense", t);
+        }
+        // Row-major sub-tiles spanning whole rows are dense too.
+        if t.rank == 1 && t.strides[0] == 1 {
+            prop_assert!(t.is_dense());
         }
     }
 
