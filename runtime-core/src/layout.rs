@@ -12,7 +12,7 @@ use crate::slot::TaskSlot;
 use crate::stats::SchedCtl;
 use crate::sync::AtomicU64;
 use crate::tables::{Edge, RingCtl, Shared};
-use crate::tensor_map::{Head, MapEntry, heads_len};
+use crate::tensor_map::{EntryInfo, Head, MapEntry, heads_len};
 
 /// Alignment of the region and of every table in it.
 pub const REGION_ALIGN: usize = 64;
@@ -47,6 +47,7 @@ pub struct RegionLayout {
     pub(crate) watch_map: Span,
     /// The orchestrator's tensor map: entry cells per slot, and the buffer index.
     pub(crate) map_entries: Span,
+    pub(crate) map_infos: Span,
     pub(crate) map_tiles: Span,
     pub(crate) map_heads: Span,
 }
@@ -100,6 +101,7 @@ impl RegionLayout {
         let watch_map = c.take::<u32>(n * map_len(per))?;
         let cells = slots * cfg.max_tensors as usize;
         let map_entries = c.take::<MapEntry>(cells)?;
+        let map_infos = c.take::<EntryInfo>(cells)?;
         let map_tiles = c.take::<crate::tensor::Tile>(cells)?;
         let map_heads = c.take::<Head>(heads_len(cells))?;
         let size = c.0.checked_next_multiple_of(REGION_ALIGN).ok_or(OVERFLOW)?;
@@ -121,6 +123,7 @@ impl RegionLayout {
             active,
             watch_map,
             map_entries,
+            map_infos,
             map_tiles,
             map_heads,
         })
@@ -158,6 +161,10 @@ mod tests {
             (
                 l.map_entries.offset,
                 l.map_entries.count * size_of::<MapEntry>(),
+            ),
+            (
+                l.map_infos.offset,
+                l.map_infos.count * size_of::<EntryInfo>(),
             ),
             (
                 l.map_tiles.offset,

@@ -16,7 +16,7 @@ use crate::stats::{LatencyHistogram, SchedCtl};
 use crate::submit::Orchestrator;
 use crate::sync::{AtomicU64, Ordering};
 use crate::tables::{Edge, RingCtl, Shared, Tables};
-use crate::tensor_map::{Head, MapEntry, NO_TILE, TensorStore};
+use crate::tensor_map::{EntryInfo, Head, MapEntry, NO_TILE, TensorStore};
 
 /// A formatted runtime region. Shared by reference between the orchestrator thread and the
 /// scheduler threads (it is `Sync`); each takes its handle once.
@@ -156,6 +156,11 @@ impl<'r> Runtime<'r> {
                 MapEntry::new()
             })
             .map_err(too_small)?;
+        let infos = c
+            .place_mut(layout.map_infos.offset, layout.map_infos.count, |_| {
+                EntryInfo::new()
+            })
+            .map_err(too_small)?;
         let tiles = c
             .place_mut(layout.map_tiles.offset, layout.map_tiles.count, |_| NO_TILE)
             .map_err(too_small)?;
@@ -166,6 +171,7 @@ impl<'r> Runtime<'r> {
             .map_err(too_small)?;
         let tensors = spin::mutex::SpinMutex::new(Some(TensorStore {
             entries,
+            infos,
             tiles,
             heads,
         }));

@@ -16,15 +16,17 @@
 //! belongs to a task that had not retired at the last watermark read.
 #![forbid(unsafe_code)]
 
+mod entry;
 mod heads;
 mod place;
 
 use crate::deferred::NIL;
 use crate::ids::TaskId;
-use crate::tensor::{Access, Tile, overlaps};
+use crate::tensor::{Access, Tile, overlaps, touches};
 use heads::{Heads, Key, Probe};
 use place::{Place, cells, class_bit, lowest_class, place};
 
+pub(crate) use entry::{Covered, EntryInfo, MapEntry, NO_TILE, TensorStore};
 pub(crate) use heads::{Head, heads_len};
 
 /// A tensor argument: a tile of a buffer, and how the task uses it. Tiles of different buffers
@@ -66,16 +68,6 @@ impl TensorArg {
             access: Access::InOut,
         }
     }
-
-    /// A task doing `self` (whose tile spans bytes `range`) must wait for an earlier task
-    /// with entry `e` of the same buffer: read after write, write after write, write after
-    /// read, on overlapping tiles. The cheap tests go first.
-    fn conflicts_with(&self, range: (u64, u64), e: &MapEntry, tile: &Tile) -> bool {
-        (self.access.writes() || e.writes)
-            && range.0 < e.hi
-            && e.lo < range.1
-            && overlaps(&self.tile, tile)
-    }
 }
 
 /// Cells of one class a lookup probes at most; past that it walks the class's list.
@@ -84,68 +76,10 @@ const LOOKUP_CELLS: u64 = 8;
 const IN_CELL: usize = 0;
 const IN_CLASS: usize = 1;
 
-/// One argument of a live task, in two lists: what a lookup reads for every entry it passes,
-/// on one cache line. The tile itself, needed only when the byte ranges meet, is in the cold
-/// array beside it.
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
-pub(crate) struct MapEntry {
-    /// The tile's byte range, for a quick rejection before the exact test.
-    lo: u64,
-    hi: u64,
-    task: u64,
-    buffer: u64,
-    /// Where the entry is filed.
-    cell: u64,
-    class: u8,
-    /// `[prev, next]` in each list.
-    links: [[u32; 2]; 2],
-    writes: bool,
-    linked: bool,
-}
-
-impl MapEntry {
-    pub(crate) const fn new() -> Self {
-        MapEntry {
-            lo: 0,
-            hi: 0,
-            task: 0,
-            buffer: 0,
-            cell: 0,
-            class: 0,
-            links: [[NIL; 2]; 2],
-            writes: false,
-            linked: false,
-        }
-    }
-
-    fn place(&self) -> Place {
-        Place {
-            class: self.class,
-            cell: self.cell,
-        }
-    }
-}
-
-/// The tile of an entry (the cold half).
-pub(crate) const NO_TILE: Tile = Tile::contiguous(0, 1, 1);
-
-/// Entries a submitted task's writes cover exactly, found by its lookups.
-#[derive(Default)]
-pub(crate) struct Covered(heapless::Vec<u32, 32>);
-
-/// The orchestrator's map storage: `max_tensors` cells per task slot, and the list index
-/// ([`heads_len`] slots).
-pub(crate) struct TensorStore<'r> {
-    pub(crate) entries: &'r mut [MapEntry],
-    /// Each entry's tile, same index.
-    pub(crate) tiles: &'r mut [Tile],
-    pub(crate) heads: &'r mut [Head],
-}
-
 /// The tensor map over its storage.
 pub(crate) struct TensorMap<'r> {
     entries: &'r mut [MapEntry],
+    infos: &'r mut [EntryInfo],
     tiles: &'r mut [Tile],
     heads: Heads<'r>,
     per_slot: usize,
@@ -157,9 +91,11 @@ impl<'r> TensorMap<'r> {
     /// A map with no entries, `per_slot` cells per task slot.
     pub(crate) fn new(s: TensorStore<'r>, per_slot: usize) -> Self {
         s.entries.fill(MapEntry::new());
+        s.infos.fill(EntryInfo::new());
         s.tiles.fill(NO_TILE);
         TensorMap {
             entries: s.entries,
+            infos: s.infos,
             tiles: s.tiles,
             heads: Heads::new(s.heads),
             per_slot,
@@ -187,11 +123,15 @@ impl<'r> TensorMap<'r> {
         mut dep: impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
         debug_assert!(k < self.per_slot);
+        let first = (g * self.per_slot) as u32;
         let q = Query {
             task,
             arg,
             range,
             at: place(range.0, range.1),
+            writes: arg.access.writes(),
+            dense: arg.tile.is_dense(),
+            own: first..first + self.per_slot as u32,
         };
         let probes = self.lookup(&q, covered, &mut dep)?;
         self.link((g * self.per_slot + k) as u32, &q, probes);
@@ -203,7 +143,7 @@ impl<'r> TensorMap<'r> {
     pub(crate) fn drop_slot(&mut self, g: usize, count: usize) {
         let first = g * self.per_slot;
         for c in first..first + count.min(self.per_slot) {
-            if self.entries[c].linked {
+            if self.entries[c].linked() {
                 self.unlink(c as u32);
             }
         }
@@ -213,7 +153,7 @@ impl<'r> TensorMap<'r> {
     /// waits for that task, which itself waits for them.
     pub(crate) fn drop_covered(&mut self, covered: &Covered) {
         for &c in &covered.0 {
-            if self.entries[c as usize].linked {
+            if self.entries[c as usize].linked() {
                 self.unlink(c);
             }
         }
@@ -224,8 +164,7 @@ impl<'r> TensorMap<'r> {
     pub(crate) fn forget(&mut self, g: usize, task: TaskId, count: usize) {
         let first = g * self.per_slot;
         for c in first..first + count.min(self.per_slot) {
-            let e = &self.entries[c];
-            if e.linked && e.task == task.raw() {
+            if self.entries[c].linked() && self.infos[c].task == task.raw() {
                 self.unlink(c as u32);
             }
         }
@@ -246,6 +185,9 @@ impl<'r> TensorMap<'r> {
             arg,
             range,
             at: place(range.0, range.1),
+            writes: arg.access.writes(),
+            dense: arg.tile.is_dense(),
+            own: 0..0,
         };
         self.lookup(&q, covered, &mut dep).map(|_| ())
     }
@@ -254,7 +196,7 @@ impl<'r> TensorMap<'r> {
     #[cfg(all(test, not(loom)))]
     pub(crate) fn linked(&self) -> usize {
         debug_assert_eq!(
-            self.entries.iter().filter(|e| e.linked).count(),
+            self.entries.iter().filter(|e| e.linked()).count(),
             self.linked
         );
         self.linked
@@ -312,7 +254,8 @@ impl<'r> TensorMap<'r> {
     }
 
     /// Calls `dep` with the task of every entry of a list, from `e` on, that conflicts with
-    /// `q`.
+    /// `q`: read after write, write after write, write after read, on overlapping tiles. The
+    /// cheap tests go first.
     fn walk<E>(
         &self,
         mut e: u32,
@@ -321,38 +264,63 @@ impl<'r> TensorMap<'r> {
         covered: &mut Covered,
         dep: &mut impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
-        let (task, arg, range) = (q.task, q.arg, q.range);
+        let (lo, hi) = q.range;
         while e != NIL {
             let entry = &self.entries[e as usize];
-            let tile = &self.tiles[e as usize];
-            if entry.task != task.raw() && arg.conflicts_with(range, entry, tile) {
-                if arg.access.writes() && *tile == arg.tile {
-                    // Past the list's capacity an entry just stays: correct, a little slower.
-                    let _ = covered.0.push(e);
+            if entry.lo < hi && lo < entry.hi && !q.own.contains(&e) {
+                let info = &self.infos[e as usize];
+                if (q.writes || info.writes) && self.overlap(e, entry, info, q) {
+                    if q.writes && self.same_bytes(e, entry, info, q) {
+                        // Past the list's capacity an entry just stays: correct, a little
+                        // slower.
+                        let _ = covered.0.push(e);
+                    }
+                    dep(TaskId::from_raw(info.task))?;
                 }
-                dep(TaskId::from_raw(entry.task))?;
             }
             e = entry.links[list][1];
         }
         Ok(())
     }
 
+    /// Whether entry `e`'s tile and `q`'s share a byte, their byte ranges meeting.
+    fn overlap(&self, e: u32, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
+        match (info.dense, q.dense) {
+            (true, true) => true,
+            (true, false) => touches(&q.arg.tile, entry.lo, entry.hi),
+            (false, true) => touches(&self.tiles[e as usize], q.range.0, q.range.1),
+            (false, false) => overlaps(&self.tiles[e as usize], &q.arg.tile),
+        }
+    }
+
+    /// Whether entry `e` covers exactly the bytes `q` does.
+    fn same_bytes(&self, e: u32, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
+        match (info.dense, q.dense) {
+            (true, true) => (entry.lo, entry.hi) == q.range,
+            (false, false) => self.tiles[e as usize] == q.arg.tile,
+            // A dense tile and one with holes never cover the same bytes.
+            _ => false,
+        }
+    }
+
     /// Records `q` in cell `c`, reusing the lookup's `probes`: no head moved since, and
     /// nothing was inserted.
     fn link(&mut self, c: u32, q: &Query<'_>, probes: Probes) {
-        let (task, arg, (lo, hi), at) = (q.task, q.arg, q.range, q.at);
+        let (arg, (lo, hi), at) = (q.arg, q.range, q.at);
         self.entries[c as usize] = MapEntry {
             lo,
             hi,
-            task: task.raw(),
-            buffer: arg.buffer,
-            cell: at.cell,
-            class: at.class,
             links: [[NIL; 2]; 2],
-            writes: arg.access.writes(),
-            linked: true,
         };
-        self.tiles[c as usize] = arg.tile;
+        self.infos[c as usize] = EntryInfo {
+            buffer: arg.buffer,
+            task: q.task.raw(),
+            writes: q.writes,
+            dense: q.dense,
+        };
+        if !q.dense {
+            self.tiles[c as usize] = arg.tile;
+        }
         self.linked += 1;
         let key = Key::cell(arg.buffer, at.class, at.cell);
         let h = match probes.own {
@@ -390,12 +358,13 @@ impl<'r> TensorMap<'r> {
 
     fn unlink(&mut self, c: u32) {
         let entry = self.entries[c as usize];
-        self.entries[c as usize].linked = false;
+        let buffer = self.infos[c as usize].buffer;
+        self.entries[c as usize].hi = 0;
         self.linked -= 1;
-        let Place { class, cell } = entry.place();
+        let Place { class, cell } = place(entry.lo, entry.hi);
         if self.pop(c, IN_CELL) {
             // First in its cell: that list's head changes, or goes.
-            if let Some(h) = self.heads.find(&Key::cell(entry.buffer, class, cell)) {
+            if let Some(h) = self.heads.find(&Key::cell(buffer, class, cell)) {
                 self.set_first(h, entry.links[IN_CELL][1]);
             }
         }
@@ -404,7 +373,7 @@ impl<'r> TensorMap<'r> {
         }
         // First in its class: the list is the buffer head's (main class) or a class head's.
         let next = entry.links[IN_CLASS][1];
-        let key = Key::buffer(entry.buffer);
+        let key = Key::buffer(buffer);
         let Some(b) = self.heads.find(&key) else {
             return;
         };
@@ -415,7 +384,7 @@ impl<'r> TensorMap<'r> {
                 head.main = 0;
                 self.drop_class(b, class);
             }
-        } else if let Some(h) = self.heads.find(&Key::class(entry.buffer, class))
+        } else if let Some(h) = self.heads.find(&Key::class(buffer, class))
             && self.set_first(h, next)
             && let Some(b) = self.heads.find(&key)
         {
@@ -464,6 +433,10 @@ struct Query<'a> {
     arg: &'a TensorArg,
     range: (u64, u64),
     at: Place,
+    writes: bool,
+    dense: bool,
+    /// The task's own cells: its earlier arguments are not dependencies.
+    own: core::ops::Range<u32>,
 }
 
 /// What a lookup's probes found, for the insertion after it.

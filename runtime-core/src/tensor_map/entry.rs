@@ -1,0 +1,77 @@
+//! What the tensor map keeps of each argument of a live task, in three arrays indexed alike
+//! (cell `k` of slot `g` is `g * max_tensors + k`), hottest first:
+//! - [`MapEntry`]: the byte range and the list links, all a lookup reads to pass an entry by
+//!   (32 bytes: two arguments of one task share a cache line);
+//! - [`EntryInfo`]: whose argument it is, read once the byte ranges meet;
+//! - the tile, read for the exact test, and written only for a tile that is not dense (a
+//!   dense tile is its byte range).
+#![forbid(unsafe_code)]
+
+use crate::deferred::NIL;
+use crate::tensor::Tile;
+
+/// An entry's byte range and its links in two lists (its cell's, its class's).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+pub(crate) struct MapEntry {
+    /// First byte.
+    pub(super) lo: u64,
+    /// One past the last byte; 0: the cell holds no entry (a tile has at least one byte).
+    pub(super) hi: u64,
+    /// `[prev, next]` in each list.
+    pub(super) links: [[u32; 2]; 2],
+}
+
+impl MapEntry {
+    /// An empty cell.
+    pub(crate) const fn new() -> Self {
+        MapEntry {
+            lo: 0,
+            hi: 0,
+            links: [[NIL; 2]; 2],
+        }
+    }
+
+    /// Whether the cell holds an entry.
+    pub(super) fn linked(&self) -> bool {
+        self.hi != 0
+    }
+}
+
+/// Whose argument an entry is, and how it uses the tile.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EntryInfo {
+    pub(super) buffer: u64,
+    pub(super) task: u64,
+    pub(super) writes: bool,
+    /// The tile is its byte range; it was not stored.
+    pub(super) dense: bool,
+}
+
+impl EntryInfo {
+    /// An empty cell's.
+    pub(crate) const fn new() -> Self {
+        EntryInfo {
+            buffer: 0,
+            task: 0,
+            writes: false,
+            dense: true,
+        }
+    }
+}
+
+/// An empty cell's tile.
+pub(crate) const NO_TILE: Tile = Tile::contiguous(0, 1, 1);
+
+/// The orchestrator's map storage: `max_tensors` cells per task slot in each of the three
+/// arrays, and the list index ([`super::heads_len`] slots).
+pub(crate) struct TensorStore<'r> {
+    pub(crate) entries: &'r mut [MapEntry],
+    pub(crate) infos: &'r mut [EntryInfo],
+    pub(crate) tiles: &'r mut [Tile],
+    pub(crate) heads: &'r mut [super::Head],
+}
+
+/// Entries a submitted task's writes cover exactly, found by its lookups.
+#[derive(Default)]
+pub(crate) struct Covered(pub(super) heapless::Vec<u32, 32>);
