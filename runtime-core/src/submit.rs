@@ -13,11 +13,12 @@ use crate::reclaim::release_hold;
 use crate::slot::{Meta, state};
 use crate::sync::Ordering;
 use crate::tables::{EDGE_EMPTY, Tables};
+use crate::tensor::Footprint;
 use crate::tensor_map::{Covered, TensorArg, TensorMap, TensorStore};
 use crate::wire;
 
-/// The byte range of each tensor argument of a task.
-type TileRanges = heapless::Vec<(u64, u64), { MAX_TENSORS as usize }>;
+/// The footprint of each tensor argument of a task.
+type Footprints = heapless::Vec<Footprint, { MAX_TENSORS as usize }>;
 /// A task's dependencies, explicit and found, each once.
 type DepList = heapless::Vec<TaskId, { MAX_DEPS as usize }>;
 
@@ -148,8 +149,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     pub fn submit(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
         self.check_running()?;
         // Filled in place: returning these arrays by value would copy them on every submit.
-        let mut ranges = TileRanges::new();
-        self.validate(spec, &mut ranges)?;
+        let mut footprints = Footprints::new();
+        self.validate(spec, &mut footprints)?;
         let ring = spec.ring as usize;
         let seq = self.next[ring];
         if seq > Seq::MAX.0 {
@@ -159,7 +160,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let id = TaskId::new(self.t.cfg.epoch, spec.ring, Seq(seq));
         let g = self.t.gslot(id);
         let mut deps = DepList::new();
-        self.dependencies(spec, g, id, &ranges, &mut deps)?;
+        self.dependencies(spec, g, id, &footprints, &mut deps)?;
         let t = &self.t;
         let level = t.shared.prof.level();
         let now = if t.cfg.record_latency || level != ProfileLevel::Off {
@@ -362,8 +363,12 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     }
 
     /// Checks `spec` against the configuration and the run, and puts each tensor argument's
-    /// byte range (computed once here) in `ranges`.
-    fn validate(&self, spec: &TaskSpec<'_>, ranges: &mut TileRanges) -> Result<(), SubmitError> {
+    /// footprint (computed once here) in `footprints`.
+    fn validate(
+        &self,
+        spec: &TaskSpec<'_>,
+        footprints: &mut Footprints,
+    ) -> Result<(), SubmitError> {
         let cfg = &self.t.cfg;
         if spec.ring >= cfg.rings {
             return Err(SubmitError::BadRing {
@@ -384,12 +389,12 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             });
         }
         for (index, arg) in spec.tensors.iter().enumerate() {
-            let r = arg
+            let f = arg
                 .tile
-                .bytes()
+                .footprint()
                 .map_err(|error| SubmitError::BadTensor { index, error })?;
             // At most max_tensors <= MAX_TENSORS (checked above): the push cannot fail.
-            let _ = ranges.push(r);
+            let _ = footprints.push(f);
         }
         if spec.deps.len() > cfg.max_deps as usize {
             return Err(SubmitError::TooManyDeps {
@@ -440,7 +445,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         spec: &TaskSpec<'_>,
         g: usize,
         id: TaskId,
-        ranges: &[(u64, u64)],
+        footprints: &[Footprint],
         deps: &mut DepList,
     ) -> Result<(), SubmitError> {
         let max = self.t.cfg.max_deps;
@@ -462,18 +467,16 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         // A task retiring after this only costs an edge that wiring then finds satisfied.
         self.forget_retired();
         let mut covered = Covered::default();
-        for (k, (arg, &range)) in spec.tensors.iter().zip(ranges).enumerate() {
-            let found = self
-                .tensors
-                .add((g, id), k, arg, range, &mut covered, |task| {
-                    if deps.contains(&task) {
-                        Ok(())
-                    } else if deps.len() < max as usize {
-                        deps.push(task).map_err(|_| too_many)
-                    } else {
-                        Err(too_many)
-                    }
-                });
+        for (k, (arg, &fp)) in spec.tensors.iter().zip(footprints).enumerate() {
+            let found = self.tensors.add((g, id), k, arg, fp, &mut covered, |task| {
+                if deps.contains(&task) {
+                    Ok(())
+                } else if deps.len() < max as usize {
+                    deps.push(task).map_err(|_| too_many)
+                } else {
+                    Err(too_many)
+                }
+            });
             if let Err(e) = found {
                 self.tensors.drop_slot(g, k);
                 return Err(e);

@@ -52,6 +52,14 @@ pub struct Tile {
     pub strides: [u64; MAX_RANK],
 }
 
+/// A valid tile's byte range, and whether it touches every byte of it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Footprint {
+    pub(crate) lo: u64,
+    pub(crate) hi: u64,
+    pub(crate) dense: bool,
+}
+
 /// Why a [`Tile`] is not valid.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum TileError {
@@ -114,6 +122,12 @@ impl Tile {
 
     /// Checks the tile and returns its byte range `[first, end)`.
     pub fn bytes(&self) -> Result<(u64, u64), TileError> {
+        self.footprint().map(|f| (f.lo, f.hi))
+    }
+
+    /// Checks the tile and returns its byte range and whether it is dense, in one pass.
+    #[inline]
+    pub(crate) fn footprint(&self) -> Result<Footprint, TileError> {
         if self.rank == 0 || self.rank as usize > MAX_RANK {
             return Err(TileError::Rank { rank: self.rank });
         }
@@ -121,39 +135,38 @@ impl Tile {
             return Err(TileError::ZeroElement);
         }
         let mut last = 0u64; // element offset of the last element
-        for d in 0..self.rank as usize {
-            let n = self.shape[d];
+        let mut next = 1u64; // the stride a dense tile has at this dimension
+        let mut dense = true;
+        for d in (0..self.rank as usize).rev() {
+            let (n, stride) = (self.shape[d], self.strides[d]);
             if n == 0 {
                 return Err(TileError::EmptyDimension { dim: d as u8 });
             }
             let span = (n as u64 - 1)
-                .checked_mul(self.strides[d])
+                .checked_mul(stride)
                 .ok_or(TileError::TooLarge)?;
             last = last.checked_add(span).ok_or(TileError::TooLarge)?;
+            if n != 1 {
+                dense &= stride == next;
+                next = next.saturating_mul(n as u64);
+            }
         }
-        let end = last
+        let hi = last
             .checked_add(1)
             .and_then(|n| n.checked_mul(self.elem as u64))
             .and_then(|b| b.checked_add(self.base))
             .ok_or(TileError::TooLarge)?;
-        Ok((self.base, end))
+        Ok(Footprint {
+            lo: self.base,
+            hi,
+            dense,
+        })
     }
 
     /// Whether the tile touches every byte of its range: its elements are row-major and
     /// contiguous (dimensions of one element aside). A valid tile is assumed.
     pub fn is_dense(&self) -> bool {
-        let mut next = 1u64; // the stride a dense tile has at this dimension
-        for d in (0..self.dims()).rev() {
-            let n = self.shape[d];
-            if n == 1 {
-                continue;
-            }
-            if self.strides[d] != next {
-                return false;
-            }
-            next = next.saturating_mul(n as u64);
-        }
-        true
+        self.footprint().is_ok_and(|f| f.dense)
     }
 
     fn dims(&self) -> usize {

@@ -22,7 +22,7 @@ mod place;
 
 use crate::deferred::NIL;
 use crate::ids::TaskId;
-use crate::tensor::{Access, Tile, overlaps, touches};
+use crate::tensor::{Access, Footprint, Tile, overlaps, touches};
 use heads::{Heads, Key, Probe};
 use place::{Place, cells, class_bit, lowest_class, place};
 
@@ -109,7 +109,7 @@ impl<'r> TensorMap<'r> {
     }
 
     /// Adds argument `k` of `task`, the tenant of slot `g`: calls `dep` with every other
-    /// task in the map that `arg` (whose tile spans bytes `range`) must wait for, then
+    /// task in the map that `arg` (whose tile has footprint `fp`) must wait for, then
     /// records `arg`. Entries whose tile `arg` writes exactly go to `covered`, for
     /// [`TensorMap::drop_covered`] once the task's arguments are all in. If `dep` fails,
     /// `arg` is not recorded.
@@ -118,7 +118,7 @@ impl<'r> TensorMap<'r> {
         (g, task): (usize, TaskId),
         k: usize,
         arg: &TensorArg,
-        range: (u64, u64),
+        fp: Footprint,
         covered: &mut Covered,
         mut dep: impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -127,10 +127,10 @@ impl<'r> TensorMap<'r> {
         let q = Query {
             task,
             arg,
-            range,
-            at: place(range.0, range.1),
+            range: (fp.lo, fp.hi),
+            at: place(fp.lo, fp.hi),
             writes: arg.access.writes(),
-            dense: arg.tile.is_dense(),
+            dense: fp.dense,
             own: first..first + self.per_slot as u32,
         };
         let probes = self.lookup(&q, covered, &mut dep)?;

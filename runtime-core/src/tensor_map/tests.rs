@@ -42,9 +42,9 @@ impl Map<'_> {
         let mut covered = Covered::default();
         let mut out = Vec::new();
         for (k, a) in args.iter().enumerate() {
-            let range = a.tile.bytes().unwrap();
+            let fp = a.tile.footprint().unwrap();
             self.map
-                .add((g, task), k, a, range, &mut covered, |t| {
+                .add((g, task), k, a, fp, &mut covered, |t| {
                     out.push(t.seq().0);
                     Ok::<(), ()>(())
                 })
