@@ -382,7 +382,8 @@ impl<'r> TensorMap<'r> {
             head.first = next;
             if next == NIL {
                 head.main = 0;
-                self.drop_class(b, class);
+                head.mask &= !class_bit(class);
+                self.promote(b, buffer);
             }
         } else if let Some(h) = self.heads.find(&Key::class(buffer, class))
             && self.set_first(h, next)
@@ -415,6 +416,28 @@ impl<'r> TensorMap<'r> {
         }
         self.heads.remove(h);
         true
+    }
+
+    /// Buffer head `b`, whose main class just emptied, takes another class's list in its
+    /// place (so a buffer has no more heads than entries), or goes if it has none.
+    fn promote(&mut self, b: usize, buffer: u64) {
+        let mask = self.heads.at(b).mask;
+        if mask == 0 {
+            self.heads.remove(b);
+            return;
+        }
+        let class = lowest_class(mask);
+        let Some(h) = self.heads.find(&Key::class(buffer, class)) else {
+            return;
+        };
+        let first = self.heads.at(h).first;
+        self.heads.remove(h);
+        // The removal may have moved the buffer's head: found again.
+        if let Some(b) = self.heads.find(&Key::buffer(buffer)) {
+            let head = self.heads.at_mut(b);
+            head.main = class;
+            head.first = first;
+        }
     }
 
     /// Buffer head `b` has no entry of `class` left.

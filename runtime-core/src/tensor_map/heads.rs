@@ -94,11 +94,12 @@ pub(crate) enum Probe {
     Vacant(usize),
 }
 
-/// Slots the index needs for `cells` entries: each entry is in two lists (its cell's and its
-/// class's) and a buffer has one more head, so at most `3 * cells` heads, which the table
-/// keeps at most half full. A power of two.
+/// Slots the index needs for `cells` entries, a power of two. An entry is in its cell's list
+/// (a head each at most) and in its class's; a buffer's head holds one class's list, so a
+/// buffer has no more buffer and class heads than entries: at most `2 * cells` heads, which
+/// the table keeps at most half full.
 pub(crate) fn heads_len(cells: usize) -> usize {
-    crate::deferred::map_len(3 * cells)
+    crate::deferred::map_len(2 * cells)
 }
 
 /// The table over its slots ([`heads_len`] of them, or none when no task has tensors).

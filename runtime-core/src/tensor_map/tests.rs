@@ -160,6 +160,43 @@ fn a_write_of_the_same_tile_stands_in_for_the_entries_it_covers() {
 }
 
 #[test]
+fn a_buffer_whose_main_class_empties_hands_its_list_to_another() {
+    let mut o = Owned::new(4, 1);
+    let mut m = o.map(1);
+    // Tiles of 256, 512 and 1024 bytes: three classes of one buffer; the first is its head's.
+    let tile = |at: u64, bytes: u32| Tile::contiguous(A + at, 1, bytes);
+    for (i, (at, bytes)) in [(0, 256), (0x1000, 512), (0x2000, 1024)]
+        .into_iter()
+        .enumerate()
+    {
+        m.submit(
+            i,
+            task(i as u64),
+            &[TensorArg::output(A, tile(at, bytes))],
+            0,
+        );
+    }
+    assert_eq!(
+        m.map.heads_used(),
+        1 + 2 + 3,
+        "the buffer, two class heads, three cells"
+    );
+    m.retire(1);
+    assert_eq!(
+        m.map.heads_used(),
+        1 + 1 + 2,
+        "a class head went into the buffer's"
+    );
+    // Both classes are still found, cell by cell and (for a tile spanning many cells) by
+    // walking their lists.
+    assert_eq!(m.deps(TensorArg::input(A, tile(0x1000, 8)), 1), [1]);
+    assert_eq!(m.deps(TensorArg::input(A, tile(0x2000, 8)), 1), [2]);
+    assert_eq!(m.deps(TensorArg::input(A, tile(0, 0x4000)), 1), [1, 2]);
+    m.retire(3);
+    assert_eq!(m.map.heads_used(), 0);
+}
+
+#[test]
 fn the_buffer_index_survives_many_buffers_coming_and_going() {
     let slots = 16;
     let mut o = Owned::new(slots, 1);
@@ -273,6 +310,8 @@ fn lookups_agree_with_a_scan_of_every_live_argument() {
         want.dedup();
         let got = m.submit((i % slots as u64) as usize, task(i), &args, retired);
         assert_eq!(got, want, "task {i}");
+        // The index stays within the size `heads_len` gives it.
+        assert!(m.map.heads_used() <= 2 * m.map.linked(), "task {i}");
         // Entries a write of the same bytes covered (the same tile, or two dense tiles of one
         // range) are gone from the map, and `task(i)` stands in for them: drop them from the
         // scan too.
