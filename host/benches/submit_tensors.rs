@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use pto_host::bench::{BenchPlan, Workload, submit_workload};
-use pto_runtime_core::{Config, RegionLayout, Runtime};
+use pto_runtime_core::{Config, RegionLayout, Runtime, TaskId};
 use pto_sim::Region;
 
 mod common;
@@ -44,6 +44,32 @@ fn run(k: u16) -> f64 {
     start.elapsed().as_nanos() as f64 / TASKS as f64
 }
 
+/// The same loop building the same arguments, submitting nothing: what of `run` is the
+/// workload's own cost.
+fn build_only(k: u16) -> f64 {
+    let cfg = Config {
+        max_tensors: k.max(1),
+        aic_cores: 1,
+        aiv_cores: 2,
+        ..Config::default()
+    };
+    let plan = BenchPlan {
+        workload: Workload::Tensors,
+        tasks: TASKS,
+        repeats: 1,
+        seed: 1,
+        pending: 0,
+        tensor_args: k,
+    };
+    let start = Instant::now();
+    submit_workload(&cfg, &plan, 0, |spec| {
+        std::hint::black_box(spec);
+        Ok(TaskId::from_raw(0))
+    })
+    .unwrap();
+    start.elapsed().as_nanos() as f64 / TASKS as f64
+}
+
 fn main() {
     // `-- 2 8` measures only those K (cargo passes `--bench` too: skip what is not a number).
     let mut ks: Vec<u16> = std::env::args()
@@ -56,6 +82,12 @@ fn main() {
     for k in ks {
         let mut runs: Vec<f64> = (0..11).map(|_| run(k)).collect();
         runs.sort_by(f64::total_cmp);
-        println!("submit, K = {k}: {:7.1} ns/task", runs[runs.len() / 2]);
+        let mut built: Vec<f64> = (0..11).map(|_| build_only(k)).collect();
+        built.sort_by(f64::total_cmp);
+        println!(
+            "submit, K = {k}: {:7.1} ns/task ({:.1} of them building the task's arguments)",
+            runs[runs.len() / 2],
+            built[built.len() / 2]
+        );
     }
 }
