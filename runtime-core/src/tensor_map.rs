@@ -140,6 +140,7 @@ impl<'r> TensorMap<'r> {
 
     /// Drops the first `count` entries of slot `g`: its previous tenant's, or those the
     /// current one added before a failure.
+    #[inline]
     pub(crate) fn drop_slot(&mut self, g: usize, count: usize) {
         let first = g * self.per_slot;
         for c in first..first + count.min(self.per_slot) {
@@ -151,6 +152,7 @@ impl<'r> TensorMap<'r> {
 
     /// Drops the entries a task's writes covered: whoever would have waited for them now
     /// waits for that task, which itself waits for them.
+    #[inline]
     pub(crate) fn drop_covered(&mut self, covered: &Covered) {
         for &c in &covered.0 {
             if self.entries[c as usize].linked() {
