@@ -44,6 +44,13 @@ fn bench_json_has_the_documented_fields_for_every_workload() {
             w == "deferred",
             "pending only for deferred"
         );
+        assert!(v["submit_ns_per_task"].as_f64().unwrap() > 0.0);
+        // The tensors workload measures submit alone: no latency stamps.
+        assert_eq!(
+            v["p50_ready_to_complete_ns"].is_u64(),
+            w != "tensors",
+            "{w}: latency"
+        );
     }
 }
 

@@ -28,10 +28,12 @@ pub struct BenchResult {
     pub submit_ns_per_task: f64,
     /// Scheduler loop iterations per task (all schedulers, last run).
     pub loops_per_task: f64,
-    /// Median ready-to-complete latency, ns.
-    pub p50_ready_to_complete_ns: u64,
-    /// 99th-percentile ready-to-complete latency, ns.
-    pub p99_ready_to_complete_ns: u64,
+    /// Median ready-to-complete latency, ns (absent when the run did not record latency).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p50_ready_to_complete_ns: Option<u64>,
+    /// 99th-percentile ready-to-complete latency, ns (absent likewise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99_ready_to_complete_ns: Option<u64>,
     /// Scheduler threads.
     pub schedulers: u8,
     /// AIC cores.
@@ -124,8 +126,8 @@ pub fn run_bench(
         tasks_per_s: 1e9 / median,
         loops_per_task: last.report.loops as f64 / submitted.max(1) as f64,
         submit_ns_per_task: median_of(&submit_runs),
-        p50_ready_to_complete_ns: ns(latency.quantile(0.50)),
-        p99_ready_to_complete_ns: ns(latency.quantile(0.99)),
+        p50_ready_to_complete_ns: cfg.record_latency.then(|| ns(latency.quantile(0.50))),
+        p99_ready_to_complete_ns: cfg.record_latency.then(|| ns(latency.quantile(0.99))),
         schedulers: cfg.schedulers,
         aic: cfg.aic_cores,
         aiv: cfg.aiv_cores,
@@ -166,11 +168,10 @@ impl fmt::Display for BenchResult {
             "  submit      {:>10.1} ns/task   (orchestrator CPU time)",
             self.submit_ns_per_task
         )?;
-        write!(
-            f,
-            "  ready->done p50 {} ns   p99 {} ns",
-            self.p50_ready_to_complete_ns, self.p99_ready_to_complete_ns
-        )?;
+        match (self.p50_ready_to_complete_ns, self.p99_ready_to_complete_ns) {
+            (Some(p50), Some(p99)) => write!(f, "  ready->done p50 {p50} ns   p99 {p99} ns")?,
+            _ => write!(f, "  ready->done not recorded")?,
+        }
         if let Some(s) = &self.profile_summary {
             write!(f, "\nprofile {} (last run):\n{s}", self.profile)?;
         }
