@@ -3,7 +3,8 @@
 //!
 //! `cargo bench -p pto-host --bench submit_tensors` prints ns per submit (median of 11 runs of
 //! 8 000 tasks, independent tiles as in `pto-launch bench --workload tensors`) at K = 0, 2, 8
-//! (`-- K...` for others).
+//! (`-- K...` for others), and how much of that the loop spends building each task's
+//! arguments (the same loop submitting nothing).
 
 use std::time::Instant;
 
@@ -16,7 +17,8 @@ use common::Loopback;
 
 const TASKS: u64 = 8_000;
 
-fn run(k: u16) -> f64 {
+/// The machine and the plan of a run with `k` arguments per task.
+fn setup(k: u16) -> (Config, BenchPlan) {
     let cfg = Config {
         rings: 1,
         task_window: 8_192,
@@ -26,11 +28,6 @@ fn run(k: u16) -> f64 {
         schedulers: 1,
         ..Config::default()
     };
-    let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size());
-    let rt = Runtime::init(region.bytes(), cfg).unwrap();
-    // No scheduler runs: the cores are never rung.
-    let p = Loopback::new(cfg.cores());
-    let mut o = rt.orchestrator(&p).unwrap();
     let plan = BenchPlan {
         workload: Workload::Tensors,
         tasks: TASKS,
@@ -39,6 +36,16 @@ fn run(k: u16) -> f64 {
         pending: 0,
         tensor_args: k,
     };
+    (cfg, plan)
+}
+
+fn run(k: u16) -> f64 {
+    let (cfg, plan) = setup(k);
+    let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size());
+    let rt = Runtime::init(region.bytes(), cfg).unwrap();
+    // No scheduler runs: the cores are never rung.
+    let p = Loopback::new(cfg.cores());
+    let mut o = rt.orchestrator(&p).unwrap();
     let start = Instant::now();
     submit_workload(&cfg, &plan, 0, |spec| o.submit(spec)).unwrap();
     start.elapsed().as_nanos() as f64 / TASKS as f64
@@ -47,20 +54,7 @@ fn run(k: u16) -> f64 {
 /// The same loop building the same arguments, submitting nothing: what of `run` is the
 /// workload's own cost.
 fn build_only(k: u16) -> f64 {
-    let cfg = Config {
-        max_tensors: k.max(1),
-        aic_cores: 1,
-        aiv_cores: 2,
-        ..Config::default()
-    };
-    let plan = BenchPlan {
-        workload: Workload::Tensors,
-        tasks: TASKS,
-        repeats: 1,
-        seed: 1,
-        pending: 0,
-        tensor_args: k,
-    };
+    let (cfg, plan) = setup(k);
     let start = Instant::now();
     submit_workload(&cfg, &plan, 0, |spec| {
         std::hint::black_box(spec);
