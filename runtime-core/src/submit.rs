@@ -145,7 +145,9 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     }
 
     /// Submits a task. Waits (bounded by `submit_timeout_us`) while its ring's window is
-    /// full; every other problem is reported at once and leaves nothing behind.
+    /// full; every other problem is reported without waiting (except more dependencies found
+    /// through the tensor arguments than `max_deps`, known once the slot is free) and leaves
+    /// nothing behind.
     pub fn submit(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
         self.check_running()?;
         // Filled in place: returning these arrays by value would copy them on every submit.

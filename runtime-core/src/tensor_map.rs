@@ -8,8 +8,9 @@
 //! An entry is filed by the smallest aligned power-of-two block of addresses that holds its
 //! tile's bytes ([`place`]): in the list of that block (its *cell*), and in the list of every
 //! entry of that size (its *class*) in its buffer. A buffer's head keeps a mask of its classes
-//! in use. A lookup visits, for each class in use, the few cells its own bytes touch, or the
-//! class's list when they are many: it walks the entries near its tile, not the buffer's.
+//! in use and the list of one of them (its main class). A lookup visits, for each class in
+//! use, the few cells its own bytes touch, or the class's list when they are many: it walks
+//! the entries near its tile, not the buffer's.
 //!
 //! Entries of retired tasks leave as the ring watermark passes them ([`TensorMap::forget`]),
 //! or at the latest when their slot gets its next tenant; so every entry a lookup meets
