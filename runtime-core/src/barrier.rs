@@ -250,6 +250,15 @@ mod tests {
                 b.wait(1, 3, until(Instant::now() + Duration::from_secs(30)))
             })
         };
+        // Rank 1 first (a slow host, qemu say, may start its thread late), within a bound.
+        let start = Instant::now();
+        while b.arrived.load(Ordering::SeqCst) < 1 {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "rank 1 never arrived"
+            );
+            std::thread::yield_now();
+        }
         let e = b
             .wait(0, 3, until(Instant::now() + Duration::from_millis(50)))
             .unwrap_err();
