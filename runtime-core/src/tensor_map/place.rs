@@ -94,11 +94,12 @@ mod tests {
     fn every_block_overlapping_a_range_is_among_its_cells() {
         // Exhaustive over small addresses: a block of class c overlaps [lo, hi) exactly
         // when its cell is within `cells(lo, hi, c)`.
-        for lo in 0..64u64 {
-            for hi in lo + 1..=64 {
+        let n = if cfg!(miri) { 16 } else { 64u64 };
+        for lo in 0..n {
+            for hi in lo + 1..=n {
                 for class in MIN_CLASS..=7 {
                     let (first, last) = cells(lo, hi, class);
-                    for cell in 0..64u64 {
+                    for cell in 0..n {
                         let (b0, b1) = (cell << class, (cell + 1) << class);
                         let overlap = b0 < hi && lo < b1;
                         assert_eq!(

@@ -216,7 +216,7 @@ fn entries_of_retired_tasks_do_not_pile_up() {
     let (slots, k) = (64usize, 8u64);
     let mut o = Owned::new(slots, k as usize);
     let mut m = o.map(k as usize);
-    let n = if cfg!(miri) { 100 } else { 5000u64 };
+    let n = if cfg!(miri) { 30 } else { 5000u64 };
     for i in 0..n {
         let args: Vec<TensorArg> = (0..k)
             .map(|a| {
@@ -267,7 +267,7 @@ fn lookups_agree_with_a_scan_of_every_live_argument() {
         seed % n
     };
     let bufs = [0x100_0000u64, 0x200_0000];
-    let n = if cfg!(miri) { 150 } else { 3000u64 };
+    let n = if cfg!(miri) { 60 } else { 3000u64 };
     for i in 0..n {
         let retired = i.saturating_sub(slots as u64 - 1);
         live.retain(|(t, _)| *t >= retired);
