@@ -9,6 +9,18 @@ fn launch(args: &[&str]) -> std::process::Output {
         .expect("pto-launch runs")
 }
 
+/// Runs `pto-launch` with `args`, which must succeed and print one JSON object; `what` names
+/// the run in a failure.
+fn launch_json(what: &str, args: &[&str]) -> serde_json::Value {
+    let out = launch(args);
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
 #[test]
 fn bench_json_has_the_documented_fields_for_every_workload() {
     for w in [
@@ -19,22 +31,19 @@ fn bench_json_has_the_documented_fields_for_every_workload() {
         "deferred",
         "tensors",
     ] {
-        let out = launch(&[
-            "bench",
-            "--workload",
+        let v = launch_json(
             w,
-            "--tasks",
-            "500",
-            "--repeat",
-            "1",
-            "--json",
-        ]);
-        assert!(
-            out.status.success(),
-            "{w}: {}",
-            String::from_utf8_lossy(&out.stderr)
+            &[
+                "bench",
+                "--workload",
+                w,
+                "--tasks",
+                "500",
+                "--repeat",
+                "1",
+                "--json",
+            ],
         );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
         assert_eq!(v["workload"], w);
         assert!(v["tasks"].as_u64().unwrap() >= 500);
         assert!(v["ns_per_task"].as_f64().unwrap() > 0.0);
@@ -56,26 +65,23 @@ fn bench_json_has_the_documented_fields_for_every_workload() {
 
 #[test]
 fn the_deferred_bench_keeps_tasks_pending_and_reports_their_waits() {
-    let out = launch(&[
+    let v = launch_json(
         "bench",
-        "--workload",
-        "deferred",
-        "--pending",
-        "50",
-        "--tasks",
-        "400",
-        "--repeat",
-        "1",
-        "--profile",
-        "tasks",
-        "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        &[
+            "bench",
+            "--workload",
+            "deferred",
+            "--pending",
+            "50",
+            "--tasks",
+            "400",
+            "--repeat",
+            "1",
+            "--profile",
+            "tasks",
+            "--json",
+        ],
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["pending"], 50);
     let summary = &v["profile_summary"];
     assert_eq!(
@@ -137,24 +143,21 @@ fn profile_tasks_writes_a_trace_with_a_track_per_core_and_scheduler() {
     let dir = std::env::temp_dir().join(format!("pto-trace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("run.trace.json");
-    let out = launch(&[
+    let v = launch_json(
         "bench",
-        "--workload",
-        "random",
-        "--tasks",
-        "300",
-        "--repeat",
-        "1",
-        "--json",
-        "--trace",
-        path.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        &[
+            "bench",
+            "--workload",
+            "random",
+            "--tasks",
+            "300",
+            "--repeat",
+            "1",
+            "--json",
+            "--trace",
+            path.to_str().unwrap(),
+        ],
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["profile"], "tasks", "--trace implies --profile tasks");
     assert_eq!(v["profile_summary"]["records"], 300);
     assert_eq!(v["profile_summary"]["dropped_records"], 0);
@@ -177,18 +180,19 @@ fn profile_tasks_writes_a_trace_with_a_track_per_core_and_scheduler() {
 
 #[test]
 fn profile_counters_prints_phases_that_sum_to_the_loop() {
-    let out = launch(&[
+    let v = launch_json(
         "bench",
-        "--tasks",
-        "500",
-        "--repeat",
-        "1",
-        "--json",
-        "--profile",
-        "counters",
-    ]);
-    assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        &[
+            "bench",
+            "--tasks",
+            "500",
+            "--repeat",
+            "1",
+            "--json",
+            "--profile",
+            "counters",
+        ],
+    );
     let pct: f64 = v["profile_summary"]["phase_percent"][0]
         .as_array()
         .unwrap()
@@ -204,13 +208,10 @@ fn profile_counters_prints_phases_that_sum_to_the_loop() {
 
 #[test]
 fn the_barrier_bench_reports_a_median_per_barrier() {
-    let out = launch(&["bench", "--workload", "barrier", "--ranks", "3", "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = launch_json(
+        "bench",
+        &["bench", "--workload", "barrier", "--ranks", "3", "--json"],
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         (v["workload"].as_str(), v["ranks"].as_u64()),
         (Some("barrier"), Some(3))
@@ -223,22 +224,19 @@ fn the_barrier_bench_reports_a_median_per_barrier() {
 
 #[test]
 fn the_bootstrap_bench_reports_milliseconds() {
-    let out = launch(&[
+    let v = launch_json(
         "bench",
-        "--workload",
-        "bootstrap",
-        "--ranks",
-        "4",
-        "--repeat",
-        "2",
-        "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        &[
+            "bench",
+            "--workload",
+            "bootstrap",
+            "--ranks",
+            "4",
+            "--repeat",
+            "2",
+            "--json",
+        ],
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["workload"], "bootstrap");
     assert!(v["bootstrap_ms"].as_f64().unwrap() > 0.0);
 }
