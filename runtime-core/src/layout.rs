@@ -12,7 +12,7 @@ use crate::slot::TaskSlot;
 use crate::stats::SchedCtl;
 use crate::sync::AtomicU64;
 use crate::tables::{Edge, RingCtl, Shared};
-use crate::tensor_map::{EntryInfo, Head, MapEntry, heads_len};
+use crate::tensor_map::{EntryInfo, Head, MapEntry, buckets_len, heads_len};
 
 /// Alignment of the region and of every table in it.
 pub const REGION_ALIGN: usize = 64;
@@ -45,11 +45,14 @@ pub struct RegionLayout {
     pub(crate) watches: Span,
     pub(crate) active: Span,
     pub(crate) watch_map: Span,
-    /// The orchestrator's tensor map: entry cells per slot, and the buffer index.
+    /// The orchestrator's tensor map: entry cells per slot, the buffer index (heads) and the
+    /// cell index (buckets).
     pub(crate) map_entries: Span,
     pub(crate) map_infos: Span,
     pub(crate) map_tiles: Span,
     pub(crate) map_heads: Span,
+    /// The tensor map's cell index.
+    pub(crate) map_buckets: Span,
 }
 
 struct Cursor(usize);
@@ -104,6 +107,7 @@ impl RegionLayout {
         let map_infos = c.take::<EntryInfo>(cells)?;
         let map_tiles = c.take::<crate::tensor::Tile>(cells)?;
         let map_heads = c.take::<Head>(heads_len(cells))?;
+        let map_buckets = c.take::<u32>(buckets_len(cells))?;
         let size = c.0.checked_next_multiple_of(REGION_ALIGN).ok_or(OVERFLOW)?;
         Ok(RegionLayout {
             size,
@@ -126,6 +130,7 @@ impl RegionLayout {
             map_infos,
             map_tiles,
             map_heads,
+            map_buckets,
         })
     }
 
@@ -171,6 +176,7 @@ mod tests {
                 l.map_tiles.count * size_of::<crate::tensor::Tile>(),
             ),
             (l.map_heads.offset, l.map_heads.count * size_of::<Head>(),),
+            (l.map_buckets.offset, l.map_buckets.count * 4),
         ];
         for q in l.queue_cells {
             spans.push((q.offset, q.count * size_of::<QueueCell>()));

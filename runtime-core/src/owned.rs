@@ -15,7 +15,7 @@ use crate::slot::{Meta, TaskSlot, state};
 use crate::stats::SchedCtl;
 use crate::sync::{AtomicU64, Ordering};
 use crate::tables::{EDGE_EMPTY, Edge, RingCtl, Shared, Tables};
-use crate::tensor_map::{EntryInfo, Head, MapEntry, NO_TILE, TensorStore, heads_len};
+use crate::tensor_map::{EntryInfo, Head, MapEntry, NO_TILE, TensorStore, buckets_len, heads_len};
 
 /// Owned storage for every table of `cfg`.
 pub(crate) struct Owned {
@@ -129,6 +129,7 @@ pub(crate) fn leaked_tensors(cfg: &Config) -> TensorStore<'static> {
         infos: std::vec![EntryInfo::new(); cells].leak(),
         tiles: std::vec![NO_TILE; cells].leak(),
         heads: std::vec![Head::EMPTY; heads_len(cells)].leak(),
+        buckets: std::vec![crate::deferred::NIL; buckets_len(cells)].leak(),
     }
 }
 

@@ -169,11 +169,15 @@ impl<'r> Runtime<'r> {
                 Head::EMPTY
             })
             .map_err(too_small)?;
+        let buckets = c
+            .place_mut(layout.map_buckets.offset, layout.map_buckets.count, |_| NIL)
+            .map_err(too_small)?;
         let tensors = spin::mutex::SpinMutex::new(Some(TensorStore {
             entries,
             infos,
             tiles,
             heads,
+            buckets,
         }));
         let queues = core::array::from_fn(|i| ReadyQueue::new(cells[i], &qctl[i]));
         Ok(Runtime {

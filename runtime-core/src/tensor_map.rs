@@ -6,17 +6,19 @@
 //! slot `g` holds argument `k` of the slot's tenant).
 //!
 //! An entry is filed by the smallest aligned power-of-two block of addresses that holds its
-//! tile's bytes ([`place`]): in the list of that block (its *cell*), and in the list of every
-//! entry of that size (its *class*) in its buffer. A buffer's head keeps a mask of its classes
-//! in use and the list of one of them (its main class). A lookup visits, for each class in
-//! use, the few cells its own bytes touch, or the class's list when they are many: it walks
-//! the entries near its tile, not the buffer's.
+//! tile's bytes ([`place`]): in the list of the bucket that block (its *cell*) hashes to
+//! ([`buckets`]), and in the list of every entry of that size (its *class*) in its buffer. A
+//! buffer's head ([`heads`]) keeps a mask of its classes in use and the list of one of them
+//! (its main class). A lookup visits, for each class in use, the few cells its own bytes
+//! touch, or the class's list when they are many: it walks the entries near its tile, not
+//! the buffer's.
 //!
 //! Entries of retired tasks leave as the ring watermark passes them ([`TensorMap::forget`]),
 //! or at the latest when their slot gets its next tenant; so every entry a lookup meets
 //! belongs to a task that had not retired at the last watermark read.
 #![forbid(unsafe_code)]
 
+mod buckets;
 mod entry;
 mod heads;
 mod place;
@@ -24,9 +26,11 @@ mod place;
 use crate::deferred::NIL;
 use crate::ids::TaskId;
 use crate::tensor::{Access, Footprint, Tile, overlaps, touches};
+use buckets::Buckets;
 use heads::{Heads, Key, Probe};
 use place::{Place, cells, class_bit, lowest_class, place};
 
+pub(crate) use buckets::buckets_len;
 pub(crate) use entry::{Covered, EntryInfo, MapEntry, NO_TILE, TensorStore};
 pub(crate) use heads::{Head, heads_len};
 
@@ -73,7 +77,7 @@ impl TensorArg {
 
 /// Cells of one class a lookup probes at most; past that it walks the class's list.
 const LOOKUP_CELLS: u64 = 8;
-/// Link pairs of an entry: in its cell's list and in its class's list.
+/// Link pairs of an entry: in its cell's bucket's list and in its class's list.
 const IN_CELL: usize = 0;
 const IN_CLASS: usize = 1;
 
@@ -83,6 +87,7 @@ pub(crate) struct TensorMap<'r> {
     infos: &'r mut [EntryInfo],
     tiles: &'r mut [Tile],
     heads: Heads<'r>,
+    buckets: Buckets<'r>,
     per_slot: usize,
     /// Entries linked now.
     linked: usize,
@@ -99,6 +104,7 @@ impl<'r> TensorMap<'r> {
             infos: s.infos,
             tiles: s.tiles,
             heads: Heads::new(s.heads),
+            buckets: Buckets::new(s.buckets),
             per_slot,
             linked: 0,
         }
@@ -148,7 +154,8 @@ impl<'r> TensorMap<'r> {
         }
         let at = place(fp.lo, fp.hi);
         self.heads.warm(&Key::buffer(arg.buffer));
-        self.heads.warm(&Key::cell(arg.buffer, at.class, at.cell));
+        self.buckets
+            .warm(self.buckets.of(arg.buffer, at.class, at.cell));
     }
 
     /// Starts loading the cells of slot `g`, which the task's arguments are about to fill.
@@ -225,14 +232,20 @@ impl<'r> TensorMap<'r> {
         self.linked
     }
 
-    /// Heads in use in the index (for tests).
+    /// Heads in use in the buffer index (for tests).
     #[cfg(all(test, not(loom)))]
     pub(crate) fn heads_used(&self) -> usize {
         self.heads.used()
     }
 
-    /// Finds what `q` waits for; returns the probes of its buffer's head and, if made, of
-    /// its own cell, for [`TensorMap::link`] to reuse.
+    /// Buckets with a list in the cell index (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn buckets_used(&self) -> usize {
+        self.buckets.used()
+    }
+
+    /// Finds what `q` waits for; returns the probe of its buffer's head and, if it visited
+    /// it, its own cell's bucket, for [`TensorMap::link`] to reuse.
     fn lookup<E>(
         &self,
         q: &Query<'_>,
@@ -253,13 +266,11 @@ impl<'r> TensorMap<'r> {
             let (first, last) = cells(range.0, range.1, class);
             if last - first < LOOKUP_CELLS {
                 for cell in first..=last {
-                    let p = self.heads.probe(&Key::cell(arg.buffer, class, cell));
-                    if let Probe::Found(h) = p {
-                        let e = self.heads.at(h).first;
-                        self.walk(e, IN_CELL, q, covered, dep)?;
-                    }
+                    let b = self.buckets.of(arg.buffer, class, cell);
+                    let list = List::Bucket(Place { class, cell });
+                    self.walk(self.buckets.first(b), list, q, covered, dep)?;
                     if class == at.class {
-                        own = Some(p); // a tile's own class: one cell, its own
+                        own = Some(b); // a tile's own class: one cell, its own
                     }
                 }
             } else {
@@ -270,19 +281,19 @@ impl<'r> TensorMap<'r> {
                         .find(&Key::class(arg.buffer, class))
                         .map_or(NIL, |h| self.heads.at(h).first)
                 };
-                self.walk(e, IN_CLASS, q, covered, dep)?;
+                self.walk(e, List::Class, q, covered, dep)?;
             }
         }
         Ok(Probes { buffer, own })
     }
 
     /// Calls `dep` with the task of every entry of a list, from `e` on, that conflicts with
-    /// `q`: read after write, write after write, write after read, on overlapping tiles. The
-    /// cheap tests go first.
+    /// `q`: read after write, write after write, write after read, on overlapping tiles of
+    /// one buffer. The cheap tests go first.
     fn walk<E>(
         &self,
         mut e: u32,
-        list: usize,
+        list: List,
         q: &Query<'_>,
         covered: &mut Covered,
         dep: &mut impl FnMut(TaskId) -> Result<(), E>,
@@ -292,7 +303,14 @@ impl<'r> TensorMap<'r> {
             let entry = &self.entries[e as usize];
             if entry.lo < hi && lo < entry.hi && !q.own.contains(&e) {
                 let info = &self.infos[e as usize];
-                if (q.writes || info.writes) && self.overlap(e, entry, info, q) {
+                // A bucket's list also holds the cells of other keys that hash there.
+                let listed = match list {
+                    List::Bucket(at) => {
+                        place(entry.lo, entry.hi) == at && info.buffer == q.arg.buffer
+                    }
+                    List::Class => true,
+                };
+                if listed && (q.writes || info.writes) && self.overlap(e, entry, info, q) {
                     if q.writes && self.same_bytes(e, entry, info, q) {
                         // Past the list's capacity an entry just stays: correct, a little
                         // slower.
@@ -301,7 +319,7 @@ impl<'r> TensorMap<'r> {
                     dep(TaskId::from_raw(info.task))?;
                 }
             }
-            e = entry.links[list][1];
+            e = entry.links[list.link()][1];
         }
         Ok(())
     }
@@ -345,17 +363,14 @@ impl<'r> TensorMap<'r> {
             self.tiles[c as usize] = arg.tile;
         }
         self.linked += 1;
-        let key = Key::cell(arg.buffer, at.class, at.cell);
-        let h = match probes.own {
-            Some(Probe::Found(h)) => h,
-            Some(Probe::Vacant(i)) => self.heads.claim(i, &key),
-            None => self.heads.find_or_insert(&key),
-        };
-        self.push(c, h, IN_CELL);
-        // Heads never move on insertion: a found buffer head is where it was.
+        let own = probes
+            .own
+            .unwrap_or_else(|| self.buckets.of(arg.buffer, at.class, at.cell));
+        push(self.entries, c, IN_CELL, self.buckets.first_mut(own));
+        // Nothing was inserted since the lookup: its probe of the buffer's head holds.
         let b = match probes.buffer {
             Probe::Found(b) => b,
-            Probe::Vacant(_) => self.heads.find_or_insert(&Key::buffer(arg.buffer)),
+            Probe::Vacant(i) => self.heads.claim(i, &Key::buffer(arg.buffer)),
         };
         let bit = class_bit(at.class);
         let head = self.heads.at_mut(b);
@@ -363,19 +378,10 @@ impl<'r> TensorMap<'r> {
         head.mask |= bit;
         if head.main == at.class || (head.main == 0 && new_class) {
             head.main = at.class;
-            self.push(c, b, IN_CLASS);
+            push(self.entries, c, IN_CLASS, &mut head.first);
         } else {
             let h = self.heads.find_or_insert(&Key::class(arg.buffer, at.class));
-            self.push(c, h, IN_CLASS);
-        }
-    }
-
-    /// Puts entry `c` first in the list of head `h`.
-    fn push(&mut self, c: u32, h: usize, list: usize) {
-        let first = core::mem::replace(&mut self.heads.at_mut(h).first, c);
-        self.entries[c as usize].links[list] = [NIL, first];
-        if first != NIL {
-            self.entries[first as usize].links[list][0] = c;
+            push(self.entries, c, IN_CLASS, &mut self.heads.at_mut(h).first);
         }
     }
 
@@ -386,10 +392,9 @@ impl<'r> TensorMap<'r> {
         self.linked -= 1;
         let Place { class, cell } = place(entry.lo, entry.hi);
         if self.pop(c, IN_CELL) {
-            // First in its cell: that list's head changes, or goes.
-            if let Some(h) = self.heads.find(&Key::cell(buffer, class, cell)) {
-                self.set_first(h, entry.links[IN_CELL][1]);
-            }
+            // First in its bucket: the bucket's list starts at the next.
+            let b = self.buckets.of(buffer, class, cell);
+            *self.buckets.first_mut(b) = entry.links[IN_CELL][1];
         }
         if !self.pop(c, IN_CLASS) {
             return;
@@ -485,12 +490,42 @@ struct Query<'a> {
     own: core::ops::Range<u32>,
 }
 
+/// A list a lookup walks.
+#[derive(Clone, Copy)]
+enum List {
+    /// A bucket's: the entries of the cell `Place` of the query's buffer, and of whatever
+    /// other cells hash there.
+    Bucket(Place),
+    /// A class's: every entry of one class of the query's buffer.
+    Class,
+}
+
+impl List {
+    /// Which link pair of an entry follows the list.
+    fn link(self) -> usize {
+        match self {
+            List::Bucket(_) => IN_CELL,
+            List::Class => IN_CLASS,
+        }
+    }
+}
+
 /// What a lookup's probes found, for the insertion after it.
 #[derive(Clone, Copy)]
 struct Probes {
     buffer: Probe,
-    /// The argument's own cell, if the lookup probed it.
-    own: Option<Probe>,
+    /// The bucket of the argument's own cell, if the lookup visited it.
+    own: Option<usize>,
+}
+
+/// Puts entry `c` first in `list` (whose first entry is `first`).
+#[inline]
+fn push(entries: &mut [MapEntry], c: u32, list: usize, first: &mut u32) {
+    let next = core::mem::replace(first, c);
+    entries[c as usize].links[list] = [NIL, next];
+    if next != NIL {
+        entries[next as usize].links[list][0] = c;
+    }
 }
 
 #[cfg(all(test, not(loom)))]

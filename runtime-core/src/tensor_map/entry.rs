@@ -64,12 +64,14 @@ impl EntryInfo {
 pub(crate) const NO_TILE: Tile = Tile::contiguous(0, 1, 1);
 
 /// The orchestrator's map storage: `max_tensors` cells per task slot in each of the three
-/// arrays, and the list index ([`super::heads_len`] slots).
+/// arrays, the buffer index ([`super::heads_len`] slots) and the cell index
+/// ([`super::buckets_len`] buckets).
 pub(crate) struct TensorStore<'r> {
     pub(crate) entries: &'r mut [MapEntry],
     pub(crate) infos: &'r mut [EntryInfo],
     pub(crate) tiles: &'r mut [Tile],
     pub(crate) heads: &'r mut [super::Head],
+    pub(crate) buckets: &'r mut [u32],
 }
 
 /// Entries a submitted task's writes cover exactly, found by its lookups.

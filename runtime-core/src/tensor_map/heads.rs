@@ -1,27 +1,25 @@
-//! The tensor map's index: an open-addressing table (linear probing, no tombstones) from a
-//! key to the head of a list of entries, or to a buffer's mask of classes in use.
+//! The tensor map's buffer index: an open-addressing table (linear probing, no tombstones)
+//! from a buffer to its head (its mask of classes in use and its main class's list), or from
+//! a buffer and a class to that class's list.
 #![forbid(unsafe_code)]
 
 use crate::deferred::NIL;
 
-/// Cells of a run: neighbours that share one stretch of the table (four cache lines).
-const RUN: u64 = 8;
 /// Kind of a free slot: no key has it (classes start at 1).
 const FREE: u8 = 0;
-const _: () = assert!(crate::tensor_map::place::MIN_CLASS > FREE);
 /// Kind of a buffer's head: no list, a mask of the classes with entries.
 const BUFFER: u8 = 0xff;
 /// Kind of a class's list (every entry of one class of a buffer): this bit, plus the class.
 const CLASS_LIST: u8 = 0x80;
+// A head's kind is never that of a free slot.
+const _: () = assert!(CLASS_LIST != FREE && BUFFER != FREE);
 
-/// What a head stands for: a buffer, and which of its lists.
+/// What a head stands for: a buffer, or one of its class lists.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Key {
     buffer: u64,
-    /// A class (a cell's list), `CLASS_LIST | class`, or `BUFFER`.
+    /// `CLASS_LIST | class`, or `BUFFER`.
     kind: u8,
-    /// The cell of a cell's list; 0 otherwise.
-    cell: u64,
 }
 
 impl Key {
@@ -30,7 +28,6 @@ impl Key {
         Key {
             buffer,
             kind: BUFFER,
-            cell: 0,
         }
     }
 
@@ -39,26 +36,15 @@ impl Key {
         Key {
             buffer,
             kind: CLASS_LIST | class,
-            cell: 0,
-        }
-    }
-
-    /// The list of the buffer's entries filed in `cell` of `class`.
-    pub(crate) const fn cell(buffer: u64, class: u8, cell: u64) -> Self {
-        Key {
-            buffer,
-            kind: class,
-            cell,
         }
     }
 }
 
 /// One slot of the table.
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(32))]
+#[repr(C)]
 pub(crate) struct Head {
     buffer: u64,
-    cell: u64,
     /// A buffer's head: bit `c - MIN_CLASS` set while class `c` has entries.
     pub(crate) mask: u64,
     /// A list's first entry. A buffer's head holds the list of its main class.
@@ -74,7 +60,6 @@ impl Head {
     /// A free slot.
     pub(crate) const EMPTY: Head = Head {
         buffer: 0,
-        cell: 0,
         mask: 0,
         first: NIL,
         kind: FREE,
@@ -82,7 +67,7 @@ impl Head {
     };
 
     fn is(&self, k: &Key) -> bool {
-        self.kind == k.kind && self.buffer == k.buffer && self.cell == k.cell
+        self.kind == k.kind && self.buffer == k.buffer
     }
 }
 
@@ -94,12 +79,11 @@ pub(crate) enum Probe {
     Vacant(usize),
 }
 
-/// Slots the index needs for `cells` entries, a power of two. An entry is in its cell's list
-/// (a head each at most) and in its class's; a buffer's head holds one class's list, so a
-/// buffer has no more buffer and class heads than entries: at most `2 * cells` heads, which
-/// the table keeps at most half full.
+/// Slots the index needs for `cells` entries, a power of two. A buffer's head holds one
+/// class's list, and every other class in use has a head, so a buffer has no more heads than
+/// entries: at most `cells` heads, which the table keeps at most half full.
 pub(crate) fn heads_len(cells: usize) -> usize {
-    crate::deferred::map_len(2 * cells)
+    crate::deferred::map_len(cells)
 }
 
 /// The table over its slots ([`heads_len`] of them, or none when no task has tensors).
@@ -151,7 +135,6 @@ impl<'r> Heads<'r> {
         debug_assert_eq!(self.probe(k), Probe::Vacant(i));
         self.slots[i] = Head {
             buffer: k.buffer,
-            cell: k.cell,
             kind: k.kind,
             ..Head::EMPTY
         };
@@ -199,7 +182,6 @@ impl<'r> Heads<'r> {
             let home = self.home(&Key {
                 buffer: h.buffer,
                 kind: h.kind,
-                cell: h.cell,
             });
             // `h` may move back to `i` unless its home lies cyclically in `(i, j]`.
             let stays = if i <= j {
@@ -221,16 +203,10 @@ impl<'r> Heads<'r> {
         self.slots.iter().filter(|h| h.kind != FREE).count()
     }
 
-    /// Where `k`'s probe starts. Neighbouring cells of one class of a buffer (tiles next to
-    /// each other in memory) start in neighbouring slots, by runs of [`RUN`]: walking a
-    /// matrix tile by tile reuses the index's cache lines instead of missing on each.
+    /// Where `k`'s probe starts.
     #[inline]
     fn home(&self, k: &Key) -> usize {
-        let run = k.cell / RUN;
-        let x = k.buffer
-            ^ run.wrapping_mul(0xff51_afd7_ed55_8ccd)
-            ^ (k.kind as u64).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        let start = (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize;
-        (start.wrapping_mul(RUN as usize) + (k.cell % RUN) as usize) & (self.slots.len() - 1)
+        let x = k.buffer ^ (k.kind as u64).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
     }
 }
