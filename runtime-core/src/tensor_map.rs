@@ -259,6 +259,15 @@ impl<'r> TensorMap<'r> {
             return Ok(Probes { buffer, own }); // nothing of this buffer is in the map
         };
         let head = *self.heads.at(b);
+        if head.mask == class_bit(at.class) {
+            // The buffer holds tiles of the query's class only: any overlap is in its cell.
+            let b = self.buckets.of(arg.buffer, at.class, at.cell);
+            self.walk(self.buckets.first(b), List::Bucket(at), q, covered, dep)?;
+            return Ok(Probes {
+                buffer,
+                own: Some(b),
+            });
+        }
         let mut mask = head.mask;
         while mask != 0 {
             let class = lowest_class(mask);
