@@ -468,10 +468,6 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         }
         // A task retiring after this only costs an edge that wiring then finds satisfied.
         self.forget_retired();
-        self.tensors.warm_slot(g);
-        for (arg, &fp) in spec.tensors.iter().zip(footprints) {
-            self.tensors.warm(arg, fp);
-        }
         let mut covered = Covered::default();
         for (k, (arg, &fp)) in spec.tensors.iter().zip(footprints).enumerate() {
             let found = self.tensors.add((g, id), k, arg, fp, &mut covered, |task| {

@@ -145,27 +145,6 @@ impl<'r> TensorMap<'r> {
         Ok(())
     }
 
-    /// Starts loading the index lines a later [`TensorMap::add`] of `arg` (footprint `fp`)
-    /// probes first: a task's arguments then wait for memory together, not one by one.
-    #[inline]
-    pub(crate) fn warm(&self, arg: &TensorArg, fp: Footprint) {
-        if self.linked == 0 {
-            return;
-        }
-        let at = place(fp.lo, fp.hi);
-        self.heads.warm(&Key::buffer(arg.buffer));
-        self.buckets
-            .warm(self.buckets.of(arg.buffer, at.class, at.cell));
-    }
-
-    /// Starts loading the cells of slot `g`, which the task's arguments are about to fill.
-    #[inline]
-    pub(crate) fn warm_slot(&self, g: usize) {
-        let c = g * self.per_slot;
-        core::hint::black_box(self.entries.get(c).map(|e| e.hi));
-        core::hint::black_box(self.infos.get(c).map(|e| e.task));
-    }
-
     /// Drops the first `count` entries of slot `g`: its previous tenant's, or those the
     /// current one added before a failure.
     #[inline]

@@ -54,12 +54,6 @@ impl<'r> Buckets<'r> {
         &mut self.first[b]
     }
 
-    /// Reads bucket `b`, so that its cache line is on its way before a lookup needs it.
-    #[inline]
-    pub(crate) fn warm(&self, b: usize) {
-        core::hint::black_box(self.first.get(b));
-    }
-
     /// Buckets with a list (for tests).
     #[cfg(all(test, not(loom)))]
     pub(crate) fn used(&self) -> usize {

@@ -149,15 +149,6 @@ impl<'r> Heads<'r> {
         }
     }
 
-    /// Reads the slot where `k`'s probe starts, so that its cache line is on its way before
-    /// the probe needs it.
-    #[inline]
-    pub(crate) fn warm(&self, k: &Key) {
-        if let Some(h) = self.slots.get(self.home(k)) {
-            core::hint::black_box(h.kind);
-        }
-    }
-
     /// The head in slot `i`.
     pub(crate) fn at(&self, i: usize) -> &Head {
         &self.slots[i]
