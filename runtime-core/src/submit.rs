@@ -14,7 +14,7 @@ use crate::slot::{Meta, state};
 use crate::sync::Ordering;
 use crate::tables::{EDGE_EMPTY, Tables};
 use crate::tensor::Footprint;
-use crate::tensor_map::{Covered, TensorArg, TensorMap, TensorStore};
+use crate::tensor_map::{TensorArg, TensorMap, TensorStore};
 use crate::wire;
 
 /// The footprint of each tensor argument of a task.
@@ -468,9 +468,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         }
         // A task retiring after this only costs an edge that wiring then finds satisfied.
         self.forget_retired();
-        let mut covered = Covered::default();
-        for (k, (arg, &fp)) in spec.tensors.iter().zip(footprints).enumerate() {
-            let found = self.tensors.add((g, id), k, arg, fp, &mut covered, |task| {
+        self.tensors
+            .add_task((g, id), spec.tensors, footprints, |task| {
                 if deps.contains(&task) {
                     Ok(())
                 } else if deps.len() < max as usize {
@@ -478,14 +477,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 } else {
                     Err(too_many)
                 }
-            });
-            if let Err(e) = found {
-                self.tensors.drop_slot(g, k);
-                return Err(e);
-            }
-        }
-        self.tensors.drop_covered(&covered);
-        Ok(())
+            })
     }
 
     /// Drops from the tensor map the entries of the tasks that retired since the last call:

@@ -115,19 +115,46 @@ impl<'r> TensorMap<'r> {
         self.linked == 0
     }
 
+    /// Adds the tensor arguments of `task`, the new tenant of slot `g` (whose earlier
+    /// tenant's entries are gone), with their tiles' footprints: calls `dep` with every other
+    /// task in the map that an argument must wait for, and records the arguments. The
+    /// entries whose tiles the task writes exactly leave: whoever would have waited for them
+    /// now waits for the task, which waits for them. If `dep` fails, the map is as it was.
+    pub(crate) fn add_task<E>(
+        &mut self,
+        (g, task): (usize, TaskId),
+        args: &[TensorArg],
+        footprints: &[Footprint],
+        mut dep: impl FnMut(TaskId) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut covered = Covered::default();
+        for (k, (arg, &fp)) in args.iter().zip(footprints).enumerate() {
+            if let Err(e) = self.add((g, task), k, arg, fp, &mut covered, &mut dep) {
+                self.drop_slot(g, k);
+                return Err(e);
+            }
+        }
+        for &c in &covered.0 {
+            if self.entries[c as usize].linked() {
+                self.unlink(c);
+            }
+        }
+        Ok(())
+    }
+
     /// Adds argument `k` of `task`, the tenant of slot `g`: calls `dep` with every other
     /// task in the map that `arg` (whose tile has footprint `fp`) must wait for, then
-    /// records `arg`. Entries whose tile `arg` writes exactly go to `covered`, for
-    /// [`TensorMap::drop_covered`] once the task's arguments are all in. If `dep` fails,
-    /// `arg` is not recorded.
-    pub(crate) fn add<E>(
+    /// records `arg`. Entries whose tile `arg` writes exactly go to `covered`. If `dep`
+    /// fails, `arg` is not recorded.
+    #[inline]
+    fn add<E>(
         &mut self,
         (g, task): (usize, TaskId),
         k: usize,
         arg: &TensorArg,
         fp: Footprint,
         covered: &mut Covered,
-        mut dep: impl FnMut(TaskId) -> Result<(), E>,
+        dep: &mut impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
         debug_assert!(k < self.per_slot);
         let first = (g * self.per_slot) as u32;
@@ -140,7 +167,7 @@ impl<'r> TensorMap<'r> {
             dense: fp.dense,
             own: first..first + self.per_slot as u32,
         };
-        let probes = self.lookup(&q, covered, &mut dep)?;
+        let probes = self.lookup(&q, covered, dep)?;
         self.link((g * self.per_slot + k) as u32, &q, probes);
         Ok(())
     }
@@ -153,17 +180,6 @@ impl<'r> TensorMap<'r> {
         for c in first..first + count.min(self.per_slot) {
             if self.entries[c].linked() {
                 self.unlink(c as u32);
-            }
-        }
-    }
-
-    /// Drops the entries a task's writes covered: whoever would have waited for them now
-    /// waits for that task, which itself waits for them.
-    #[inline]
-    pub(crate) fn drop_covered(&mut self, covered: &Covered) {
-        for &c in &covered.0 {
-            if self.entries[c as usize].linked() {
-                self.unlink(c);
             }
         }
     }
@@ -278,7 +294,25 @@ impl<'r> TensorMap<'r> {
     /// Calls `dep` with the task of every entry of a list, from `e` on, that conflicts with
     /// `q`: read after write, write after write, write after read, on overlapping tiles of
     /// one buffer. The cheap tests go first.
+    #[inline(always)]
     fn walk<E>(
+        &self,
+        e: u32,
+        list: List,
+        q: &Query<'_>,
+        covered: &mut Covered,
+        dep: &mut impl FnMut(TaskId) -> Result<(), E>,
+    ) -> Result<(), E> {
+        // Most lists a lookup visits are empty: no call for them.
+        if e == NIL {
+            return Ok(());
+        }
+        self.walk_from(e, list, q, covered, dep)
+    }
+
+    /// [`TensorMap::walk`] of a list that is not empty.
+    #[inline(never)]
+    fn walk_from<E>(
         &self,
         mut e: u32,
         list: List,

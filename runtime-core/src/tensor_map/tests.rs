@@ -40,18 +40,14 @@ impl Map<'_> {
             .replace((task, args.len()))
             .map_or(0, |t| t.1);
         self.map.drop_slot(g, old);
-        let mut covered = Covered::default();
         let mut out = Vec::new();
-        for (k, a) in args.iter().enumerate() {
-            let fp = a.tile.footprint().unwrap();
-            self.map
-                .add((g, task), k, a, fp, &mut covered, |t| {
-                    out.push(t.seq().0);
-                    Ok::<(), ()>(())
-                })
-                .unwrap();
-        }
-        self.map.drop_covered(&covered);
+        let fps: Vec<_> = args.iter().map(|a| a.tile.footprint().unwrap()).collect();
+        self.map
+            .add_task((g, task), args, &fps, |t| {
+                out.push(t.seq().0);
+                Ok::<(), ()>(())
+            })
+            .unwrap();
         out.sort();
         out.dedup();
         out
