@@ -368,6 +368,7 @@ impl<'r> TensorMap<'r> {
 
     /// Records `q` in cell `c`, reusing the lookup's `probes`: no head moved since, and
     /// nothing was inserted.
+    #[inline(always)]
     fn link(&mut self, c: u32, q: &Query<'_>, probes: Probes) {
         let (arg, (lo, hi), at) = (q.arg, q.range, q.at);
         self.entries[c as usize] = MapEntry {
