@@ -167,8 +167,25 @@ impl<'r> TensorMap<'r> {
             dense: fp.dense,
             own: first..first + self.per_slot as u32,
         };
-        let probes = self.lookup(&q, covered, dep)?;
-        self.link((g * self.per_slot + k) as u32, &q, probes);
+        let c = first + k as u32;
+        let at = q.at;
+        let buffer = self.heads.probe(&Key::buffer(arg.buffer));
+        if let Probe::Found(b) = buffer
+            && self.heads.at(b).mask == class_bit(at.class)
+        {
+            // The common case: the buffer holds tiles of this class only, in the list of its
+            // head, and any overlap is in the tile's own cell.
+            let own = self.buckets.of(arg.buffer, at.class, at.cell);
+            self.walk(self.buckets.first(own), List::Bucket(at), &q, covered, dep)?;
+            self.record(c, &q);
+            push(self.entries, c, IN_CELL, self.buckets.first_mut(own));
+            let head = self.heads.at_mut(b);
+            debug_assert_eq!(head.main, at.class);
+            push(self.entries, c, IN_CLASS, &mut head.first);
+            return Ok(());
+        }
+        let own = self.lookup(&q, buffer, covered, dep)?;
+        self.link(c, &q, Probes { buffer, own });
         Ok(())
     }
 
@@ -214,7 +231,8 @@ impl<'r> TensorMap<'r> {
             dense: arg.tile.is_dense(),
             own: 0..0,
         };
-        self.lookup(&q, covered, &mut dep).map(|_| ())
+        let buffer = self.heads.probe(&Key::buffer(arg.buffer));
+        self.lookup(&q, buffer, covered, &mut dep).map(|_| ())
     }
 
     /// Entries linked now, all buffers (for tests).
@@ -239,30 +257,21 @@ impl<'r> TensorMap<'r> {
         self.buckets.used()
     }
 
-    /// Finds what `q` waits for; returns the probe of its buffer's head and, if it visited
-    /// it, its own cell's bucket, for [`TensorMap::link`] to reuse.
+    /// Finds what `q` waits for, given the probe of its buffer's head; returns its own
+    /// cell's bucket if it visited it, for [`TensorMap::link`] to reuse.
     fn lookup<E>(
         &self,
         q: &Query<'_>,
+        buffer: Probe,
         covered: &mut Covered,
         dep: &mut impl FnMut(TaskId) -> Result<(), E>,
-    ) -> Result<Probes, E> {
+    ) -> Result<Option<usize>, E> {
         let (arg, range, at) = (q.arg, q.range, q.at);
-        let buffer = self.heads.probe(&Key::buffer(arg.buffer));
         let mut own = None;
         let Probe::Found(b) = buffer else {
-            return Ok(Probes { buffer, own }); // nothing of this buffer is in the map
+            return Ok(own); // nothing of this buffer is in the map
         };
         let head = *self.heads.at(b);
-        if head.mask == class_bit(at.class) {
-            // The buffer holds tiles of the query's class only: any overlap is in its cell.
-            let b = self.buckets.of(arg.buffer, at.class, at.cell);
-            self.walk(self.buckets.first(b), List::Bucket(at), q, covered, dep)?;
-            return Ok(Probes {
-                buffer,
-                own: Some(b),
-            });
-        }
         let mut mask = head.mask;
         while mask != 0 {
             let class = lowest_class(mask);
@@ -288,7 +297,7 @@ impl<'r> TensorMap<'r> {
                 self.walk(e, List::Class, q, covered, dep)?;
             }
         }
-        Ok(Probes { buffer, own })
+        Ok(own)
     }
 
     /// Calls `dep` with the task of every entry of a list, from `e` on, that conflicts with
@@ -366,11 +375,10 @@ impl<'r> TensorMap<'r> {
         }
     }
 
-    /// Records `q` in cell `c`, reusing the lookup's `probes`: no head moved since, and
-    /// nothing was inserted.
+    /// Writes `q` into cell `c`, not yet in any list.
     #[inline(always)]
-    fn link(&mut self, c: u32, q: &Query<'_>, probes: Probes) {
-        let (arg, (lo, hi), at) = (q.arg, q.range, q.at);
+    fn record(&mut self, c: u32, q: &Query<'_>) {
+        let (arg, (lo, hi)) = (q.arg, q.range);
         self.entries[c as usize] = MapEntry {
             lo,
             hi,
@@ -386,6 +394,14 @@ impl<'r> TensorMap<'r> {
             self.tiles[c as usize] = arg.tile;
         }
         self.linked += 1;
+    }
+
+    /// Records `q` in cell `c` and files it in its lists, reusing the lookup's `probes`: no
+    /// head moved since, and nothing was inserted.
+    #[inline(always)]
+    fn link(&mut self, c: u32, q: &Query<'_>, probes: Probes) {
+        let (arg, at) = (q.arg, q.at);
+        self.record(c, q);
         let own = probes
             .own
             .unwrap_or_else(|| self.buckets.of(arg.buffer, at.class, at.cell));
