@@ -176,12 +176,20 @@ impl<'r> TensorMap<'r> {
             // The common case: the buffer holds tiles of this class only, in the list of its
             // head, and any overlap is in the tile's own cell.
             let own = self.buckets.of(arg.buffer, at.class, at.cell);
-            self.walk(self.buckets.first(own), List::Bucket(at), &q, covered, dep)?;
-            self.record(c, &q);
-            push(self.entries, c, IN_CELL, self.buckets.first_mut(own));
+            let in_cell = self.buckets.first(own);
+            self.walk(in_cell, List::Bucket(at), &q, covered, dep)?;
+            // First in both lists, written whole.
             let head = self.heads.at_mut(b);
             debug_assert_eq!(head.main, at.class);
-            push(self.entries, c, IN_CLASS, &mut head.first);
+            let in_class = core::mem::replace(&mut head.first, c);
+            *self.buckets.first_mut(own) = c;
+            self.record(c, &q, [[NIL, in_cell], [NIL, in_class]]);
+            if in_cell != NIL {
+                self.entries[in_cell as usize].links[IN_CELL][0] = c;
+            }
+            if in_class != NIL {
+                self.entries[in_class as usize].links[IN_CLASS][0] = c;
+            }
             return Ok(());
         }
         let own = self.lookup(&q, buffer, covered, dep)?;
@@ -375,15 +383,12 @@ impl<'r> TensorMap<'r> {
         }
     }
 
-    /// Writes `q` into cell `c`, not yet in any list.
+    /// Writes `q` into cell `c`, with its `links` (`[prev, next]` in its cell's and its
+    /// class's lists).
     #[inline(always)]
-    fn record(&mut self, c: u32, q: &Query<'_>) {
+    fn record(&mut self, c: u32, q: &Query<'_>, links: [[u32; 2]; 2]) {
         let (arg, (lo, hi)) = (q.arg, q.range);
-        self.entries[c as usize] = MapEntry {
-            lo,
-            hi,
-            links: [[NIL; 2]; 2],
-        };
+        self.entries[c as usize] = MapEntry { lo, hi, links };
         self.infos[c as usize] = EntryInfo {
             buffer: arg.buffer,
             task: q.task.raw(),
@@ -401,7 +406,7 @@ impl<'r> TensorMap<'r> {
     #[inline(always)]
     fn link(&mut self, c: u32, q: &Query<'_>, probes: Probes) {
         let (arg, at) = (q.arg, q.at);
-        self.record(c, q);
+        self.record(c, q, [[NIL; 2]; 2]);
         let own = probes
             .own
             .unwrap_or_else(|| self.buckets.of(arg.buffer, at.class, at.cell));
