@@ -158,17 +158,18 @@ impl<'r> TensorMap<'r> {
     ) -> Result<(), E> {
         debug_assert!(k < self.per_slot);
         let first = (g * self.per_slot) as u32;
-        let q = Query {
+        let c = first + k as u32;
+        let at = place(fp.lo, fp.hi);
+        // Built only for a list that is not empty, or off the common case.
+        let query = || Query {
             task,
             arg,
             range: (fp.lo, fp.hi),
-            at: place(fp.lo, fp.hi),
+            at,
             writes: arg.access.writes(),
             dense: fp.dense,
             own: first..first + self.per_slot as u32,
         };
-        let c = first + k as u32;
-        let at = q.at;
         let buffer = self.heads.probe(&Key::buffer(arg.buffer));
         if let Probe::Found(b) = buffer
             && self.heads.at(b).mask == class_bit(at.class)
@@ -177,13 +178,15 @@ impl<'r> TensorMap<'r> {
             // head, and any overlap is in the tile's own cell.
             let own = self.buckets.of(arg.buffer, at.class, at.cell);
             let in_cell = self.buckets.first(own);
-            self.walk(in_cell, List::Bucket(at), &q, covered, dep)?;
+            if in_cell != NIL {
+                self.walk_from(in_cell, List::Bucket(at), &query(), covered, dep)?;
+            }
             // First in both lists, written whole.
             let head = self.heads.at_mut(b);
             debug_assert_eq!(head.main, at.class);
             let in_class = core::mem::replace(&mut head.first, c);
             *self.buckets.first_mut(own) = c;
-            self.record(c, &q, [[NIL, in_cell], [NIL, in_class]]);
+            self.write(c, fp, [[NIL, in_cell], [NIL, in_class]], task, arg);
             if in_cell != NIL {
                 self.entries[in_cell as usize].links[IN_CELL][0] = c;
             }
@@ -192,6 +195,7 @@ impl<'r> TensorMap<'r> {
             }
             return Ok(());
         }
+        let q = query();
         let own = self.lookup(&q, buffer, covered, dep)?;
         self.link(c, &q, Probes { buffer, own });
         Ok(())
@@ -383,19 +387,26 @@ impl<'r> TensorMap<'r> {
         }
     }
 
-    /// Writes `q` into cell `c`, with its `links` (`[prev, next]` in its cell's and its
-    /// class's lists).
+    /// Writes argument `arg` of `task`, whose tile has footprint `fp`, into cell `c` with
+    /// its `links` (`[prev, next]` in its cell's and its class's lists).
     #[inline(always)]
-    fn record(&mut self, c: u32, q: &Query<'_>, links: [[u32; 2]; 2]) {
-        let (arg, (lo, hi)) = (q.arg, q.range);
+    fn write(
+        &mut self,
+        c: u32,
+        fp: Footprint,
+        links: [[u32; 2]; 2],
+        task: TaskId,
+        arg: &TensorArg,
+    ) {
+        let Footprint { lo, hi, dense } = fp;
         self.entries[c as usize] = MapEntry { lo, hi, links };
         self.infos[c as usize] = EntryInfo {
             buffer: arg.buffer,
-            task: q.task.raw(),
-            writes: q.writes,
-            dense: q.dense,
+            task: task.raw(),
+            writes: arg.access.writes(),
+            dense,
         };
-        if !q.dense {
+        if !dense {
             self.tiles[c as usize] = arg.tile;
         }
         self.linked += 1;
@@ -406,7 +417,13 @@ impl<'r> TensorMap<'r> {
     #[inline(always)]
     fn link(&mut self, c: u32, q: &Query<'_>, probes: Probes) {
         let (arg, at) = (q.arg, q.at);
-        self.record(c, q, [[NIL; 2]; 2]);
+        let (lo, hi) = q.range;
+        let fp = Footprint {
+            lo,
+            hi,
+            dense: q.dense,
+        };
+        self.write(c, fp, [[NIL; 2]; 2], q.task, arg);
         let own = probes
             .own
             .unwrap_or_else(|| self.buckets.of(arg.buffer, at.class, at.cell));
