@@ -125,6 +125,42 @@ fn reads_wait_for_writers_and_writes_for_readers_and_writers() {
 }
 
 #[test]
+fn cells_that_share_a_bucket_are_told_apart() {
+    let mut o = Owned::new(4, 1);
+    let mut m = o.map(1);
+    let half = Tile::contiguous(A, 4, 8); // 32 bytes
+    let at = place(A, A + 32);
+    let bucket = |buffer: u64, p: Place| m.map.buckets.of(buffer, p.class, p.cell);
+    // Another buffer key over the same bytes whose cell lands in the same bucket.
+    let twin = (1..u64::MAX)
+        .map(|i| A + i * 0x100_0000)
+        .find(|&b| bucket(b, at) == bucket(A, at))
+        .unwrap();
+    // A tile of buffer A of another size (another class) whose cell lands there too.
+    let bytes = (2..24)
+        .map(|k| 1u32 << k)
+        .find(|&n| n != 32 && bucket(A, place(A, A + n as u64)) == bucket(A, at))
+        .unwrap();
+    m.submit(0, task(0), &[TensorArg::output(A, half)], 0);
+    // The twin buffer's writer does not wait for buffer A's, though their bucket and bytes
+    // are the same.
+    assert!(
+        m.submit(1, task(1), &[TensorArg::output(twin, half)], 0)
+            .is_empty()
+    );
+    assert_eq!(m.deps(TensorArg::input(A, half), 0), [0]);
+    assert_eq!(m.deps(TensorArg::input(twin, half), 0), [1]);
+    // A lookup visiting both of A's classes visits that bucket twice, and reports each
+    // entry once.
+    let other = Tile::contiguous(A, 1, bytes);
+    assert_eq!(m.submit(2, task(2), &[TensorArg::output(A, other)], 0), [0]);
+    assert_eq!(m.deps(TensorArg::input(A, half), 0), [0, 2]);
+    m.retire(3);
+    let used = (m.map.linked(), m.map.heads_used(), m.map.buckets_used());
+    assert_eq!(used, (0, 0, 0));
+}
+
+#[test]
 fn retired_tasks_leave_the_map_and_a_reused_slot_drops_its_old_entries() {
     let mut o = Owned::new(4, 1);
     let mut m = o.map(1);
