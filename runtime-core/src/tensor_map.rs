@@ -186,7 +186,7 @@ impl<'r> TensorMap<'r> {
             debug_assert_eq!(head.main, at.class);
             let in_class = core::mem::replace(&mut head.first, c);
             *self.buckets.first_mut(own) = c;
-            self.write(c, fp, [[NIL, in_cell], [NIL, in_class]], task, arg);
+            self.write(c, fp, [[NIL, in_cell], [NIL, in_class]], own, task, arg);
             if in_cell != NIL {
                 self.entries[in_cell as usize].links[IN_CELL][0] = c;
             }
@@ -388,13 +388,15 @@ impl<'r> TensorMap<'r> {
     }
 
     /// Writes argument `arg` of `task`, whose tile has footprint `fp`, into cell `c` with
-    /// its `links` (`[prev, next]` in its cell's and its class's lists).
+    /// its `links` (`[prev, next]` in its cell's and its class's lists) and its cell's
+    /// `bucket`.
     #[inline(always)]
     fn write(
         &mut self,
         c: u32,
         fp: Footprint,
         links: [[u32; 2]; 2],
+        bucket: usize,
         task: TaskId,
         arg: &TensorArg,
     ) {
@@ -403,6 +405,7 @@ impl<'r> TensorMap<'r> {
         self.infos[c as usize] = EntryInfo {
             buffer: arg.buffer,
             task: task.raw(),
+            bucket: bucket as u32,
             writes: arg.access.writes(),
             dense,
         };
@@ -423,10 +426,10 @@ impl<'r> TensorMap<'r> {
             hi,
             dense: q.dense,
         };
-        self.write(c, fp, [[NIL; 2]; 2], q.task, arg);
         let own = probes
             .own
             .unwrap_or_else(|| self.buckets.of(arg.buffer, at.class, at.cell));
+        self.write(c, fp, [[NIL; 2]; 2], own, q.task, arg);
         push(self.entries, c, IN_CELL, self.buckets.first_mut(own));
         // Nothing was inserted since the lookup: its probe of the buffer's head holds.
         let b = match probes.buffer {
@@ -448,19 +451,18 @@ impl<'r> TensorMap<'r> {
 
     fn unlink(&mut self, c: u32) {
         let entry = self.entries[c as usize];
-        let buffer = self.infos[c as usize].buffer;
+        let EntryInfo { buffer, bucket, .. } = self.infos[c as usize];
         self.entries[c as usize].hi = 0;
         self.linked -= 1;
-        let Place { class, cell } = place(entry.lo, entry.hi);
         if self.pop(c, IN_CELL) {
             // First in its bucket: the bucket's list starts at the next.
-            let b = self.buckets.of(buffer, class, cell);
-            *self.buckets.first_mut(b) = entry.links[IN_CELL][1];
+            *self.buckets.first_mut(bucket as usize) = entry.links[IN_CELL][1];
         }
         if !self.pop(c, IN_CLASS) {
             return;
         }
         // First in its class: the list is the buffer head's (main class) or a class head's.
+        let class = place(entry.lo, entry.hi).class;
         let next = entry.links[IN_CLASS][1];
         let key = Key::buffer(buffer);
         let Some(b) = self.heads.find(&key) else {

@@ -43,6 +43,8 @@ impl MapEntry {
 pub(crate) struct EntryInfo {
     pub(super) buffer: u64,
     pub(super) task: u64,
+    /// The bucket whose list holds the entry (it never moves).
+    pub(super) bucket: u32,
     pub(super) writes: bool,
     /// The tile is its byte range; it was not stored.
     pub(super) dense: bool,
@@ -54,6 +56,7 @@ impl EntryInfo {
         EntryInfo {
             buffer: 0,
             task: 0,
+            bucket: 0,
             writes: false,
             dense: true,
         }
