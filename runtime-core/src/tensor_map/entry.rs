@@ -2,7 +2,8 @@
 //! (cell `k` of slot `g` is `g * max_tensors + k`), hottest first:
 //! - [`MapEntry`]: the byte range and the list links, all a lookup reads to pass an entry by
 //!   (32 bytes: two arguments of one task share a cache line);
-//! - [`EntryInfo`]: whose argument it is, read once the byte ranges meet;
+//! - [`EntryInfo`]: whose argument it is and which bucket lists it, read once the byte
+//!   ranges meet, and when the entry leaves;
 //! - the tile, read for the exact test, and written only for a tile that is not dense (a
 //!   dense tile is its byte range).
 #![forbid(unsafe_code)]
