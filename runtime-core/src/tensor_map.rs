@@ -164,10 +164,9 @@ impl<'r> TensorMap<'r> {
         let query = || Query {
             task,
             arg,
-            range: (fp.lo, fp.hi),
+            fp,
             at,
             writes: arg.access.writes(),
-            dense: fp.dense,
             own: first..first + self.per_slot as u32,
         };
         let buffer = self.heads.probe(&Key::buffer(arg.buffer));
@@ -237,10 +236,13 @@ impl<'r> TensorMap<'r> {
         let q = Query {
             task: TaskId::from_raw(u64::MAX), // nobody
             arg,
-            range,
+            fp: Footprint {
+                lo: range.0,
+                hi: range.1,
+                dense: arg.tile.is_dense(),
+            },
             at: place(range.0, range.1),
             writes: arg.access.writes(),
-            dense: arg.tile.is_dense(),
             own: 0..0,
         };
         let buffer = self.heads.probe(&Key::buffer(arg.buffer));
@@ -278,7 +280,7 @@ impl<'r> TensorMap<'r> {
         covered: &mut Covered,
         dep: &mut impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<Option<usize>, E> {
-        let (arg, range, at) = (q.arg, q.range, q.at);
+        let (arg, range, at) = (q.arg, (q.fp.lo, q.fp.hi), q.at);
         let mut own = None;
         let Probe::Found(b) = buffer else {
             return Ok(own); // nothing of this buffer is in the map
@@ -341,7 +343,7 @@ impl<'r> TensorMap<'r> {
         covered: &mut Covered,
         dep: &mut impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
-        let (lo, hi) = q.range;
+        let Footprint { lo, hi, .. } = q.fp;
         while e != NIL {
             let entry = &self.entries[e as usize];
             if entry.lo < hi && lo < entry.hi && !q.own.contains(&e) {
@@ -369,18 +371,18 @@ impl<'r> TensorMap<'r> {
 
     /// Whether entry `e`'s tile and `q`'s share a byte, their byte ranges meeting.
     fn overlap(&self, e: u32, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
-        match (info.dense, q.dense) {
+        match (info.dense, q.fp.dense) {
             (true, true) => true,
             (true, false) => touches(&q.arg.tile, entry.lo, entry.hi),
-            (false, true) => touches(&self.tiles[e as usize], q.range.0, q.range.1),
+            (false, true) => touches(&self.tiles[e as usize], q.fp.lo, q.fp.hi),
             (false, false) => overlaps(&self.tiles[e as usize], &q.arg.tile),
         }
     }
 
     /// Whether entry `e` covers exactly the bytes `q` does.
     fn same_bytes(&self, e: u32, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
-        match (info.dense, q.dense) {
-            (true, true) => (entry.lo, entry.hi) == q.range,
+        match (info.dense, q.fp.dense) {
+            (true, true) => (entry.lo, entry.hi) == (q.fp.lo, q.fp.hi),
             (false, false) => self.tiles[e as usize] == q.arg.tile,
             // A dense tile and one with holes never cover the same bytes.
             _ => false,
@@ -420,16 +422,10 @@ impl<'r> TensorMap<'r> {
     #[inline(always)]
     fn link(&mut self, c: u32, q: &Query<'_>, probes: Probes) {
         let (arg, at) = (q.arg, q.at);
-        let (lo, hi) = q.range;
-        let fp = Footprint {
-            lo,
-            hi,
-            dense: q.dense,
-        };
         let own = probes
             .own
             .unwrap_or_else(|| self.buckets.of(arg.buffer, at.class, at.cell));
-        self.write(c, fp, [[NIL; 2]; 2], own, q.task, arg);
+        self.write(c, q.fp, [[NIL; 2]; 2], own, q.task, arg);
         push(self.entries, c, IN_CELL, self.buckets.first_mut(own));
         // Nothing was inserted since the lookup: its probe of the buffer's head holds.
         let b = match probes.buffer {
@@ -545,10 +541,10 @@ impl<'r> TensorMap<'r> {
 struct Query<'a> {
     task: TaskId,
     arg: &'a TensorArg,
-    range: (u64, u64),
+    /// The argument's byte range, and whether its tile fills it.
+    fp: Footprint,
     at: Place,
     writes: bool,
-    dense: bool,
     /// The task's own cells: its earlier arguments are not dependencies.
     own: core::ops::Range<u32>,
 }
