@@ -5,9 +5,9 @@
 
 use crate::deferred::NIL;
 
-/// Kind of a free slot: no key has it (classes start at 1).
+/// Kind of a free slot: no key has it.
 const FREE: u8 = 0;
-/// Kind of a buffer's head: no list, a mask of the classes with entries.
+/// Kind of a buffer's head: its mask of classes in use, and its main class's list.
 const BUFFER: u8 = 0xff;
 /// Kind of a class's list (every entry of one class of a buffer): this bit, plus the class.
 const CLASS_LIST: u8 = 0x80;
