@@ -30,6 +30,10 @@ typedef enum PtoStatus {
   PTO_ERR_CLOSED = -6,
 } PtoStatus;
 
+// A core's status word (the chip's 32-bit `COND` register): the token in bits 0..31, FIN in
+// bit 31 (clear: ACK). Zero means nothing was ever reported (token 0 is never issued).
+typedef struct StatusWord StatusWord;
+
 // The runtime's sizes and limits (see `pto_runtime_core::Config`).
 typedef struct PtoConfig {
   // Task rings.
@@ -114,10 +118,13 @@ typedef struct PtoPayload {
   size_t nargs;
 } PtoPayload;
 
-// A deferred condition, as `condition` reports it.
+// A deferred condition, as `condition` reports it (the layout of the core's
+// `RawCondition`). Any other kind fails the run with a bad-condition error.
 typedef struct PtoCondition {
   // 1: 32-bit counter, 2: 64-bit counter, 3: engine watermark.
   uint32_t kind;
+  // Zero.
+  uint32_t reserved;
   // The counter's address, or the engine's index.
   uint64_t word;
   // The value it must reach.
@@ -139,9 +146,14 @@ typedef struct PtoPlatform {
   void (*write_payload)(void *ctx, uint16_t core, uint32_t token, const struct PtoPayload *payload);
   // Rings `core`'s doorbell with `token`, with release ordering.
   void (*ring_doorbell)(void *ctx, uint16_t core, uint32_t token);
-  // `core`'s status word, `token | phase << 32 | code << 36` (phase 0 idle, 1 ack, 2 fin,
-  // 3 error), read with acquire ordering.
-  uint64_t (*core_status)(void *ctx, uint16_t core);
+  // `core`'s status word, read with acquire ordering: the token in bits 0..31, bit 31 set
+  // for FIN (clear: ACK); 0 before the core reported anything. A core writes a token's
+  // result word before any report about that token or a later one, and continues its
+  // tokens after the last one its status word holds.
+  uint32_t (*core_status)(void *ctx, uint16_t core);
+  // The result word of `token`'s slot (by parity) on `core`: the token in bits 0..31,
+  // bit 31 set if its kernel failed, the error code in bits 32..64.
+  uint64_t (*result)(void *ctx, uint16_t core, uint32_t token);
   // Optional: the kernel times of `token`; false if none.
   bool (*lane_times)(void *ctx, uint16_t core, uint32_t token, uint64_t *start, uint64_t *end);
   // Optional: how many deferred conditions `token`'s kernel registered.

@@ -2,7 +2,7 @@
 #![deny(unsafe_code)]
 
 use pto_runtime_core::{
-    Condition, CoreId, CorePhase, CoreStatus, KernelId, Payload, Platform, Token, Watch,
+    CoreId, KernelId, Payload, Platform, RawCondition, ResultWord, StatusWord, Token, Watch,
 };
 
 use crate::types::{PtoCondition, PtoPayload, PtoPlatform};
@@ -14,7 +14,8 @@ pub(crate) struct CPlatform {
     now: extern "C" fn(*mut core::ffi::c_void) -> u64,
     write_payload: extern "C" fn(*mut core::ffi::c_void, u16, u32, *const PtoPayload),
     ring_doorbell: extern "C" fn(*mut core::ffi::c_void, u16, u32),
-    core_status: extern "C" fn(*mut core::ffi::c_void, u16) -> u64,
+    core_status: extern "C" fn(*mut core::ffi::c_void, u16) -> u32,
+    result: extern "C" fn(*mut core::ffi::c_void, u16, u32) -> u64,
 }
 
 #[allow(unsafe_code)]
@@ -37,16 +38,17 @@ impl CPlatform {
             write_payload: p.write_payload?,
             ring_doorbell: p.ring_doorbell?,
             core_status: p.core_status?,
+            result: p.result?,
         })
     }
 }
 
 fn kind_of(w: Watch) -> (u32, u64) {
-    match w {
-        Watch::Counter32(a) => (1, a),
-        Watch::Counter64(a) => (2, a),
-        Watch::Engine(e) => (3, e as u64),
-    }
+    let raw = RawCondition::encode(pto_runtime_core::Condition {
+        watch: w,
+        expected: 0,
+    });
+    (raw.kind, raw.word)
 }
 
 impl Platform for CPlatform {
@@ -79,18 +81,12 @@ impl Platform for CPlatform {
         (self.ring_doorbell)(self.p.ctx, core.0, token.bits());
     }
 
-    fn core_status(&self, core: CoreId) -> CoreStatus {
-        let w = (self.core_status)(self.p.ctx, core.0);
-        let phase = match (w >> 32) & 0xf {
-            1 => CorePhase::Ack,
-            2 => CorePhase::Fin,
-            3 => CorePhase::Error((w >> 36) as u32),
-            _ => CorePhase::Idle,
-        };
-        CoreStatus {
-            token: Token::new(w as u32),
-            phase,
-        }
+    fn core_status(&self, core: CoreId) -> StatusWord {
+        StatusWord::from_bits((self.core_status)(self.p.ctx, core.0))
+    }
+
+    fn result(&self, core: CoreId, token: Token) -> ResultWord {
+        ResultWord::from_bits((self.result)(self.p.ctx, core.0, token.bits()))
     }
 
     fn lane_times(&self, core: CoreId, token: Token) -> Option<(u64, u64)> {
@@ -105,18 +101,17 @@ impl Platform for CPlatform {
             .map_or(0, |f| f(self.p.ctx, core.0, token.bits()) as usize)
     }
 
-    fn condition(&self, core: CoreId, token: Token, i: usize) -> Option<Condition> {
+    fn condition(&self, core: CoreId, token: Token, i: usize) -> Option<RawCondition> {
         let f = self.p.condition?;
         let mut c = PtoCondition::default();
         if !f(self.p.ctx, core.0, token.bits(), i as u32, &mut c) {
             return None;
         }
-        Some(match c.kind {
-            1 => Condition::counter32(c.word, c.expected as u32),
-            2 => Condition::counter64(c.word, c.expected),
-            3 => Condition::engine(c.word as u32, c.expected),
-            // Unknown: a word nothing can read, reported as a bad condition.
-            _ => Condition::counter64(u64::MAX, c.expected),
+        Some(RawCondition {
+            kind: c.kind,
+            reserved: 0,
+            word: c.word,
+            expected: c.expected,
         })
     }
 
@@ -127,10 +122,8 @@ impl Platform for CPlatform {
         f(self.p.ctx, kind, word, &mut v).then_some(v)
     }
 
-    // The image's callbacks do their own cache maintenance around the words they read.
-    fn invalidate(&self, _addr: u64, _len: usize) {}
-
-    fn flush(&self, _addr: u64, _len: usize) {}
+    // The image's callbacks do their own cache maintenance around the words they read (the
+    // trait's default `invalidate` does nothing).
 
     fn spin_hint(&self) {
         match self.p.spin_hint {

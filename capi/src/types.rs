@@ -25,12 +25,15 @@ pub struct PtoPayload {
     pub nargs: usize,
 }
 
-/// A deferred condition, as `condition` reports it.
+/// A deferred condition, as `condition` reports it (the layout of the core's
+/// `RawCondition`). Any other kind fails the run with a bad-condition error.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PtoCondition {
     /// 1: 32-bit counter, 2: 64-bit counter, 3: engine watermark.
     pub kind: u32,
+    /// Zero.
+    pub reserved: u32,
     /// The counter's address, or the engine's index.
     pub word: u64,
     /// The value it must reach.
@@ -55,9 +58,14 @@ pub struct PtoPlatform {
         Option<extern "C" fn(ctx: *mut c_void, core: u16, token: u32, payload: *const PtoPayload)>,
     /// Rings `core`'s doorbell with `token`, with release ordering.
     pub ring_doorbell: Option<extern "C" fn(ctx: *mut c_void, core: u16, token: u32)>,
-    /// `core`'s status word, `token | phase << 32 | code << 36` (phase 0 idle, 1 ack, 2 fin,
-    /// 3 error), read with acquire ordering.
-    pub core_status: Option<extern "C" fn(ctx: *mut c_void, core: u16) -> u64>,
+    /// `core`'s status word, read with acquire ordering: the token in bits 0..31, bit 31 set
+    /// for FIN (clear: ACK); 0 before the core reported anything. A core writes a token's
+    /// result word before any report about that token or a later one, and continues its
+    /// tokens after the last one its status word holds.
+    pub core_status: Option<extern "C" fn(ctx: *mut c_void, core: u16) -> u32>,
+    /// The result word of `token`'s slot (by parity) on `core`: the token in bits 0..31,
+    /// bit 31 set if its kernel failed, the error code in bits 32..64.
+    pub result: Option<extern "C" fn(ctx: *mut c_void, core: u16, token: u32) -> u64>,
     /// Optional: the kernel times of `token`; false if none.
     pub lane_times: Option<
         extern "C" fn(

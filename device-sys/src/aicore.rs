@@ -2,15 +2,17 @@
 //! with its block. The tests play cores with it; a C implementation follows the same steps
 //! against the layout of [`crate::block`].
 //!
+//! 0. At start, continue the token sequence after the last token reported in the status word
+//!    (a run never reuses a token an earlier run saw).
 //! 1. Wait until the doorbell of the slot of the next token (by parity) holds that token.
 //! 2. Acquire barrier; read the payload; report ACK.
 //! 3. Run the kernel; write its times (if asked) and its deferred conditions.
-//! 4. Release barrier; report FIN (or ERROR with a code) in the status word.
+//! 4. Write the slot's result word (done, or failed with a code); release barrier; report FIN.
 #![forbid(unsafe_code)]
 
-use pto_runtime_core::Token;
+use pto_runtime_core::{ResultWord, StatusWord, Token};
 
-use crate::block::{RawCondition, SLOT_ARGS, status};
+use crate::block::{RawCondition, SLOT_ARGS};
 use crate::raw::arch;
 use crate::raw::regs::CoreRegs;
 
@@ -43,11 +45,13 @@ pub struct AicoreSide<'a> {
 }
 
 impl<'a> AicoreSide<'a> {
-    /// The core side of `regs`, expecting the first token.
+    /// The core side of `regs`, expecting the token after the last one its status word
+    /// reports.
     pub fn new(regs: CoreRegs<'a>) -> Self {
+        let last = StatusWord::from_bits(regs.status()).token();
         AicoreSide {
             regs,
-            next: Token::FIRST,
+            next: last.next(),
         }
     }
 
@@ -62,7 +66,7 @@ impl<'a> AicoreSide<'a> {
         let mut args = [0u64; SLOT_ARGS];
         let (task, kernel, shape) = self.regs.read_payload(p, &mut args);
         self.next = t.next();
-        self.regs.set_status(status::word(t.bits(), status::ACK, 0));
+        self.regs.set_status(StatusWord::ack(t).bits());
         Some(Dispatch {
             token: t,
             task,
@@ -83,15 +87,19 @@ impl<'a> AicoreSide<'a> {
             self.regs.set_times(p, times);
         }
         self.regs.set_conditions(p, count, items);
-        arch::device_barrier();
-        self.regs
-            .set_status(status::word(d.token.bits(), status::FIN, 0));
+        self.report(d, ResultWord::done(d.token));
     }
 
     /// Reports `d` failed with `code`.
     pub fn fail(&self, d: &Dispatch, code: u32) {
-        arch::device_barrier();
+        self.report(d, ResultWord::failed(d.token, code));
+    }
+
+    /// Writes `d`'s result word, then (after a release barrier) its FIN.
+    fn report(&self, d: &Dispatch, result: ResultWord) {
         self.regs
-            .set_status(status::word(d.token.bits(), status::ERROR, code));
+            .set_result((d.token.bits() & 1) as usize, result.bits());
+        arch::device_barrier();
+        self.regs.set_status(StatusWord::fin(d.token).bits());
     }
 }

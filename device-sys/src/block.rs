@@ -1,13 +1,15 @@
 //! The register block the AICPU and the AICore cores share: per core, two payload slots (by
 //! token parity) whose `doorbell` word the AICPU writes last, the status line the core
-//! writes, and two slabs of deferred conditions the core fills before its FIN. Plain
-//! `repr(C)` data, offsets pinned below: the AICore side (C or Rust) builds against the same
-//! layout.
+//! writes (its status word, and a result word per slot), and two slabs of deferred
+//! conditions the core fills before its FIN. Plain `repr(C)` data, offsets pinned below: the
+//! AICore side (C or Rust) builds against the same layout. The words' encodings are
+//! `pto-runtime-core`'s ([`pto_runtime_core::protocol`]).
 #![forbid(unsafe_code)]
 
 use core::mem::{offset_of, size_of};
 
 use pto_runtime_core::MAX_ARGS;
+pub use pto_runtime_core::RawCondition;
 
 /// Scalar arguments a payload slot carries.
 pub const SLOT_ARGS: usize = MAX_ARGS as usize;
@@ -37,25 +39,16 @@ pub struct PayloadSlot {
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug)]
 pub struct StatusLine {
-    /// `token | phase << 32 | code << 36` (see [`status`]).
-    pub word: u64,
+    /// A [`pto_runtime_core::StatusWord`]: the token, FIN in bit 31.
+    pub word: u32,
+    /// Zero.
+    pub reserved: u32,
+    /// The [`pto_runtime_core::ResultWord`] of the token of each parity, written before
+    /// any report about that token or a later one.
+    pub results: [u64; 2],
     /// `[start, end]` clock readings of the token of each parity, written before its FIN
     /// when the payload asked for times.
     pub times: [[u64; 2]; 2],
-}
-
-/// A deferred condition as the core writes it.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RawCondition {
-    /// [`condition::COUNTER32`], [`condition::COUNTER64`] or [`condition::ENGINE`].
-    pub kind: u32,
-    /// Zero.
-    pub reserved: u32,
-    /// The counter's device address, or the engine's index.
-    pub word: u64,
-    /// The value the word must reach.
-    pub expected: u64,
 }
 
 /// The conditions of one token, written by the core before its FIN.
@@ -95,6 +88,8 @@ impl CoreBlock {
         }; 2],
         status: StatusLine {
             word: 0,
+            reserved: 0,
+            results: [0; 2],
             times: [[0; 2]; 2],
         },
         conditions: [ConditionSlab {
@@ -110,33 +105,6 @@ impl CoreBlock {
     };
 }
 
-/// The status word: `token | phase << 32 | code << 36`.
-pub mod status {
-    /// Nothing dispatched since start-up.
-    pub const IDLE: u64 = 0;
-    /// The core took the token.
-    pub const ACK: u64 = 1;
-    /// The core finished the token.
-    pub const FIN: u64 = 2;
-    /// The kernel failed with the code in bits 36..64.
-    pub const ERROR: u64 = 3;
-
-    /// The word for `token` in `phase`, with an error `code` (28 bits kept).
-    pub const fn word(token: u32, phase: u64, code: u32) -> u64 {
-        (token & 0x7fff_ffff) as u64 | phase << 32 | ((code as u64) & 0x0fff_ffff) << 36
-    }
-}
-
-/// Kinds of [`RawCondition`].
-pub mod condition {
-    /// `*(u32*)word >= expected`.
-    pub const COUNTER32: u32 = 1;
-    /// `*(u64*)word >= expected`.
-    pub const COUNTER64: u32 = 2;
-    /// The completion watermark of engine `word` reached `expected`.
-    pub const ENGINE: u32 = 3;
-}
-
 // The layout every side builds against.
 const _: () = {
     assert!(size_of::<PayloadSlot>() == 320);
@@ -146,7 +114,8 @@ const _: () = {
     assert!(offset_of!(PayloadSlot, task) == 16);
     assert!(offset_of!(PayloadSlot, args) == 24);
     assert!(size_of::<StatusLine>() == 64);
-    assert!(offset_of!(StatusLine, times) == 8);
+    assert!(offset_of!(StatusLine, results) == 8);
+    assert!(offset_of!(StatusLine, times) == 24);
     assert!(size_of::<RawCondition>() == 24);
     assert!(size_of::<ConditionSlab>() == 448);
     assert!(offset_of!(ConditionSlab, items) == 8);

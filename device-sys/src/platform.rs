@@ -9,10 +9,9 @@
 #![forbid(unsafe_code)]
 
 use pto_runtime_core::{
-    Condition, CoreId, CorePhase, CoreStatus, KernelId, Payload, Platform, Token, Watch,
+    CoreId, KernelId, Payload, Platform, RawCondition, ResultWord, StatusWord, Token, Watch,
 };
 
-use crate::block::{condition, status};
 use crate::raw::arch;
 use crate::raw::memory::{EngineWords, WatchedMemory};
 use crate::raw::regs::CoreBlocks;
@@ -153,12 +152,9 @@ impl Platform for AicpuPlatform<'_> {
         }
     }
 
-    fn core_status(&self, core: CoreId) -> CoreStatus {
+    fn core_status(&self, core: CoreId) -> StatusWord {
         let Some(c) = self.cfg.cores.core(core.0 as usize) else {
-            return CoreStatus {
-                token: Token::new(0),
-                phase: CorePhase::Idle,
-            };
+            return StatusWord::NONE;
         };
         if self.manual() {
             let (a, l) = c.status_range();
@@ -166,16 +162,18 @@ impl Platform for AicpuPlatform<'_> {
         }
         let w = c.status();
         arch::device_acquire();
-        let phase = match (w >> 32) & 0xf {
-            status::ACK => CorePhase::Ack,
-            status::FIN => CorePhase::Fin,
-            status::ERROR => CorePhase::Error((w >> 36) as u32),
-            _ => CorePhase::Idle,
-        };
-        CoreStatus {
-            token: Token::new(w as u32),
-            phase,
-        }
+        StatusWord::from_bits(w)
+    }
+
+    fn result(&self, core: CoreId, token: Token) -> ResultWord {
+        // The status line (results included) was made fresh by the `core_status` read that
+        // named this token or a later one.
+        self.cfg
+            .cores
+            .core(core.0 as usize)
+            .map_or(ResultWord::default(), |c| {
+                ResultWord::from_bits(c.result(parity(token)))
+            })
     }
 
     fn lane_times(&self, core: CoreId, token: Token) -> Option<(u64, u64)> {
@@ -199,20 +197,12 @@ impl Platform for AicpuPlatform<'_> {
         c.condition_count(parity(token)) as usize
     }
 
-    fn condition(&self, core: CoreId, token: Token, i: usize) -> Option<Condition> {
+    fn condition(&self, core: CoreId, token: Token, i: usize) -> Option<RawCondition> {
         let c = self.cfg.cores.core(core.0 as usize)?;
         if i >= c.condition_count(parity(token)) as usize {
             return None;
         }
-        let raw = c.condition(parity(token), i)?;
-        Some(match raw.kind {
-            condition::COUNTER32 => Condition::counter32(raw.word, raw.expected as u32),
-            condition::COUNTER64 => Condition::counter64(raw.word, raw.expected),
-            condition::ENGINE => Condition::engine(raw.word as u32, raw.expected),
-            // An unknown kind: a word no read can satisfy, which the scheduler reports as
-            // a bad condition naming the task.
-            _ => Condition::counter64(u64::MAX, raw.expected),
-        })
+        c.condition(parity(token), i)
     }
 
     fn read_watch(&self, watch: Watch) -> Option<u64> {
@@ -228,12 +218,6 @@ impl Platform for AicpuPlatform<'_> {
     fn invalidate(&self, addr: u64, len: usize) {
         if self.manual() {
             arch::clean_invalidate(addr as usize, len);
-        }
-    }
-
-    fn flush(&self, addr: u64, len: usize) {
-        if self.manual() {
-            arch::clean(addr as usize, len);
         }
     }
 

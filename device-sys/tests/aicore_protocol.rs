@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use bytemuck::{Pod, Zeroable};
 use pto_device_sys::aicore::AicoreSide;
-use pto_device_sys::block::{CoreBlock, RawCondition, condition};
+use pto_device_sys::block::{CoreBlock, RawCondition};
 use pto_device_sys::raw::arch;
 use pto_device_sys::raw::memory::{EngineWords, MemRange, WatchedMemory};
 use pto_device_sys::raw::regs::CoreBlocks;
@@ -84,13 +84,13 @@ fn play_core(m: &Machine, blocks: CoreBlocks<'_>, i: usize, stop: &AtomicBool) {
                 m.mem[slot].store(before + 1, Ordering::Relaxed);
             }
             DEFER => conds.push(RawCondition {
-                kind: condition::COUNTER64,
+                kind: RawCondition::COUNTER64,
                 word: base + 8 * slot as u64,
                 expected: d.args[1],
                 ..Default::default()
             }),
             DEFER_ENGINE => conds.push(RawCondition {
-                kind: condition::ENGINE,
+                kind: RawCondition::ENGINE,
                 word: d.args[0],
                 expected: d.args[1],
                 ..Default::default()

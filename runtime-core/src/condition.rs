@@ -8,6 +8,8 @@
 
 use core::fmt;
 
+use crate::protocol::RawCondition;
+
 /// Most conditions a platform must be able to carry per task lane; [`crate::Config::max_conditions`]
 /// may not exceed it.
 pub const MAX_CONDITIONS: u16 = 64;
@@ -35,22 +37,23 @@ impl Watch {
     }
 
     /// A stable 64-bit key (kind in the top bits), for hashing and error records.
+    /// The kind and word of its [`RawCondition`] record.
     pub(crate) fn encode(self) -> (u8, u64) {
-        match self {
-            Watch::Counter32(a) => (1, a),
-            Watch::Counter64(a) => (2, a),
-            Watch::Engine(e) => (3, e as u64),
-        }
+        let raw = RawCondition::encode(Condition {
+            watch: self,
+            expected: 0,
+        });
+        (raw.kind as u8, raw.word)
     }
 
     /// The inverse of [`Watch::encode`].
     pub(crate) fn decode(kind: u8, value: u64) -> Option<Self> {
-        match kind {
-            1 => Some(Watch::Counter32(value)),
-            2 => Some(Watch::Counter64(value)),
-            3 => Some(Watch::Engine(value as u32)),
-            _ => None,
-        }
+        let raw = RawCondition {
+            kind: kind as u32,
+            word: value,
+            ..RawCondition::default()
+        };
+        raw.decode().ok().map(|c| c.watch)
     }
 }
 

@@ -5,7 +5,6 @@ use crate::condition::{Condition, Watch};
 use crate::config::Config;
 use crate::error::FatalKind;
 use crate::ids::{CoreId, Token};
-use crate::platform::CorePhase;
 use crate::scheduler::{DEADLINES_EVERY, Step};
 use crate::test_rig::{Rig, aiv, one_aiv, steps, steps_until_failed};
 
@@ -24,7 +23,7 @@ fn a_deferred_task_holds_its_consumer_until_the_counter_lands() {
     p.word(C, 0);
     s.step();
     assert_eq!(p.rung(), [(CoreId(0), Token::new(1), a)]);
-    p.set(0, 1, CorePhase::Fin);
+    p.fin(0, 1);
     steps(&mut s, 4);
     p.word(C, 1);
     steps(&mut s, 4);
@@ -36,7 +35,7 @@ fn a_deferred_task_holds_its_consumer_until_the_counter_lands() {
     assert_eq!(t.finished(), 1);
     s.step();
     assert_eq!(p.rung(), [(CoreId(0), Token::new(2), b)]);
-    p.set(0, 2, CorePhase::Fin);
+    p.fin(0, 2);
     assert_eq!(steps(&mut s, 3), Step::Done);
 }
 
@@ -56,14 +55,14 @@ fn conditions_that_hold_at_fin_complete_the_task_at_once() {
     p.word(Watch::Counter64(0x8), 5);
     p.word(Watch::Engine(0), 3);
     s.step();
-    p.set(0, 1, CorePhase::Fin);
+    p.fin(0, 1);
     s.step();
     assert_eq!(t.finished(), 1);
     assert_eq!(s.step(), Step::Done);
 }
 
 #[test]
-fn a_full_deferred_set_leaves_fins_unread_until_room_frees_up() {
+fn a_full_deferred_set_holds_fins_until_room_frees_up() {
     // Room for 4 waiting conditions: the first task takes all of them.
     let cfg = Config {
         deferred_capacity: 4,
@@ -82,9 +81,9 @@ fn a_full_deferred_set_leaves_fins_unread_until_room_frees_up() {
     for c in &four {
         p.word(c.watch, 0);
     }
-    p.word(C, 1);
+    p.word(C, 0);
     s.step();
-    p.set(0, 2, CorePhase::Fin); // both tokens finished
+    p.fin(0, 2); // both tokens finished
     steps(&mut s, 8);
     assert_eq!(
         t.finished(),
@@ -94,6 +93,13 @@ fn a_full_deferred_set_leaves_fins_unread_until_room_frees_up() {
     for c in &four {
         p.word(c.watch, 1);
     }
+    steps(&mut s, 8);
+    assert_eq!(
+        t.finished(),
+        1,
+        "the first task left room for the second's condition"
+    );
+    p.word(C, 1);
     steps(&mut s, 8);
     assert_eq!(t.finished(), 2);
     assert_eq!(s.step(), Step::Done);
@@ -115,7 +121,7 @@ fn a_condition_that_never_holds_fails_the_run_naming_task_word_and_values() {
     p.defer(0, 1, &[Condition::counter32(0x1000, 4)]);
     p.word(C, 3);
     s.step();
-    p.set(0, 1, CorePhase::Fin);
+    p.fin(0, 1);
     assert_eq!(
         steps_until_failed(&mut s, DEADLINES_EVERY as usize * 8),
         Step::Failed
@@ -143,7 +149,7 @@ fn one_condition_too_many_fails_the_run_with_a_typed_error() {
     let too_many: std::vec::Vec<_> = (0..=max).map(|i| Condition::counter64(8 * i, 1)).collect();
     p.defer(0, 1, &too_many);
     s.step();
-    p.set(0, 1, CorePhase::Fin);
+    p.fin(0, 1);
     assert_eq!(steps(&mut s, 2), Step::Failed);
     let e = t.shared.status.get().unwrap();
     assert_eq!(
@@ -163,7 +169,7 @@ fn a_word_the_platform_cannot_read_is_a_bad_condition() {
     drop(o);
     p.defer(0, 1, &[Condition::engine(7, 1)]); // engine 7 does not exist
     s.step();
-    p.set(0, 1, CorePhase::Fin);
+    p.fin(0, 1);
     assert_eq!(steps(&mut s, 2), Step::Failed);
     let e = t.shared.status.get().unwrap();
     assert_eq!(
@@ -196,7 +202,7 @@ fn mix_lanes_add_their_conditions_and_the_task_waits_for_all() {
     p.word(Watch::Counter64(0x18), 0);
     s.step();
     for core in 0..3 {
-        p.set(core, 1, CorePhase::Fin);
+        p.fin(core, 1);
     }
     steps(&mut s, 4);
     p.word(Watch::Counter64(0x10), 1);

@@ -7,6 +7,7 @@
 use crate::config::{Config, MAX_CORES};
 use crate::ids::{CoreId, TaskId, Token};
 use crate::platform::CoreKind;
+use crate::protocol::StatusWord;
 
 /// A task lane on a core.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -22,6 +23,11 @@ pub(crate) struct CoreSlot {
     pub(crate) next_token: Token,
     pub(crate) running: Option<Inflight>,
     pub(crate) pending: Option<Inflight>,
+    /// The last status word the scheduler acted on (at start: what the core last reported,
+    /// in this run or an earlier one). An idle core's word must stay as it is.
+    pub(crate) seen: StatusWord,
+    /// Since when the running lane, which finished, waits for room in the deferred set.
+    pub(crate) held_since: Option<u64>,
     /// Token the watchdog is timing, and since when.
     pub(crate) watch: Option<(Token, u64)>,
 }
@@ -36,6 +42,8 @@ pub(crate) struct CoreTable {
     pub(crate) idle: u128,
     /// Cores running something with a free pending slot.
     pub(crate) pending_free: u128,
+    /// Cores whose running lane finished but waits for room in the deferred set.
+    pub(crate) held: u128,
     /// Cores of each kind (index 0 AIC, 1 AIV).
     pub(crate) kind: [u128; 2],
     pub(crate) mix: heapless::Vec<MixCluster, { MAX_CORES as usize }>,
@@ -59,6 +67,7 @@ impl CoreTable {
             cores: heapless::Vec::new(),
             idle: 0,
             pending_free: 0,
+            held: 0,
             kind: [0; 2],
             mix: heapless::Vec::new(),
             mix_cores: 0,
@@ -77,6 +86,8 @@ impl CoreTable {
                 next_token: Token::FIRST,
                 running: None,
                 pending: None,
+                seen: StatusWord::NONE,
+                held_since: None,
                 watch: None,
             });
             t.idle |= 1 << local;
@@ -101,6 +112,51 @@ impl CoreTable {
         t
     }
 
+    /// Starts local core `i`'s token sequence after `last`, the status word the core holds
+    /// now: its tokens never repeat one it reported before, in this run or an earlier one.
+    pub(crate) fn resume_after(&mut self, i: usize, last: StatusWord) {
+        let c = &mut self.cores[i];
+        c.seen = last;
+        c.next_token = last.token().next();
+    }
+
+    /// Marks the running lane of local core `i` as waiting for deferred room since `now`
+    /// (kept from the first time).
+    pub(crate) fn hold(&mut self, i: usize, now: u64) {
+        let c = &mut self.cores[i];
+        c.held_since.get_or_insert(now);
+        self.held |= 1 << i;
+    }
+
+    /// The core whose lane has waited longest for deferred room, and since when.
+    pub(crate) fn oldest_held(&self) -> Option<(usize, u64)> {
+        let mut held = self.held;
+        let mut oldest: Option<(usize, u64)> = None;
+        while held != 0 {
+            let i = held.trailing_zeros() as usize;
+            held &= held - 1;
+            if let Some(since) = self.cores[i].held_since
+                && oldest.is_none_or(|(_, s)| since < s)
+            {
+                oldest = Some((i, since));
+            }
+        }
+        oldest
+    }
+
+    /// The cores MIX priority keeps from single-core tasks while a MIX task waits: every
+    /// MIX-capable cluster, except those with a core held by the deferred set (only the
+    /// deferred set frees it, and that may need the very tasks priority would hold back).
+    pub(crate) fn mix_reserved(&self) -> u128 {
+        if self.held == 0 {
+            return self.mix_cores;
+        }
+        self.mix.iter().fold(0, |r, lanes| {
+            let mask = lanes.iter().fold(0u128, |m, &l| m | 1 << l);
+            if mask & self.held == 0 { r | mask } else { r }
+        })
+    }
+
     /// Records `f` as dispatched to local core `i`.
     pub(crate) fn occupy(&mut self, i: usize, f: Inflight) {
         let bit = 1u128 << i;
@@ -121,6 +177,8 @@ impl CoreTable {
         let bit = 1u128 << i;
         let c = &mut self.cores[i];
         c.running = c.pending.take();
+        c.held_since = None;
+        self.held &= !bit;
         if c.running.is_some() {
             self.pending_free |= bit;
         } else {

@@ -13,8 +13,9 @@ use crate::tensor::TileError;
 pub enum FatalKind {
     /// A dispatched task did not report FIN within `task_timeout_us` (`detail`: µs waited).
     TaskTimeout = 1,
-    /// A core reported a token that was never dispatched to it (`detail`: the token seen,
-    /// `detail2`: the newest token dispatched).
+    /// A core reported something no dispatched token explains: a token never dispatched to
+    /// it, one older than its last report, or any report while it was idle (`detail`: the
+    /// token seen, `detail2`: the newest token dispatched, or the core's last report).
     CoreProtocol = 2,
     /// A kernel reported an error (`detail`: the platform's error code).
     KernelFailed = 3,
@@ -30,8 +31,17 @@ pub enum FatalKind {
     /// A task registered more deferred conditions than `max_conditions` (`detail`: how many,
     /// `detail2`: the limit).
     TooManyConditions = 7,
-    /// A deferred condition names a word the platform cannot read (`watch`).
+    /// A deferred condition names a word the platform cannot read (`watch`), or its record
+    /// is of no known kind (`detail`: the kind).
     BadCondition = 8,
+    /// A core reported a token finished (or moved past it) without writing its result word
+    /// (`detail`: the token, `detail2`: the token the result word names).
+    MissingResult = 9,
+    /// A finished lane's unmet conditions found no room in its scheduler's deferred set
+    /// within `deferred_timeout_us`, or a task in the full set passed its deadline while the
+    /// lane waited (a full set can keep cores from running the tasks its waiters need). The
+    /// error names the waiting lane (`detail`: `deferred_capacity`, `detail2`: µs waited).
+    DeferredFull = 10,
 }
 
 impl FatalKind {
@@ -44,6 +54,8 @@ impl FatalKind {
             6 => Self::DeferredTimeout,
             7 => Self::TooManyConditions,
             8 => Self::BadCondition,
+            9 => Self::MissingResult,
+            10 => Self::DeferredFull,
             _ => Self::Aborted,
         }
     }
@@ -146,6 +158,19 @@ impl fmt::Display for FatalError {
                  core's status word is corrupt or another runtime drives it",
                 self.detail, self.detail2
             ),
+            FatalKind::MissingResult => write!(
+                f,
+                "a core reported token {} finished without its result word (which names token \
+                 {}){at}: the core's executor does not follow the protocol",
+                self.detail, self.detail2
+            ),
+            FatalKind::DeferredFull => write!(
+                f,
+                "a finished task's deferred conditions waited {} µs for room in its \
+                 scheduler's full deferred set (deferred_capacity = {}){at}, and the set did \
+                 not drain in time: raise deferred_capacity, or let fewer tasks wait at once",
+                self.detail2, self.detail
+            ),
             FatalKind::KernelFailed => {
                 write!(f, "a kernel reported error code {}{at}", self.detail)
             }
@@ -170,6 +195,12 @@ impl fmt::Display for FatalError {
                 "a task registered {} deferred conditions but max_conditions is {}{at}: raise \
                  max_conditions (at most 64) or split the task",
                 self.detail, self.detail2
+            ),
+            FatalKind::BadCondition if self.watch.is_none() && self.detail != 0 => write!(
+                f,
+                "a deferred condition record has kind {}, which no platform writes{at}: the \
+                 core's executor and the runtime disagree on the condition format",
+                self.detail
             ),
             FatalKind::BadCondition => write!(
                 f,

@@ -89,14 +89,21 @@ impl fmt::Display for TaskId {
 }
 
 /// Per-core dispatch token: 31 bits on the wire, compared with wrap-around in mind.
+///
+/// A core's tokens never repeat across runs: each run continues from the last token the
+/// core reported (see [`crate::StatusWord`]). 0 and the top 16 values (which the chip's
+/// dispatch register uses for control: idle, exit) are never issued.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct Token(u32);
 
 impl Token {
     /// The bits a token occupies.
     pub const MASK: u32 = 0x7fff_ffff;
-    /// The first token a core is given after start-up (0 means "nothing dispatched yet").
+    /// The first token a core is given after its registers were reset (0 means "nothing
+    /// dispatched yet").
     pub const FIRST: Token = Token(1);
+    /// The last token issued before the sequence wraps to [`Token::FIRST`].
+    pub const LAST: Token = Token(Self::MASK - 16);
 
     /// A token from its wire bits (extra bits masked off).
     #[inline]
@@ -108,11 +115,15 @@ impl Token {
     pub const fn bits(self) -> u32 {
         self.0
     }
-    /// The token after this one, skipping 0.
+    /// The token after this one: after [`Token::LAST`] (or any reserved value) comes
+    /// [`Token::FIRST`].
     #[inline]
     pub const fn next(self) -> Self {
-        let n = self.0.wrapping_add(1) & Self::MASK;
-        Token(if n == 0 { 1 } else { n })
+        if self.0 >= Self::LAST.0 {
+            Self::FIRST
+        } else {
+            Token(self.0 + 1)
+        }
     }
     /// Signed distance `self - earlier` on the 31-bit circle: positive when `self` was issued
     /// after `earlier` (valid while the two are less than 2^30 apart).
@@ -205,12 +216,22 @@ mod tests {
     }
 
     #[test]
-    fn token_wraps_past_zero_and_compares_across_the_wrap() {
-        let last = Token::new(Token::MASK);
+    fn token_wraps_past_the_reserved_values_and_compares_across_the_wrap() {
+        let last = Token::LAST;
         let first = last.next();
-        assert_eq!(first, Token::FIRST, "0 is never issued");
-        assert_eq!(first.since(last), 2, "the wrap skips 0");
-        assert_eq!(last.since(first), -2);
+        assert_eq!(
+            first,
+            Token::FIRST,
+            "0 and the control values are never issued"
+        );
+        assert_eq!(Token::new(Token::MASK).next(), Token::FIRST);
+        assert_eq!(Token::new(0).next(), Token::FIRST);
+        assert_eq!(
+            first.since(last),
+            18,
+            "the wrap skips 0 and 16 control values"
+        );
+        assert_eq!(last.since(first), -18);
         assert_eq!(Token::new(10).since(Token::new(7)), 3);
     }
 }

@@ -37,6 +37,7 @@ mod ids;
 mod layout;
 mod platform;
 mod profile;
+pub mod protocol;
 mod raw;
 mod ready_queue;
 mod reclaim;
@@ -58,8 +59,12 @@ mod deferred_tests;
 mod loom_deferred;
 #[cfg(all(test, loom))]
 mod loom_models;
+#[cfg(all(test, loom))]
+mod loom_protocol;
 #[cfg(test)]
 mod owned;
+#[cfg(all(test, not(loom)))]
+mod protocol_tests;
 #[cfg(all(test, not(loom)))]
 mod scheduler_tests;
 #[cfg(all(test, not(loom)))]
@@ -76,8 +81,9 @@ pub use config::{
 pub use error::{ClaimError, FatalError, FatalKind, SubmitError};
 pub use ids::{ClusterId, CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
 pub use layout::RegionLayout;
-pub use platform::{CoreKind, CorePhase, CoreStatus, Payload, Platform};
+pub use platform::{CoreKind, Payload, Platform};
 pub use profile::{PHASES, Phase, PhaseCounters, ProfileLevel, TaskRecord};
+pub use protocol::{Outcome, RawCondition, ResultWord, StatusWord};
 pub use runtime::{RunReport, Runtime};
 pub use scheduler::Scheduler;
 pub use stats::LatencyHistogram;

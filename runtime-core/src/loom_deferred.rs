@@ -10,17 +10,19 @@ use crate::condition::{Condition, Watch};
 use crate::config::Config;
 use crate::ids::{CoreId, KernelId, Token, WorkerClass};
 use crate::owned::{Owned, leaked_store, leaked_tensors};
-use crate::platform::{CorePhase, CoreStatus, Payload, Platform};
+use crate::platform::{Payload, Platform};
+use crate::protocol::{RawCondition, ResultWord, StatusWord};
 use crate::scheduler::{Scheduler, Step};
 use crate::submit::{Orchestrator, TaskSpec};
 
 const COUNTER: u64 = 0x8;
-const FIN: u64 = 2 << 32;
 
 /// One AIV core, one counter, one data word, in loom atomics.
 struct Machine {
     rung: AtomicU32,
-    status: AtomicU64,
+    status: AtomicU32,
+    /// The result word of token 1 (the only token of this model).
+    result: AtomicU64,
     /// Conditions the running kernel registered (the slab's count).
     slab: AtomicU32,
     counter: AtomicU64,
@@ -31,7 +33,8 @@ impl Machine {
     fn new() -> Self {
         Machine {
             rung: AtomicU32::new(0),
-            status: AtomicU64::new(0),
+            status: AtomicU32::new(0),
+            result: AtomicU64::new(0),
             slab: AtomicU32::new(0),
             counter: AtomicU64::new(0),
             data: AtomicU64::new(0),
@@ -53,19 +56,11 @@ impl Platform for Machine {
     fn ring_doorbell(&self, _: CoreId, token: Token) {
         self.rung.store(token.bits(), Ordering::Release);
     }
-    fn core_status(&self, _: CoreId) -> CoreStatus {
-        let w = self.status.load(Ordering::Acquire);
-        CoreStatus {
-            token: Token::new(w as u32),
-            phase: if w & FIN != 0 {
-                CorePhase::Fin
-            } else {
-                CorePhase::Idle
-            },
-        }
+    fn core_status(&self, _: CoreId) -> StatusWord {
+        StatusWord::from_bits(self.status.load(Ordering::Acquire))
     }
-    fn lane_times(&self, _: CoreId, _: Token) -> Option<(u64, u64)> {
-        None
+    fn result(&self, _: CoreId, _: Token) -> ResultWord {
+        ResultWord::from_bits(self.result.load(Ordering::Relaxed))
     }
     fn conditions(&self, _: CoreId, token: Token) -> usize {
         // Only the first token's kernel is deferred.
@@ -75,14 +70,12 @@ impl Platform for Machine {
             0
         }
     }
-    fn condition(&self, _: CoreId, _: Token, i: usize) -> Option<Condition> {
-        (i == 0).then_some(Condition::counter64(COUNTER, 1))
+    fn condition(&self, _: CoreId, _: Token, i: usize) -> Option<RawCondition> {
+        (i == 0).then_some(Condition::counter64(COUNTER, 1).into())
     }
     fn read_watch(&self, w: Watch) -> Option<u64> {
         (w == Watch::Counter64(COUNTER)).then(|| self.counter.load(Ordering::Acquire))
     }
-    fn invalidate(&self, _: u64, _: usize) {}
-    fn flush(&self, _: u64, _: usize) {}
     fn spin_hint(&self) {
         thread::yield_now();
     }
@@ -144,7 +137,10 @@ fn scheduler(owned: &Owned, m: Arc<Machine>, cfg: Config) {
         let m = m.clone();
         thread::spawn(move || {
             m.slab.store(1, Ordering::Relaxed);
-            m.status.store(FIN | 1, Ordering::Release);
+            m.result
+                .store(ResultWord::done(Token::FIRST).bits(), Ordering::Relaxed);
+            m.status
+                .store(StatusWord::fin(Token::FIRST).bits(), Ordering::Release);
         })
     };
     let engine = {

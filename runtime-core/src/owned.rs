@@ -169,9 +169,9 @@ pub(crate) use no_cores::NoCores;
 
 #[cfg(not(loom))]
 mod no_cores {
-    use crate::condition::{Condition, Watch};
     use crate::ids::{CoreId, KernelId, Token};
-    use crate::platform::{CorePhase, CoreStatus, Payload, Platform};
+    use crate::platform::{Payload, Platform};
+    use crate::protocol::{ResultWord, StatusWord};
 
     /// A platform with a frozen clock and no cores, for code that only reads the clock.
     pub(crate) struct NoCores;
@@ -188,26 +188,12 @@ mod no_cores {
         }
         fn write_payload(&self, _: CoreId, _: Token, _: &Payload<'_>) {}
         fn ring_doorbell(&self, _: CoreId, _: Token) {}
-        fn core_status(&self, _: CoreId) -> CoreStatus {
-            CoreStatus {
-                token: Token::new(0),
-                phase: CorePhase::Idle,
-            }
+        fn core_status(&self, _: CoreId) -> StatusWord {
+            StatusWord::NONE
         }
-        fn lane_times(&self, _: CoreId, _: Token) -> Option<(u64, u64)> {
-            None
+        fn result(&self, _: CoreId, _: Token) -> ResultWord {
+            ResultWord::default()
         }
-        fn conditions(&self, _: CoreId, _: Token) -> usize {
-            0
-        }
-        fn condition(&self, _: CoreId, _: Token, _: usize) -> Option<Condition> {
-            None
-        }
-        fn read_watch(&self, _: Watch) -> Option<u64> {
-            None
-        }
-        fn invalidate(&self, _: u64, _: usize) {}
-        fn flush(&self, _: u64, _: usize) {}
         fn spin_hint(&self) {
             crate::sync::spin_loop();
         }

@@ -1,8 +1,9 @@
 //! The `Platform` trait: the scheduler's only access to the machine.
 #![forbid(unsafe_code)]
 
-use crate::condition::{Condition, Watch};
+use crate::condition::Watch;
 use crate::ids::{CoreId, KernelId, TaskId, Token};
+use crate::protocol::{RawCondition, ResultWord, StatusWord};
 
 /// What a core is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -11,28 +12,6 @@ pub enum CoreKind {
     Aic,
     /// A vector core.
     Aiv,
-}
-
-/// The phase a core reports for the token in its status word.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum CorePhase {
-    /// Nothing dispatched since start-up.
-    Idle,
-    /// The core took the token and is running it.
-    Ack,
-    /// The core finished the token; it then takes the next token, if one was rung.
-    Fin,
-    /// The kernel of the token failed with this platform error code.
-    Error(u32),
-}
-
-/// A core's status word, decoded.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct CoreStatus {
-    /// The token the phase is about.
-    pub token: Token,
-    /// What the core says about it.
-    pub phase: CorePhase,
 }
 
 /// What a core needs to run one lane of a task.
@@ -53,11 +32,14 @@ pub struct Payload<'a> {
     pub profile: bool,
 }
 
-/// The scheduler's only access to the machine: clock, doorbells, status words, caches.
+/// The scheduler's only access to the machine: clock, doorbells, status and result words,
+/// caches. Platforms move the words of [`crate::protocol`]; the scheduler decodes them.
 ///
 /// A core runs the tokens rung on its doorbell in order, one at a time, and holds at most two
 /// (the running one and one pending): the scheduler never rings a third before the first
-/// reported FIN. Implementations: the AICPU (`pto-device-sys`) and threads (`pto-sim`).
+/// retired. For each token the core writes the token's result word, then reports FIN in its
+/// status word (it may report ACK first). Implementations: the AICPU (`pto-device-sys`),
+/// threads (`pto-sim`), and C callbacks (`pto-runtime-capi`).
 pub trait Platform: Sync {
     /// A monotonic cycle counter, shared by every thread of the run. Never blocks.
     fn now(&self) -> u64;
@@ -69,9 +51,9 @@ pub trait Platform: Sync {
     /// submit error rather than a failed run.
     fn has_kernel(&self, kernel: KernelId) -> bool;
 
-    /// Writes the payload of `token` for `core` into the buffer that `token` selects (two per
+    /// Writes the payload of `token` for `core` into the slot that `token` selects (two per
     /// core, by token parity). The core does not look at it before the doorbell rings. The
-    /// scheduler only writes the buffer of a token whose predecessor-but-one reported FIN.
+    /// scheduler only writes the slot of a token whose predecessor-but-one it retired.
     /// Never blocks.
     fn write_payload(&self, core: CoreId, token: Token, payload: &Payload<'_>);
 
@@ -79,38 +61,50 @@ pub trait Platform: Sync {
     /// call is visible to the core when it observes the token. Never blocks.
     fn ring_doorbell(&self, core: CoreId, token: Token);
 
-    /// The last token the core reported, with its phase. Acquire ordering: data the kernel
-    /// wrote before FIN is visible after a FIN is read. Never blocks.
-    fn core_status(&self, core: CoreId) -> CoreStatus;
+    /// The core's status word: the last token it reported, ACK or FIN. Acquire ordering:
+    /// what the core wrote before the report (result words, conditions, kernel output) is
+    /// visible once it is read. Read once per core when a scheduler starts (a core's tokens
+    /// continue from the last one it reported, so no report of an earlier run is taken for
+    /// this one's). [`StatusWord::NONE`] for a core that does not exist. Never blocks.
+    fn core_status(&self, core: CoreId) -> StatusWord;
+
+    /// The result word of the slot `token` selects on `core`. Read after the status word
+    /// named `token` or a later token, before the slot is written again. Never blocks.
+    fn result(&self, core: CoreId, token: Token) -> ResultWord;
 
     /// When the kernel of `token` on `core` started and ended (clock ticks), if its payload
     /// asked for times and the core has reported FIN for it. Read by the scheduler right after
-    /// it saw that FIN, before the token's buffer is reused. Never blocks.
-    fn lane_times(&self, core: CoreId, token: Token) -> Option<(u64, u64)>;
+    /// it saw that FIN, before the token's slot is reused. Never blocks.
+    fn lane_times(&self, _core: CoreId, _token: Token) -> Option<(u64, u64)> {
+        None
+    }
 
     /// How many deferred conditions the kernel of `token` on `core` registered (possibly more
-    /// than the platform could store: the scheduler then fails the task). Read right after
-    /// that token's FIN (or, under back-pressure, a few loops later), always before the
-    /// token's buffer is reused. A token whose kernel registered none reports 0. Never blocks.
-    fn conditions(&self, core: CoreId, token: Token) -> usize;
+    /// than the platform could store: the scheduler then fails the task). Read after the
+    /// token's FIN (or, under back-pressure, a few loops later), always before the token's
+    /// slot is reused. A token whose kernel registered none reports 0. Never blocks.
+    fn conditions(&self, _core: CoreId, _token: Token) -> usize {
+        0
+    }
 
-    /// Condition `i` of those; `None` past what the platform stored.
-    fn condition(&self, core: CoreId, token: Token, i: usize) -> Option<Condition>;
+    /// Condition `i` of those, as the core wrote it; `None` past what the platform stored.
+    fn condition(&self, _core: CoreId, _token: Token, _i: usize) -> Option<RawCondition> {
+        None
+    }
 
     /// The current value of `watch`, with Acquire ordering: data that landed before the word
     /// was bumped is visible once the bumped value is read. `None` if the platform cannot
     /// read that word (an address outside device memory and the comm windows, a misaligned
     /// counter, an engine that does not exist). For counters the scheduler first calls
     /// [`Platform::invalidate`] on the word. Never blocks.
-    fn read_watch(&self, watch: Watch) -> Option<u64>;
+    fn read_watch(&self, _watch: Watch) -> Option<u64> {
+        None
+    }
 
     /// Discards cached copies of `len` bytes at device address `addr` so the next read sees
-    /// memory written by another agent (DMA, a peer chip). A no-op where caches are coherent.
-    fn invalidate(&self, addr: u64, len: usize);
-
-    /// Writes back cached copies of `len` bytes at device address `addr` so another agent
-    /// reads them. A no-op where caches are coherent.
-    fn flush(&self, addr: u64, len: usize);
+    /// memory written by another agent (DMA, a peer chip). The default does nothing, which
+    /// is right where caches are coherent.
+    fn invalidate(&self, _addr: u64, _len: usize) {}
 
     /// The device memory the orchestrator hands out as task output buffers
     /// ([`crate::Orchestrator::alloc`]): base address and length in bytes, split evenly

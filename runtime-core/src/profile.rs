@@ -137,7 +137,7 @@ pub struct TaskRecord {
     pub complete: u64,
 }
 
-const RECORD_WORDS: usize = 12;
+pub(crate) const RECORD_WORDS: usize = 12;
 
 /// A record as stored (every word but the trailing "written" flag): task, `kernel | class <<
 /// 32 | scheduler << 40`, core (`u64::MAX`: none), then the stamps in [`TaskRecord`] order.

@@ -5,7 +5,6 @@ use std::vec::Vec;
 use crate::config::Config;
 use crate::error::{FatalKind, SubmitError};
 use crate::ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
-use crate::platform::CorePhase;
 use crate::scheduler::{Step, WATCHDOG_EVERY};
 use crate::submit::TaskSpec;
 use crate::test_rig::{Rig, aiv, one_aiv, steps, steps_until_failed};
@@ -24,7 +23,7 @@ fn a_duplicated_or_stale_fin_completes_nothing_twice() {
         [(CoreId(1), Token::new(1), a)],
         "A goes to the first AIV core"
     );
-    p.set(1, 1, CorePhase::Fin);
+    p.fin(1, 1);
     s.step();
     assert_eq!(
         p.rung(),
@@ -34,7 +33,7 @@ fn a_duplicated_or_stale_fin_completes_nothing_twice() {
     assert_eq!(t.finished(), 1);
     steps(&mut s, 5); // FIN(1) is still in the status word
     assert_eq!(t.finished(), 1, "the old FIN is not counted again");
-    p.set(1, 2, CorePhase::Fin);
+    p.fin(1, 2);
     steps(&mut s, 5);
     assert_eq!(t.finished(), 2);
     drop(o);
@@ -51,7 +50,7 @@ fn fin_of_the_pending_token_completes_both_lanes() {
     o.submit(&aiv(&[])).unwrap();
     s.step();
     assert_eq!(p.rung().len(), 2, "running and pending slot both filled");
-    p.set(0, 2, CorePhase::Fin); // FIN(1) was overwritten before the scheduler looked
+    p.fin(0, 2); // FIN(1) was overwritten before the scheduler looked
     s.step();
     assert_eq!(t.finished(), 2);
 }
@@ -64,7 +63,7 @@ fn a_token_never_dispatched_is_a_protocol_error() {
     let mut s = rig.scheduler();
     let a = o.submit(&aiv(&[])).unwrap();
     s.step();
-    p.set(1, 9, CorePhase::Fin);
+    p.fin(1, 9);
     assert_eq!(s.step(), Step::Failed);
     let e = t.shared.status.get().unwrap();
     assert_eq!(
@@ -88,7 +87,7 @@ fn a_kernel_error_fails_the_run_naming_task_and_core() {
         .unwrap();
     let b = o.submit(&aiv(&[a])).unwrap();
     s.step();
-    p.set(0, 1, CorePhase::Error(42));
+    p.fail(0, 1, 42);
     assert_eq!(s.step(), Step::Failed);
     let e = t.shared.status.get().unwrap();
     assert_eq!(
@@ -147,7 +146,7 @@ fn a_full_window_pushes_back_then_times_out_leaving_nothing() {
     // Once the scheduler reclaims, the same submit goes through.
     let mut s = rig.scheduler();
     s.step();
-    p.set(1, 1, CorePhase::Fin);
+    p.fin(1, 1);
     s.step();
     o.submit(&aiv(&[])).unwrap();
 }
@@ -164,11 +163,12 @@ fn bad_submissions_are_typed_errors_that_say_what_to_change() {
         1,
     );
     let mut o = rig.orchestrator();
-    let a = o.submit(&aiv(&[])).unwrap();
+    o.submit(&aiv(&[])).unwrap();
     let stale = TaskId::new(6, 0, Seq(0));
     let foreign = TaskId::new(7, 3, Seq(0));
     let future = TaskId::new(7, 0, Seq(5));
-    let nine = [a; 9];
+    // Nine distinct ids (duplicates would count once): refused before they are looked up.
+    let nine: [TaskId; 9] = core::array::from_fn(|k| TaskId::new(7, 0, Seq(k as u64)));
     let cases: [(TaskSpec<'_>, &str); 9] = [
         (aiv(core::slice::from_ref(&stale)), "epoch 6"),
         (aiv(core::slice::from_ref(&foreign)), "names ring 3"),
@@ -250,7 +250,7 @@ fn a_dependency_on_a_reclaimed_task_is_met_and_never_aliases_the_new_tenant() {
     let mut s = rig.scheduler();
     let a = o.submit(&aiv(&[])).unwrap();
     s.step();
-    p.set(0, 1, CorePhase::Fin);
+    p.fin(0, 1);
     s.step();
     // Fill the window so a's slot gets a new tenant that will not finish.
     let mut tenants = Vec::new();

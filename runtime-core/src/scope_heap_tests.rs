@@ -4,7 +4,6 @@
 
 use crate::config::Config;
 use crate::error::SubmitError;
-use crate::platform::CorePhase;
 use crate::scheduler::Step;
 use crate::submit::MAX_SCOPE_DEPTH;
 use crate::sync::Ordering;
@@ -24,7 +23,7 @@ fn a_scope_keeps_its_finished_tasks_until_it_ends() {
     o.submit(&aiv(&[])).unwrap();
     o.submit(&aiv(&[])).unwrap();
     s.step();
-    p.set(0, 2, CorePhase::Fin);
+    p.fin(0, 2);
     steps(&mut s, 3);
     assert_eq!(rig.tables().finished(), 2);
     assert_eq!(retired(&rig), 0, "finished, but the scope holds them");

@@ -9,17 +9,27 @@ use crate::condition::{Condition, Watch};
 use crate::config::Config;
 use crate::ids::{CoreId, KernelId, TaskId, Token, WorkerClass};
 use crate::owned::{Owned, leaked_store, leaked_tensors};
-use crate::platform::{CorePhase, CoreStatus, Payload, Platform};
+use crate::platform::{Payload, Platform};
+use crate::protocol::{Outcome, RawCondition, ResultWord, StatusWord};
 use crate::scheduler::{Scheduler, Step};
 use crate::submit::{Orchestrator, TaskSpec};
 use crate::sync::{AtomicU64, Ordering};
 use crate::tables::Tables;
 
-/// Cores whose status words the test sets; a clock the test moves.
+/// One scripted core: its status word, its two result words (by token parity), and the
+/// tokens rung on it that it has not finished yet, oldest first.
+#[derive(Default)]
+struct ScriptCore {
+    status: StatusWord,
+    results: [ResultWord; 2],
+    outstanding: Vec<Token>,
+}
+
+/// Cores the test plays; a clock the test moves.
 pub(crate) struct Script {
-    status: Vec<Mutex<CoreStatus>>,
+    cores: Vec<Mutex<ScriptCore>>,
     /// Conditions each (core, token) registers.
-    conditions: Mutex<HashMap<(CoreId, Token), Vec<Condition>>>,
+    conditions: Mutex<HashMap<(CoreId, Token), Vec<RawCondition>>>,
     /// Values of watched words; a word missing here cannot be read.
     words: Mutex<HashMap<Watch, u64>>,
     /// Words invalidated, in order.
@@ -35,14 +45,7 @@ pub(crate) struct Script {
 impl Script {
     fn new(cores: u16, tick: u64) -> Self {
         Script {
-            status: (0..cores)
-                .map(|_| {
-                    Mutex::new(CoreStatus {
-                        token: Token::new(0),
-                        phase: CorePhase::Idle,
-                    })
-                })
-                .collect(),
+            cores: (0..cores).map(|_| Mutex::default()).collect(),
             rung: Mutex::new(Vec::new()),
             conditions: Mutex::new(HashMap::new()),
             words: Mutex::new(HashMap::new()),
@@ -54,20 +57,66 @@ impl Script {
     }
     /// Makes the kernel of `token` on `core` register `conditions`.
     pub(crate) fn defer(&self, core: u16, token: u32, conditions: &[Condition]) {
+        let raw = conditions.iter().map(|&c| RawCondition::from(c)).collect();
+        self.defer_raw(core, token, raw);
+    }
+    /// Makes the kernel of `token` on `core` register these records, as written.
+    pub(crate) fn defer_raw(&self, core: u16, token: u32, conditions: Vec<RawCondition>) {
         self.conditions
             .lock()
             .unwrap()
-            .insert((CoreId(core), Token::new(token)), conditions.to_vec());
+            .insert((CoreId(core), Token::new(token)), conditions);
     }
     /// Sets a watched word.
     pub(crate) fn word(&self, w: Watch, value: u64) {
         self.words.lock().unwrap().insert(w, value);
     }
-    pub(crate) fn set(&self, core: u16, token: u32, phase: CorePhase) {
-        *self.status[core as usize].lock().unwrap() = CoreStatus {
-            token: Token::new(token),
-            phase,
+    /// Plays a correct core up to `token`: the tokens before it finish normally, `token`
+    /// itself with `outcome` (`None`: it only took it), each result written before the
+    /// report, as the protocol asks.
+    fn play(&self, core: u16, token: u32, outcome: Option<Outcome>) {
+        let t = Token::new(token);
+        let mut c = self.cores[core as usize].lock().unwrap();
+        while let Some(&u) = c.outstanding.first() {
+            if u == t {
+                break;
+            }
+            c.outstanding.remove(0);
+            c.results[(u.bits() & 1) as usize] = ResultWord::done(u);
+        }
+        c.status = match outcome {
+            None => StatusWord::ack(t),
+            Some(o) => {
+                if c.outstanding.first() == Some(&t) {
+                    c.outstanding.remove(0);
+                }
+                c.results[(t.bits() & 1) as usize] = match o {
+                    Outcome::Done => ResultWord::done(t),
+                    Outcome::Failed(code) => ResultWord::failed(t, code),
+                };
+                StatusWord::fin(t)
+            }
         };
+    }
+    /// The core finishes every token up to `token` and reports FIN(`token`).
+    pub(crate) fn fin(&self, core: u16, token: u32) {
+        self.play(core, token, Some(Outcome::Done));
+    }
+    /// The core finishes the tokens before `token`; `token`'s kernel fails with `code`.
+    pub(crate) fn fail(&self, core: u16, token: u32, code: u32) {
+        self.play(core, token, Some(Outcome::Failed(code)));
+    }
+    /// The core finishes the tokens before `token` and reports ACK(`token`).
+    pub(crate) fn ack(&self, core: u16, token: u32) {
+        self.play(core, token, None);
+    }
+    /// Writes `core`'s status word as given, with no result (a faulty or stale report).
+    pub(crate) fn set_status(&self, core: u16, word: StatusWord) {
+        self.cores[core as usize].lock().unwrap().status = word;
+    }
+    /// Writes the result word of `token`'s slot on `core` as given.
+    pub(crate) fn set_result(&self, core: u16, token: u32, word: ResultWord) {
+        self.cores[core as usize].lock().unwrap().results[(token & 1) as usize] = word;
     }
     pub(crate) fn rung(&self) -> Vec<(CoreId, Token, TaskId)> {
         core::mem::take(&mut *self.rung.lock().unwrap())
@@ -86,13 +135,18 @@ impl Platform for Script {
     }
     fn write_payload(&self, core: CoreId, token: Token, p: &Payload<'_>) {
         self.rung.lock().unwrap().push((core, token, p.task));
+        self.cores[core.0 as usize]
+            .lock()
+            .unwrap()
+            .outstanding
+            .push(token);
     }
     fn ring_doorbell(&self, _: CoreId, _: Token) {}
-    fn core_status(&self, core: CoreId) -> CoreStatus {
-        *self.status[core.0 as usize].lock().unwrap()
+    fn core_status(&self, core: CoreId) -> StatusWord {
+        self.cores[core.0 as usize].lock().unwrap().status
     }
-    fn lane_times(&self, _: CoreId, _: Token) -> Option<(u64, u64)> {
-        None
+    fn result(&self, core: CoreId, token: Token) -> ResultWord {
+        self.cores[core.0 as usize].lock().unwrap().results[(token.bits() & 1) as usize]
     }
     fn conditions(&self, core: CoreId, token: Token) -> usize {
         self.conditions
@@ -101,7 +155,7 @@ impl Platform for Script {
             .get(&(core, token))
             .map_or(0, Vec::len)
     }
-    fn condition(&self, core: CoreId, token: Token, i: usize) -> Option<Condition> {
+    fn condition(&self, core: CoreId, token: Token, i: usize) -> Option<RawCondition> {
         self.conditions
             .lock()
             .unwrap()
@@ -114,7 +168,6 @@ impl Platform for Script {
     fn invalidate(&self, addr: u64, _: usize) {
         self.invalidated.lock().unwrap().push(addr);
     }
-    fn flush(&self, _: u64, _: usize) {}
     fn spin_hint(&self) {}
     fn heap(&self) -> (u64, u64) {
         self.heap

@@ -4,13 +4,14 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use pto_runtime_core::{CoreId, MAX_ARGS, Platform, Token};
+use pto_runtime_core::{CoreId, MAX_ARGS, Platform, ResultWord, StatusWord, Token};
 
 use crate::kernels::{KernelCtx, error_code};
-use crate::platform::{SimCore, SimPlatform, phase, read_payload, status_word};
+use crate::platform::{SimCore, SimPlatform, read_payload};
 
 /// Runs core `id` until the machine shuts down: takes each rung token in order, runs its
-/// kernel and reports FIN (or ERROR with a code) in its status word. Parks when idle.
+/// kernel, writes the token's result word (done, or failed with a code) and then reports FIN
+/// in its status word. Parks when idle.
 ///
 /// The core reports no separate ACK: on the simulator a kernel starts the moment its token is
 /// seen, and one status write per token halves the traffic on the status line.
@@ -77,17 +78,22 @@ fn run_token(
     if timed {
         times.1.store(p.now(), Ordering::Relaxed);
     }
-    let word = match result {
-        Ok(()) => status_word(token, phase::FIN, 0),
+    let outcome = match result {
+        Ok(()) => ResultWord::done(token),
         Err(code) => {
             log::warn!(
                 "{id}: kernel {} of {task} failed with code {code}",
                 kernel.0
             );
-            status_word(token, phase::ERROR, code)
+            ResultWord::failed(token, code)
         }
     };
-    core.status.0.word.store(word, Ordering::Release);
+    let line = &core.status.0;
+    line.results[(token.bits() & 1) as usize].store(outcome.bits(), Ordering::Relaxed);
+    // Release: the result word, the times, the conditions and the kernel's own writes are
+    // visible to whoever reads this FIN (or any later report).
+    line.word
+        .store(StatusWord::fin(token).bits(), Ordering::Release);
 }
 
 /// Spins a little, then parks until `token` is rung. Returns `false` on shutdown.

@@ -5,8 +5,8 @@ use std::sync::{Arc, OnceLock};
 use std::thread::Thread;
 
 use pto_runtime_core::{
-    Condition, CoreId, CorePhase, CoreStatus, KernelId, MAX_ARGS, Payload, Platform, TaskId, Token,
-    Watch,
+    CoreId, KernelId, MAX_ARGS, Payload, Platform, RawCondition, ResultWord, StatusWord, TaskId,
+    Token, Watch,
 };
 
 use crate::engine::Engine;
@@ -42,28 +42,18 @@ impl PayloadBuf {
     }
 }
 
-/// Status word phases: `token | phase << 32 | code << 36`.
-pub(crate) mod phase {
-    pub(crate) const IDLE: u64 = 0;
-    pub(crate) const ACK: u64 = 1;
-    pub(crate) const FIN: u64 = 2;
-    pub(crate) const ERROR: u64 = 3;
-}
-
-pub(crate) fn status_word(token: Token, phase: u64, code: u32) -> u64 {
-    token.bits() as u64 | phase << 32 | ((code as u64) & 0x0fff_ffff) << 36
-}
-
 /// A value alone on its cache line (what the core writes never shares a line with what the
 /// scheduler writes).
 #[repr(C, align(64))]
 pub(crate) struct Line<T>(pub(crate) T);
 
-/// What a core reports, on one cache line: the status word, and beside it the kernel times
-/// of the last two tokens (by parity), so a profiled FIN moves no extra line.
+/// What a core reports, on one cache line: the status word and, beside it, the result words
+/// and kernel times of the last two tokens (by parity), so a FIN moves no extra line.
 pub(crate) struct StatusLine {
-    /// `token | phase << 32 | code << 36`.
-    pub(crate) word: AtomicU64,
+    /// A [`StatusWord`].
+    pub(crate) word: AtomicU32,
+    /// The [`ResultWord`] of the token of each parity, written before its FIN.
+    pub(crate) results: [AtomicU64; 2],
     /// `(start, end)` of the token of each parity, written before its FIN.
     pub(crate) times: [(AtomicU64, AtomicU64); 2],
 }
@@ -118,7 +108,8 @@ impl SimPlatform {
             cores: (0..cores)
                 .map(|_| SimCore {
                     status: Line(StatusLine {
-                        word: AtomicU64::new(status_word(Token::new(0), phase::IDLE, 0)),
+                        word: AtomicU32::new(StatusWord::NONE.bits()),
+                        results: std::array::from_fn(|_| AtomicU64::new(0)),
                         times: std::array::from_fn(|_| (AtomicU64::new(0), AtomicU64::new(0))),
                     }),
                     payload: [PayloadBuf::new(), PayloadBuf::new()],
@@ -219,22 +210,18 @@ impl Platform for SimPlatform {
         self.wake(c);
     }
 
-    fn core_status(&self, core: CoreId) -> CoreStatus {
-        let Some(c) = self.core(core) else {
-            return CoreStatus {
-                token: Token::new(0),
-                phase: CorePhase::Idle,
-            };
-        };
-        let w = c.status.0.word.load(Ordering::Acquire);
-        let token = Token::new(w as u32);
-        let phase = match (w >> 32) & 0xf {
-            phase::ACK => CorePhase::Ack,
-            phase::FIN => CorePhase::Fin,
-            phase::ERROR => CorePhase::Error((w >> 36) as u32),
-            _ => CorePhase::Idle,
-        };
-        CoreStatus { token, phase }
+    fn core_status(&self, core: CoreId) -> StatusWord {
+        self.core(core).map_or(StatusWord::NONE, |c| {
+            StatusWord::from_bits(c.status.0.word.load(Ordering::Acquire))
+        })
+    }
+
+    fn result(&self, core: CoreId, token: Token) -> ResultWord {
+        self.core(core).map_or(ResultWord::default(), |c| {
+            ResultWord::from_bits(
+                c.status.0.results[(token.bits() & 1) as usize].load(Ordering::Relaxed),
+            )
+        })
     }
 
     fn lane_times(&self, core: CoreId, token: Token) -> Option<(u64, u64)> {
@@ -251,7 +238,7 @@ impl Platform for SimPlatform {
             .map_or(0, |c| c.slabs[(token.bits() & 1) as usize].len())
     }
 
-    fn condition(&self, core: CoreId, token: Token, i: usize) -> Option<Condition> {
+    fn condition(&self, core: CoreId, token: Token, i: usize) -> Option<RawCondition> {
         self.core(core)?.slabs[(token.bits() & 1) as usize].get(i)
     }
 
@@ -263,10 +250,7 @@ impl Platform for SimPlatform {
         }
     }
 
-    // Host memory is coherent: nothing to invalidate or write back.
-    fn invalidate(&self, _addr: u64, _len: usize) {}
-
-    fn flush(&self, _addr: u64, _len: usize) {}
+    // Host memory is coherent: nothing to invalidate (the trait's default).
 
     fn heap(&self) -> (u64, u64) {
         self.heap

@@ -3,10 +3,10 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use pto_runtime_core::{Condition, MAX_CONDITIONS, Watch};
+use pto_runtime_core::{Condition, MAX_CONDITIONS, RawCondition};
 
-/// One stored condition: watch kind (1 = counter32, 2 = counter64, 3 = engine), the word's
-/// address or engine id, and the expected value.
+/// One stored condition, as a [`RawCondition`]: kind, the word's address or engine id, and
+/// the expected value.
 struct Cell {
     kind: AtomicU32,
     word: AtomicU64,
@@ -54,14 +54,10 @@ impl Slab {
         let i = self.count.load(Ordering::Relaxed);
         self.count.store(i.saturating_add(1), Ordering::Relaxed);
         let cell = self.cells.get(i as usize).ok_or(SlabFull)?;
-        let (kind, word) = match c.watch {
-            Watch::Counter32(a) => (1, a),
-            Watch::Counter64(a) => (2, a),
-            Watch::Engine(e) => (3, e as u64),
-        };
-        cell.kind.store(kind, Ordering::Relaxed);
-        cell.word.store(word, Ordering::Relaxed);
-        cell.expected.store(c.expected, Ordering::Relaxed);
+        let raw = RawCondition::encode(c);
+        cell.kind.store(raw.kind, Ordering::Relaxed);
+        cell.word.store(raw.word, Ordering::Relaxed);
+        cell.expected.store(raw.expected, Ordering::Relaxed);
         Ok(())
     }
 
@@ -70,21 +66,16 @@ impl Slab {
         self.count.load(Ordering::Relaxed) as usize
     }
 
-    /// Stored condition `i`.
-    pub(crate) fn get(&self, i: usize) -> Option<Condition> {
+    /// Stored condition `i`, as the kernel wrote it.
+    pub(crate) fn get(&self, i: usize) -> Option<RawCondition> {
         if i >= self.len() {
             return None;
         }
         let cell = self.cells.get(i)?;
-        let word = cell.word.load(Ordering::Relaxed);
-        let watch = match cell.kind.load(Ordering::Relaxed) {
-            1 => Watch::Counter32(word),
-            2 => Watch::Counter64(word),
-            3 => Watch::Engine(word as u32),
-            _ => return None,
-        };
-        Some(Condition {
-            watch,
+        Some(RawCondition {
+            kind: cell.kind.load(Ordering::Relaxed),
+            reserved: 0,
+            word: cell.word.load(Ordering::Relaxed),
             expected: cell.expected.load(Ordering::Relaxed),
         })
     }
@@ -102,7 +93,7 @@ mod tests {
         }
         assert_eq!(s.push(Condition::engine(0, 1)), Err(SlabFull));
         assert_eq!(s.len(), MAX_CONDITIONS as usize + 1);
-        assert_eq!(s.get(3), Some(Condition::counter64(24, 3)));
+        assert_eq!(s.get(3), Some(Condition::counter64(24, 3).into()));
         assert_eq!(s.get(MAX_CONDITIONS as usize), None);
         s.clear();
         assert_eq!((s.len(), s.get(0)), (0, None));

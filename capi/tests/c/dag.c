@@ -27,7 +27,8 @@ struct payload {
 struct core {
     _Atomic uint32_t doorbell[2];
     struct payload payload[2];
-    _Atomic uint64_t status;
+    _Atomic uint32_t status;
+    _Atomic uint64_t result[2];
 };
 
 struct machine {
@@ -75,9 +76,14 @@ static void cb_ring(void *ctx, uint16_t core, uint32_t token) {
     atomic_store_explicit(&m->cores[core].doorbell[token & 1], token, memory_order_release);
 }
 
-static uint64_t cb_status(void *ctx, uint16_t core) {
+static uint32_t cb_status(void *ctx, uint16_t core) {
     struct machine *m = ctx;
     return atomic_load_explicit(&m->cores[core].status, memory_order_acquire);
+}
+
+static uint64_t cb_result(void *ctx, uint16_t core, uint32_t token) {
+    struct machine *m = ctx;
+    return atomic_load_explicit(&m->cores[core].result[token & 1], memory_order_relaxed);
 }
 
 static void cb_spin(void *ctx) { (void)ctx; sched_yield(); }
@@ -96,8 +102,8 @@ static void *core_main(void *arg) {
             continue;
         }
         struct payload *p = &c->payload[next & 1];
-        atomic_store_explicit(&c->status, (uint64_t)next | (1ull << 32), memory_order_release);
-        uint64_t phase = 2, code = 0;
+        atomic_store_explicit(&c->status, next, memory_order_release); /* ACK */
+        uint64_t failed = 0, code = 0;
         switch (p->kernel) {
         case WRITE:
             atomic_store(&m->mem[p->args[0]], p->args[1]);
@@ -113,13 +119,14 @@ static void *core_main(void *arg) {
         default:
             /* Slow enough that a consumer started without waiting would run meanwhile. */
             pause_us(2000);
-            phase = 3;
+            failed = 1;
             code = 42;
         }
-        atomic_store_explicit(&c->status, (uint64_t)next | (phase << 32) | (code << 36),
-                              memory_order_release);
-        next = (next + 1) & 0x7fffffffu;
-        if (next == 0) next = 1;
+        /* The token's result first, then its FIN: a later report never erases a result. */
+        atomic_store_explicit(&c->result[next & 1], (uint64_t)next | (failed << 31) | (code << 32),
+                              memory_order_relaxed);
+        atomic_store_explicit(&c->status, next | (1u << 31), memory_order_release);
+        next = next >= 0x7fffffefu ? 1 : next + 1;
     }
     return NULL;
 }
@@ -158,6 +165,7 @@ static PtoStatus run(struct machine *m, void (*submit)(PtoOrchestrator *), PtoRe
     p.write_payload = cb_write_payload;
     p.ring_doorbell = cb_ring;
     p.core_status = cb_status;
+    p.result = cb_result;
     p.spin_hint = cb_spin;
 
     pthread_t cores[CORES], sched;

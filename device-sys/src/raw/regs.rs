@@ -147,15 +147,32 @@ impl CoreRegs<'_> {
     }
 
     /// The status word.
-    pub fn status(&self) -> u64 {
+    pub fn status(&self) -> u32 {
         // SAFETY: a field of a valid block.
         unsafe { rd(&raw mut (*self.block.as_ptr()).status.word) }
     }
 
     /// Writes the status word.
-    pub fn set_status(&self, word: u64) {
+    pub fn set_status(&self, word: u32) {
         // SAFETY: a field of a valid block.
         unsafe { wr(&raw mut (*self.block.as_ptr()).status.word, word) }
+    }
+
+    /// The result word of the token of `parity`.
+    pub fn result(&self, parity: usize) -> u64 {
+        // SAFETY: a field of a valid block; `parity & 1` indexes the two entries.
+        unsafe { rd(&raw mut (*self.block.as_ptr()).status.results[parity & 1]) }
+    }
+
+    /// Writes the result word of the token of `parity`.
+    pub fn set_result(&self, parity: usize, word: u64) {
+        // SAFETY: as for `result`.
+        unsafe {
+            wr(
+                &raw mut (*self.block.as_ptr()).status.results[parity & 1],
+                word,
+            )
+        }
     }
 
     /// `[start, end]` of the token of `parity`.

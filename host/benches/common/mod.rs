@@ -3,9 +3,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use pto_runtime_core::{
-    Condition, CoreId, CorePhase, CoreStatus, KernelId, Payload, Platform, Token, Watch,
-};
+use pto_runtime_core::{CoreId, KernelId, Payload, Platform, ResultWord, StatusWord, Token};
 
 /// Cores that finish every token the moment its doorbell rings; a monotonic clock.
 pub struct Loopback {
@@ -27,26 +25,15 @@ impl Platform for Loopback {
     fn ring_doorbell(&self, core: CoreId, token: Token) {
         self.last[core.0 as usize].store(token.bits(), Ordering::Relaxed);
     }
-    fn core_status(&self, core: CoreId) -> CoreStatus {
-        CoreStatus {
-            token: Token::new(self.last[core.0 as usize].load(Ordering::Relaxed)),
-            phase: CorePhase::Fin,
+    fn core_status(&self, core: CoreId) -> StatusWord {
+        match self.last[core.0 as usize].load(Ordering::Relaxed) {
+            0 => StatusWord::NONE,
+            t => StatusWord::fin(Token::new(t)),
         }
     }
-    fn lane_times(&self, _: CoreId, _: Token) -> Option<(u64, u64)> {
-        None
+    fn result(&self, _: CoreId, token: Token) -> ResultWord {
+        ResultWord::done(token)
     }
-    fn conditions(&self, _: CoreId, _: Token) -> usize {
-        0
-    }
-    fn condition(&self, _: CoreId, _: Token, _: usize) -> Option<Condition> {
-        None
-    }
-    fn read_watch(&self, _: Watch) -> Option<u64> {
-        None
-    }
-    fn invalidate(&self, _: u64, _: usize) {}
-    fn flush(&self, _: u64, _: usize) {}
     fn spin_hint(&self) {}
 }
 

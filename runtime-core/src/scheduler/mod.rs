@@ -2,6 +2,10 @@
 //! until every submitted task finished or the run failed.
 #![forbid(unsafe_code)]
 
+mod fin;
+mod lanes;
+mod watchdog;
+
 use crate::completion::{Finisher, finish};
 use crate::condition::Watch;
 use crate::config::MAX_ARGS;
@@ -9,7 +13,7 @@ use crate::deferred::{DeferredSet, DeferredStore};
 use crate::dispatch::{CoreTable, Inflight};
 use crate::error::{FatalError, FatalKind};
 use crate::ids::{TaskId, WorkerClass};
-use crate::platform::{CorePhase, Payload, Platform};
+use crate::platform::{Payload, Platform};
 use crate::profile::{PHASES, Phase, ProfileLevel, RecordBatch};
 use crate::slot::Meta;
 use crate::stats::SchedCtl;
@@ -74,11 +78,16 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         store: DeferredStore<'r>,
     ) -> Self {
         let ticks = p.ticks_per_us().max(1);
+        let mut cores = CoreTable::for_scheduler(&t.cfg, index);
+        for i in 0..cores.cores.len() {
+            let last = p.core_status(cores.cores[i].id);
+            cores.resume_after(i, last);
+        }
         Scheduler {
             t,
             p,
             ctl,
-            cores: CoreTable::for_scheduler(&t.cfg, index),
+            cores,
             deferred: DeferredSet::new(store),
             timeout_ticks: t.cfg.task_timeout_us.saturating_mul(ticks),
             deferred_timeout_ticks: t.cfg.deferred_timeout_us.saturating_mul(ticks),
@@ -144,7 +153,12 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         let (mixed, mix_waiting) = self.dispatch_mix();
         // MIX has strict priority on the cores of MIX-capable clusters: while a MIX task waits,
         // single-core tasks go elsewhere, so those clusters drain and the MIX task starts.
-        let reserved = if mix_waiting { self.cores.mix_cores } else { 0 };
+        // A cluster that only the deferred set can drain is not held back.
+        let reserved = if mix_waiting {
+            self.cores.mix_reserved()
+        } else {
+            0
+        };
         let mut dispatched = mixed;
         dispatched |= self.dispatch_single(WorkerClass::Aic, reserved);
         dispatched |= self.dispatch_single(WorkerClass::Aiv, reserved);
@@ -244,179 +258,6 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         self.t.shared.status.fail(e);
     }
 
-    /// Reads the status word of every busy core and completes what finished.
-    fn poll_completions(&mut self) -> bool {
-        let mut progress = false;
-        let mut busy = self.cores.busy();
-        while busy != 0 {
-            let i = busy.trailing_zeros() as usize;
-            busy &= busy - 1;
-            progress |= self.poll_core(i);
-        }
-        progress
-    }
-
-    fn poll_core(&mut self, i: usize) -> bool {
-        let core = self.cores.cores[i];
-        let Some(run) = core.running else {
-            return false;
-        };
-        let st = self.p.core_status(core.id);
-        let ahead = st.token.since(run.token);
-        let is_pending = core.pending.is_some_and(|p| p.token == st.token);
-        match st.phase {
-            CorePhase::Idle => false,
-            // Older tokens (the FIN of a task already completed, seen again) are ignored: a
-            // lane completes only when its own token is reported.
-            _ if ahead < 0 => false,
-            CorePhase::Ack if ahead == 0 => false,
-            // The core moved on to the pending token: the running one finished.
-            CorePhase::Ack if is_pending => self.complete_lane(i, run),
-            CorePhase::Fin if ahead == 0 => self.complete_lane(i, run),
-            CorePhase::Fin if is_pending => {
-                if !self.complete_lane(i, run) {
-                    return false;
-                }
-                if let Some(next) = self.cores.cores[i].running {
-                    self.complete_lane(i, next);
-                }
-                true
-            }
-            CorePhase::Error(code) if ahead == 0 || is_pending => {
-                let task = if ahead == 0 {
-                    run.task
-                } else {
-                    core.pending.map_or(run.task, |p| p.task)
-                };
-                self.fail(
-                    FatalError::new(FatalKind::KernelFailed)
-                        .with_task(task)
-                        .with_core(core.id)
-                        .with_detail(code as u64, 0),
-                );
-                true
-            }
-            _ => {
-                let newest = core.pending.unwrap_or(run).token;
-                self.fail(
-                    FatalError::new(FatalKind::CoreProtocol)
-                        .with_task(run.task)
-                        .with_core(core.id)
-                        .with_detail(st.token.bits() as u64, newest.bits() as u64),
-                );
-                true
-            }
-        }
-    }
-
-    /// The running lane of local core `i` finished: retire it, enter the conditions its
-    /// kernel registered into the deferred set, and finish its task if this was the task's
-    /// last lane and nothing is left to wait for. Returns `false` (and leaves the FIN unread)
-    /// when the deferred set has no room for the lane's conditions yet.
-    fn complete_lane(&mut self, i: usize, lane: Inflight) -> bool {
-        let core = self.cores.cores[i].id;
-        let g = self.t.gslot(lane.task);
-        let slot = self.t.slot(g);
-        let conditions = self.p.conditions(core, lane.token);
-        let entry = slot.deferred.load(Ordering::Relaxed).checked_sub(1);
-        if conditions > 0 {
-            let registered = entry.map_or(0, |e| self.deferred.registered(e) as usize);
-            let limit = self.t.cfg.max_conditions as usize;
-            if registered + conditions > limit {
-                self.fail(
-                    FatalError::new(FatalKind::TooManyConditions)
-                        .with_task(lane.task)
-                        .with_core(core)
-                        .with_detail((registered + conditions) as u64, limit as u64),
-                );
-                return true;
-            }
-            if !self.deferred.has_room(conditions, entry.is_none()) {
-                return false;
-            }
-        }
-        self.cores.retire_running(i);
-        if self.tasks_level {
-            let row = &self.t.prof_rows[g];
-            // The lap clock may predate the kernel's end: the FIN was seen after both.
-            let mut fin = self.now;
-            if let Some((start, end)) = self.p.lane_times(core, lane.token) {
-                let first = row.start.load(Ordering::Relaxed);
-                row.start.store(
-                    if first == 0 { start } else { first.min(start) },
-                    Ordering::Relaxed,
-                );
-                let last = row.end.load(Ordering::Relaxed).max(end);
-                row.end.store(last, Ordering::Relaxed);
-                fin = fin.max(last);
-            }
-            row.fin.store(fin, Ordering::Relaxed);
-            if conditions > 0 {
-                // Conditions that all hold already complete the task at its FIN.
-                row.deferred.store(fin, Ordering::Relaxed);
-            }
-        }
-        let entry = match entry {
-            _ if conditions == 0 => entry,
-            Some(e) => Some(e),
-            None => {
-                let e = self.deferred.open(lane.task);
-                slot.deferred.store(e + 1, Ordering::Relaxed);
-                Some(e)
-            }
-        };
-        if let Some(e) = entry
-            && conditions > 0
-            && !self.register(e, lane, core, conditions)
-        {
-            return true;
-        }
-        let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
-        if meta.class == WorkerClass::Mix && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
-            return true;
-        }
-        match entry {
-            None => self.finish(lane.task),
-            Some(e) => {
-                let now = if self.clocked { self.now } else { self.p.now() };
-                if self
-                    .deferred
-                    .arm(e, now.saturating_add(self.deferred_timeout_ticks))
-                {
-                    let task = self.deferred.close(e);
-                    slot.deferred.store(0, Ordering::Relaxed);
-                    self.finish(task);
-                }
-            }
-        }
-        true
-    }
-
-    /// Enters the `n` conditions of `lane` into entry `e`: each is read once; those that hold
-    /// already are only counted. Returns `false` after failing the run on a condition the
-    /// platform cannot read.
-    fn register(&mut self, e: u32, lane: Inflight, core: crate::ids::CoreId, n: usize) -> bool {
-        for k in 0..n {
-            let bad = FatalError::new(FatalKind::BadCondition)
-                .with_task(lane.task)
-                .with_core(core);
-            let Some(c) = self.p.condition(core, lane.token, k) else {
-                self.fail(bad);
-                return false;
-            };
-            let Some(value) = read_watch(self.p, c.watch) else {
-                self.fail(bad.with_watch(c.watch));
-                return false;
-            };
-            if c.holds(value) {
-                self.deferred.add_met(e);
-            } else {
-                self.deferred.add(e, c, value);
-            }
-        }
-        true
-    }
-
     /// Reads the watched words (at most `deferred_poll_budget` of them) and finishes the tasks
     /// whose last condition now holds; checks deadlines now and then.
     fn poll_deferred(&mut self) -> bool {
@@ -451,18 +292,38 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
                 return true;
             }
         };
-        if (self.loops as u32).is_multiple_of(DEADLINES_EVERY)
-            && let Some(x) = self.deferred.expired(self.p.now())
-        {
-            self.fail(
-                FatalError::new(FatalKind::DeferredTimeout)
-                    .with_task(x.task)
-                    .with_watch(x.watch)
-                    .with_detail(x.expected, x.last),
-            );
-            return true;
+        if (self.loops as u32).is_multiple_of(DEADLINES_EVERY) {
+            let now = self.p.now();
+            if let Some(x) = self.deferred.expired(now) {
+                // With lanes held for room, the full set itself may be what kept the word
+                // from moving (its writer could not get a core): say so, naming the knob.
+                let e = match self.cores.oldest_held() {
+                    Some((i, since)) => self.deferred_full(i, now.saturating_sub(since)),
+                    None => FatalError::new(FatalKind::DeferredTimeout)
+                        .with_task(x.task)
+                        .with_watch(x.watch)
+                        .with_detail(x.expected, x.last),
+                };
+                self.fail(e);
+                return true;
+            }
         }
         released > 0
+    }
+
+    /// The error of local core `i`'s lane, held `waited` ticks for room in a full set.
+    fn deferred_full(&self, i: usize, waited: u64) -> FatalError {
+        let c = &self.cores.cores[i];
+        let mut e = FatalError::new(FatalKind::DeferredFull)
+            .with_core(c.id)
+            .with_detail(
+                self.t.cfg.deferred_capacity as u64,
+                waited / self.p.ticks_per_us().max(1),
+            );
+        if let Some(run) = c.running {
+            e = e.with_task(run.task);
+        }
+        e
     }
 
     /// Fills idle cores of `class` (except `reserved` ones) first, then pending slots, while
@@ -557,31 +418,6 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             progress = true;
         }
         progress
-    }
-
-    /// Fails the run if a core has run the same token for longer than `task_timeout_us`.
-    fn watchdog(&mut self) {
-        let now = self.p.now();
-        let mut busy = self.cores.busy();
-        while busy != 0 {
-            let i = busy.trailing_zeros() as usize;
-            busy &= busy - 1;
-            let c = &mut self.cores.cores[i];
-            let Some(run) = c.running else { continue };
-            match c.watch {
-                Some((token, since)) if token == run.token => {
-                    let waited = now.saturating_sub(since);
-                    if waited > self.timeout_ticks {
-                        let e = FatalError::new(FatalKind::TaskTimeout)
-                            .with_task(run.task)
-                            .with_core(c.id)
-                            .with_detail(waited / self.p.ticks_per_us().max(1), 0);
-                        self.t.shared.status.fail(e);
-                    }
-                }
-                _ => c.watch = Some((run.token, now)),
-            }
-        }
     }
 }
 

@@ -1,0 +1,254 @@
+//! Retiring lanes: reading busy cores' status words, each retired token's result word, and
+//! the deferred conditions its kernel registered.
+#![forbid(unsafe_code)]
+
+use super::{Scheduler, fin, read_watch};
+use crate::condition::{Condition, MAX_CONDITIONS};
+use crate::dispatch::Inflight;
+use crate::error::{FatalError, FatalKind};
+use crate::ids::WorkerClass;
+use crate::platform::Platform;
+use crate::protocol::Outcome;
+use crate::slot::Meta;
+use crate::sync::Ordering;
+
+/// What became of a lane the scheduler tried to retire.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Lane {
+    /// Retired: its task finished, waits in the deferred set, or waits for its other lanes.
+    Retired,
+    /// Finished, but its unmet conditions find no room in the deferred set yet: it stays on
+    /// its core, held, and is tried again every loop.
+    Held,
+    /// The run failed (the lane's kernel failed, or the protocol broke).
+    Failed,
+}
+
+/// A lane's conditions as read at its FIN, with the value each word read then.
+type Read = heapless::Vec<(Condition, u64), { MAX_CONDITIONS as usize }>;
+
+impl<P: Platform> Scheduler<'_, '_, P> {
+    /// Reads the status word of every busy core and retires what finished.
+    pub(super) fn poll_completions(&mut self) -> bool {
+        let mut progress = false;
+        let mut busy = self.cores.busy();
+        while busy != 0 {
+            let i = busy.trailing_zeros() as usize;
+            busy &= busy - 1;
+            progress |= self.poll_core(i);
+        }
+        progress
+    }
+
+    fn poll_core(&mut self, i: usize) -> bool {
+        let mut progress = false;
+        if self.cores.cores[i].held_since.is_some()
+            && let Some(run) = self.cores.cores[i].running
+        {
+            // Lanes retire in order: the held one first.
+            match self.complete_lane(i, run) {
+                Lane::Held => return false,
+                Lane::Failed => return true,
+                Lane::Retired => progress = true,
+            }
+        }
+        let c = self.cores.cores[i];
+        let Some(run) = c.running else {
+            return progress;
+        };
+        let status = self.p.core_status(c.id);
+        let pending = c.pending.map(|p| p.token);
+        match fin::decode(status, c.seen, Some(run.token), pending) {
+            fin::LaneEvent::Nothing => {
+                self.cores.cores[i].seen = status;
+                progress
+            }
+            fin::LaneEvent::Running => {
+                self.cores.cores[i].seen = status;
+                self.retire(i, run);
+                true
+            }
+            fin::LaneEvent::Both => {
+                // If the first lane is held, the pending one's FIN is read again once it
+                // retired: the word is not marked as acted on.
+                if self.retire(i, run) == Lane::Retired {
+                    self.cores.cores[i].seen = status;
+                    if let Some(next) = self.cores.cores[i].running {
+                        self.retire(i, next);
+                    }
+                }
+                true
+            }
+            fin::LaneEvent::Unexplained => {
+                let newest = c.pending.unwrap_or(run).token;
+                self.fail(
+                    FatalError::new(FatalKind::CoreProtocol)
+                        .with_task(run.task)
+                        .with_core(c.id)
+                        .with_detail(status.token().bits() as u64, newest.bits() as u64),
+                );
+                true
+            }
+        }
+    }
+
+    /// The running lane of local core `i` reported finishing (or the core moved past it):
+    /// its result word says how it ended.
+    fn retire(&mut self, i: usize, lane: Inflight) -> Lane {
+        let core = self.cores.cores[i].id;
+        let result = self.p.result(core, lane.token);
+        match result.outcome(lane.token) {
+            Some(Outcome::Done) => self.complete_lane(i, lane),
+            Some(Outcome::Failed(code)) => {
+                self.fail(
+                    FatalError::new(FatalKind::KernelFailed)
+                        .with_task(lane.task)
+                        .with_core(core)
+                        .with_detail(code as u64, 0),
+                );
+                Lane::Failed
+            }
+            None => {
+                self.fail(
+                    FatalError::new(FatalKind::MissingResult)
+                        .with_task(lane.task)
+                        .with_core(core)
+                        .with_detail(lane.token.bits() as u64, result.token().bits() as u64),
+                );
+                Lane::Failed
+            }
+        }
+    }
+
+    /// The running lane of local core `i` finished normally: read its conditions, retire it
+    /// (unless its unmet conditions find no room yet), enter those into the deferred set,
+    /// and finish its task if this was the task's last lane and nothing is left to wait for.
+    pub(super) fn complete_lane(&mut self, i: usize, lane: Inflight) -> Lane {
+        let core = self.cores.cores[i].id;
+        let g = self.t.gslot(lane.task);
+        let slot = self.t.slot(g);
+        let n = self.p.conditions(core, lane.token);
+        let entry = slot.deferred.load(Ordering::Relaxed).checked_sub(1);
+        let mut read = Read::new();
+        let mut unmet = 0;
+        if n > 0 {
+            let registered = entry.map_or(0, |e| self.deferred.registered(e) as usize);
+            let limit = self.t.cfg.max_conditions as usize;
+            if registered + n > limit {
+                self.fail(
+                    FatalError::new(FatalKind::TooManyConditions)
+                        .with_task(lane.task)
+                        .with_core(core)
+                        .with_detail((registered + n) as u64, limit as u64),
+                );
+                return Lane::Failed;
+            }
+            if !self.read_conditions(lane, core, n, &mut read) {
+                return Lane::Failed;
+            }
+            unmet = read.iter().filter(|(c, v)| !c.holds(*v)).count();
+            // Conditions that hold already need no room.
+            if unmet > 0 && !self.deferred.has_room(unmet, entry.is_none()) {
+                let now = self.p.now();
+                self.cores.hold(i, now);
+                return Lane::Held;
+            }
+        }
+        self.cores.retire_running(i);
+        if self.tasks_level {
+            self.stamp_lane(g, core, lane, n > 0);
+        }
+        let entry = match entry {
+            None if unmet > 0 => {
+                let e = self.deferred.open(lane.task);
+                slot.deferred.store(e + 1, Ordering::Relaxed);
+                Some(e)
+            }
+            e => e,
+        };
+        if let Some(e) = entry {
+            for &(c, value) in &read {
+                if c.holds(value) {
+                    self.deferred.add_met(e);
+                } else {
+                    self.deferred.add(e, c, value);
+                }
+            }
+        }
+        let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
+        if meta.class == WorkerClass::Mix && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return Lane::Retired;
+        }
+        match entry {
+            None => self.finish(lane.task),
+            Some(e) => {
+                let now = if self.clocked { self.now } else { self.p.now() };
+                if self
+                    .deferred
+                    .arm(e, now.saturating_add(self.deferred_timeout_ticks))
+                {
+                    let task = self.deferred.close(e);
+                    slot.deferred.store(0, Ordering::Relaxed);
+                    self.finish(task);
+                }
+            }
+        }
+        Lane::Retired
+    }
+
+    /// Reads the `n` conditions of `lane` and each one's word once into `out`. Returns
+    /// `false` after failing the run on a record it cannot decode or a word it cannot read.
+    fn read_conditions(
+        &mut self,
+        lane: Inflight,
+        core: crate::ids::CoreId,
+        n: usize,
+        out: &mut Read,
+    ) -> bool {
+        for k in 0..n {
+            let bad = FatalError::new(FatalKind::BadCondition)
+                .with_task(lane.task)
+                .with_core(core);
+            let c = match self.p.condition(core, lane.token, k).map(|r| r.decode()) {
+                Some(Ok(c)) => c,
+                Some(Err(kind)) => {
+                    self.fail(bad.with_detail(kind as u64, 0));
+                    return false;
+                }
+                None => {
+                    self.fail(bad);
+                    return false;
+                }
+            };
+            let Some(value) = read_watch(self.p, c.watch) else {
+                self.fail(bad.with_watch(c.watch));
+                return false;
+            };
+            // At most max_conditions <= MAX_CONDITIONS (checked by the caller).
+            let _ = out.push((c, value));
+        }
+        true
+    }
+
+    /// Records a retired lane's kernel times and FIN stamp in its task's row.
+    fn stamp_lane(&mut self, g: usize, core: crate::ids::CoreId, lane: Inflight, deferred: bool) {
+        let row = &self.t.prof_rows[g];
+        // The lap clock may predate the kernel's end: the FIN was seen after both.
+        let mut fin = self.now;
+        if let Some((start, end)) = self.p.lane_times(core, lane.token) {
+            let first = row.start.load(Ordering::Relaxed);
+            row.start.store(
+                if first == 0 { start } else { first.min(start) },
+                Ordering::Relaxed,
+            );
+            let last = row.end.load(Ordering::Relaxed).max(end);
+            row.end.store(last, Ordering::Relaxed);
+            fin = fin.max(last);
+        }
+        row.fin.store(fin, Ordering::Relaxed);
+        if deferred {
+            // Conditions that all hold already complete the task at its FIN.
+            row.deferred.store(fin, Ordering::Relaxed);
+        }
+    }
+}
