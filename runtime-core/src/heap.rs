@@ -27,17 +27,24 @@ pub(crate) struct Placement {
 }
 
 impl RingHeap {
-    /// Where `bytes` aligned to `align` (a power of two) would go, skipping to the start of
-    /// the buffer rather than wrapping a buffer around its end. `None` if that would need
-    /// more than `len` bytes past `tail` (the oldest live task's start).
+    /// Where `bytes` at an address aligned to `align` (a power of two) would go, skipping
+    /// to the start of the buffer rather than wrapping a buffer around its end. `None` if
+    /// that would need more than `len` bytes past `tail` (the oldest live task's start).
+    ///
+    /// The address is aligned, not the offset: a ring's share need not start aligned.
     pub(crate) fn place(&self, bytes: u64, align: u64, tail: u64) -> Option<Placement> {
         let pos = self.head % self.len;
-        let aligned = pos.checked_next_multiple_of(align)?;
-        let offset = if aligned.checked_add(bytes)? <= self.len {
-            self.head + (aligned - pos)
+        let pad = pad_to(self.base.checked_add(pos)?, align);
+        let offset = if pos.checked_add(pad)?.checked_add(bytes)? <= self.len {
+            self.head + pad
         } else {
-            // Skip the rest of this lap: the skipped bytes belong to this task too.
-            self.head + (self.len - pos)
+            // Skip the rest of this lap (the skipped bytes belong to this task too), then
+            // pad from the share's first address.
+            let pad = pad_to(self.base, align);
+            if pad.checked_add(bytes)? > self.len {
+                return None;
+            }
+            self.head.checked_add(self.len - pos)?.checked_add(pad)?
         };
         let head = offset.checked_add(bytes)?;
         (head - tail <= self.len).then_some(Placement { offset, head })
@@ -47,6 +54,12 @@ impl RingHeap {
     pub(crate) fn address(&self, offset: u64) -> u64 {
         self.base + offset % self.len
     }
+}
+
+/// Bytes from `addr` to the next multiple of `align` (a power of two).
+#[inline]
+fn pad_to(addr: u64, align: u64) -> u64 {
+    addr.wrapping_neg() & (align - 1)
 }
 
 #[cfg(all(test, not(loom)))]
@@ -87,5 +100,33 @@ mod tests {
         let p = h.place(100, 8, 150).unwrap();
         assert_eq!((p.offset, p.head, h.address(p.offset)), (256, 356, 0x1000));
         assert_eq!(h.place(300, 1, 200), None, "larger than the heap");
+    }
+
+    #[test]
+    fn addresses_are_aligned_when_the_share_is_not() {
+        let mut h = RingHeap {
+            base: 0x1000 + 1000,
+            len: 1000,
+            ..RingHeap::default()
+        };
+        let mut tail = 0;
+        for k in 0..40u64 {
+            let align = 1 << (k % 8);
+            let p = h.place(90, align, tail).unwrap();
+            let a = h.address(p.offset);
+            assert_eq!(
+                a % align,
+                0,
+                "allocation {k}: {a:#x} is not aligned to {align}"
+            );
+            assert!(a >= h.base && a + 90 <= h.base + h.len, "inside the share");
+            h.head = p.head;
+            tail = p.offset; // only the newest buffer stays live
+        }
+        assert_eq!(
+            h.place(1000, 64, h.head),
+            None,
+            "with its padding it does not fit"
+        );
     }
 }
