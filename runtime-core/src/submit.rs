@@ -399,10 +399,14 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             let _ = footprints.push(f);
         }
         if spec.deps.len() > cfg.max_deps as usize {
-            return Err(SubmitError::TooManyDeps {
-                given: spec.deps.len(),
-                max: cfg.max_deps,
-            });
+            // Duplicates count once: only distinct dependencies can be too many.
+            let distinct = distinct_deps(spec.deps, cfg.max_deps as usize + 1);
+            if distinct > cfg.max_deps as usize {
+                return Err(SubmitError::TooManyDeps {
+                    given: distinct,
+                    max: cfg.max_deps,
+                });
+            }
         }
         let cores = match spec.class {
             WorkerClass::Aic => cfg.aic_cores,
@@ -561,4 +565,18 @@ impl<P: Platform> Drop for Orchestrator<'_, '_, P> {
         while self.scope_end().is_ok() {}
         self.t.shared.orch_done.0.store(1, Ordering::Release);
     }
+}
+
+/// Distinct ids among `deps`, counted up to `stop` (at most `MAX_DEPS + 1`).
+fn distinct_deps(deps: &[TaskId], stop: usize) -> usize {
+    let mut seen = heapless::Vec::<TaskId, { MAX_DEPS as usize + 1 }>::new();
+    for &d in deps {
+        if !seen.contains(&d) && seen.push(d).is_err() {
+            break;
+        }
+        if seen.len() >= stop {
+            break;
+        }
+    }
+    seen.len()
 }
