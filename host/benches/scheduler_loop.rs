@@ -31,7 +31,7 @@ fn run(level: ProfileLevel, record_latency: bool) -> f64 {
         record_latency,
         ..Config::default()
     };
-    let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size());
+    let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size()).unwrap();
     let rt = Runtime::init(region.bytes(), cfg).unwrap();
     let p = Loopback::new(cfg.cores());
     let mut o = rt.orchestrator(&p).unwrap();

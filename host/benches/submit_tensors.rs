@@ -41,7 +41,7 @@ fn setup(k: u16) -> (Config, BenchPlan) {
 
 fn run(k: u16) -> f64 {
     let (cfg, plan) = setup(k);
-    let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size());
+    let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size()).unwrap();
     let rt = Runtime::init(region.bytes(), cfg).unwrap();
     // No scheduler runs: the cores are never rung.
     let p = Loopback::new(cfg.cores());

@@ -428,7 +428,7 @@ mod tests {
     fn setup(opts: EngineOptions) -> (Arc<MemoryMap>, Engine) {
         let m = Arc::new(
             MemoryMap::new(
-                Arc::new(crate::memory::DeviceMemory::new(BASE, 4096)),
+                Arc::new(crate::memory::DeviceMemory::new(BASE, 4096).unwrap()),
                 Vec::new(),
             )
             .unwrap(),

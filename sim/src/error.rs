@@ -19,6 +19,16 @@ pub enum SimError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The host cannot allocate what the simulated run needs.
+    #[error("cannot allocate {bytes} bytes for the {what} on this host: lower {knob}")]
+    OutOfMemory {
+        /// What was being allocated.
+        what: &'static str,
+        /// Bytes asked for.
+        bytes: u64,
+        /// The setting that sizes it.
+        knob: &'static str,
+    },
     /// The output heap does not fit the simulated device memory.
     #[error(
         "the output heap does not fit device memory: {0}; raise memory_bytes or lower heap_bytes"

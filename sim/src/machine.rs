@@ -123,7 +123,15 @@ impl SimMachine {
         if cfg.cores() == 0 {
             return Err(SimError::Config(ConfigError::NoCores));
         }
-        let local = Arc::new(DeviceMemory::new(MEMORY_BASE, opts.memory_bytes));
+        let local = Arc::new(
+            DeviceMemory::new(MEMORY_BASE, opts.memory_bytes).map_err(|_| {
+                SimError::OutOfMemory {
+                    what: "simulated device memory",
+                    bytes: opts.memory_bytes as u64,
+                    knob: "SimOptions::memory_bytes",
+                }
+            })?,
+        );
         let memory =
             Arc::new(MemoryMap::new(local, extra).map_err(|e| SimError::Heap(e.to_string()))?);
         let heap = match opts.heap_bytes {

@@ -33,6 +33,12 @@ pub enum MemoryError {
         /// The alignment the access needs.
         align: usize,
     },
+    /// The host refused the `bytes` bytes that would hold the memory.
+    #[error("the host cannot allocate {bytes} bytes of simulated device memory")]
+    HostAlloc {
+        /// Bytes asked for.
+        bytes: u64,
+    },
     /// The bump allocator cannot fit `bytes` more bytes; `left` remain past its cursor.
     #[error(
         "simulated device memory is exhausted: asked for {bytes} bytes, {left} left; make it larger"
@@ -69,18 +75,26 @@ pub struct DeviceMemory {
 impl DeviceMemory {
     /// Zeroed memory of `bytes` bytes (rounded up to a multiple of 8) at `base` (rounded up to
     /// a multiple of 64). A region that would run past the end of the 64-bit address space is
-    /// cut short at it.
-    pub fn new(base: u64, bytes: usize) -> Self {
+    /// cut short at it. [`MemoryError::HostAlloc`] if the host cannot give that much (the
+    /// pages are zeroed by the OS as they are first touched, so a large memory costs nothing
+    /// until used).
+    pub fn new(base: u64, bytes: usize) -> Result<Self, MemoryError> {
         let base = base
             .checked_next_multiple_of(BASE_ALIGN)
             .unwrap_or(u64::MAX - (BASE_ALIGN - 1));
         let room = (u64::MAX - base) / CELL;
         let cells = (bytes.div_ceil(CELL as usize) as u64).min(room) as usize;
-        DeviceMemory {
+        let words =
+            bytemuck::allocation::try_zeroed_slice_box::<AtomicU64>(cells).map_err(|()| {
+                MemoryError::HostAlloc {
+                    bytes: cells as u64 * CELL,
+                }
+            })?;
+        Ok(DeviceMemory {
             base,
-            words: Words::Owned((0..cells).map(|_| AtomicU64::new(0)).collect()),
+            words: Words::Owned(words),
             bump: AtomicU64::new(0),
-        }
+        })
     }
 
     /// Memory whose words live in `words` (a communication window, say), at device address
@@ -324,15 +338,15 @@ mod tests {
     const BASE: u64 = 0x1000_0000;
 
     fn mem(bytes: usize) -> DeviceMemory {
-        DeviceMemory::new(BASE, bytes)
+        DeviceMemory::new(BASE, bytes).unwrap()
     }
 
     #[test]
     fn base_and_size_are_rounded_up() {
-        let m = DeviceMemory::new(100, 13);
+        let m = DeviceMemory::new(100, 13).unwrap();
         assert_eq!(m.base(), 128, "base rounds up to 64");
         assert_eq!(m.len(), 16, "size rounds up to 8");
-        let top = DeviceMemory::new(u64::MAX - 10, 64);
+        let top = DeviceMemory::new(u64::MAX - 10, 64).unwrap();
         assert!(top.base().is_multiple_of(64));
         assert!(
             top.contains(top.base(), top.len()),

@@ -144,7 +144,7 @@ mod tests {
 
     #[test]
     fn accesses_go_to_their_range_and_copies_cross_ranges() {
-        let local = Arc::new(DeviceMemory::new(0x1000, 4096));
+        let local = Arc::new(DeviceMemory::new(0x1000, 4096).unwrap());
         let outside = Arc::new(Outside((0..512).map(|_| AtomicU64::new(0)).collect()));
         let window = Arc::new(DeviceMemory::shared(0x10_0000, outside.clone()).unwrap());
         let map = MemoryMap::new(local, vec![window]).unwrap();
@@ -164,7 +164,13 @@ mod tests {
             map.copy(src, 0x10_0000 + 4096 - 8, 2).is_err(),
             "past the window"
         );
-        let clash = Arc::new(DeviceMemory::new(0x1800, 64));
-        assert!(MemoryMap::new(Arc::new(DeviceMemory::new(0x1000, 4096)), vec![clash]).is_err());
+        let clash = Arc::new(DeviceMemory::new(0x1800, 64).unwrap());
+        assert!(
+            MemoryMap::new(
+                Arc::new(DeviceMemory::new(0x1000, 4096).unwrap()),
+                vec![clash]
+            )
+            .is_err()
+        );
     }
 }

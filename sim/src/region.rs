@@ -2,21 +2,31 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use crate::error::SimError;
+
 #[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C, align(64))]
 struct Block([u8; 64]);
 
 /// A zeroed, 64-byte-aligned buffer of at least the requested size.
 pub struct Region {
-    blocks: Vec<Block>,
+    blocks: Box<[Block]>,
 }
 
 impl Region {
-    /// A region of at least `bytes` bytes.
-    pub fn new(bytes: usize) -> Self {
-        Region {
-            blocks: vec![Block([0; 64]); bytes.div_ceil(64)],
-        }
+    /// A region of at least `bytes` bytes, or [`SimError::OutOfMemory`] if the host cannot
+    /// give them (the OS zeroes the pages as they are first touched).
+    pub fn new(bytes: usize) -> Result<Self, SimError> {
+        let blocks =
+            bytemuck::allocation::try_zeroed_slice_box(bytes.div_ceil(64)).map_err(|()| {
+                SimError::OutOfMemory {
+                    what: "runtime region",
+                    bytes: bytes as u64,
+                    knob: "the Config's capacities (task_window, rings, profile_capacity, \
+                       deferred_capacity, max_tensors)",
+                }
+            })?;
+        Ok(Region { blocks })
     }
 
     /// The bytes, for `Runtime::init`.

@@ -76,7 +76,7 @@ where
     R: Send,
 {
     let layout = RegionLayout::new(&cfg)?;
-    let mut region = Region::new(layout.size());
+    let mut region = Region::new(layout.size())?;
     let rt = Runtime::init(region.bytes(), cfg)?;
     let machine = SimMachine::start_with(&cfg, kernels, opts, extra)?;
     let platform = machine.platform();

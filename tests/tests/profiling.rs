@@ -31,7 +31,7 @@ fn run_at(level: ProfileLevel, capacity: u32) -> Profiled {
         task_window: 8,
         ..Config::tiny()
     };
-    let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size());
+    let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size()).unwrap();
     let rt = Runtime::init(region.bytes(), cfg).unwrap();
     let kernels = KernelTable::new().with(K, |_| Ok(()));
     let machine = SimMachine::start(&cfg, kernels, SimOptions::default()).unwrap();

@@ -131,7 +131,7 @@ fn machines_the_config_cannot_hold_are_refused() {
 fn a_region_too_small_or_misaligned_is_refused_with_what_to_change() {
     let cfg = Config::tiny();
     let size = RegionLayout::new(&cfg).unwrap().size();
-    let mut region = Region::new(size);
+    let mut region = Region::new(size).unwrap();
     let e = Runtime::init(&mut region.bytes()[..size - 64], cfg)
         .err()
         .unwrap();
@@ -154,7 +154,7 @@ fn every_handle_is_taken_once() {
         schedulers: 2,
         ..Config::tiny()
     };
-    let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size());
+    let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size()).unwrap();
     let rt = Runtime::init(region.bytes(), cfg).unwrap();
     let machine =
         pto_sim::SimMachine::start(&cfg, KernelTable::new(), SimOptions::default()).unwrap();
