@@ -1,1 +1,4 @@
-//! Workspace integration tests live in `tests/`; this library is empty.
+//! Workspace integration tests live in `tests/`; this library holds what several of them
+//! share.
+
+pub mod dag;

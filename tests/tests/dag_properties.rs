@@ -1,43 +1,13 @@
 //! Random DAGs on the simulator: every task runs exactly once, after all its predecessors,
 //! and every slot is reclaimed, with a tiny window so reclaim and back-pressure never rest.
 
-use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
-use pto_runtime_core::{Config, KernelId, TaskId, TaskSpec, WorkerClass};
+use pto_runtime_core::{Config, KernelId, TaskId, TaskSpec};
 use pto_sim::{KernelTable, SimOptions, run};
-
-/// One task of a generated program: its class and the earlier tasks it waits for.
-#[derive(Clone, Debug)]
-struct Node {
-    class: WorkerClass,
-    deps: Vec<usize>,
-}
-
-fn program(max_tasks: usize) -> impl Strategy<Value = Vec<Node>> {
-    prop::collection::vec(
-        (
-            0..4usize,
-            prop::collection::vec(any::<prop::sample::Index>(), 0..5),
-        ),
-        1..max_tasks,
-    )
-    .prop_map(|raw| {
-        raw.into_iter()
-            .enumerate()
-            .map(|(i, (class, deps))| Node {
-                class: WorkerClass::ALL[class],
-                deps: if i == 0 {
-                    vec![]
-                } else {
-                    deps.iter().map(|d| d.index(i)).collect()
-                },
-            })
-            .collect()
-    })
-}
+use pto_tests::dag::{Node, program, running_preds};
 
 /// A lane's run: (task index, lane, start stamp, end stamp).
 type Lane = (usize, u8, u64, u64);
@@ -69,21 +39,6 @@ fn run_program(nodes: &[Node], cfg: Config) -> (Vec<Lane>, pto_runtime_core::Run
     .unwrap();
     let lanes = std::mem::take(&mut *lanes.lock().unwrap());
     (lanes, out.report)
-}
-
-/// The tasks that really run before `i` may start: its dependencies, looking through DUMMY
-/// tasks (which run no kernel) to what they waited for.
-fn running_preds(nodes: &[Node], i: usize) -> BTreeSet<usize> {
-    let mut out = BTreeSet::new();
-    let mut stack: Vec<usize> = nodes[i].deps.clone();
-    while let Some(d) = stack.pop() {
-        if nodes[d].class == WorkerClass::Dummy {
-            stack.extend(nodes[d].deps.iter().copied());
-        } else {
-            out.insert(d);
-        }
-    }
-    out
 }
 
 fn check(
