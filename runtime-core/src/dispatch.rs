@@ -120,11 +120,9 @@ impl CoreTable {
         c.next_token = last.token().next();
     }
 
-    /// Marks the running lane of local core `i` as waiting for deferred room since `now`
-    /// (kept from the first time).
+    /// Marks the running lane of local core `i` as waiting for deferred room since `now`.
     pub(crate) fn hold(&mut self, i: usize, now: u64) {
-        let c = &mut self.cores[i];
-        c.held_since.get_or_insert(now);
+        self.cores[i].held_since = Some(now);
         self.held |= 1 << i;
     }
 

@@ -149,8 +149,10 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             unmet = read.iter().filter(|(c, v)| !c.holds(*v)).count();
             // Conditions that hold already need no room.
             if unmet > 0 && !self.deferred.has_room(unmet, entry.is_none()) {
-                let now = self.p.now();
-                self.cores.hold(i, now);
+                if self.cores.cores[i].held_since.is_none() {
+                    let now = self.p.now();
+                    self.cores.hold(i, now);
+                }
                 return Lane::Held;
             }
         }
