@@ -2,9 +2,9 @@
 //! the deferred conditions its kernel registered.
 #![forbid(unsafe_code)]
 
+use super::cores::Inflight;
 use super::{Scheduler, fin, read_watch};
 use crate::condition::{Condition, MAX_CONDITIONS};
-use crate::dispatch::Inflight;
 use crate::error::{FatalError, FatalKind};
 use crate::ids::WorkerClass;
 use crate::platform::Platform;

@@ -1,4 +1,4 @@
-//! A scheduler's view of the cores it owns: who runs what, and which cores can take work.
+//! A scheduler's table of the cores it owns: who runs what, and which cores can take work.
 //!
 //! Each core has a running and a pending slot, so a core that finishes finds its next task
 //! already rung and never idles while work is ready. Bit `i` of each mask is local core `i`.
