@@ -283,3 +283,28 @@ fn mix_priority_does_not_hold_back_a_cluster_only_the_deferred_set_can_drain() {
     assert_eq!(steps(&mut s, 4), Step::Done);
     assert_eq!(t.finished(), 4);
 }
+
+#[test]
+fn a_held_lane_whose_conditions_came_to_hold_completes_without_room() {
+    // A stays in the set (X never lands in this test); B is held for room, then its own
+    // word lands: B needs no room any more and completes, with nothing closing meanwhile.
+    let rig = one_waiter(0, one_aiv());
+    let (t, p) = (rig.tables(), &rig.p);
+    let mut o = rig.orchestrator();
+    let mut s = rig.scheduler();
+    o.submit(&aiv(&[])).unwrap();
+    o.submit(&aiv(&[])).unwrap();
+    drop(o);
+    p.defer(0, 1, &[Condition::counter32(0x100, 1)]);
+    p.defer(0, 2, &[Condition::counter32(0x200, 1)]);
+    p.word(X, 0);
+    p.word(Y, 0);
+    s.step();
+    p.fin(0, 2);
+    steps(&mut s, 8);
+    assert_eq!(t.finished(), 0);
+    p.word(Y, 1);
+    steps(&mut s, 2 * crate::scheduler::DEADLINES_EVERY as usize);
+    assert_eq!(t.finished(), 1, "B completed while A still waits");
+    assert!(!t.shared.status.failed());
+}

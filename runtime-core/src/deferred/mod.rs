@@ -47,6 +47,8 @@ pub(crate) struct DeferredSet<'r> {
     armed_tail: u32,
     /// Open entries.
     open: usize,
+    /// Entries closed so far (wrapping): room can only have grown when this moved.
+    closes: u32,
 }
 
 impl<'r> DeferredSet<'r> {
@@ -79,6 +81,7 @@ impl<'r> DeferredSet<'r> {
             armed_head: NIL,
             armed_tail: NIL,
             open: 0,
+            closes: 0,
             s,
         }
     }
@@ -93,6 +96,13 @@ impl<'r> DeferredSet<'r> {
     #[cfg(all(test, not(loom)))]
     pub(crate) fn watched(&self) -> usize {
         self.active
+    }
+
+    /// How many entries were closed so far (wrapping). Room only grows when an entry
+    /// closes, so a lane that found no room need not look again until this moves.
+    #[inline]
+    pub(crate) fn closes(&self) -> u32 {
+        self.closes
     }
 
     /// Whether `n` more unmet conditions (and a new entry if `new_entry`) fit.
@@ -184,6 +194,7 @@ impl<'r> DeferredSet<'r> {
         self.free_entry = e;
         self.free_entries += 1;
         self.open -= 1;
+        self.closes = self.closes.wrapping_add(1);
         TaskId::from_raw(entry.task)
     }
 

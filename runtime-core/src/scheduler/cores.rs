@@ -28,6 +28,8 @@ pub(crate) struct CoreSlot {
     pub(crate) seen: StatusWord,
     /// Since when the running lane, which finished, waits for room in the deferred set.
     pub(crate) held_since: Option<u64>,
+    /// The deferred set's close count when the held lane last found no room.
+    pub(crate) held_closes: u32,
     /// Token the watchdog is timing, and since when.
     pub(crate) watch: Option<(Token, u64)>,
 }
@@ -88,6 +90,7 @@ impl CoreTable {
                 pending: None,
                 seen: StatusWord::NONE,
                 held_since: None,
+                held_closes: 0,
                 watch: None,
             });
             t.idle |= 1 << local;
