@@ -31,7 +31,6 @@ mod config;
 mod deferred;
 mod error;
 pub mod ffi;
-mod heap;
 mod ids;
 mod layout;
 mod platform;

@@ -188,8 +188,9 @@ fn a_lane_held_for_deferred_room_is_not_timed_as_running() {
     p.word(Y, 0);
     s.step();
     p.fin(0, 2);
-    // 4 watchdog passes, 100 µs a clock read: far past the task timeout.
-    steps(&mut s, 4 * WATCHDOG_EVERY as usize);
+    // Two watchdog passes (the first starts timing, the second compares), 100 µs a clock
+    // read: well past the task timeout.
+    steps(&mut s, 2 * WATCHDOG_EVERY as usize + 1);
     assert!(!t.shared.status.failed(), "{:?}", t.shared.status.get());
     assert_eq!(t.finished(), 0);
     p.word(X, 1);
