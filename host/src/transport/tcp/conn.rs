@@ -81,7 +81,7 @@ pub struct TcpConn {
 }
 
 impl TcpConn {
-    pub(super) fn new(id: u32, peer: u32, sock: Sock, live: &Arc<Live>) -> Self {
+    pub(super) fn new(id: u64, peer: u32, sock: Sock, live: &Arc<Live>) -> Self {
         TcpConn {
             peer,
             sock: Some(sock),

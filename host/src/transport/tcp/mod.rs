@@ -12,7 +12,6 @@ mod step;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 pub use accept::{TcpAcceptState, TcpListen};
@@ -23,6 +22,7 @@ use super::api::Transport;
 use super::error::{ErrorKind, TransportError};
 use super::live::{Live, LiveResources, Resource};
 use super::registry::{Region, Registration, Registry};
+use super::requests::fresh_conn_number;
 use super::wire::{Hello, ListenHandle};
 use conn::Sock;
 
@@ -58,7 +58,6 @@ pub struct TcpTransport {
     hello: Vec<u8>,
     live: Arc<Live>,
     registry: Registry,
-    next_conn: AtomicU32,
 }
 
 impl TcpTransport {
@@ -77,7 +76,6 @@ impl TcpTransport {
             hello,
             registry: Registry::new(Arc::clone(&live)),
             live,
-            next_conn: AtomicU32::new(1),
         })
     }
 
@@ -110,9 +108,10 @@ impl TcpTransport {
         &self.opts
     }
 
+    /// A connection to `peer`; its number (and so its request ids) is unique in the
+    /// process, whichever transport made it.
     fn new_conn(&self, peer: u32, sock: Sock) -> TcpConn {
-        let id = self.next_conn.fetch_add(1, Ordering::Relaxed);
-        TcpConn::new(id, peer, sock, &self.live)
+        TcpConn::new(fresh_conn_number(), peer, sock, &self.live)
     }
 
     fn check_hello_time(
