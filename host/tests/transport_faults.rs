@@ -119,7 +119,7 @@ fn fail_then_retry<A: Transport, B: Transport>(
 #[test]
 fn a_failure_at_any_step_of_connect_gives_everything_back_and_a_retry_succeeds() {
     let steps = clean_steps(Op::Connect);
-    assert_eq!(steps, 4, "socket, dial, hello out, hello in");
+    assert_eq!(steps, 5, "socket, dial, hello out, hello in, confirm out");
     for k in 1..=steps {
         let a = Faulty::new(
             tcp(1, "job"),
@@ -138,7 +138,7 @@ fn a_failure_at_any_step_of_connect_gives_everything_back_and_a_retry_succeeds()
 #[test]
 fn a_failure_at_any_step_of_accept_gives_everything_back_and_a_retry_succeeds() {
     let steps = clean_steps(Op::Accept);
-    assert_eq!(steps, 3, "socket, hello in, hello out");
+    assert_eq!(steps, 4, "socket, hello in, hello out, confirm in");
     for k in 1..=steps {
         let a = tcp(1, "job");
         let b = Faulty::new(

@@ -7,8 +7,13 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// First bytes of every handle and hello: "PTOT".
 pub const MAGIC: u32 = 0x5054_4f54;
-/// Wire version; a peer with another one is refused.
-pub const VERSION: u16 = 1;
+/// Wire version; a peer with another one is refused. Version 2 added the caller's
+/// [`CONFIRM`] after the listener's hello.
+pub const VERSION: u16 = 2;
+/// What a caller sends once it has checked the listener's hello: it is still there and takes
+/// the connection. A listener hands out no connection before this arrives, so a caller that
+/// gave up while it waited in the listen backlog is never taken for a rank.
+pub const CONFIRM: [u8; 4] = *b"PTOC";
 /// Bytes of a serialised listen handle, the most a caller must reserve.
 pub const HANDLE_BYTES: usize = 64;
 /// Longest run id a hello carries.

@@ -1,9 +1,11 @@
 //! The connect state machine: open a socket, dial without blocking (retrying refusals with
-//! backoff until the connect deadline), send our hello, check the peer's. Every stage owns
+//! backoff until the connect deadline), send our hello, check the peer's, confirm that we
+//! take the connection. Every stage owns
 //! what it took, so a failure or a drop releases it, and the state is left idle.
 #![forbid(unsafe_code)]
 
 use std::net::{SocketAddr, TcpStream};
+use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
@@ -11,11 +13,12 @@ use socket2::{Domain, Protocol, Socket, Type};
 use super::TcpTransport;
 use super::conn::{Sock, TcpConn};
 use super::handshake::{IncomingHello, Outgoing};
+use super::poll::{Want, wait_fd, wait_fds};
 use super::step::{Next, step};
 use crate::transport::api::Progress;
 use crate::transport::error::{ErrorKind, TransportError};
 use crate::transport::live::{Resource, Token};
-use crate::transport::wire::{Hello, ListenHandle};
+use crate::transport::wire::{CONFIRM, Hello, ListenHandle};
 
 /// Longest pause between two dials of a peer that refuses.
 const MAX_BACKOFF: Duration = Duration::from_millis(100);
@@ -51,6 +54,11 @@ enum Stage {
     RecvHello {
         sock: Sock,
         hello: IncomingHello,
+        since: Instant,
+    },
+    SendConfirm {
+        sock: Sock,
+        out: Outgoing,
         since: Instant,
     },
 }
@@ -202,8 +210,43 @@ fn advance(
                     to.addr, h.rank, to.rank
                 )));
             }
-            Ok(Next::Done(Box::new(t.new_conn(h.rank, sock))))
+            Ok(Next::Step(Stage::SendConfirm {
+                sock,
+                out: Outgoing::new(CONFIRM.to_vec()),
+                since,
+            }))
         }
+        Stage::SendConfirm {
+            mut sock,
+            mut out,
+            since,
+        } => {
+            let what = || format!("confirming to rank {} at {}", to.rank, to.addr);
+            if out
+                .push(&mut sock.stream)
+                .map_err(|e| TransportError::io(what(), &e))?
+            {
+                return Ok(Next::Done(Box::new(t.new_conn(to.rank, sock, to.addr))));
+            }
+            t.check_hello_time(since, what)?;
+            Ok(Next::Stay(Stage::SendConfirm { sock, out, since }))
+        }
+    }
+}
+
+/// Blocks for at most `max` until the connect in `st` may take its next step: its socket is
+/// ready for what the stage waits on, or its backoff ends. An idle state returns at once.
+pub(super) fn wait(st: &TcpConnectState, max: Duration) {
+    match &st.stage {
+        Stage::Idle => {}
+        Stage::Backoff { at, .. } => {
+            std::thread::sleep(at.saturating_duration_since(Instant::now()).min(max));
+        }
+        Stage::Dial { dialing, .. } => wait_fds(&[(dialing.socket.as_raw_fd(), Want::Write)], max),
+        Stage::SendHello { sock, .. } | Stage::SendConfirm { sock, .. } => {
+            wait_fd(&sock.stream, true, max)
+        }
+        Stage::RecvHello { sock, .. } => wait_fd(&sock.stream, false, max),
     }
 }
 

@@ -1,11 +1,11 @@
-//! Moving a hello over a non-blocking socket in as many pieces as it takes, never reading a
-//! byte past it (the peer's first frames may follow at once).
+//! Moving a hello (and the caller's confirm) over a non-blocking socket in as many pieces as
+//! it takes, never reading a byte past it (the peer's first frames may follow at once).
 #![forbid(unsafe_code)]
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 
-use crate::transport::wire::{Hello, MAGIC};
+use crate::transport::wire::{CONFIRM, Hello, MAGIC};
 
 /// Bytes to send, and how many have left.
 #[derive(Debug)]
@@ -71,5 +71,34 @@ impl IncomingHello {
     /// The bytes of a complete hello (or of a foreign one, enough to refuse it).
     pub(super) fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+}
+
+/// A caller's confirm being received: exactly [`CONFIRM`]'s bytes, never one more.
+#[derive(Debug, Default)]
+pub(super) struct IncomingConfirm {
+    got: [u8; CONFIRM.len()],
+    n: usize,
+}
+
+impl IncomingConfirm {
+    /// Reads what has arrived of the confirm; `Ok(true)` once all its bytes are here. The
+    /// caller closing first (it gave up) is `UnexpectedEof`.
+    pub(super) fn pull(&mut self, s: &mut TcpStream) -> std::io::Result<bool> {
+        while self.n < self.got.len() {
+            match s.read(&mut self.got[self.n..]) {
+                Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
+                Ok(got) => self.n += got,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether the bytes received are the confirm.
+    pub(super) fn is_confirm(&self) -> bool {
+        self.got == CONFIRM
     }
 }
