@@ -209,12 +209,7 @@ fn accept_one(
 fn a_peer_vanishing_mid_message_fails_the_receive_and_says_so() {
     let b = tcp(0, "job");
     let (mut l, h) = listening(&b);
-    let hello = Hello {
-        rank: 3,
-        run_id: "job".into(),
-    }
-    .encode()
-    .unwrap();
+    let hello = Hello::plain(3, "job").encode().unwrap();
     let caller = std::thread::spawn(move || {
         let (mut s, answer) = raw_caller(&h, &hello);
         assert_eq!(Hello::decode(&answer, "job").unwrap().rank, 0);
@@ -267,12 +262,7 @@ fn strangers_are_refused_on_both_sides_and_the_listener_goes_on() {
     assert!(stranger.live().is_zero());
 
     // Another version, by hand: refused, and told our hello.
-    let mut old = Hello {
-        rank: 2,
-        run_id: "job-a".into(),
-    }
-    .encode()
-    .unwrap();
+    let mut old = Hello::plain(2, "job-a").encode().unwrap();
     old[4] = 99;
     let caller = std::thread::spawn(move || raw_caller(&h, &old).1);
     let e = accept_one(&b, &mut l).unwrap_err();
@@ -360,12 +350,7 @@ fn a_caller_that_gave_up_before_our_hello_is_never_handed_out() {
     let b = tcp(0, "job");
     let (mut l, h) = listening(&b);
     // Waited in the backlog, sent its hello, gave up before anyone accepted it.
-    let hello = Hello {
-        rank: 1,
-        run_id: "job".into(),
-    }
-    .encode()
-    .unwrap();
+    let hello = Hello::plain(1, "job").encode().unwrap();
     TcpStream::connect(h.addr)
         .unwrap()
         .write_all(&hello)

@@ -179,12 +179,7 @@ impl Rng {
 /// without waiting for an answer, as a rank whose hello timeout ran out in the backlog does.
 pub fn caller_that_gave_up(addr: SocketAddr, rank: u32, run: &str) {
     let mut s = TcpStream::connect(addr).unwrap();
-    let hello = Hello {
-        rank,
-        run_id: run.into(),
-    }
-    .encode()
-    .unwrap();
+    let hello = Hello::plain(rank, run).encode().unwrap();
     s.write_all(&hello).unwrap();
 }
 

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use super::api::{Conn, Progress, Transport};
 use super::error::TransportError;
 use super::registry::{Region, Registration};
+use super::secret::JobSecret;
 use super::tcp::{TcpOptions, TcpTransport, backlog_for};
 use super::wire::{ListenHandle, WireError};
 use verdict::Verdict;
@@ -85,9 +86,9 @@ pub struct Bootstrap<T: Transport> {
 }
 
 impl Bootstrap<TcpTransport> {
-    /// Joins job `run_id` of `ranks` ranks over TCP at `rendezvous`. Rank 0 listens there,
-    /// or on `listener` when given (bound already, to pick a free port). Bounded by
-    /// `timeout`.
+    /// Joins job `run_id` of `ranks` ranks over TCP at `rendezvous`, unauthenticated. Rank
+    /// 0 listens there, or on `listener` when given (bound already, to pick a free port).
+    /// Bounded by `timeout`.
     pub fn tcp(
         rank: u32,
         ranks: u32,
@@ -96,7 +97,23 @@ impl Bootstrap<TcpTransport> {
         listener: Option<std::net::TcpListener>,
         timeout: Duration,
     ) -> Result<Self, BootstrapError> {
+        Self::tcp_with_secret(rank, ranks, run_id, rendezvous, listener, timeout, None)
+    }
+
+    /// As [`Bootstrap::tcp`], every hello proving `secret` (see
+    /// [`crate::transport::secret`]): a caller that cannot is refused, logged with its
+    /// address, and not counted as the rank it claimed.
+    pub fn tcp_with_secret(
+        rank: u32,
+        ranks: u32,
+        run_id: &str,
+        rendezvous: SocketAddr,
+        listener: Option<std::net::TcpListener>,
+        timeout: Duration,
+        secret: Option<JobSecret>,
+    ) -> Result<Self, BootstrapError> {
         let mut opts = TcpOptions::new(rank, run_id);
+        opts.secret = secret;
         opts.connect_timeout = timeout;
         opts.hello_timeout = timeout.min(Duration::from_secs(1));
         opts.backlog = backlog_for(ranks);

@@ -1,5 +1,6 @@
 //! The accept state machine: take a caller off the listener, read its hello, answer with
-//! ours, and wait for the caller's confirm before handing out the connection; refuse
+//! ours, and wait for the caller's confirm (with its proof of the job secret, see
+//! [`super::auth`]) before handing out the connection; refuse
 //! strangers (another job or version) after telling them who we are, so that both sides get
 //! a clear error. A caller that says nothing is dropped after the hello timeout, and one that
 //! hangs up instead of confirming (it gave up while it waited in the listen backlog) is
@@ -11,6 +12,7 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use super::TcpTransport;
+use super::auth::{self, Expect};
 use super::conn::{Sock, TcpConn};
 use super::handshake::{IncomingConfirm, IncomingHello, Outgoing};
 use super::poll::{Want, wait_fds};
@@ -45,6 +47,8 @@ enum Stage {
         peer: u32,
         /// Set for a stranger: told who we are, then refused.
         refuse: Option<TransportError>,
+        /// What the caller's confirm must prove (with a job secret).
+        expect: Option<Expect>,
     },
     RecvConfirm {
         sock: Sock,
@@ -52,6 +56,7 @@ enum Stage {
         confirm: IncomingConfirm,
         since: Instant,
         peer: u32,
+        expect: Option<Expect>,
     },
 }
 
@@ -139,21 +144,31 @@ fn advance(
                     since,
                 }));
             }
-            let (peer, refuse) = match Hello::decode(hello.bytes(), &t.opts.run_id) {
-                Ok(h) => (h.rank, None),
+            let (peer, answer, expect, refuse) = match Hello::decode(hello.bytes(), &t.opts.run_id)
+            {
+                Ok(h) => {
+                    let a = auth::listener_answer(t, from, &h)?;
+                    (h.rank, a.bytes, a.expect, a.refuse)
+                }
                 // Not our protocol at all: say nothing.
                 Err(e @ WireError::Magic(_)) => {
                     return Err(refused(from, e));
                 }
-                Err(e) => (u32::MAX, Some(refused(from, e))),
+                Err(e) => {
+                    let plain = Hello::plain(t.opts.rank, t.opts.run_id.clone())
+                        .encode()
+                        .map_err(|e| TransportError::wire("our hello", e))?;
+                    (u32::MAX, plain, None, Some(refused(from, e)))
+                }
             };
             Ok(Next::Step(Stage::SendHello {
                 sock,
                 from,
-                out: Outgoing::new(t.hello.clone()),
+                out: Outgoing::new(answer),
                 since,
                 peer,
                 refuse,
+                expect,
             }))
         }
         Stage::SendHello {
@@ -163,6 +178,7 @@ fn advance(
             since,
             peer,
             refuse,
+            expect,
         } => {
             let what = || format!("answering the hello of a caller from {from}");
             let sent = out
@@ -176,9 +192,10 @@ fn advance(
                     None => Ok(Next::Step(Stage::RecvConfirm {
                         sock,
                         from,
-                        confirm: IncomingConfirm::default(),
+                        confirm: IncomingConfirm::new(Expect::confirm_len(expect.as_ref())),
                         since,
                         peer,
+                        expect,
                     })),
                 },
                 Ok(false) => {
@@ -190,6 +207,7 @@ fn advance(
                         since,
                         peer,
                         refuse,
+                        expect,
                     }))
                 }
             }
@@ -200,7 +218,8 @@ fn advance(
             confirm,
             since,
             peer,
-        } => recv_confirm(t, sock, from, confirm, since, peer),
+            expect,
+        } => recv_confirm(t, sock, from, confirm, since, peer, expect),
     }
 }
 
@@ -229,6 +248,7 @@ fn recv_confirm(
     mut confirm: IncomingConfirm,
     since: Instant,
     peer: u32,
+    expect: Option<Expect>,
 ) -> Result<Next<Stage>, TransportError> {
     let what = || format!("waiting for the confirm of a caller from {from} claiming rank {peer}");
     let done = confirm.pull(&mut sock.stream).map_err(|e| match e.kind() {
@@ -252,14 +272,10 @@ fn recv_confirm(
             confirm,
             since,
             peer,
+            expect,
         }));
     }
-    if !confirm.is_confirm() {
-        return Err(refused(
-            from,
-            WireError::Invalid("the bytes after a hello are no confirm"),
-        ));
-    }
+    auth::listener_check(t, from, peer, expect.as_ref(), confirm.bytes())?;
     Ok(Next::Done(Box::new(t.new_conn(peer, sock, from))))
 }
 

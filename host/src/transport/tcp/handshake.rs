@@ -5,7 +5,7 @@
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 
-use crate::transport::wire::{CONFIRM, Hello, MAGIC};
+use crate::transport::wire::{Hello, MAGIC};
 
 /// Bytes to send, and how many have left.
 #[derive(Debug)]
@@ -74,21 +74,32 @@ impl IncomingHello {
     }
 }
 
-/// A caller's confirm being received: exactly [`CONFIRM`]'s bytes, never one more.
+/// A caller's confirm being received: exactly the bytes expected (`CONFIRM`, and a proof
+/// of the job secret when there is one), never one more.
 #[derive(Debug, Default)]
 pub(super) struct IncomingConfirm {
-    got: [u8; CONFIRM.len()],
-    n: usize,
+    got: Vec<u8>,
+    want: usize,
 }
 
 impl IncomingConfirm {
+    /// Expects `want` bytes.
+    pub(super) fn new(want: usize) -> Self {
+        IncomingConfirm {
+            got: Vec::with_capacity(want),
+            want,
+        }
+    }
+
     /// Reads what has arrived of the confirm; `Ok(true)` once all its bytes are here. The
     /// caller closing first (it gave up) is `UnexpectedEof`.
     pub(super) fn pull(&mut self, s: &mut TcpStream) -> std::io::Result<bool> {
-        while self.n < self.got.len() {
-            match s.read(&mut self.got[self.n..]) {
+        let mut buf = [0u8; 64];
+        while self.got.len() < self.want {
+            let n = (self.want - self.got.len()).min(buf.len());
+            match s.read(&mut buf[..n]) {
                 Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
-                Ok(got) => self.n += got,
+                Ok(got) => self.got.extend_from_slice(&buf[..got]),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -97,8 +108,8 @@ impl IncomingConfirm {
         Ok(true)
     }
 
-    /// Whether the bytes received are the confirm.
-    pub(super) fn is_confirm(&self) -> bool {
-        self.got == CONFIRM
+    /// The bytes received.
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.got
     }
 }

@@ -3,6 +3,7 @@
 //! with sequence numbers, dials retried with backoff, every wait bounded.
 
 mod accept;
+mod auth;
 mod conn;
 mod connect;
 mod handshake;
@@ -25,6 +26,7 @@ use super::error::{ErrorKind, TransportError};
 use super::live::{Live, LiveResources, Resource};
 use super::registry::{Region, Registration, Registry};
 use super::requests::fresh_conn_number;
+use super::secret::JobSecret;
 use super::wire::{Hello, ListenHandle};
 use conn::Sock;
 
@@ -39,6 +41,9 @@ pub struct TcpOptions {
     pub connect_timeout: Duration,
     /// How long either side waits for the other's hello (default 2 s).
     pub hello_timeout: Duration,
+    /// The job secret both sides prove in the hello; `None` runs unauthenticated, and a
+    /// peer whose setting differs is refused.
+    pub secret: Option<JobSecret>,
     /// Dials the kernel queues for a listener before it is accepted (`listen(2)`'s backlog;
     /// the kernel caps it at `net.core.somaxconn`). Default 128.
     pub backlog: u32,
@@ -52,6 +57,7 @@ impl TcpOptions {
             run_id: run_id.into(),
             connect_timeout: Duration::from_secs(30),
             hello_timeout: Duration::from_secs(2),
+            secret: None,
             backlog: 128,
         }
     }
@@ -75,7 +81,6 @@ pub fn backlog_for(callers: u32) -> u32 {
 #[derive(Debug)]
 pub struct TcpTransport {
     opts: TcpOptions,
-    hello: Vec<u8>,
     live: Arc<Live>,
     registry: Registry,
 }
@@ -84,16 +89,12 @@ impl TcpTransport {
     /// A transport for the rank and job of `opts`; a run id longer than the wire allows is
     /// refused.
     pub fn new(opts: TcpOptions) -> Result<Self, TransportError> {
-        let hello = Hello {
-            rank: opts.rank,
-            run_id: opts.run_id.clone(),
-        }
-        .encode()
-        .map_err(|e| TransportError::wire("the run id", e))?;
+        Hello::plain(opts.rank, opts.run_id.clone())
+            .encode()
+            .map_err(|e| TransportError::wire("the run id", e))?;
         let live = Live::new();
         Ok(TcpTransport {
             opts,
-            hello,
             registry: Registry::new(Arc::clone(&live)),
             live,
         })
