@@ -154,6 +154,30 @@ fn a_failure_at_any_step_of_accept_gives_everything_back_and_a_retry_succeeds() 
 }
 
 #[test]
+fn with_a_job_secret_a_failure_at_any_step_still_gives_everything_back() {
+    let secret = pto_host::transport::secret::JobSecret::generate().unwrap();
+    for (op, steps) in [(Op::Connect, 5), (Op::Accept, 4)] {
+        for k in 1..=steps {
+            let plan = FaultPlan { op, at: k };
+            let (a, b) = (
+                tcp_with_secret(1, "job", &secret),
+                tcp_with_secret(0, "job", &secret),
+            );
+            let fired = if op == Op::Connect {
+                let a = Faulty::new(a, plan);
+                fail_then_retry(&a, &b, k);
+                a.fired()
+            } else {
+                let b = Faulty::new(b, plan);
+                fail_then_retry(&a, &b, k);
+                b.fired()
+            };
+            assert!(fired, "{op:?} step {k}");
+        }
+    }
+}
+
+#[test]
 fn a_failed_send_or_receive_aborts_the_connection_and_fails_what_was_pending() {
     // For receives, step 1 is the receive left pending.
     for (op, ks) in [(Op::Send, 1..=3), (Op::Recv, 2..=4)] {
