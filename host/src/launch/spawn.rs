@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use pto_runtime_core::PoisonReason;
 
 use crate::comm::ShmComm;
+use crate::transport::secret::{JobSecret, SECRET_ENV};
 
 /// What to spawn.
 #[derive(Clone, Debug)]
@@ -23,6 +24,9 @@ pub struct SpawnPlan {
     pub deadline: Duration,
     /// Fault injection: kill this rank (SIGKILL) after this long.
     pub kill: Option<(u32, Duration)>,
+    /// The job secret, passed to every rank in its environment ([`SECRET_ENV`]), never on
+    /// its command line.
+    pub secret: Option<JobSecret>,
     /// After a rank failed, how long the others get to stop on their own (they see the
     /// poisoned barrier within milliseconds; a rank still waiting for the job's object to
     /// appear cannot) before the launcher stops them.
@@ -55,6 +59,20 @@ pub struct RankExit {
     pub after: Duration,
 }
 
+/// The command that starts `rank` of `plan` from `exe`: the plan's arguments, and the rank,
+/// job and secret in the environment.
+pub fn rank_command(exe: &std::path::Path, plan: &SpawnPlan, rank: u32) -> Command {
+    let mut c = Command::new(exe);
+    c.args(&plan.args)
+        .env("PTO_RANK", rank.to_string())
+        .env("PTO_RANKS", plan.ranks.to_string())
+        .env("PTO_RUN_ID", &plan.run_id);
+    if let Some(s) = &plan.secret {
+        c.env(SECRET_ENV, s.to_hex());
+    }
+    c
+}
+
 /// Spawns the ranks and waits for all of them (bounded by `plan.deadline`). The first rank
 /// to fail poisons the job's barrier in its name, so the others stop within their barrier's
 /// poll interval instead of their timeout. The job's shared object is removed at the end.
@@ -63,12 +81,7 @@ pub fn spawn_ranks(plan: &SpawnPlan) -> Result<Vec<RankExit>, String> {
     let start = Instant::now();
     let mut children: Vec<(u32, Option<Child>)> = Vec::new();
     for rank in 0..plan.ranks {
-        let child = Command::new(&exe)
-            .args(&plan.args)
-            .env("PTO_RANK", rank.to_string())
-            .env("PTO_RANKS", plan.ranks.to_string())
-            .env("PTO_RUN_ID", &plan.run_id)
-            .spawn();
+        let child = rank_command(&exe, plan, rank).spawn();
         match child {
             Ok(c) => children.push((rank, Some(c))),
             Err(e) => {
@@ -138,4 +151,36 @@ pub fn spawn_ranks(plan: &SpawnPlan) -> Result<Vec<RankExit>, String> {
     ShmComm::remove_job(&plan.run_id).map_err(|e| e.to_string())?;
     exits.sort_by_key(|e| e.rank);
     Ok(exits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_secret_goes_in_a_rank_s_environment_never_on_its_command_line() {
+        let secret = JobSecret::generate().unwrap();
+        let plan = SpawnPlan {
+            ranks: 2,
+            args: vec![
+                "allreduce".into(),
+                "--rendezvous".into(),
+                "tcp://h:1".into(),
+            ],
+            run_id: "job".into(),
+            deadline: Duration::from_secs(1),
+            kill: None,
+            secret: Some(secret.clone()),
+            grace: Duration::from_secs(1),
+        };
+        let c = rank_command(std::path::Path::new("/bin/true"), &plan, 1);
+        let hex = secret.to_hex();
+        assert!(c.get_args().all(|a| !a.to_string_lossy().contains(&hex)));
+        let env: Vec<_> = c.get_envs().collect();
+        assert!(
+            env.iter()
+                .any(|(k, v)| *k == SECRET_ENV && v.is_some_and(|v| v == hex.as_str())),
+            "{env:?}"
+        );
+    }
 }
