@@ -204,7 +204,7 @@ fn a_set_that_cannot_drain_fails_naming_the_knob_not_a_lost_transfer() {
     // One core: A waits in the set for X, B waits for room (for Y), C sits in the pending
     // slot, and D, which would set X, finds no slot free. The set cannot drain.
     let rig = one_waiter(
-        50,
+        500,
         Config {
             deferred_timeout_us: 2_000,
             ..one_aiv()
