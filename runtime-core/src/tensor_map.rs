@@ -160,7 +160,6 @@ impl<'r> TensorMap<'r> {
         let first = (g * self.per_slot) as u32;
         let c = first + k as u32;
         let at = place(fp.lo, fp.hi);
-        // Built only for a list that is not empty, or off the common case.
         let query = || Query {
             task,
             arg,
@@ -176,22 +175,19 @@ impl<'r> TensorMap<'r> {
             // The common case: the buffer holds tiles of this class only, in the list of its
             // head, and any overlap is in the tile's own cell.
             let own = self.buckets.of(arg.buffer, at.class, at.cell);
+            let q = query();
             let in_cell = self.buckets.first(own);
             if in_cell != NIL {
-                self.walk_from(in_cell, List::Bucket(at), &query(), covered, dep)?;
+                self.walk_from(in_cell, List::Bucket(at), &q, covered, dep)?;
             }
-            // First in both lists, written whole.
-            let head = self.heads.at_mut(b);
-            debug_assert_eq!(head.main, at.class);
-            let in_class = core::mem::replace(&mut head.first, c);
-            *self.buckets.first_mut(own) = c;
-            self.write(c, fp, [[NIL, in_cell], [NIL, in_class]], own, task, arg);
-            if in_cell != NIL {
-                self.entries[in_cell as usize].links[IN_CELL][0] = c;
-            }
-            if in_class != NIL {
-                self.entries[in_class as usize].links[IN_CLASS][0] = c;
-            }
+            self.link(
+                c,
+                &q,
+                Probes {
+                    buffer,
+                    own: Some(own),
+                },
+            );
             return Ok(());
         }
         let q = query();
@@ -389,21 +385,16 @@ impl<'r> TensorMap<'r> {
         }
     }
 
-    /// Writes argument `arg` of `task`, whose tile has footprint `fp`, into cell `c` with
-    /// its `links` (`[prev, next]` in its cell's and its class's lists) and its cell's
-    /// `bucket`.
+    /// Writes argument `arg` of `task`, whose tile has footprint `fp`, into cell `c`, in no
+    /// list yet, with its cell's `bucket`.
     #[inline(always)]
-    fn write(
-        &mut self,
-        c: u32,
-        fp: Footprint,
-        links: [[u32; 2]; 2],
-        bucket: usize,
-        task: TaskId,
-        arg: &TensorArg,
-    ) {
+    fn write(&mut self, c: u32, fp: Footprint, bucket: usize, task: TaskId, arg: &TensorArg) {
         let Footprint { lo, hi, dense } = fp;
-        self.entries[c as usize] = MapEntry { lo, hi, links };
+        self.entries[c as usize] = MapEntry {
+            lo,
+            hi,
+            links: [[NIL; 2]; 2],
+        };
         self.infos[c as usize] = EntryInfo {
             buffer: arg.buffer,
             task: task.raw(),
@@ -425,7 +416,7 @@ impl<'r> TensorMap<'r> {
         let own = probes
             .own
             .unwrap_or_else(|| self.buckets.of(arg.buffer, at.class, at.cell));
-        self.write(c, q.fp, [[NIL; 2]; 2], own, q.task, arg);
+        self.write(c, q.fp, own, q.task, arg);
         push(self.entries, c, IN_CELL, self.buckets.first_mut(own));
         // Nothing was inserted since the lookup: its probe of the buffer's head holds.
         let b = match probes.buffer {
@@ -587,5 +578,7 @@ fn push(entries: &mut [MapEntry], c: u32, list: usize, first: &mut u32) {
     }
 }
 
+#[cfg(all(test, not(loom)))]
+mod reference;
 #[cfg(all(test, not(loom)))]
 mod tests;
