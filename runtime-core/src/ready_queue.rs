@@ -8,6 +8,9 @@
 //! as "no work left" (termination counts finished tasks instead).
 #![forbid(unsafe_code)]
 
+use crate::config::{Config, ConfigError};
+use crate::ids::WorkerClass;
+use crate::layout::Carve;
 use crate::sync::{AtomicU64, Ordering};
 
 /// One cell of a queue.
@@ -42,6 +45,25 @@ impl QueueCtl {
             enqueue: CachePadded(AtomicU64::new(0)),
             dequeue: CachePadded(AtomicU64::new(0)),
         }
+    }
+}
+
+/// The ready queues' tables: each class's positions and cells.
+pub(crate) struct QueueParts<'r> {
+    pub(crate) ctl: &'r mut [QueueCtl],
+    pub(crate) cells: [&'r mut [QueueCell]; WorkerClass::COUNT],
+}
+
+impl<'r> QueueParts<'r> {
+    /// Takes the ready queues of `cfg` from `c`.
+    pub(crate) fn carve(cfg: &Config, c: &mut impl Carve<'r>) -> Result<Self, ConfigError> {
+        let cap = cfg.ready_queue_capacity();
+        let ctl = c.table(WorkerClass::COUNT, |_| QueueCtl::new())?;
+        let mut cells: [&'r mut [QueueCell]; WorkerClass::COUNT] = Default::default();
+        for q in cells.iter_mut() {
+            *q = c.table(cap, QueueCell::new)?;
+        }
+        Ok(QueueParts { ctl, cells })
     }
 }
 
