@@ -115,8 +115,18 @@ pub(crate) fn make_ready(t: &Tables<'_>, g: usize, now: u64, level: ProfileLevel
             Ordering::Relaxed,
         );
     }
-    let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
     let id = t.task_at(g);
+    let meta = match Meta::decode(slot.meta.load(Ordering::Relaxed)) {
+        Ok(meta) => meta,
+        Err(class) => {
+            t.shared.status.fail(
+                FatalError::new(FatalKind::CorruptSlot)
+                    .with_task(id)
+                    .with_detail(class as u64, 0),
+            );
+            return;
+        }
+    };
     if t.queue(meta.class).push(id.raw()).is_err() {
         t.shared.status.fail(
             FatalError::new(FatalKind::ReadyQueueOverflow)

@@ -8,9 +8,9 @@ use crate::error::SubmitError;
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
 use crate::platform::Platform;
 use crate::profile::ProfileLevel;
-use crate::slot::{Meta, state};
+use crate::slot::Meta;
 use crate::sync::Ordering;
-use crate::tables::{EDGE_EMPTY, Tables};
+use crate::tables::Tables;
 use crate::tensor::Footprint;
 use crate::tensor_map::{TensorArg, TensorMap, TensorStore};
 use crate::wire;
@@ -179,26 +179,19 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let slot = t.slot(g);
         // A task in an open scope is also held by the scope, until the scope ends.
         let scoped = !self.scopes.is_empty() as u32;
-        slot.holds.store(1 + scoped, Ordering::Relaxed);
+        slot.begin(1 + scoped, spec.class.lanes() as u32);
         slot.scoped.store(scoped, Ordering::Relaxed);
         // The buffers allocated since the last submit to this ring are this task's.
         let heap = &mut self.heaps[ring];
         slot.heap_start.store(heap.pending, Ordering::Relaxed);
         heap.pending = heap.head;
-        slot.pending.store(1, Ordering::Relaxed);
-        slot.fanout.store(EDGE_EMPTY, Ordering::Relaxed);
-        slot.lanes_left
-            .store(spec.class.lanes() as u32, Ordering::Relaxed);
-        slot.state.store(state::PENDING, Ordering::Relaxed);
         for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
             dst.store(a, Ordering::Relaxed);
         }
         if level == ProfileLevel::Tasks {
             t.prof_rows[g].reset(now);
         }
-        // Published last: an advancing scheduler that reads this sequence number sees the
-        // state above, never the previous tenant's CONSUMED.
-        slot.seq.store(seq, Ordering::Release);
+        slot.publish(seq);
 
         let mut pinned = 0usize;
         for &dep in &deps {
