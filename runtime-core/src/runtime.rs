@@ -184,7 +184,7 @@ impl<'r> Runtime<'r> {
         let live_slots = t
             .rings
             .iter()
-            .map(|r| r.next.0.load(Ordering::Acquire) - r.retired.0.load(Ordering::Acquire))
+            .map(|r| r.next.0.load(Ordering::Acquire) - r.retired())
             .sum();
         RunReport {
             profile_dropped: t.shared.prof.dropped(t.records.len()),

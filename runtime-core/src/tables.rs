@@ -49,6 +49,13 @@ impl RingCtl {
             retired: CachePadded(AtomicU64::new(0)),
         }
     }
+
+    /// The watermark (Acquire): every task below it is consumed, so what it held is free
+    /// and its slot may have a new tenant.
+    #[inline]
+    pub(crate) fn retired(&self) -> u64 {
+        self.retired.0.load(Ordering::Acquire)
+    }
 }
 
 /// Run-wide words.

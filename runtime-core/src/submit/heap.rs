@@ -122,7 +122,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
     /// task's start, or the pending task's if every task retired), and that task's slot.
     pub(super) fn heap_tail(&self, r: usize) -> (u64, Option<usize>) {
         let t = self.t;
-        let retired = t.rings[r].retired.0.load(Ordering::Acquire);
+        let retired = t.rings[r].retired();
         if retired >= self.next[r] {
             return (self.heaps[r].pending, None);
         }

@@ -1,13 +1,13 @@
 //! The orchestrator: submits tasks, one thread, with back-pressure when a window is full.
 #![forbid(unsafe_code)]
 
-use crate::completion::make_ready;
 use crate::config::MAX_TENSORS;
 use crate::config::{MAX_DEPS, MAX_RINGS};
 use crate::error::SubmitError;
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
 use crate::platform::Platform;
 use crate::profile::ProfileLevel;
+use crate::ready_queue::make_ready;
 use crate::slot::Meta;
 use crate::sync::Ordering;
 use crate::tables::Tables;
@@ -297,7 +297,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     fn forget_retired(&mut self) {
         let t = &self.t;
         for (r, ring) in t.rings.iter().enumerate() {
-            let retired = ring.retired.0.load(Ordering::Acquire);
+            let retired = ring.retired();
             // A slot a window back from the watermark has had a new tenant since, which
             // dropped its predecessor's entries.
             let from = self.forgotten[r].max(retired.saturating_sub(t.window as u64));
@@ -315,9 +315,9 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
 
     /// Waits until slot `seq` of `ring` is free: everything a window back is reclaimed.
     fn wait_for_slot(&self, ring: usize, seq: u64) -> Result<(), SubmitError> {
-        let retired = &self.t.rings[ring].retired.0;
+        let r = &self.t.rings[ring];
         let window = self.t.window as u64;
-        if seq - retired.load(Ordering::Acquire) < window {
+        if seq - r.retired() < window {
             return Ok(());
         }
         self.wait_bounded(
@@ -326,7 +326,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                     // The watermark may have moved up to a task an open scope holds.
                     o.check_scope_deadlock(ring, seq)?;
                 }
-                Ok((seq - retired.load(Ordering::Acquire) < window).then_some(()))
+                Ok((seq - r.retired() < window).then_some(()))
             },
             |waited_us| SubmitError::WindowFull {
                 ring: ring as u8,

@@ -55,7 +55,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
     pub(super) fn check_scope_deadlock(&self, ring: usize, seq: u64) -> Result<(), SubmitError> {
         let t = self.t;
         let window = t.window as u64;
-        let retired = t.rings[ring].retired.0.load(Ordering::Acquire);
+        let retired = t.rings[ring].retired();
         for s in retired..=seq.saturating_sub(window) {
             let slot = t.slot(t.gslot(TaskId::new(t.cfg.epoch, ring as u8, Seq(s))));
             if slot.seq.load(Ordering::Relaxed) == s && slot.scoped.load(Ordering::Relaxed) == 1 {
