@@ -4,6 +4,7 @@
 use core::fmt;
 
 use crate::condition::MAX_CONDITIONS;
+use crate::ids::CoreId;
 use crate::profile::ProfileLevel;
 
 /// Most rings a runtime can have (the ring field of a [`crate::TaskId`] is wider; the rest is
@@ -19,6 +20,19 @@ pub const MAX_DEPS: u16 = 64;
 pub const MAX_ARGS: u16 = 32;
 /// Upper bound for [`Config::max_tensors`].
 pub const MAX_TENSORS: u16 = 32;
+
+/// How a scheduler learns that its cores finished something.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum CompletionMode {
+    /// It reads the status word of every busy core each loop (no help needed from the
+    /// cores).
+    #[default]
+    Poll,
+    /// Cores append a record to their scheduler's completion queue after each FIN
+    /// ([`crate::Platform::completion_queue`]); the scheduler drains the queue and reads the
+    /// status word of the cores it names only. The status word stays the source of truth.
+    Ring,
+}
 
 /// The sizes and limits of one runtime. Every structure in the region is laid out from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +82,8 @@ pub struct Config {
     /// How long a task's deferred conditions may take to hold after its FIN, in
     /// microseconds; then the run fails with [`crate::FatalKind::DeferredTimeout`].
     pub deferred_timeout_us: u64,
+    /// How schedulers learn of their cores' completions.
+    pub completion: CompletionMode,
 }
 
 impl Default for Config {
@@ -92,6 +108,7 @@ impl Default for Config {
             deferred_capacity: 4096,
             deferred_poll_budget: 64,
             deferred_timeout_us: 10_000_000,
+            completion: CompletionMode::Poll,
         }
     }
 }
@@ -136,6 +153,24 @@ impl Config {
     /// overflow (a task is in at most one queue, once).
     pub fn ready_queue_capacity(&self) -> usize {
         (self.rings as usize * self.task_window as usize).next_power_of_two()
+    }
+
+    /// Records each scheduler's completion queue must hold ([`CompletionMode::Ring`]): a
+    /// core has at most two tokens outstanding, so twice the cores (as a power of two) can
+    /// never fill up.
+    pub fn completion_queue_capacity(&self) -> usize {
+        (2 * self.cores() as usize).next_power_of_two()
+    }
+
+    /// The scheduler that owns `core`: cluster `c` (AIC `c`, AIV `2c` and `2c + 1`) belongs
+    /// to scheduler `c % schedulers`.
+    pub fn scheduler_of(&self, core: CoreId) -> u8 {
+        let cluster = if core.0 < self.aic_cores {
+            core.0
+        } else {
+            (core.0 - self.aic_cores) / 2
+        };
+        (cluster % self.schedulers.max(1) as u16) as u8
     }
 
     /// log2 of the window.

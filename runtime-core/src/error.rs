@@ -468,6 +468,14 @@ pub enum ClaimError {
         /// Schedulers in the config.
         schedulers: u8,
     },
+    /// The config asks for [`crate::CompletionMode::Ring`], but the platform has no
+    /// completion queue for scheduler `index` holding `needed` records.
+    NoCompletionQueue {
+        /// The scheduler.
+        index: u8,
+        /// Records its queue must hold.
+        needed: usize,
+    },
 }
 
 impl fmt::Display for ClaimError {
@@ -484,6 +492,11 @@ impl fmt::Display for ClaimError {
             Self::NoSuchScheduler { index, schedulers } => write!(
                 f,
                 "scheduler {index} does not exist: the config has {schedulers} scheduler(s)"
+            ),
+            Self::NoCompletionQueue { index, needed } => write!(
+                f,
+                "the config asks for completion = Ring, but the platform has no completion \
+                 queue of {needed} records for scheduler {index}: give it one, or use Poll"
             ),
         }
     }

@@ -26,6 +26,7 @@ extern crate std;
 mod barrier;
 mod comm_context;
 mod completion;
+mod completion_queue;
 mod condition;
 mod config;
 mod deferred;
@@ -41,6 +42,7 @@ mod ready_queue;
 mod reclaim;
 mod runtime;
 mod scheduler;
+mod seq_ring;
 mod slot;
 mod stats;
 mod status;
@@ -72,9 +74,11 @@ mod test_rig;
 
 pub use barrier::{BarrierError, BarrierWords, PoisonReason};
 pub use comm_context::{CommContext, CommError, MAX_RANKS};
+pub use completion_queue::{Completion, CompletionCell, CompletionEnds, CompletionQueue};
 pub use condition::{Condition, MAX_CONDITIONS, Watch};
 pub use config::{
-    Config, ConfigError, MAX_ARGS, MAX_CORES, MAX_DEPS, MAX_RINGS, MAX_SCHEDULERS, MAX_TENSORS,
+    CompletionMode, Config, ConfigError, MAX_ARGS, MAX_CORES, MAX_DEPS, MAX_RINGS, MAX_SCHEDULERS,
+    MAX_TENSORS,
 };
 pub use error::{ClaimError, FatalError, FatalKind, SubmitError};
 pub use ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};

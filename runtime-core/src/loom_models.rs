@@ -94,6 +94,9 @@ fn ready_queue_is_fifo_per_producer() {
             })
         };
         let q = ReadyQueue::new(&cells, &ctl);
+        // A scheduling point before the pops: without one the model never runs the
+        // producer ahead of them (it explored one interleaving).
+        thread::yield_now();
         let mut order: Vec<u64> = [q.pop(), q.pop()].into_iter().flatten().collect();
         producer.join().unwrap();
         order.extend(drain(&q));
@@ -114,6 +117,8 @@ fn a_full_ready_queue_refuses_and_never_overwrites() {
             let (cells, ctl) = (cells.clone(), ctl.clone());
             thread::spawn(move || ReadyQueue::new(&cells, &ctl).pop())
         };
+        // A scheduling point, so the consumer may also pop before this push.
+        thread::yield_now();
         let refused = q.push(3).err();
         let popped = consumer.join().unwrap();
         assert_eq!(popped, Some(1), "the oldest value, never the new one");
@@ -139,6 +144,7 @@ fn ready_queue_consumers_never_share_a_value() {
             let (cells, ctl) = (cells.clone(), ctl.clone());
             thread::spawn(move || ReadyQueue::new(&cells, &ctl).pop())
         };
+        thread::yield_now();
         let mine = ReadyQueue::new(&cells, &ctl).pop();
         let theirs = other.join().unwrap();
         let mut all: Vec<u64> = mine.into_iter().chain(theirs).collect();

@@ -1,6 +1,7 @@
 //! The `Platform` trait: the scheduler's only access to the machine.
 #![forbid(unsafe_code)]
 
+use crate::completion_queue::CompletionQueue;
 use crate::condition::Watch;
 use crate::ids::{CoreId, KernelId, TaskId, Token};
 use crate::protocol::{RawCondition, ResultWord, StatusWord};
@@ -105,6 +106,16 @@ pub trait Platform: Sync {
     /// memory written by another agent (DMA, a peer chip). The default does nothing, which
     /// is right where caches are coherent.
     fn invalidate(&self, _addr: u64, _len: usize) {}
+
+    /// Scheduler `scheduler`'s completion queue: each core it owns
+    /// ([`crate::Config::scheduler_of`]) appends a record there after each FIN (`source`
+    /// the core's id, `id` the token, `status` 0 or 1 if the kernel failed), after writing
+    /// the status word. Used in [`crate::CompletionMode::Ring`] only, where it must hold
+    /// [`crate::Config::completion_queue_capacity`] records. `None` (the default) where the
+    /// cores post no records. Never blocks.
+    fn completion_queue(&self, _scheduler: u8) -> Option<CompletionQueue<'_>> {
+        None
+    }
 
     /// The device memory the orchestrator hands out as task output buffers
     /// ([`crate::Orchestrator::alloc`]): base address and length in bytes, split evenly

@@ -9,7 +9,7 @@
 use crate::config::{Config, ConfigError};
 use crate::ids::{CoreId, KernelId, TaskId, WorkerClass};
 use crate::layout::Carve;
-use crate::ready_queue::CachePadded;
+use crate::seq_ring::CachePadded;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
 /// How much the runtime measures. Read at run time; changing it needs no rebuild.

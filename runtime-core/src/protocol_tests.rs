@@ -309,3 +309,60 @@ fn a_held_lane_whose_conditions_came_to_hold_completes_without_room() {
     assert_eq!(t.finished(), 1, "B completed while A still waits");
     assert!(!t.shared.status.failed());
 }
+
+#[test]
+fn in_ring_mode_a_core_is_read_when_its_record_comes_and_only_then() {
+    use crate::config::CompletionMode;
+    let rig = Rig::new(
+        Config {
+            completion: CompletionMode::Ring,
+            ..one_aiv()
+        },
+        0,
+    );
+    let (t, p) = (rig.tables(), &rig.p);
+    let mut o = rig.orchestrator();
+    let mut s = rig.scheduler();
+    let a = o.submit(&aiv(&[])).unwrap();
+    let b = o.submit(&aiv(&[a])).unwrap();
+    drop(o);
+    s.step();
+    p.fin(0, 1);
+    steps(&mut s, 8);
+    assert_eq!(
+        t.finished(),
+        0,
+        "no record yet: the status word is not polled"
+    );
+    p.post(0, 1);
+    s.step();
+    assert_eq!(t.finished(), 1, "the record names core 0: its FIN is read");
+    s.step();
+    assert_eq!(
+        p.rung(),
+        [(CoreId(0), Token::new(1), a), (CoreId(0), Token::new(2), b)]
+    );
+    p.fin(0, 2);
+    p.post(0, 2);
+    assert_eq!(steps(&mut s, 3), Step::Done);
+}
+
+#[test]
+fn in_ring_mode_a_record_from_a_core_of_no_scheduler_is_a_protocol_error() {
+    use crate::config::CompletionMode;
+    let rig = Rig::new(
+        Config {
+            completion: CompletionMode::Ring,
+            ..one_aiv()
+        },
+        0,
+    );
+    let (t, p) = (rig.tables(), &rig.p);
+    let o = rig.orchestrator();
+    let mut s = rig.scheduler();
+    p.post(7, 1);
+    assert_eq!(s.step(), Step::Failed);
+    let e = t.shared.status.get().unwrap();
+    assert_eq!((e.kind, e.core), (FatalKind::CoreProtocol, Some(CoreId(7))));
+    drop(o);
+}

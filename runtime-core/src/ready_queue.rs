@@ -1,10 +1,8 @@
-//! Bounded lock-free MPMC ready queue (Vyukov's array queue with 64-bit sequence numbers),
-//! and [`make_ready`], the one way a task enters one (the orchestrator and the schedulers
-//! both use it).
+//! Bounded lock-free MPMC ready queues of task ids (a [`SeqRing`] of one-word records), and
+//! [`make_ready`], the one way a task enters one (the orchestrator and the schedulers both
+//! use it).
 //!
-//! Each cell carries a sequence number: `pos` when free for the push at `pos`, `pos + 1` when
-//! it holds that push's value, `pos + capacity` once popped. 64-bit positions never wrap in a
-//! run. A push that finds the queue full returns the value, it never overwrites; the runtime
+//! A push that finds the queue full returns the value, it never overwrites; the runtime
 //! sizes each queue to the number of live tasks, so that cannot happen, and reports it if it
 //! does. A pop may find the queue empty while a push is half-way; callers never take "empty"
 //! as "no work left" (termination counts finished tasks instead).
@@ -15,44 +13,15 @@ use crate::error::{FatalError, FatalKind};
 use crate::ids::WorkerClass;
 use crate::layout::Carve;
 use crate::profile::ProfileLevel;
+use crate::seq_ring::{RingEnds, SeqCell, SeqRing};
 use crate::slot::Meta;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::Ordering;
 use crate::tables::Tables;
 
-/// One cell of a queue.
-pub(crate) struct QueueCell {
-    seq: AtomicU64,
-    value: AtomicU64,
-}
-
-impl QueueCell {
-    /// The cell at `index` of an empty queue.
-    pub(crate) fn new(index: usize) -> Self {
-        QueueCell {
-            seq: AtomicU64::new(index as u64),
-            value: AtomicU64::new(0),
-        }
-    }
-}
-
-/// A word alone on its cache line.
-#[repr(C, align(64))]
-pub(crate) struct CachePadded<T>(pub(crate) T);
-
-/// The two positions of a queue, each on its own cache line.
-pub(crate) struct QueueCtl {
-    enqueue: CachePadded<AtomicU64>,
-    dequeue: CachePadded<AtomicU64>,
-}
-
-impl QueueCtl {
-    pub(crate) fn new() -> Self {
-        QueueCtl {
-            enqueue: CachePadded(AtomicU64::new(0)),
-            dequeue: CachePadded(AtomicU64::new(0)),
-        }
-    }
-}
+/// One cell of a ready queue: a task id.
+pub(crate) type QueueCell = SeqCell<1>;
+/// The two positions of a ready queue.
+pub(crate) type QueueCtl = RingEnds;
 
 /// The ready queues' tables: each class's positions and cells.
 pub(crate) struct QueueParts<'r> {
@@ -73,93 +42,33 @@ impl<'r> QueueParts<'r> {
     }
 }
 
-/// A view of one queue in the region. `cells.len()` is a power of two.
+/// A view of one queue in the region: task ids, any thread pushes and pops.
 #[derive(Clone, Copy)]
-pub(crate) struct ReadyQueue<'r> {
-    cells: &'r [QueueCell],
-    ctl: &'r QueueCtl,
-    mask: u64,
-}
+pub(crate) struct ReadyQueue<'r>(SeqRing<'r, 1>);
 
 impl<'r> ReadyQueue<'r> {
-    /// A queue over freshly formatted `cells` (cell `i` made by `QueueCell::new(i)`).
+    /// A queue over freshly formatted `cells` (cell `i` made by `QueueCell::new(i)`; a power
+    /// of two of them, as [`Config::ready_queue_capacity`] gives).
     pub(crate) fn new(cells: &'r [QueueCell], ctl: &'r QueueCtl) -> Self {
-        debug_assert!(cells.len().is_power_of_two());
-        ReadyQueue {
-            cells,
-            ctl,
-            mask: cells.len() as u64 - 1,
-        }
-    }
-
-    #[inline]
-    fn cell(&self, pos: u64) -> &QueueCell {
-        // In bounds: `mask == cells.len() - 1` and the length is a power of two.
-        &self.cells[(pos & self.mask) as usize]
+        ReadyQueue(SeqRing::new(cells, ctl))
     }
 
     /// Appends `value`, or gives it back when the queue is full.
+    #[inline]
     pub(crate) fn push(&self, value: u64) -> Result<(), u64> {
-        let mut pos = self.ctl.enqueue.0.load(Ordering::Relaxed);
-        loop {
-            let cell = self.cell(pos);
-            let seq = cell.seq.load(Ordering::Acquire);
-            let diff = seq.wrapping_sub(pos) as i64;
-            if diff == 0 {
-                match self.ctl.enqueue.0.compare_exchange_weak(
-                    pos,
-                    pos + 1,
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => {
-                        cell.value.store(value, Ordering::Relaxed);
-                        cell.seq.store(pos + 1, Ordering::Release);
-                        return Ok(());
-                    }
-                    Err(now) => pos = now,
-                }
-            } else if diff < 0 {
-                return Err(value);
-            } else {
-                pos = self.ctl.enqueue.0.load(Ordering::Relaxed);
-            }
-        }
+        self.0.push([value]).map_err(|[v]| v)
     }
 
     /// Takes the oldest value, or `None` if the queue is (or looks) empty.
+    #[inline]
     pub(crate) fn pop(&self) -> Option<u64> {
-        let mut pos = self.ctl.dequeue.0.load(Ordering::Relaxed);
-        loop {
-            let cell = self.cell(pos);
-            let seq = cell.seq.load(Ordering::Acquire);
-            let diff = seq.wrapping_sub(pos + 1) as i64;
-            if diff == 0 {
-                match self.ctl.dequeue.0.compare_exchange_weak(
-                    pos,
-                    pos + 1,
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => {
-                        let value = cell.value.load(Ordering::Relaxed);
-                        cell.seq.store(pos + self.mask + 1, Ordering::Release);
-                        return Some(value);
-                    }
-                    Err(now) => pos = now,
-                }
-            } else if diff < 0 {
-                return None;
-            } else {
-                pos = self.ctl.dequeue.0.load(Ordering::Relaxed);
-            }
-        }
+        self.0.pop().map(|[v]| v)
     }
 
     /// A cheap hint that the queue holds something (two relaxed loads). May be stale.
     #[inline]
     pub(crate) fn maybe_nonempty(&self) -> bool {
-        self.ctl.enqueue.0.load(Ordering::Relaxed) != self.ctl.dequeue.0.load(Ordering::Relaxed)
+        self.0.maybe_nonempty()
     }
 }
 

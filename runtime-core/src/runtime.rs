@@ -1,7 +1,7 @@
 //! The runtime: formats the region and hands out the orchestrator and scheduler handles.
 #![forbid(unsafe_code)]
 
-use crate::config::{Config, ConfigError, MAX_SCHEDULERS};
+use crate::config::{CompletionMode, Config, ConfigError, MAX_SCHEDULERS};
 use crate::deferred::DeferredStore;
 use crate::error::{ClaimError, FatalError, FatalKind};
 use crate::layout::{REGION_ALIGN, RegionLayout, carve};
@@ -131,6 +131,15 @@ impl<'r> Runtime<'r> {
                 index,
                 schedulers: self.t.cfg.schedulers,
             })?;
+        if self.t.cfg.completion == CompletionMode::Ring {
+            let needed = self.t.cfg.completion_queue_capacity();
+            if platform
+                .completion_queue(index)
+                .is_none_or(|q| q.capacity() < needed)
+            {
+                return Err(ClaimError::NoCompletionQueue { index, needed });
+            }
+        }
         let store = self.deferred[index as usize]
             .lock()
             .take()
@@ -229,5 +238,25 @@ mod tests {
             (r.submitted, r.finished, r.live_slots, r.error),
             (4, 4, 0, None)
         );
+    }
+
+    #[test]
+    fn ring_mode_on_a_platform_without_completion_queues_is_refused() {
+        let cfg = Config {
+            completion: crate::config::CompletionMode::Ring,
+            ..Config::tiny()
+        };
+        let size = RegionLayout::new(&cfg).unwrap().size();
+        let mut blocks = std::vec![Block([0; 64]); size / 64];
+        let rt = Runtime::init(bytemuck::cast_slice_mut(&mut blocks), cfg).unwrap();
+        let e = rt.scheduler(0, &NoCores).err().expect("refused");
+        assert_eq!(
+            e,
+            ClaimError::NoCompletionQueue {
+                index: 0,
+                needed: 8
+            }
+        );
+        assert!(std::format!("{e}").contains("use Poll"));
     }
 }

@@ -5,8 +5,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::vec::Vec;
 
+use crate::completion_queue::{Completion, CompletionCell, CompletionEnds, CompletionQueue};
 use crate::condition::{Condition, Watch};
-use crate::config::Config;
+use crate::config::{CompletionMode, Config};
 use crate::ids::{CoreId, KernelId, TaskId, Token, WorkerClass};
 use crate::owned::{Owned, leaked_store, leaked_tensors};
 use crate::platform::{Payload, Platform};
@@ -40,11 +41,20 @@ pub(crate) struct Script {
     clock: AtomicU64,
     /// Added to the clock by every `now()`.
     tick: u64,
+    /// Scheduler 0's completion queue (a config in ring mode).
+    queue: Option<(Vec<CompletionCell>, CompletionEnds)>,
 }
 
 impl Script {
-    fn new(cores: u16, tick: u64) -> Self {
+    fn new(cfg: &Config, tick: u64) -> Self {
+        let cores = cfg.cores();
         Script {
+            queue: (cfg.completion == CompletionMode::Ring).then(|| {
+                let cells = (0..cfg.completion_queue_capacity())
+                    .map(CompletionCell::new)
+                    .collect();
+                (cells, CompletionEnds::new())
+            }),
             cores: (0..cores).map(|_| Mutex::default()).collect(),
             rung: Mutex::new(Vec::new()),
             conditions: Mutex::new(HashMap::new()),
@@ -118,6 +128,17 @@ impl Script {
     pub(crate) fn set_result(&self, core: u16, token: u32, word: ResultWord) {
         self.cores[core as usize].lock().unwrap().results[(token & 1) as usize] = word;
     }
+    /// Posts `core`'s completion of `token` to the completion queue (ring mode).
+    pub(crate) fn post(&self, core: u16, token: u32) {
+        let q = self.completion_queue(0).expect("a ring-mode config");
+        q.push(Completion {
+            source: core as u32,
+            status: 0,
+            id: token as u64,
+            time: 0,
+        })
+        .unwrap();
+    }
     pub(crate) fn rung(&self) -> Vec<(CoreId, Token, TaskId)> {
         core::mem::take(&mut *self.rung.lock().unwrap())
     }
@@ -172,6 +193,11 @@ impl Platform for Script {
     fn heap(&self) -> (u64, u64) {
         self.heap
     }
+    fn completion_queue(&self, _: u8) -> Option<CompletionQueue<'_>> {
+        self.queue
+            .as_ref()
+            .map(|(cells, ends)| CompletionQueue::new(cells, ends))
+    }
 }
 
 /// A runtime in heap memory and the scripted machine it runs on.
@@ -184,7 +210,7 @@ impl Rig {
     /// Cores as `cfg` says; the clock moves `tick` µs per read.
     pub(crate) fn new(cfg: Config, tick: u64) -> Self {
         Rig {
-            p: Script::new(cfg.cores(), tick),
+            p: Script::new(&cfg, tick),
             owned: Owned::new(cfg),
         }
     }

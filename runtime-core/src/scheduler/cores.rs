@@ -51,7 +51,12 @@ pub(crate) struct CoreTable {
     pub(crate) mix: heapless::Vec<MixCluster, { MAX_CORES as usize }>,
     /// Every core of `mix`.
     pub(crate) mix_cores: u128,
+    /// The local index of each core id, or [`NOT_MINE`].
+    local_of: [u8; MAX_CORES as usize],
 }
+
+/// In `local_of`: a core another scheduler owns.
+const NOT_MINE: u8 = u8::MAX;
 
 /// The cluster of a core: AIC `i` is in cluster `i`, AIV `j` in cluster `j / 2`.
 pub(crate) fn cluster_of(cfg: &Config, core: u16) -> (u16, CoreKind) {
@@ -73,15 +78,17 @@ impl CoreTable {
             kind: [0; 2],
             mix: heapless::Vec::new(),
             mix_cores: 0,
+            local_of: [NOT_MINE; MAX_CORES as usize],
         };
         let mut aic_of: [Option<u8>; MAX_CORES as usize] = [None; MAX_CORES as usize];
         let mut aiv_of: [[Option<u8>; 2]; MAX_CORES as usize] = [[None; 2]; MAX_CORES as usize];
         for core in 0..cfg.cores() {
             let (cluster, kind) = cluster_of(cfg, core);
-            if cluster % cfg.schedulers as u16 != index as u16 {
+            if cfg.scheduler_of(CoreId(core)) != index {
                 continue;
             }
             let local = t.cores.len();
+            t.local_of[core as usize] = local as u8;
             // Cannot fail: at most MAX_CORES cores exist (validated config).
             let _ = t.cores.push(CoreSlot {
                 id: CoreId(core),
@@ -185,6 +192,15 @@ impl CoreTable {
         } else {
             self.idle |= bit;
             self.pending_free &= !bit;
+        }
+    }
+
+    /// The local index of `core`, if this scheduler owns it.
+    #[inline]
+    pub(crate) fn local(&self, core: CoreId) -> Option<usize> {
+        match self.local_of.get(core.0 as usize) {
+            Some(&i) if i != NOT_MINE => Some(i as usize),
+            _ => None,
         }
     }
 

@@ -6,7 +6,7 @@ use super::cores::Inflight;
 use super::{DEADLINES_EVERY, Scheduler, fin, read_watch};
 use crate::condition::{Condition, MAX_CONDITIONS};
 use crate::error::{FatalError, FatalKind};
-use crate::ids::WorkerClass;
+use crate::ids::{CoreId, WorkerClass};
 use crate::platform::Platform;
 use crate::protocol::Outcome;
 use crate::slot::Meta;
@@ -28,10 +28,31 @@ pub(super) enum Lane {
 type Read = heapless::Vec<(Condition, u64), { MAX_CONDITIONS as usize }>;
 
 impl<P: Platform> Scheduler<'_, '_, P> {
-    /// Reads the status word of every busy core and retires what finished.
+    /// Reads the status word of every busy core (or, with a completion queue, of the cores
+    /// its records name) and retires what finished.
     pub(super) fn poll_completions(&mut self) -> bool {
         let mut progress = false;
         let mut busy = self.cores.busy();
+        if let Some(cq) = self.cq {
+            // Held lanes wait for room, not for a report: they are tried regardless.
+            let mut named = self.cores.held;
+            // Bounded: at most a queue's worth per loop, so a flood never starves dispatch.
+            for _ in 0..cq.capacity() {
+                let Some(c) = cq.pop() else { break };
+                match self.cores.local(CoreId(c.source as u16)) {
+                    Some(i) if c.source <= u16::MAX as u32 => named |= 1 << i,
+                    _ => {
+                        self.fail(
+                            FatalError::new(FatalKind::CoreProtocol)
+                                .with_core(CoreId(c.source as u16))
+                                .with_detail(c.id, 0),
+                        );
+                        return true;
+                    }
+                }
+            }
+            busy &= named;
+        }
         while busy != 0 {
             let i = busy.trailing_zeros() as usize;
             busy &= busy - 1;

@@ -11,7 +11,9 @@ mod lap;
 mod watchdog;
 
 use crate::completion::{Finisher, finish};
+use crate::completion_queue::CompletionQueue;
 use crate::condition::Watch;
+use crate::config::CompletionMode;
 use crate::deferred::{DeferredSet, DeferredStore};
 use crate::error::{FatalError, FatalKind};
 use crate::ids::{TaskId, WorkerClass};
@@ -50,6 +52,9 @@ pub struct Scheduler<'r, 'p, P: Platform> {
     cores: CoreTable,
     /// Tasks whose kernels returned but whose deferred conditions do not all hold yet.
     deferred: DeferredSet<'r>,
+    /// The queue the cores post completions to ([`CompletionMode::Ring`]); `None` when the
+    /// scheduler polls every busy core.
+    cq: Option<CompletionQueue<'p>>,
     timeout_ticks: u64,
     deferred_timeout_ticks: u64,
     loops: u64,
@@ -85,11 +90,16 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             let last = p.core_status(cores.cores[i].id);
             cores.resume_after(i, last);
         }
+        let cq = match t.cfg.completion {
+            CompletionMode::Ring => p.completion_queue(index),
+            CompletionMode::Poll => None,
+        };
         Scheduler {
             t,
             p,
             ctl,
             cores,
+            cq,
             deferred: DeferredSet::new(store),
             timeout_ticks: t.cfg.task_timeout_us.saturating_mul(ticks),
             deferred_timeout_ticks: t.cfg.deferred_timeout_us.saturating_mul(ticks),
