@@ -4,7 +4,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use pto_runtime_core::{CoreId, MAX_ARGS, Platform, ResultWord, StatusWord, Token};
+use pto_runtime_core::{
+    Completion, CompletionQueue, CoreId, MAX_ARGS, Outcome, Platform, ResultWord, StatusWord, Token,
+};
 
 use crate::kernels::{KernelCtx, error_code};
 use crate::platform::{SimCore, SimPlatform, read_payload};
@@ -94,6 +96,29 @@ fn run_token(
     // visible to whoever reads this FIN (or any later report).
     line.word
         .store(StatusWord::fin(token).bits(), Ordering::Release);
+    if let Some(q) = core.queue.and_then(|q| p.queues.get(q)) {
+        post(p, &q.view(), id, token, outcome);
+    }
+}
+
+/// Appends the completion of `token` to the scheduler's queue, after its FIN: the record's
+/// publication carries the status word with it. The queue is sized so that it cannot be full
+/// (two records per core at most are outstanding); if it were, the core waits, it never
+/// drops a record.
+fn post(p: &SimPlatform, q: &CompletionQueue<'_>, id: CoreId, token: Token, r: ResultWord) {
+    let mut c = Completion {
+        source: id.0 as u32,
+        status: u32::from(r.outcome(token) != Some(Outcome::Done)),
+        id: token.bits() as u64,
+        time: p.now(),
+    };
+    while let Err(back) = q.push(c) {
+        c = back;
+        if p.shutdown.load(Ordering::Acquire) {
+            return;
+        }
+        std::thread::yield_now();
+    }
 }
 
 /// Spins a little, then parks until `token` is rung. Returns `false` on shutdown.

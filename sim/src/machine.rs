@@ -147,13 +147,7 @@ impl SimMachine {
             .map(|i| Engine::start(i, memory.clone(), opts.engine))
             .collect::<Result<Vec<_>, _>>()
             .map_err(SimError::Engine)?;
-        let platform = Arc::new(SimPlatform::new(
-            cfg.cores(),
-            kernels,
-            memory,
-            engines,
-            heap,
-        ));
+        let platform = Arc::new(SimPlatform::new(cfg, kernels, memory, engines, heap));
         let plan = if opts.pin_threads {
             CpuPlan::new(cfg.schedulers)
         } else {

@@ -5,8 +5,8 @@ use std::sync::{Arc, OnceLock};
 use std::thread::Thread;
 
 use pto_runtime_core::{
-    CoreId, KernelId, MAX_ARGS, Payload, Platform, RawCondition, ResultWord, StatusWord, TaskId,
-    Token, Watch,
+    CompletionCell, CompletionEnds, CompletionMode, CompletionQueue, Config, CoreId, KernelId,
+    MAX_ARGS, Payload, Platform, RawCondition, ResultWord, StatusWord, TaskId, Token, Watch,
 };
 
 use crate::engine::Engine;
@@ -58,8 +58,22 @@ pub(crate) struct StatusLine {
     pub(crate) times: [(AtomicU64, AtomicU64); 2],
 }
 
+/// One scheduler's completion queue ([`CompletionMode::Ring`]), in host memory.
+pub(crate) struct SimQueue {
+    cells: Box<[CompletionCell]>,
+    ends: CompletionEnds,
+}
+
+impl SimQueue {
+    pub(crate) fn view(&self) -> CompletionQueue<'_> {
+        CompletionQueue::new(&self.cells, &self.ends)
+    }
+}
+
 /// The registers of one simulated core.
 pub(crate) struct SimCore {
+    /// The completion queue this core posts to after each FIN (ring mode only).
+    pub(crate) queue: Option<usize>,
     /// Written by the core only.
     pub(crate) status: Line<StatusLine>,
     /// Written by the scheduler, selected by token parity.
@@ -80,6 +94,8 @@ pub struct SimPlatform {
     /// Its ticks per microsecond.
     ticks_per_us: u64,
     pub(crate) cores: Box<[SimCore]>,
+    /// Each scheduler's completion queue (ring mode; empty when schedulers poll).
+    pub(crate) queues: Box<[SimQueue]>,
     pub(crate) kernels: KernelTable,
     pub(crate) memory: Arc<MemoryMap>,
     pub(crate) engines: Box<[Engine]>,
@@ -94,19 +110,34 @@ pub struct SimPlatform {
 
 impl SimPlatform {
     pub(crate) fn new(
-        cores: u16,
+        cfg: &Config,
         kernels: KernelTable,
         memory: Arc<MemoryMap>,
         engines: Vec<Engine>,
         heap: (u64, u64),
     ) -> Self {
         let clock = quanta::Clock::new();
+        let ring = cfg.completion == CompletionMode::Ring;
+        let queues = if ring {
+            let cap = cfg.completion_queue_capacity();
+            (0..cfg.schedulers)
+                .map(|_| SimQueue {
+                    cells: (0..cap).map(CompletionCell::new).collect(),
+                    ends: CompletionEnds::new(),
+                })
+                .collect()
+        } else {
+            Box::default()
+        };
+        let cores = cfg.cores();
         SimPlatform {
+            queues,
             ticks_per_us: ticks_per_us(&clock),
             origin: clock.raw(),
             clock,
             cores: (0..cores)
-                .map(|_| SimCore {
+                .map(|i| SimCore {
+                    queue: ring.then(|| cfg.scheduler_of(CoreId(i)) as usize),
                     status: Line(StatusLine {
                         word: AtomicU32::new(StatusWord::NONE.bits()),
                         results: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -254,6 +285,10 @@ impl Platform for SimPlatform {
 
     fn heap(&self) -> (u64, u64) {
         self.heap
+    }
+
+    fn completion_queue(&self, scheduler: u8) -> Option<CompletionQueue<'_>> {
+        self.queues.get(scheduler as usize).map(SimQueue::view)
     }
 
     fn spin_hint(&self) {

@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
-use pto_runtime_core::{Config, FatalKind, KernelId, TaskId, TaskSpec, WorkerClass};
+use pto_runtime_core::{
+    CompletionMode, Config, FatalKind, KernelId, TaskId, TaskSpec, WorkerClass,
+};
 use pto_sim::{KernelTable, SimOptions, run};
 use pto_tests::dag::{Node, descendants, program};
 
@@ -109,6 +111,7 @@ proptest! {
         schedulers in 1u8..3,
         aic in 1u16..3,
         aiv in 2u16..5,
+        ring in any::<bool>(),
     ) {
         let fails = failing(&nodes, &picks);
         let cfg = Config {
@@ -119,6 +122,7 @@ proptest! {
             aic_cores: aic,
             aiv_cores: aiv,
             schedulers,
+            completion: if ring { CompletionMode::Ring } else { CompletionMode::Poll },
             ..Config::default()
         };
         let (ran, report) = run_program(&nodes, &fails, cfg);

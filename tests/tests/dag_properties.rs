@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
-use pto_runtime_core::{Config, KernelId, TaskId, TaskSpec};
+use pto_runtime_core::{CompletionMode, Config, KernelId, TaskId, TaskSpec};
 use pto_sim::{KernelTable, SimOptions, run};
 use pto_tests::dag::{Node, program, running_preds};
 
@@ -91,6 +91,7 @@ proptest! {
         schedulers in 1u8..4,
         aic in 1u16..3,
         aiv in 2u16..5,
+        ring in any::<bool>(),
     ) {
         let cfg = Config {
             rings: 1,
@@ -100,6 +101,7 @@ proptest! {
             aic_cores: aic,
             aiv_cores: aiv,
             schedulers,
+            completion: if ring { CompletionMode::Ring } else { CompletionMode::Poll },
             ..Config::default()
         };
         let (lanes, report) = run_program(&nodes, cfg);
