@@ -27,7 +27,7 @@ mod run;
 mod slab;
 
 pub use engine::{Engine, EngineError, EngineOptions, Signal, Transfer};
-pub use error::SimError;
+pub use error::{FailedRun, SimError};
 pub use kernels::{KernelCtx, KernelFn, KernelTable, error_code};
 pub use machine::{CpuPlan, MEMORY_BASE, SimMachine, SimOptions};
 pub use memory::{DeviceMemory, MemoryError, SharedWords};

@@ -29,8 +29,6 @@ fn chain_runs_in_order_and_reclaims_every_slot() {
             );
         }
     })
-    .unwrap()
-    .ok()
     .unwrap();
     assert_eq!(*order.lock().unwrap(), (0..1_000).collect::<Vec<_>>());
     assert_eq!(out.report.finished, 1_000);
@@ -61,8 +59,6 @@ fn independent_mix_and_dummy_tasks_all_run_once() {
             o.submit(&TaskSpec::new(KernelId(3), class)).unwrap();
         }
     })
-    .unwrap()
-    .ok()
     .unwrap();
     // 75 AIC + 75 AIV + 75 MIX x 3 lanes; DUMMY runs no kernel.
     assert_eq!(count.load(Ordering::Relaxed), 75 + 75 + 225);

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use pto_runtime_core::{Config, FatalKind, KernelId, SubmitError, TaskSpec, WorkerClass};
 use pto_sim::{KernelTable, Signal, SimError, SimOptions, Transfer, run};
+use pto_tests::failed;
 
 /// Does nothing.
 const OK: KernelId = KernelId(0);
@@ -109,17 +110,15 @@ fn a_kernel_error_is_not_lost_when_the_core_holds_its_next_task() {
     };
     for round in 0..12 {
         let f = flags();
-        let out = run(cfg, kernels(f.clone()), SimOptions::default(), |o| {
+        let (e, a, _) = failed(run(cfg, kernels(f.clone()), SimOptions::default(), |o| {
             let a = o.submit(&task(SLOW_FAIL, WorkerClass::Aiv)).unwrap();
             o.submit(&task(OK, WorkerClass::Aiv)).unwrap();
             let _ = o.submit(&task(MARK, WorkerClass::Aiv).deps(&[a]));
             a
-        })
-        .unwrap();
-        let e = out.report.error.expect("the run reports the kernel error");
+        }));
         assert_eq!(
             (e.kind, e.task, e.detail),
-            (FatalKind::KernelFailed, Some(out.value), CODE as u64),
+            (FatalKind::KernelFailed, Some(a), CODE as u64),
             "round {round}"
         );
         assert!(
@@ -138,7 +137,7 @@ fn a_failing_mix_lane_is_not_lost_behind_the_pending_tasks() {
     };
     for lane in 0..3u64 {
         let f = flags();
-        let out = run(cfg, kernels(f.clone()), SimOptions::default(), |o| {
+        let (e, m, _) = failed(run(cfg, kernels(f.clone()), SimOptions::default(), |o| {
             let m = o
                 .submit(&task(SLOW_FAIL, WorkerClass::Mix).args(&[lane]))
                 .unwrap();
@@ -146,12 +145,10 @@ fn a_failing_mix_lane_is_not_lost_behind_the_pending_tasks() {
             o.submit(&task(OK, WorkerClass::Aiv)).unwrap();
             let _ = o.submit(&task(MARK, WorkerClass::Aiv).deps(&[m]));
             m
-        })
-        .unwrap();
-        let e = out.report.error.expect("the run reports the failed lane");
+        }));
         assert_eq!(
             (e.kind, e.task, e.detail),
-            (FatalKind::KernelFailed, Some(out.value), CODE as u64),
+            (FatalKind::KernelFailed, Some(m), CODE as u64),
             "lane {lane}"
         );
         assert!(
@@ -365,7 +362,7 @@ fn a_deferred_set_that_cannot_drain_fails_naming_the_knob() {
         deferred_timeout_us: 200_000,
         ..one_waiter(10_000_000)
     };
-    let out = run(cfg, kernels(flags()), SimOptions::default(), |o| {
+    let (e, (), _) = failed(run(cfg, kernels(flags()), SimOptions::default(), |o| {
         let x = o.alloc(0, 8, 8).unwrap();
         let y = o.alloc(0, 8, 8).unwrap();
         o.submit(&task(WAIT, WorkerClass::Aiv).args(&[x, 1]))
@@ -374,9 +371,7 @@ fn a_deferred_set_that_cannot_drain_fails_naming_the_knob() {
             .unwrap();
         o.submit(&task(OK, WorkerClass::Aiv)).unwrap();
         let _ = o.submit(&task(SET_BOTH, WorkerClass::Aiv).args(&[x, y]));
-    })
-    .unwrap();
-    let e = out.report.error.expect("the run cannot finish");
+    }));
     assert_eq!((e.kind, e.detail), (FatalKind::DeferredFull, 1), "{e}");
     assert!(e.to_string().contains("raise deferred_capacity"), "{e}");
 }

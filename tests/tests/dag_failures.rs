@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use pto_runtime_core::{Config, FatalKind, KernelId, TaskId, TaskSpec, WorkerClass};
-use pto_sim::{KernelTable, SimOptions, run};
+use pto_sim::{KernelTable, SimError, SimOptions, run};
 use pto_tests::dag::{Node, descendants, program};
 
 /// `[index, fails]`: logs its lane; fails at once with code `100 + index` on lane
@@ -43,10 +43,14 @@ fn run_program(
                 Err(_) => break,
             }
         }
-    })
-    .unwrap();
+    });
+    let report = match out {
+        Ok(out) => out.report,
+        Err(SimError::Run { run, .. }) => run.report,
+        Err(e) => panic!("the run could not start: {e}"),
+    };
     let ran = std::mem::take(&mut *ran.lock().unwrap());
-    (ran, out.report)
+    (ran, report)
 }
 
 fn check(

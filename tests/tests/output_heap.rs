@@ -73,7 +73,7 @@ fn buffers_are_reused_only_after_their_readers_are_done() {
         Ok(n) => *n,
         Err(e) => panic!("{e}"),
     };
-    let report = out.ok().unwrap().report;
+    let report = out.report;
     assert_eq!(report.finished, 600);
     assert!(
         distinct <= 4,

@@ -187,8 +187,6 @@ fn deferred_dummy_and_normal_tasks_all_reach_the_profile_and_counters_add_up() {
         }
         ids
     })
-    .unwrap()
-    .ok()
     .unwrap();
     assert_eq!(
         out.records.len(),

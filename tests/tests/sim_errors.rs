@@ -10,6 +10,7 @@ use pto_runtime_core::{
     WorkerClass,
 };
 use pto_sim::{KernelTable, Region, SimError, SimOptions, error_code, run};
+use pto_tests::failed;
 
 const OK: KernelId = KernelId(0);
 const FAILS: KernelId = KernelId(1);
@@ -36,14 +37,13 @@ fn kernels(consumer_ran: Arc<AtomicBool>) -> KernelTable {
 /// ran.
 fn fail_with(bad: KernelId, cfg: Config) -> (pto_runtime_core::FatalError, bool) {
     let ran = Arc::new(AtomicBool::new(false));
-    let out = run(cfg, kernels(ran.clone()), SimOptions::default(), |o| {
+    let (err, a, report) = failed(run(cfg, kernels(ran.clone()), SimOptions::default(), |o| {
         let a = o.submit(&TaskSpec::new(bad, WorkerClass::Aic)).unwrap();
         let _ = o.submit(&TaskSpec::new(OK, WorkerClass::Aiv).args(&[1]).deps(&[a]));
         a
-    })
-    .unwrap();
-    let err = out.report.error.expect("the run failed");
-    assert_eq!(err.task, Some(out.value), "the error names the failed task");
+    }));
+    assert_eq!(err.task, Some(a), "the error names the failed task");
+    assert_eq!(report.error, Some(err), "the report holds the same error");
     (err, ran.load(Ordering::SeqCst))
 }
 
@@ -92,18 +92,52 @@ fn an_unknown_kernel_is_refused_at_submit() {
         SimOptions::default(),
         |o| o.submit(&TaskSpec::new(KernelId(5), WorkerClass::Aiv)),
     )
-    .unwrap();
+    .expect("a refused submit does not fail the run");
     assert_eq!(
         out.value,
         Err(SubmitError::UnknownKernel {
             kernel: KernelId(5)
         })
     );
-    assert!(
-        out.report.error.is_none(),
-        "a refused submit does not fail the run"
-    );
     assert_eq!(out.report.submitted, 0);
+}
+
+#[test]
+fn a_failed_run_is_an_error_carrying_its_report_and_message() {
+    let e = run(
+        Config::tiny(),
+        kernels(Arc::new(AtomicBool::new(false))),
+        SimOptions::default(),
+        |o| {
+            o.submit(&TaskSpec::new(OK, WorkerClass::Aiv)).unwrap();
+            o.submit(&TaskSpec::new(FAILS, WorkerClass::Aiv)).unwrap()
+        },
+    )
+    .expect_err("a kernel failed, so the run is an error");
+    let report = e.report().expect("a run error keeps the run's report");
+    assert_eq!(report.submitted, 2);
+    assert!(report.finished <= 1, "{report:?}");
+    assert_eq!(report.error.map(|e| e.detail), Some(77));
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("the run failed: a kernel reported error code 77"),
+        "{msg}"
+    );
+    let start = run(
+        Config {
+            aic_cores: 0,
+            aiv_cores: 0,
+            ..Config::tiny()
+        },
+        KernelTable::new(),
+        SimOptions::default(),
+        |_| (),
+    )
+    .unwrap_err();
+    assert!(
+        start.report().is_none(),
+        "a run that never started has no report"
+    );
 }
 
 #[test]
@@ -181,7 +215,7 @@ fn a_failed_run_stops_submit_and_every_thread() {
     let mut cfg = Config::tiny();
     cfg.schedulers = 2;
     cfg.aic_cores = 2;
-    let out = run(
+    let (err, refused, _) = failed(run(
         cfg,
         kernels(Arc::new(AtomicBool::new(false))),
         SimOptions::default(),
@@ -200,19 +234,17 @@ fn a_failed_run_stops_submit_and_every_thread() {
             }
             refused
         },
-    )
-    .unwrap();
+    ));
     assert!(
-        matches!(out.value, Some(SubmitError::RunFailed(e)) if e.kind == FatalKind::KernelFailed),
-        "{:?}",
-        out.value
+        matches!(refused, Some(SubmitError::RunFailed(e)) if e.kind == FatalKind::KernelFailed),
+        "{refused:?}"
     );
-    assert_eq!(out.report.error.unwrap().detail, 77);
+    assert_eq!(err.detail, 77);
 }
 
 #[test]
 fn the_orchestration_can_abort_a_run() {
-    let out = run(
+    let (e, value, _) = failed(run(
         Config::tiny(),
         kernels(Arc::new(AtomicBool::new(false))),
         SimOptions::default(),
@@ -221,11 +253,9 @@ fn the_orchestration_can_abort_a_run() {
             assert!(o.abort(5));
             o.submit(&TaskSpec::new(OK, WorkerClass::Aiv))
         },
-    )
-    .unwrap();
-    let e = out.report.error.unwrap();
+    ));
     assert_eq!((e.kind, e.detail), (FatalKind::Aborted, 5));
-    assert_eq!(out.value, Err(SubmitError::RunFailed(e)));
+    assert_eq!(value, Err(SubmitError::RunFailed(e)));
     assert_eq!(e.to_string(), "the run was aborted with code 5");
 }
 
@@ -243,13 +273,12 @@ fn a_kernel_that_never_returns_fails_the_run_and_nothing_hangs() {
         ..Config::tiny()
     };
     let started = std::time::Instant::now();
-    let out = run(cfg, kernels, SimOptions::default(), |o| {
+    let result = run(cfg, kernels, SimOptions::default(), |o| {
         o.submit(&TaskSpec::new(OK, WorkerClass::Aiv)).unwrap()
-    })
-    .unwrap();
+    });
     let waited = started.elapsed();
     RELEASE.store(true, Ordering::Relaxed); // let the detached core thread go
-    let e = out.report.error.unwrap();
-    assert_eq!((e.kind, e.task), (FatalKind::TaskTimeout, Some(out.value)));
+    let (e, task, _) = failed(result);
+    assert_eq!((e.kind, e.task), (FatalKind::TaskTimeout, Some(task)));
     assert!(waited < Duration::from_secs(30), "bounded: {waited:?}");
 }

@@ -159,8 +159,6 @@ fn parallel(
         }
         base
     })
-    .unwrap()
-    .ok()
     .unwrap();
     let mut m = [[0u64; (N * N) as usize]; 2];
     for (dst, base) in m.iter_mut().zip(out.value) {

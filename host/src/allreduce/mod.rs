@@ -168,21 +168,24 @@ pub fn run_rank(job: &RankJob) -> Result<Duration, String> {
             }
             Ok(())
         },
-    )
-    .map_err(|e| e.to_string())?;
-    out.value?;
-    if let Some(err) = out.report.error {
-        if let Some((rank, reason)) = comm.poisoned() {
-            let why = match reason {
-                pto_runtime_core::PoisonReason::Died => "died",
-                pto_runtime_core::PoisonReason::TimedOut => "timed out",
-                pto_runtime_core::PoisonReason::Aborted => "aborted",
-            };
-            return Err(format!("stopped because rank {rank} {why}"));
+    );
+    let out = match out {
+        Ok(out) => out,
+        Err(pto_sim::SimError::Run { error, .. }) => {
+            if let Some((rank, reason)) = comm.poisoned() {
+                let why = match reason {
+                    pto_runtime_core::PoisonReason::Died => "died",
+                    pto_runtime_core::PoisonReason::TimedOut => "timed out",
+                    pto_runtime_core::PoisonReason::Aborted => "aborted",
+                };
+                return Err(format!("stopped because rank {rank} {why}"));
+            }
+            comm.poison(pto_runtime_core::PoisonReason::Aborted);
+            return Err(error.to_string());
         }
-        comm.poison(pto_runtime_core::PoisonReason::Aborted);
-        return Err(err.to_string());
-    }
+        Err(e) => return Err(e.to_string()),
+    };
+    out.value?;
     // Nobody leaves before every rank has its sum (and no put is still on its way).
     comm.barrier().map_err(|e| e.to_string())?;
     Ok(start.elapsed())
