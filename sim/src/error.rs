@@ -6,7 +6,20 @@ use std::time::Duration;
 
 use pto_runtime_core::{ClaimError, ConfigError, FatalError, PhaseCounters, RunReport, TaskRecord};
 
+use crate::kernel_error::KernelFailure;
 use crate::memory_map::MemoryMap;
+
+/// `: ` and the kernel failure, if there is one.
+struct KernelNote<'a>(Option<&'a KernelFailure>);
+
+impl std::fmt::Display for KernelNote<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(k) => write!(f, ": {k}"),
+            None => Ok(()),
+        }
+    }
+}
 
 /// Why a simulated run could not start or finish.
 #[derive(Debug, thiserror::Error)]
@@ -48,7 +61,7 @@ pub enum SimError {
     SchedulerPanicked(u8),
     /// The run started and failed: `error` is its first fatal error, and `run` keeps what the
     /// run left (its report, task records, memory and what the orchestration returned).
-    #[error("the run failed: {error}")]
+    #[error("the run failed: {error}{}", KernelNote(run.kernel.as_ref()))]
     Run {
         /// The run's first fatal error (also in `run.report.error`).
         error: FatalError,
@@ -72,6 +85,9 @@ impl SimError {
 /// (how many tasks finished out of those submitted), the task records, the memory as the
 /// tasks left it and the orchestration's return value.
 pub struct FailedRun {
+    /// The kernel failure behind the error, with its message, when the error is a kernel's
+    /// (`FatalKind::KernelFailed`) and the simulator recorded it.
+    pub kernel: Option<KernelFailure>,
     /// The runtime's report; its `error` is the run's error.
     pub report: RunReport,
     /// Wall time from the first submit to the last scheduler stopping.
@@ -95,7 +111,7 @@ impl FailedRun {
     /// use pto_runtime_core::{Config, KernelId, TaskSpec, WorkerClass};
     /// use pto_sim::{KernelTable, SimError, SimOptions};
     ///
-    /// let kernels = KernelTable::new().with(KernelId(0), |_| Err(16));
+    /// let kernels = KernelTable::new().with(KernelId(0), |_| Err("no".into()));
     /// let err = pto_sim::run(Config::tiny(), kernels, SimOptions::default(), |o| {
     ///     o.submit(&TaskSpec::new(KernelId(0), WorkerClass::Aiv)).ok()
     /// })
@@ -119,6 +135,7 @@ impl FailedRun {
 impl std::fmt::Debug for FailedRun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FailedRun")
+            .field("kernel", &self.kernel)
             .field("report", &self.report)
             .field("wall", &self.wall)
             .field("records", &self.records.len())

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use pto_runtime_core::{Condition, CoreId, KernelId, TaskId};
 
 use crate::engine::{Engine, EngineError, Transfer};
+use crate::kernel_error::{KernelError, error_code};
 use crate::memory_map::MemoryMap;
 use crate::slab::{Slab, SlabFull};
 
@@ -40,6 +41,30 @@ impl std::fmt::Debug for KernelCtx<'_> {
 }
 
 impl KernelCtx<'_> {
+    /// Scalar argument `i`, or [`error_code::MISSING_ARGS`] if the task has fewer.
+    pub fn arg(&self, i: usize) -> Result<u64, KernelError> {
+        self.args.get(i).copied().ok_or_else(|| self.missing(i + 1))
+    }
+
+    /// The first `N` scalar arguments, or [`error_code::MISSING_ARGS`] if the task has fewer
+    /// (more are fine): `let [src, dst, n] = ctx.args_array()?;`.
+    pub fn args_array<const N: usize>(&self) -> Result<[u64; N], KernelError> {
+        self.args
+            .get(..N)
+            .and_then(|a| a.try_into().ok())
+            .ok_or_else(|| self.missing(N))
+    }
+
+    fn missing(&self, wanted: usize) -> KernelError {
+        KernelError::sim(
+            error_code::MISSING_ARGS,
+            format!(
+                "the kernel reads {wanted} scalar arguments but the task has {}",
+                self.args.len()
+            ),
+        )
+    }
+
     /// The memory the machine can address: its own, and any communication windows.
     pub fn memory(&self) -> &MemoryMap {
         self.memory
@@ -47,6 +72,23 @@ impl KernelCtx<'_> {
 
     /// Posts `t` to engine `engine`; returns its post id (the cookie an engine condition
     /// waits for).
+    ///
+    /// A kernel that copies `words` words to a peer and completes once they landed (the
+    /// engine adds 1 to `counter` after the copy):
+    ///
+    /// ```
+    /// use pto_sim::{KernelCtx, KernelError, Signal, Transfer};
+    ///
+    /// fn put(ctx: &KernelCtx<'_>) -> Result<(), KernelError> {
+    ///     let [src, dst, words, counter] = ctx.args_array()?;
+    ///     let words = words as usize;
+    /// let cookie = ctx.post(0, Transfer::copy(src, dst, words).signal(Signal::Add32 { addr: counter, delta: 1 }))?;
+    /// ctx.defer_counter32(counter, 1)?;   // or ctx.defer_engine(0, cookie)
+    ///     let _ = cookie;
+    ///     Ok(())
+    /// }
+    /// # let _ = put;
+    /// ```
     pub fn post(&self, engine: u32, t: Transfer) -> Result<u64, EngineError> {
         self.engines
             .get(engine as usize)
@@ -81,17 +123,9 @@ impl KernelCtx<'_> {
     }
 }
 
-/// A kernel: `Ok` reports FIN, `Err(code)` fails the task with a platform error code
-/// (codes below 16 are the simulator's own, see [`error_code`]).
-pub type KernelFn = dyn Fn(&KernelCtx<'_>) -> Result<(), u32> + Send + Sync;
-
-/// Error codes the simulator reports in a core's status word.
-pub mod error_code {
-    /// The payload named a kernel that is not registered.
-    pub const UNKNOWN_KERNEL: u32 = 1;
-    /// The kernel panicked.
-    pub const KERNEL_PANICKED: u32 = 2;
-}
+/// A kernel: `Ok` reports FIN, `Err` fails the task with the error's code (the run's error
+/// shows its message; see [`KernelError`]).
+pub type KernelFn = dyn Fn(&KernelCtx<'_>) -> Result<(), KernelError> + Send + Sync;
 
 /// The dispatch table of the simulated machine.
 #[derive(Clone, Default)]
@@ -109,7 +143,7 @@ impl KernelTable {
     pub fn register(
         &mut self,
         id: KernelId,
-        f: impl Fn(&KernelCtx<'_>) -> Result<(), u32> + Send + Sync + 'static,
+        f: impl Fn(&KernelCtx<'_>) -> Result<(), KernelError> + Send + Sync + 'static,
     ) -> &mut Self {
         let i = id.0 as usize;
         if self.kernels.len() <= i {
@@ -123,7 +157,7 @@ impl KernelTable {
     pub fn with(
         mut self,
         id: KernelId,
-        f: impl Fn(&KernelCtx<'_>) -> Result<(), u32> + Send + Sync + 'static,
+        f: impl Fn(&KernelCtx<'_>) -> Result<(), KernelError> + Send + Sync + 'static,
     ) -> Self {
         self.register(id, f);
         self

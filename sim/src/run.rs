@@ -4,7 +4,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pto_runtime_core::{
-    Config, Orchestrator, PhaseCounters, Platform, RegionLayout, RunReport, Runtime, TaskRecord,
+    Config, FatalKind, Orchestrator, PhaseCounters, Platform, RegionLayout, RunReport, Runtime,
+    TaskRecord,
 };
 
 use crate::error::{FailedRun, SimError};
@@ -158,9 +159,16 @@ where
     let memory = platform.memory.clone();
     let ticks_per_us = platform.ticks_per_us();
     if let Some(error) = report.error {
+        let kernel = match (error.kind, error.task) {
+            (FatalKind::KernelFailed, Some(task)) => u32::try_from(error.detail)
+                .ok()
+                .and_then(|code| platform.kernel_failure(task, code)),
+            _ => None,
+        };
         return Err(SimError::Run {
             error,
             run: Box::new(FailedRun {
+                kernel,
                 report,
                 wall,
                 records,

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use pto_runtime_core::{Config, FatalKind, KernelId, SubmitError, TaskSpec, WorkerClass};
-use pto_sim::{KernelTable, Signal, SimError, SimOptions, Transfer, run};
+use pto_sim::{KernelError, KernelTable, Signal, SimError, SimOptions, Transfer, run};
 use pto_tests::failed;
 
 /// Does nothing.
@@ -44,45 +44,39 @@ fn kernels(flags: Arc<Flags>) -> KernelTable {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(3));
-            Err(CODE)
+            Err(KernelError::new(CODE, "slow failure"))
         })
         .with(MARK, move |_| {
             f1.ran.store(true, Ordering::SeqCst);
             Ok(())
         })
         .with(WAIT, |ctx| {
-            let [counter, expected] = ctx.args[..2] else {
-                return Err(80);
-            };
-            ctx.defer_counter32(counter, expected as u32)
-                .map_err(|_| 81u32)?;
+            let [counter, expected] = ctx.args_array()?;
+            ctx.defer_counter32(counter, expected as u32)?;
             if let Some(&started) = ctx.args.get(2) {
                 let m = ctx.memory();
-                m.store32(started, m.load32(started).map_err(|_| 84u32)? + 1)
-                    .map_err(|_| 83u32)?;
+                m.store32(started, m.load32(started)? + 1)?;
             }
             Ok(())
         })
         .with(BUMP_LATE, |ctx| {
-            let [counter, ms] = ctx.args[..2] else {
-                return Err(80);
-            };
+            let [counter, ms] = ctx.args_array()?;
             let t = Transfer::signal_only(Signal::Add32 {
                 addr: counter,
                 delta: 1,
             })
             .after(Duration::from_millis(ms));
-            ctx.post(0, t).map_err(|_| 82u32)?;
-            ctx.defer_counter32(counter, 1).map_err(|_| 81u32)
+            ctx.post(0, t)?;
+            ctx.defer_counter32(counter, 1).map_err(Into::into)
         })
         .with(SET_BOTH, |ctx| {
             for &a in &ctx.args[..2] {
-                ctx.memory().store32(a, 1).map_err(|_| 83u32)?;
+                ctx.memory().store32(a, 1)?;
             }
             Ok(())
         })
         .with(PEEK, move |ctx| {
-            let v = ctx.memory().load32(ctx.args[0]).map_err(|_| 84u32)?;
+            let v = ctx.memory().load32(ctx.args[0])?;
             f2.zero.store(u32::from(v == 0), Ordering::SeqCst);
             Ok(())
         })

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use pto_runtime_core::{Config, FatalKind, KernelId, TaskId, TaskSpec, WorkerClass};
-use pto_sim::{KernelTable, SimError, SimOptions, run};
+use pto_sim::{KernelError, KernelTable, SimError, SimOptions, run};
 use pto_tests::dag::{Node, descendants, program};
 
 /// `[index, fails]`: logs its lane; fails at once with code `100 + index` on lane
@@ -29,7 +29,11 @@ fn run_program(
         let i = ctx.args[0] as usize;
         let fail = ctx.args[1] == 1 && ctx.lane as usize == i % ctx.lanes.max(1) as usize;
         log.lock().unwrap().push((i, ctx.lane, fail));
-        if fail { Err(100 + i as u32) } else { Ok(()) }
+        if fail {
+            Err(KernelError::new(100 + i as u32, format!("task {i} fails")))
+        } else {
+            Ok(())
+        }
     });
     let out = run(cfg, kernels, SimOptions::default(), |o| {
         let mut ids: Vec<TaskId> = Vec::new();

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use pto_runtime_core::{Config, FatalKind, KernelId, TaskId, TaskSpec, Watch, WorkerClass};
-use pto_sim::{KernelCtx, KernelTable, Signal, SimOptions, SimRun, Transfer, run};
+use pto_sim::{KernelCtx, KernelError, KernelTable, Signal, SimOptions, SimRun, Transfer, run};
 use pto_tests::failed;
 
 /// `[src, dst, counter, words, latency_us]`: copies `words` words, bumps the 32-bit counter,
@@ -30,50 +30,46 @@ fn pattern(i: u64, w: usize) -> u64 {
 fn kernels() -> KernelTable {
     KernelTable::new()
         .with(PUT_COUNTER, |ctx| {
-            let [src, dst, counter, words, us] = ctx.args[..5] else {
-                return Err(80);
-            };
+            let [src, dst, counter, words, us] = ctx.args_array()?;
             let t = Transfer::copy(src, dst, words as usize)
                 .signal(Signal::Add32 {
                     addr: counter,
                     delta: 1,
                 })
                 .after(Duration::from_micros(us));
-            ctx.post(0, t).map_err(|_| 81u32)?;
-            ctx.defer_counter32(counter, 1).map_err(|_| 82u32)
+            ctx.post(0, t)?;
+            ctx.defer_counter32(counter, 1).map_err(Into::into)
         })
         .with(PUT_ENGINE, |ctx| {
-            let [src, dst, words, us] = ctx.args[..4] else {
-                return Err(80);
-            };
+            let [src, dst, words, us] = ctx.args_array()?;
             let t = Transfer::copy(src, dst, words as usize).after(Duration::from_micros(us));
-            let cookie = ctx.post(0, t).map_err(|_| 81u32)?;
-            ctx.defer_engine(0, cookie).map_err(|_| 82u32)
+            let cookie = ctx.post(0, t)?;
+            ctx.defer_engine(0, cookie).map_err(Into::into)
         })
         .with(CHECK, |ctx: &KernelCtx<'_>| {
-            let [dst, words, i] = ctx.args[..3] else {
-                return Err(80);
-            };
+            let [dst, words, i] = ctx.args_array()?;
             let mut got = vec![0u64; words as usize];
-            ctx.memory().read(dst, &mut got).map_err(|_| 83u32)?;
+            ctx.memory().read(dst, &mut got)?;
             let ok = got.iter().enumerate().all(|(w, &v)| v == pattern(i, w));
-            if ok { Ok(()) } else { Err(STALE) }
+            if ok {
+                Ok(())
+            } else {
+                Err(KernelError::new(STALE, "stale data"))
+            }
         })
         .with(PUT_LOST, |ctx| {
-            let [src, dst, counter] = ctx.args[..3] else {
-                return Err(80);
-            };
+            let [src, dst, counter] = ctx.args_array()?;
             let t = Transfer::copy(src, dst, 1)
                 .signal(Signal::Add32 {
                     addr: counter,
                     delta: 1,
                 })
                 .lost();
-            ctx.post(1, t).map_err(|_| 81u32)?;
-            ctx.defer_counter32(counter, 1).map_err(|_| 82u32)
+            ctx.post(1, t)?;
+            ctx.defer_counter32(counter, 1).map_err(Into::into)
         })
         .with(MANY, |ctx| {
-            let counter = ctx.memory().alloc(8, 8).map_err(|_| 84u32)?;
+            let counter = ctx.memory().alloc(8, 8)?;
             for _ in 0..ctx.args[0] {
                 // Holds at once (0 >= 0); past 64 the slab refuses, the count still grows.
                 let _ = ctx.defer_counter64(counter, 0);

@@ -4,7 +4,7 @@
 //! it, and the buffer is reused only once both are done.
 
 use pto_runtime_core::{Config, KernelId, SubmitError, TaskSpec, WorkerClass};
-use pto_sim::{KernelTable, SimOptions, run};
+use pto_sim::{KernelError, KernelTable, SimOptions, run};
 
 const WRITE: KernelId = KernelId(0);
 const CHECK: KernelId = KernelId(1);
@@ -20,16 +20,20 @@ fn kernels() -> KernelTable {
         .with(WRITE, |ctx| {
             let (at, i) = (ctx.args[0], ctx.args[1]);
             let data: Vec<u64> = (0..WORDS).map(|w| pattern(i, w)).collect();
-            ctx.memory().write(at, &data).map_err(|_| 1u32)
+            ctx.memory().write(at, &data).map_err(Into::into)
         })
         .with(CHECK, |ctx| {
             let (at, i) = (ctx.args[0], ctx.args[1]);
             // A slow reader: a buffer reused too early would be overwritten meanwhile.
             std::thread::sleep(std::time::Duration::from_micros(20));
             let mut got = vec![0u64; WORDS];
-            ctx.memory().read(at, &mut got).map_err(|_| 2u32)?;
+            ctx.memory().read(at, &mut got)?;
             let ok = got.iter().enumerate().all(|(w, &v)| v == pattern(i, w));
-            if ok { Ok(()) } else { Err(STALE) }
+            if ok {
+                Ok(())
+            } else {
+                Err(KernelError::new(STALE, "stale data"))
+            }
         })
 }
 

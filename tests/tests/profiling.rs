@@ -165,8 +165,8 @@ fn deferred_dummy_and_normal_tasks_all_reach_the_profile_and_counters_add_up() {
                 delta: 1,
             })
             .after(std::time::Duration::from_micros(100));
-            ctx.post(0, bump).map_err(|_| 1u32)?;
-            ctx.defer_counter64(counter, 1).map_err(|_| 2u32)
+            ctx.post(0, bump)?;
+            ctx.defer_counter64(counter, 1).map_err(Into::into)
         });
     let out = pto_sim::run(cfg, kernels, SimOptions::default(), |o| {
         let mem = o.platform().memory();

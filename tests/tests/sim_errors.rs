@@ -9,7 +9,7 @@ use pto_runtime_core::{
     Config, ConfigError, CoreId, FatalKind, KernelId, RegionLayout, Runtime, SubmitError, TaskSpec,
     WorkerClass,
 };
-use pto_sim::{KernelTable, Region, SimError, SimOptions, error_code, run};
+use pto_sim::{KernelError, KernelTable, Region, SimError, SimOptions, error_code, run};
 use pto_tests::failed;
 
 const OK: KernelId = KernelId(0);
@@ -25,7 +25,7 @@ fn kernels(consumer_ran: Arc<AtomicBool>) -> KernelTable {
             }
             Ok(())
         })
-        .with(FAILS, |_| Err(77))
+        .with(FAILS, |_| Err(KernelError::new(77, "tile 3 is empty")))
         .with(PANICS, |_| panic!("kernel bug"))
         .with(HANGS, |_| {
             std::thread::sleep(Duration::from_millis(300));
@@ -123,6 +123,7 @@ fn a_failed_run_is_an_error_carrying_its_report_and_message() {
         msg.starts_with("the run failed: a kernel reported error code 77"),
         "{msg}"
     );
+    assert!(msg.ends_with("kernel 1: tile 3 is empty"), "{msg}");
     let start = run(
         Config {
             aic_cores: 0,
@@ -138,6 +139,67 @@ fn a_failed_run_is_an_error_carrying_its_report_and_message() {
         start.report().is_none(),
         "a run that never started has no report"
     );
+}
+
+/// Runs one task of a kernel that fails as `f` does; returns the run's error.
+fn kernel_failure(
+    f: impl Fn(&pto_sim::KernelCtx<'_>) -> Result<(), KernelError> + Send + Sync + 'static,
+) -> SimError {
+    let kernels = KernelTable::new().with(OK, f);
+    run(Config::tiny(), kernels, SimOptions::default(), |o| {
+        o.submit(&TaskSpec::new(OK, WorkerClass::Aiv)).unwrap()
+    })
+    .expect_err("the kernel fails")
+}
+
+#[test]
+fn a_kernels_message_reaches_the_runs_error_with_its_code() {
+    let cases: [(SimError, u32, &str); 5] = [
+        (
+            kernel_failure(|ctx| Ok(ctx.memory().store64(8, 1)?)),
+            error_code::MEMORY,
+            "device range 0x8+8 bytes lies outside the simulated memory",
+        ),
+        (
+            kernel_failure(|_| panic!("tile {} out of range", 9)),
+            error_code::KERNEL_PANICKED,
+            "the kernel panicked: tile 9 out of range",
+        ),
+        (
+            kernel_failure(|_| Err(KernelError::new(1, "mine"))),
+            error_code::RESERVED_CODE,
+            "code 1 is reserved for the simulator",
+        ),
+        (
+            kernel_failure(|ctx| ctx.arg(3).map(drop)),
+            error_code::MISSING_ARGS,
+            "reads 4 scalar arguments but the task has 0",
+        ),
+        (
+            kernel_failure(|ctx| Ok(ctx.post(9, pto_sim::Transfer::copy(0, 0, 0)).map(drop)?)),
+            error_code::ENGINE,
+            "engine 9",
+        ),
+    ];
+    for (e, code, text) in cases {
+        let SimError::Run { error, run } = &e else {
+            panic!("not a run error: {e}")
+        };
+        assert_eq!(
+            (error.kind, error.detail),
+            (FatalKind::KernelFailed, code as u64)
+        );
+        let k = run
+            .kernel
+            .as_ref()
+            .expect("the simulator kept the kernel's failure");
+        assert_eq!(
+            (k.task, k.kernel, k.error.code()),
+            (error.task.unwrap(), OK, code)
+        );
+        assert!(k.error.message().contains(text), "{}", k.error);
+        assert!(e.to_string().contains(text), "{e}");
+    }
 }
 
 #[test]

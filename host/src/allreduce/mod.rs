@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use pto_runtime_core::{Config, KernelId, TaskSpec, WorkerClass};
-use pto_sim::{KernelTable, Signal, SimOptions, Transfer, run_with};
+use pto_sim::{KernelError, KernelTable, Signal, SimOptions, Transfer, run_with};
 
 use crate::comm::{ShmComm, ShmConfig};
 
@@ -53,43 +53,42 @@ pub fn expected(ranks: u64, i: u64) -> u64 {
 fn kernels(done: Arc<AtomicBool>) -> KernelTable {
     KernelTable::new()
         .with(PUT, |ctx| {
-            let [src, dst, words, counter] = ctx.args[..4] else {
-                return Err(80);
-            };
+            let [src, dst, words, counter] = ctx.args_array()?;
             let t = Transfer::copy(src, dst, words as usize).signal(Signal::Add64 {
                 addr: counter,
                 delta: 1,
             });
-            let cookie = ctx.post(0, t).map_err(|_| 81u32)?;
-            ctx.defer_engine(0, cookie).map_err(|_| 82u32)
+            let cookie = ctx.post(0, t)?;
+            ctx.defer_engine(0, cookie).map_err(Into::into)
         })
         .with(RECV, |ctx| {
             ctx.defer_counter64(ctx.args[0], ctx.args[1])
-                .map_err(|_| 83u32)
+                .map_err(Into::into)
         })
         .with(REDUCE, move |ctx| {
-            let [input, slots, ranks, elements, out, me] = ctx.args[..6] else {
-                return Err(80);
-            };
+            let [input, slots, ranks, elements, out, me] = ctx.args_array()?;
             let mem = ctx.memory();
             let (mut acc, mut part) = (vec![0u64; CHUNK], vec![0u64; CHUNK]);
             let mut at = 0u64;
             while at < elements {
                 let n = (elements - at).min(CHUNK as u64) as usize;
-                mem.read(input + at * 8, &mut acc[..n]).map_err(|_| 84u32)?;
+                mem.read(input + at * 8, &mut acc[..n])?;
                 for peer in (0..ranks).filter(|&p| p != me) {
                     let slot = slots + (peer * elements + at) * 8;
-                    mem.read(slot, &mut part[..n]).map_err(|_| 85u32)?;
+                    mem.read(slot, &mut part[..n])?;
                     for (a, p) in acc[..n].iter_mut().zip(&part[..n]) {
                         *a = a.wrapping_add(*p);
                     }
                 }
                 for (k, &v) in acc[..n].iter().enumerate() {
                     if v != expected(ranks, at + k as u64) {
-                        return Err(WRONG_SUM);
+                        return Err(KernelError::new(
+                            WRONG_SUM,
+                            format!("element {} of the sum is {v}", at + k as u64),
+                        ));
                     }
                 }
-                mem.write(out + at * 8, &acc[..n]).map_err(|_| 86u32)?;
+                mem.write(out + at * 8, &acc[..n])?;
                 at += n as u64;
             }
             done.store(true, Ordering::Release);

@@ -87,11 +87,9 @@ pub fn bench_kernels() -> KernelTable {
     KernelTable::new()
         .with(NOOP, |_| Ok(()))
         .with(NOTIFY_AND_WAIT, |ctx| {
-            let (Some(&counter), Some(&expected)) = (ctx.args.first(), ctx.args.get(1)) else {
-                return Err(16);
-            };
-            ctx.memory().add64(counter, 1).map_err(|_| 17u32)?;
-            ctx.defer_counter64(counter, expected).map_err(|_| 18u32)
+            let [counter, expected] = ctx.args_array()?;
+            ctx.memory().add64(counter, 1)?;
+            ctx.defer_counter64(counter, expected).map_err(Into::into)
         })
 }
 
