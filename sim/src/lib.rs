@@ -22,6 +22,7 @@ mod kernel_error;
 mod kernels;
 mod machine;
 mod memory;
+mod memory_bulk;
 mod memory_map;
 mod platform;
 mod region;
