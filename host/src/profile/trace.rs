@@ -78,6 +78,35 @@ pub fn chrome_trace(records: &[TaskRecord], ticks_per_us: u64) -> Value {
     json!({"traceEvents": events, "displayTimeUnit": "ns"})
 }
 
+/// Why a trace could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The trace could not be encoded as JSON.
+    #[error("cannot encode the trace: {0}")]
+    Encode(#[from] serde_json::Error),
+    /// The file could not be written.
+    #[error("cannot write the trace to {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+}
+
+/// Writes the Chrome trace of `records` ([`chrome_trace`]) to `path`; open it in Perfetto.
+pub fn write_chrome_trace(
+    path: &std::path::Path,
+    records: &[TaskRecord],
+    ticks_per_us: u64,
+) -> Result<(), TraceError> {
+    let text = serde_json::to_string(&chrome_trace(records, ticks_per_us))?;
+    std::fs::write(path, text).map_err(|source| TraceError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
