@@ -141,8 +141,8 @@ fn tiled_gemm(profile: ProfileLevel, trace: Option<&std::path::Path>) -> Result<
     let bias: Vec<f32> = (0..N).map(|j| (j % 4) as f32 - 1.0).collect();
 
     let kernels = KernelTable::new()
-        .with(MATMUL, matmul)
-        .with(EPILOGUE, epilogue);
+        .with(MATMUL, "matmul", matmul)
+        .with(EPILOGUE, "epilogue", epilogue);
     let cfg = Config {
         rings: 1,
         task_window: 32,
@@ -247,7 +247,7 @@ fn tiled_gemm(profile: ProfileLevel, trace: Option<&std::path::Path>) -> Result<
         .into());
     }
     if let Some(path) = trace {
-        pto_host::profile::write_chrome_trace(path, &out.records, out.ticks_per_us)?;
+        pto_host::profile::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
     }
     Ok(Gemm {
         tasks: out.report.finished,

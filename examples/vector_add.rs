@@ -60,7 +60,9 @@ fn vector_add(trace: Option<&std::path::Path>) -> Result<Summary, Error> {
     let x: Vec<f32> = (0..N).map(|i| i as f32).collect();
     let y: Vec<f32> = (0..N).map(|i| (N - i) as f32 * 0.25).collect();
 
-    let kernels = KernelTable::new().with(ADD, add).with(SCALE, scale);
+    let kernels = KernelTable::new()
+        .with(ADD, "add", add)
+        .with(SCALE, "scale", scale);
     let cfg = Config {
         profile: if trace.is_some() {
             ProfileLevel::Tasks
@@ -107,7 +109,7 @@ fn vector_add(trace: Option<&std::path::Path>) -> Result<Summary, Error> {
         return Err(format!("z[{i}] is {} but plain Rust says {}", z[i], want[i]).into());
     }
     if let Some(path) = trace {
-        pto_host::profile::write_chrome_trace(path, &out.records, out.ticks_per_us)?;
+        pto_host::profile::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
     }
     Ok(Summary {
         tasks: out.report.finished,
@@ -149,5 +151,8 @@ mod tests {
             slices >= 16,
             "8 kernel and 8 scheduler slices, got {slices}"
         );
+        for name in ["\"name\":\"add\"", "\"name\":\"scale\""] {
+            assert_eq!(text.matches(name).count(), 4, "four {name} slices");
+        }
     }
 }

@@ -25,7 +25,7 @@ fn pattern(rank: u64, i: u64) -> u64 {
 
 fn kernels() -> KernelTable {
     KernelTable::new()
-        .with(PUT, |ctx| {
+        .with(PUT, "put", |ctx| {
             let [src, dst, words, counter] = ctx.args_array()?;
             let t = Transfer::copy(src, dst, words as usize)
                 .signal(Signal::Add64 {
@@ -36,10 +36,10 @@ fn kernels() -> KernelTable {
             let cookie = ctx.post(0, t)?;
             ctx.defer_engine(0, cookie).map_err(Into::into)
         })
-        .with(RECV, |ctx| {
+        .with(RECV, "recv", |ctx| {
             ctx.defer_counter64(ctx.args[0], 1).map_err(Into::into)
         })
-        .with(CHECK, |ctx| {
+        .with(CHECK, "check", |ctx| {
             let [at, words, from] = ctx.args_array()?;
             let mut got = vec![0u64; words as usize];
             ctx.memory().read(at, &mut got)?;

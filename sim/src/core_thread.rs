@@ -92,6 +92,7 @@ fn run_token(
             let failure = KernelFailure {
                 task,
                 kernel,
+                name: p.kernels.name(kernel).map(str::to_owned),
                 core: id,
                 lane,
                 error,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use pto_runtime_core::{ClaimError, ConfigError, FatalError, PhaseCounters, RunReport, TaskRecord};
 
 use crate::kernel_error::KernelFailure;
+use crate::kernels::KernelTable;
 use crate::memory_map::MemoryMap;
 
 /// `: ` and the kernel failure, if there is one.
@@ -100,6 +101,8 @@ pub struct FailedRun {
     pub ticks_per_us: u64,
     /// The run's memory, as the tasks left it.
     pub memory: Arc<MemoryMap>,
+    /// The kernel table the run used (for kernel names).
+    pub kernels: KernelTable,
     /// What the orchestration returned (behind a lock only so the error stays `Sync`).
     pub(crate) value: Mutex<Option<Box<dyn Any + Send>>>,
 }
@@ -111,7 +114,7 @@ impl FailedRun {
     /// use pto_runtime_core::{Config, KernelId, TaskSpec, WorkerClass};
     /// use pto_sim::{KernelTable, SimError, SimOptions};
     ///
-    /// let kernels = KernelTable::new().with(KernelId(0), |_| Err("no".into()));
+    /// let kernels = KernelTable::new().with(KernelId(0), "refuses", |_| Err("no".into()));
     /// let err = pto_sim::run(Config::tiny(), kernels, SimOptions::default(), |o| {
     ///     o.submit(&TaskSpec::new(KernelId(0), WorkerClass::Aiv)).ok()
     /// })

@@ -157,6 +157,8 @@ pub struct KernelFailure {
     pub task: TaskId,
     /// The kernel id in the payload.
     pub kernel: KernelId,
+    /// The kernel's registered name (`None` if no kernel is registered as that id).
+    pub name: Option<String>,
     /// The core the lane ran on.
     pub core: CoreId,
     /// The lane (0 for single-core tasks).
@@ -167,7 +169,10 @@ pub struct KernelFailure {
 
 impl std::fmt::Display for KernelFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "kernel {}", self.kernel.0)?;
+        match &self.name {
+            Some(name) => write!(f, "kernel `{name}` ({})", self.kernel.0)?,
+            None => write!(f, "kernel {}", self.kernel.0)?,
+        }
         if self.lane != 0 {
             write!(f, " lane {}", self.lane)?;
         }
@@ -271,6 +276,7 @@ mod tests {
         let f = |seq: u64, code: u32| KernelFailure {
             task: TaskId::from_raw(seq),
             kernel: KernelId(1),
+            name: Some("k".into()),
             core: CoreId(0),
             lane: 0,
             error: KernelError::new(code, "x"),
@@ -284,6 +290,6 @@ mod tests {
             "past the capacity"
         );
         assert!(t.find(TaskId::from_raw(3), 21).is_none(), "another code");
-        assert_eq!(f(1, 20).to_string(), "kernel 1: x");
+        assert_eq!(f(1, 20).to_string(), "kernel `k` (1): x");
     }
 }

@@ -127,10 +127,42 @@ impl KernelCtx<'_> {
 /// shows its message; see [`KernelError`]).
 pub type KernelFn = dyn Fn(&KernelCtx<'_>) -> Result<(), KernelError> + Send + Sync;
 
-/// The dispatch table of the simulated machine.
+/// One registered kernel: its name and function.
+#[derive(Clone)]
+struct Entry {
+    name: Arc<str>,
+    f: Arc<KernelFn>,
+}
+
+/// The dispatch table of the simulated machine: kernel id to name and function. Ids are what
+/// task payloads carry (`TaskSpec::new(id, class)`); names are for people (errors, logs,
+/// traces) and need not be unique.
+///
+/// ```
+/// use pto_runtime_core::KernelId;
+/// use pto_sim::KernelTable;
+///
+/// const ADD: KernelId = KernelId(0);
+/// let table = KernelTable::new().with(ADD, "add", |_ctx| Ok(()));
+/// assert_eq!(table.name(ADD), Some("add"));
+/// assert_eq!(table.name(KernelId(1)), None);
+/// ```
 #[derive(Clone, Default)]
 pub struct KernelTable {
-    kernels: Vec<Option<Arc<KernelFn>>>,
+    kernels: Vec<Option<Entry>>,
+}
+
+impl std::fmt::Debug for KernelTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(
+                self.kernels
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, k)| Some((i, &*k.as_ref()?.name))),
+            )
+            .finish()
+    }
 }
 
 impl KernelTable {
@@ -139,32 +171,46 @@ impl KernelTable {
         Self::default()
     }
 
-    /// Registers `f` as kernel `id` (replacing any earlier one).
+    /// Registers `f` as kernel `id`, named `name` (replacing any earlier kernel `id`).
     pub fn register(
         &mut self,
         id: KernelId,
+        name: impl Into<Arc<str>>,
         f: impl Fn(&KernelCtx<'_>) -> Result<(), KernelError> + Send + Sync + 'static,
     ) -> &mut Self {
         let i = id.0 as usize;
         if self.kernels.len() <= i {
             self.kernels.resize(i + 1, None);
         }
-        self.kernels[i] = Some(Arc::new(f));
+        self.kernels[i] = Some(Entry {
+            name: name.into(),
+            f: Arc::new(f),
+        });
         self
     }
 
-    /// The same table with `f` registered as kernel `id`.
+    /// The same table with `f` registered as kernel `id`, named `name`.
     pub fn with(
         mut self,
         id: KernelId,
+        name: impl Into<Arc<str>>,
         f: impl Fn(&KernelCtx<'_>) -> Result<(), KernelError> + Send + Sync + 'static,
     ) -> Self {
-        self.register(id, f);
+        self.register(id, name, f);
         self
     }
 
     /// The kernel registered as `id`.
     pub fn get(&self, id: KernelId) -> Option<&Arc<KernelFn>> {
-        self.kernels.get(id.0 as usize).and_then(|k| k.as_ref())
+        Some(&self.entry(id)?.f)
+    }
+
+    /// The name of the kernel registered as `id`.
+    pub fn name(&self, id: KernelId) -> Option<&str> {
+        Some(&self.entry(id)?.name)
+    }
+
+    fn entry(&self, id: KernelId) -> Option<&Entry> {
+        self.kernels.get(id.0 as usize)?.as_ref()
     }
 }

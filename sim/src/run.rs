@@ -33,6 +33,8 @@ pub struct SimRun<R> {
     pub ticks_per_us: u64,
     /// The run's memory, as the tasks left it.
     pub memory: Arc<MemoryMap>,
+    /// The kernel table the run used (for kernel names: [`KernelTable::name`]).
+    pub kernels: KernelTable,
 }
 
 /// The orchestrator handle an orchestration function gets.
@@ -49,7 +51,7 @@ pub type SimOrchestrator<'r, 'p> = Orchestrator<'r, 'p, SimPlatform>;
 /// use pto_runtime_core::{Config, KernelId, TaskSpec, WorkerClass};
 /// use pto_sim::{KernelTable, SimOptions};
 ///
-/// let kernels = KernelTable::new().with(KernelId(0), |_| Ok(()));
+/// let kernels = KernelTable::new().with(KernelId(0), "noop", |_| Ok(()));
 /// let out = pto_sim::run(Config::tiny(), kernels, SimOptions::default(), |o| {
 ///     for _ in 0..3 {
 ///         o.submit(&TaskSpec::new(KernelId(0), WorkerClass::Aiv)).unwrap();
@@ -158,6 +160,7 @@ where
         .collect();
     let memory = platform.memory.clone();
     let ticks_per_us = platform.ticks_per_us();
+    let kernels = platform.kernels.clone();
     if let Some(error) = report.error {
         let kernel = match (error.kind, error.task) {
             (FatalKind::KernelFailed, Some(task)) => u32::try_from(error.detail)
@@ -175,6 +178,7 @@ where
                 phases,
                 ticks_per_us,
                 memory,
+                kernels,
                 value: std::sync::Mutex::new(Some(Box::new(value))),
             }),
         });
@@ -184,6 +188,7 @@ where
         phases,
         ticks_per_us,
         memory,
+        kernels,
         report,
         wall,
         value,

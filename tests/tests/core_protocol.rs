@@ -38,19 +38,19 @@ struct Flags {
 fn kernels(flags: Arc<Flags>) -> KernelTable {
     let (f1, f2) = (flags.clone(), flags);
     KernelTable::new()
-        .with(OK, |_| Ok(()))
-        .with(SLOW_FAIL, |ctx| {
+        .with(OK, "ok", |_| Ok(()))
+        .with(SLOW_FAIL, "slow_fail", |ctx| {
             if u64::from(ctx.lane) != ctx.args.first().copied().unwrap_or(0) {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(3));
             Err(KernelError::new(CODE, "slow failure"))
         })
-        .with(MARK, move |_| {
+        .with(MARK, "mark", move |_| {
             f1.ran.store(true, Ordering::SeqCst);
             Ok(())
         })
-        .with(WAIT, |ctx| {
+        .with(WAIT, "wait", |ctx| {
             let [counter, expected] = ctx.args_array()?;
             ctx.defer_counter32(counter, expected as u32)?;
             if let Some(&started) = ctx.args.get(2) {
@@ -59,7 +59,7 @@ fn kernels(flags: Arc<Flags>) -> KernelTable {
             }
             Ok(())
         })
-        .with(BUMP_LATE, |ctx| {
+        .with(BUMP_LATE, "bump_late", |ctx| {
             let [counter, ms] = ctx.args_array()?;
             let t = Transfer::signal_only(Signal::Add32 {
                 addr: counter,
@@ -69,13 +69,13 @@ fn kernels(flags: Arc<Flags>) -> KernelTable {
             ctx.post(0, t)?;
             ctx.defer_counter32(counter, 1).map_err(Into::into)
         })
-        .with(SET_BOTH, |ctx| {
+        .with(SET_BOTH, "set_both", |ctx| {
             for &a in &ctx.args[..2] {
                 ctx.memory().store32(a, 1)?;
             }
             Ok(())
         })
-        .with(PEEK, move |ctx| {
+        .with(PEEK, "peek", move |ctx| {
             let v = ctx.memory().load32(ctx.args[0])?;
             f2.zero.store(u32::from(v == 0), Ordering::SeqCst);
             Ok(())

@@ -25,7 +25,7 @@ fn run_program(
 ) -> (Vec<Ran>, pto_runtime_core::RunReport) {
     let ran = Arc::new(Mutex::new(Vec::new()));
     let log = ran.clone();
-    let kernels = KernelTable::new().with(LOG_OR_FAIL, move |ctx| {
+    let kernels = KernelTable::new().with(LOG_OR_FAIL, "log_or_fail", move |ctx| {
         let i = ctx.args[0] as usize;
         let fail = ctx.args[1] == 1 && ctx.lane as usize == i % ctx.lanes.max(1) as usize;
         log.lock().unwrap().push((i, ctx.lane, fail));

@@ -29,7 +29,7 @@ fn pattern(i: u64, w: usize) -> u64 {
 
 fn kernels() -> KernelTable {
     KernelTable::new()
-        .with(PUT_COUNTER, |ctx| {
+        .with(PUT_COUNTER, "put_counter", |ctx| {
             let [src, dst, counter, words, us] = ctx.args_array()?;
             let t = Transfer::copy(src, dst, words as usize)
                 .signal(Signal::Add32 {
@@ -40,13 +40,13 @@ fn kernels() -> KernelTable {
             ctx.post(0, t)?;
             ctx.defer_counter32(counter, 1).map_err(Into::into)
         })
-        .with(PUT_ENGINE, |ctx| {
+        .with(PUT_ENGINE, "put_engine", |ctx| {
             let [src, dst, words, us] = ctx.args_array()?;
             let t = Transfer::copy(src, dst, words as usize).after(Duration::from_micros(us));
             let cookie = ctx.post(0, t)?;
             ctx.defer_engine(0, cookie).map_err(Into::into)
         })
-        .with(CHECK, |ctx: &KernelCtx<'_>| {
+        .with(CHECK, "check", |ctx: &KernelCtx<'_>| {
             let [dst, words, i] = ctx.args_array()?;
             let mut got = vec![0u64; words as usize];
             ctx.memory().read(dst, &mut got)?;
@@ -57,7 +57,7 @@ fn kernels() -> KernelTable {
                 Err(KernelError::new(STALE, "stale data"))
             }
         })
-        .with(PUT_LOST, |ctx| {
+        .with(PUT_LOST, "put_lost", |ctx| {
             let [src, dst, counter] = ctx.args_array()?;
             let t = Transfer::copy(src, dst, 1)
                 .signal(Signal::Add32 {
@@ -68,7 +68,7 @@ fn kernels() -> KernelTable {
             ctx.post(1, t)?;
             ctx.defer_counter32(counter, 1).map_err(Into::into)
         })
-        .with(MANY, |ctx| {
+        .with(MANY, "many", |ctx| {
             let counter = ctx.memory().alloc(8, 8)?;
             for _ in 0..ctx.args[0] {
                 // Holds at once (0 >= 0); past 64 the slab refuses, the count still grows.

@@ -17,12 +17,12 @@ fn pattern(i: u64, w: usize) -> u64 {
 
 fn kernels() -> KernelTable {
     KernelTable::new()
-        .with(WRITE, |ctx| {
+        .with(WRITE, "write", |ctx| {
             let (at, i) = (ctx.args[0], ctx.args[1]);
             let data: Vec<u64> = (0..WORDS).map(|w| pattern(i, w)).collect();
             ctx.memory().write(at, &data).map_err(Into::into)
         })
-        .with(CHECK, |ctx| {
+        .with(CHECK, "check", |ctx| {
             let (at, i) = (ctx.args[0], ctx.args[1]);
             // A slow reader: a buffer reused too early would be overwritten meanwhile.
             std::thread::sleep(std::time::Duration::from_micros(20));

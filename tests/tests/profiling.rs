@@ -33,7 +33,7 @@ fn run_at(level: ProfileLevel, capacity: u32) -> Profiled {
     };
     let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size()).unwrap();
     let rt = Runtime::init(region.bytes(), cfg).unwrap();
-    let kernels = KernelTable::new().with(K, |_| Ok(()));
+    let kernels = KernelTable::new().with(K, "k", |_| Ok(()));
     let machine = SimMachine::start(&cfg, kernels, SimOptions::default()).unwrap();
     let p = machine.platform();
     let mut o = rt.orchestrator(p).unwrap();
@@ -157,8 +157,8 @@ fn deferred_dummy_and_normal_tasks_all_reach_the_profile_and_counters_add_up() {
         ..Config::tiny()
     };
     let kernels = KernelTable::new()
-        .with(K, |_| Ok(()))
-        .with(DEFERRED, |ctx| {
+        .with(K, "k", |_| Ok(()))
+        .with(DEFERRED, "deferred", |ctx| {
             let counter = ctx.args[0];
             let bump = Transfer::signal_only(Signal::Add64 {
                 addr: counter,

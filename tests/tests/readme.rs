@@ -109,7 +109,7 @@ o.submit(&TaskSpec::new(K, WorkerClass::Aiv).tensors(&[
 
 #[test]
 fn the_tensor_snippet_runs() {
-    let kernels = KernelTable::new().with(KernelId(0), |_| Ok(()));
+    let kernels = KernelTable::new().with(KernelId(0), "noop", |_| Ok(()));
     let cfg = Config {
         max_tensors: 2,
         ..Config::tiny()

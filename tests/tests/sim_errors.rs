@@ -19,15 +19,17 @@ const HANGS: KernelId = KernelId(3);
 
 fn kernels(consumer_ran: Arc<AtomicBool>) -> KernelTable {
     KernelTable::new()
-        .with(OK, move |ctx| {
+        .with(OK, "ok", move |ctx| {
             if ctx.args.first() == Some(&1) {
                 consumer_ran.store(true, Ordering::SeqCst);
             }
             Ok(())
         })
-        .with(FAILS, |_| Err(KernelError::new(77, "tile 3 is empty")))
-        .with(PANICS, |_| panic!("kernel bug"))
-        .with(HANGS, |_| {
+        .with(FAILS, "fails", |_| {
+            Err(KernelError::new(77, "tile 3 is empty"))
+        })
+        .with(PANICS, "panics", |_| panic!("kernel bug"))
+        .with(HANGS, "hangs", |_| {
             std::thread::sleep(Duration::from_millis(300));
             Ok(())
         })
@@ -123,7 +125,7 @@ fn a_failed_run_is_an_error_carrying_its_report_and_message() {
         msg.starts_with("the run failed: a kernel reported error code 77"),
         "{msg}"
     );
-    assert!(msg.ends_with("kernel 1: tile 3 is empty"), "{msg}");
+    assert!(msg.ends_with("kernel `fails` (1): tile 3 is empty"), "{msg}");
     let start = run(
         Config {
             aic_cores: 0,
@@ -145,7 +147,7 @@ fn a_failed_run_is_an_error_carrying_its_report_and_message() {
 fn kernel_failure(
     f: impl Fn(&pto_sim::KernelCtx<'_>) -> Result<(), KernelError> + Send + Sync + 'static,
 ) -> SimError {
-    let kernels = KernelTable::new().with(OK, f);
+    let kernels = KernelTable::new().with(OK, "ok", f);
     run(Config::tiny(), kernels, SimOptions::default(), |o| {
         o.submit(&TaskSpec::new(OK, WorkerClass::Aiv)).unwrap()
     })
@@ -193,6 +195,7 @@ fn a_kernels_message_reaches_the_runs_error_with_its_code() {
             .kernel
             .as_ref()
             .expect("the simulator kept the kernel's failure");
+        assert_eq!(k.name.as_deref(), Some("ok"), "the kernel's registered name");
         assert_eq!(
             (k.task, k.kernel, k.error.code()),
             (error.task.unwrap(), OK, code)
@@ -324,7 +327,7 @@ fn the_orchestration_can_abort_a_run() {
 #[test]
 fn a_kernel_that_never_returns_fails_the_run_and_nothing_hangs() {
     static RELEASE: AtomicBool = AtomicBool::new(false);
-    let kernels = KernelTable::new().with(OK, |_| {
+    let kernels = KernelTable::new().with(OK, "ok", |_| {
         while !RELEASE.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(1));
         }

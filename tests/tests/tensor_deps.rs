@@ -87,7 +87,7 @@ fn sequential(ops: &[Op]) -> [[u64; (N * N) as usize]; 2] {
 
 fn kernels() -> KernelTable {
     // args: [src addr, src rows, src cols, dst addr, dst rows, dst cols, salt, inout]
-    KernelTable::new().with(STEP, |ctx| {
+    KernelTable::new().with(STEP, "step", |ctx| {
         let a = ctx.args;
         let mem = ctx.memory();
         let mut row = vec![0u64; N as usize];

@@ -52,7 +52,7 @@ pub fn expected(ranks: u64, i: u64) -> u64 {
 
 fn kernels(done: Arc<AtomicBool>) -> KernelTable {
     KernelTable::new()
-        .with(PUT, |ctx| {
+        .with(PUT, "put", |ctx| {
             let [src, dst, words, counter] = ctx.args_array()?;
             let t = Transfer::copy(src, dst, words as usize).signal(Signal::Add64 {
                 addr: counter,
@@ -61,11 +61,11 @@ fn kernels(done: Arc<AtomicBool>) -> KernelTable {
             let cookie = ctx.post(0, t)?;
             ctx.defer_engine(0, cookie).map_err(Into::into)
         })
-        .with(RECV, |ctx| {
+        .with(RECV, "recv", |ctx| {
             ctx.defer_counter64(ctx.args[0], ctx.args[1])
                 .map_err(Into::into)
         })
-        .with(REDUCE, move |ctx| {
+        .with(REDUCE, "reduce", move |ctx| {
             let [input, slots, ranks, elements, out, me] = ctx.args_array()?;
             let mem = ctx.memory();
             let (mut acc, mut part) = (vec![0u64; CHUNK], vec![0u64; CHUNK]);

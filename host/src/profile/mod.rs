@@ -4,4 +4,4 @@ mod summary;
 mod trace;
 
 pub use summary::ProfileSummary;
-pub use trace::{TraceError, chrome_trace, write_chrome_trace};
+pub use trace::{TraceError, chrome_trace, chrome_trace_named, write_chrome_trace};

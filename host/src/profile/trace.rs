@@ -3,6 +3,7 @@
 //! their own).
 
 use pto_runtime_core::{TaskRecord, WorkerClass};
+use pto_sim::KernelTable;
 use serde_json::{Value, json};
 
 const CORES_PID: u32 = 1;
@@ -10,8 +11,19 @@ const SCHEDULERS_PID: u32 = 2;
 /// Deferred-wait tracks sit after the scheduler tracks: tid = this + scheduler.
 const DEFERRED_TID_BASE: u32 = 1000;
 
-/// The Chrome trace JSON of `records`, whose timestamps count `ticks_per_us` per µs.
+/// The Chrome trace JSON of `records`, whose timestamps count `ticks_per_us` per µs; kernel
+/// slices are named `kernel N` (see [`chrome_trace_named`] for the kernels' names).
 pub fn chrome_trace(records: &[TaskRecord], ticks_per_us: u64) -> Value {
+    chrome_trace_named(records, ticks_per_us, &KernelTable::new())
+}
+
+/// Like [`chrome_trace`], with each kernel slice named as `kernels` names its kernel (`kernel
+/// N` for an id the table does not have), and the id in the slice's arguments.
+pub fn chrome_trace_named(
+    records: &[TaskRecord],
+    ticks_per_us: u64,
+    kernels: &KernelTable,
+) -> Value {
     let origin = records
         .iter()
         .map(|r| r.submit)
@@ -38,7 +50,7 @@ pub fn chrome_trace(records: &[TaskRecord], ticks_per_us: u64) -> Value {
             cores.insert(core.0);
             events.push(json!({
                 "ph": "X", "pid": CORES_PID, "tid": core.0,
-                "name": format!("kernel {}", r.kernel.0),
+                "name": kernels.name(r.kernel).map_or_else(|| format!("kernel {}", r.kernel.0), str::to_owned),
                 "ts": us(r.start), "dur": us(r.end) - us(r.start), "args": args,
             }));
         }
@@ -94,13 +106,23 @@ pub enum TraceError {
     },
 }
 
-/// Writes the Chrome trace of `records` ([`chrome_trace`]) to `path`; open it in Perfetto.
+/// Writes the Chrome trace of `records` ([`chrome_trace_named`], kernel slices named as
+/// `kernels` names them) to `path`; open it in Perfetto.
+///
+/// ```no_run
+/// # fn demo(out: pto_sim::SimRun<()>) -> Result<(), pto_host::profile::TraceError> {
+/// // after `let out = pto_sim::run(...)?` with `Config::profile = ProfileLevel::Tasks`:
+/// pto_host::profile::write_chrome_trace("run.json".as_ref(), &out.records, out.ticks_per_us, &out.kernels)?;
+/// # Ok(())
+/// # }
+/// ```
 pub fn write_chrome_trace(
     path: &std::path::Path,
     records: &[TaskRecord],
     ticks_per_us: u64,
+    kernels: &KernelTable,
 ) -> Result<(), TraceError> {
-    let text = serde_json::to_string(&chrome_trace(records, ticks_per_us))?;
+    let text = serde_json::to_string(&chrome_trace_named(records, ticks_per_us, kernels))?;
     std::fs::write(path, text).map_err(|source| TraceError::Write {
         path: path.to_path_buf(),
         source,
@@ -159,5 +181,20 @@ mod tests {
             6,
             "2 kernels, 3 scheduler slices, 1 wait"
         );
+    }
+
+    #[test]
+    fn kernel_slices_carry_the_kernels_names() {
+        let recs = [record(Some(2), WorkerClass::Aiv, 0)];
+        let table = KernelTable::new().with(KernelId(3), "softmax", |_| Ok(()));
+        let v = chrome_trace_named(&recs, 1000, &table);
+        let ev = v["traceEvents"].as_array().unwrap();
+        let k = ev.iter().find(|e| e["tid"] == 2 && e["ph"] == "X").unwrap();
+        assert_eq!(
+            (&k["name"], &k["args"]["kernel"]),
+            (&json!("softmax"), &json!(3))
+        );
+        let v = chrome_trace_named(&recs, 1000, &KernelTable::new());
+        assert!(v.to_string().contains("\"kernel 3\""), "no name: the id");
     }
 }
