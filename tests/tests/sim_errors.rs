@@ -125,7 +125,10 @@ fn a_failed_run_is_an_error_carrying_its_report_and_message() {
         msg.starts_with("the run failed: a kernel reported error code 77"),
         "{msg}"
     );
-    assert!(msg.ends_with("kernel `fails` (1): tile 3 is empty"), "{msg}");
+    assert!(
+        msg.ends_with("kernel `fails` (1): tile 3 is empty"),
+        "{msg}"
+    );
     let start = run(
         Config {
             aic_cores: 0,
@@ -195,7 +198,11 @@ fn a_kernels_message_reaches_the_runs_error_with_its_code() {
             .kernel
             .as_ref()
             .expect("the simulator kept the kernel's failure");
-        assert_eq!(k.name.as_deref(), Some("ok"), "the kernel's registered name");
+        assert_eq!(
+            k.name.as_deref(),
+            Some("ok"),
+            "the kernel's registered name"
+        );
         assert_eq!(
             (k.task, k.kernel, k.error.code()),
             (error.task.unwrap(), OK, code)
