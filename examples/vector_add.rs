@@ -85,12 +85,8 @@ fn vector_add(trace: Option<&std::path::Path>) -> Result<Summary, Error> {
         for c in 0..N / CHUNK {
             let at = (c * CHUNK * 4) as u64;
             let n = CHUNK as u64;
-            let sum = o.submit(&TaskSpec::new(ADD, WorkerClass::Aiv).args(&[
-                dx + at,
-                dy + at,
-                dz + at,
-                n,
-            ]))?;
+            let args = [dx + at, dy + at, dz + at, n];
+            let sum = o.submit(&TaskSpec::new(ADD, WorkerClass::Aiv).args(&args))?;
             // Runs once `sum` finished: an explicit dependency on its task id.
             o.submit(
                 &TaskSpec::new(SCALE, WorkerClass::Aiv)
