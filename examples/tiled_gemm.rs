@@ -285,6 +285,21 @@ mod tests {
     }
 
     #[test]
+    fn tiled_gemm_writes_a_trace_perfetto_can_draw() {
+        let path = std::env::temp_dir().join(format!("tiled_gemm-{}.json", std::process::id()));
+        tiled_gemm(ProfileLevel::Off, Some(&path)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let trace: serde_json::Value = serde_json::from_str(&text).unwrap();
+        pto_host::profile::check_chrome_trace(&trace).expect("Perfetto can draw every track");
+        assert_eq!(
+            text.matches("\"name\":\"matmul\"").count(),
+            24,
+            "one slice per K step"
+        );
+    }
+
+    #[test]
     fn each_tiles_tasks_run_in_k_order_and_the_epilogue_last() {
         let g = tiled_gemm(ProfileLevel::Tasks, None).unwrap();
         let rec = |t: TaskId| {

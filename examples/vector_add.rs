@@ -142,13 +142,17 @@ mod tests {
         vector_add(Some(&path)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
-        let slices = text.matches("\"ph\":\"X\"").count();
-        assert!(
-            slices >= 16,
-            "8 kernel and 8 scheduler slices, got {slices}"
+        let kernels = text.matches("\"ph\":\"X\"").count();
+        let spans = text.matches("\"ph\":\"b\"").count();
+        assert_eq!(
+            (kernels, spans),
+            (8, 8),
+            "a kernel slice and a task span per task"
         );
         for name in ["\"name\":\"add\"", "\"name\":\"scale\""] {
             assert_eq!(text.matches(name).count(), 4, "four {name} slices");
         }
+        let trace: serde_json::Value = serde_json::from_str(&text).unwrap();
+        pto_host::profile::check_chrome_trace(&trace).expect("Perfetto can draw every track");
     }
 }
