@@ -82,8 +82,8 @@ impl KernelCtx<'_> {
     /// fn put(ctx: &KernelCtx<'_>) -> Result<(), KernelError> {
     ///     let [src, dst, words, counter] = ctx.args_array()?;
     ///     let words = words as usize;
-    /// let cookie = ctx.post(0, Transfer::copy(src, dst, words).signal(Signal::Add32 { addr: counter, delta: 1 }))?;
-    /// ctx.defer_counter32(counter, 1)?;   // or ctx.defer_engine(0, cookie)
+    ///     let cookie = ctx.post(0, Transfer::copy(src, dst, words).signal(Signal::Add32 { addr: counter, delta: 1 }))?;
+    ///     ctx.defer_counter32(counter, 1)?;   // or ctx.defer_engine(0, cookie)
     ///     let _ = cookie;
     ///     Ok(())
     /// }
