@@ -149,7 +149,7 @@ impl SimPlatform {
     }
 
     /// What the kernel of `task` that failed with `code` said, if a kernel failed so on this
-    /// machine (the first [`Failures::CAPACITY`] failures of a run are kept).
+    /// machine (the first 64 failures of a run are kept).
     pub fn kernel_failure(&self, task: TaskId, code: u32) -> Option<KernelFailure> {
         self.failures.find(task, code)
     }
