@@ -170,7 +170,7 @@ pub fn run_rank(job: &RankJob) -> Result<Duration, String> {
     );
     let out = match out {
         Ok(out) => out,
-        Err(pto_sim::SimError::Run { error, .. }) => {
+        Err(failed @ pto_sim::SimError::Run { .. }) => {
             if let Some((rank, reason)) = comm.poisoned() {
                 let why = match reason {
                     pto_runtime_core::PoisonReason::Died => "died",
@@ -180,7 +180,8 @@ pub fn run_rank(job: &RankJob) -> Result<Duration, String> {
                 return Err(format!("stopped because rank {rank} {why}"));
             }
             comm.poison(pto_runtime_core::PoisonReason::Aborted);
-            return Err(error.to_string());
+            // The run's error, with what a failed kernel said.
+            return Err(failed.to_string());
         }
         Err(e) => return Err(e.to_string()),
     };
