@@ -1,8 +1,12 @@
 //! pto-host: the host side of the PTO runtime.
 //!
-//! Today it runs the scheduler core on the simulator and measures it (`pto-launch bench`),
-//! and reads a rank from a launcher's environment; rank boot, communication windows and the
-//! CANN backend come next.
+//! It ships `pto-launch`: `allreduce` boots N rank processes (or joins mpirun, a PMI
+//! launcher, Slurm or torchrun), forms the job over TCP when asked (`transport`, with a
+//! job secret), gives each rank a communication window (`comm`: POSIX shared memory on the
+//! simulator, ACL/HCCL windows behind feature `cann`, CANN loaded at run time) and runs the
+//! scheduler core on the simulator (`allreduce`); `bench` measures the scheduler on
+//! synthetic workloads (`bench`). `profile` exports task records as a Chrome trace
+//! (`write_chrome_trace`) and a summary.
 //!
 //! Principles:
 //! - No unsafe but one small module: POSIX shared memory (`comm/raw_shm.rs`), every block

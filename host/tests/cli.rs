@@ -170,11 +170,10 @@ fn profile_tasks_writes_a_trace_with_a_track_per_core_and_scheduler() {
         .collect();
     assert!(names.contains(&"scheduler 0"), "{names:?}");
     assert!(names.iter().any(|n| n.starts_with("core ")), "{names:?}");
-    let slices = events.iter().filter(|e| e["ph"] == "X").count();
-    assert!(
-        slices >= 300,
-        "a scheduler slice per task, plus kernel slices: {slices}"
-    );
+    let spans = events.iter().filter(|e| e["ph"] == "b").count();
+    assert!(spans >= 300, "a task span per task: {spans}");
+    let kernels = events.iter().filter(|e| e["ph"] == "X").count();
+    assert!(kernels > 0, "kernel slices on the core tracks");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

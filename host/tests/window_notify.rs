@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use pto_host::comm::{ShmComm, ShmConfig};
 use pto_runtime_core::{Config, KernelId, TaskSpec, WorkerClass};
-use pto_sim::{KernelTable, Signal, SimOptions, Transfer, run_with};
+use pto_sim::{KernelError, KernelTable, Signal, SimOptions, Transfer, run_with};
 
 /// `[src, dst, words, counter]`: puts `words` words from `src` to `dst` (a peer's window),
 /// then adds 1 to `counter` (in the peer's window); completes once the engine landed it.
@@ -25,33 +25,33 @@ fn pattern(rank: u64, i: u64) -> u64 {
 
 fn kernels() -> KernelTable {
     KernelTable::new()
-        .with(PUT, |ctx| {
-            let [src, dst, words, counter] = ctx.args[..4] else {
-                return Err(80);
-            };
+        .with(PUT, "put", |ctx| {
+            let [src, dst, words, counter] = ctx.args_array()?;
             let t = Transfer::copy(src, dst, words as usize)
                 .signal(Signal::Add64 {
                     addr: counter,
                     delta: 1,
                 })
                 .after(Duration::from_micros(200));
-            let cookie = ctx.post(0, t).map_err(|_| 81u32)?;
-            ctx.defer_engine(0, cookie).map_err(|_| 82u32)
+            let cookie = ctx.post(0, t)?;
+            ctx.defer_engine(0, cookie).map_err(Into::into)
         })
-        .with(RECV, |ctx| {
-            ctx.defer_counter64(ctx.args[0], 1).map_err(|_| 83u32)
+        .with(RECV, "recv", |ctx| {
+            ctx.defer_counter64(ctx.args[0], 1).map_err(Into::into)
         })
-        .with(CHECK, |ctx| {
-            let [at, words, from] = ctx.args[..3] else {
-                return Err(80);
-            };
+        .with(CHECK, "check", |ctx| {
+            let [at, words, from] = ctx.args_array()?;
             let mut got = vec![0u64; words as usize];
-            ctx.memory().read(at, &mut got).map_err(|_| 84u32)?;
+            ctx.memory().read(at, &mut got)?;
             let ok = got
                 .iter()
                 .enumerate()
                 .all(|(i, &v)| v == pattern(from, i as u64));
-            if ok { Ok(()) } else { Err(90) }
+            if ok {
+                Ok(())
+            } else {
+                Err(KernelError::new(90, "stale data"))
+            }
         })
 }
 

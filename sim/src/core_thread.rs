@@ -8,7 +8,8 @@ use pto_runtime_core::{
     Completion, CompletionQueue, CoreId, MAX_ARGS, Outcome, Platform, ResultWord, StatusWord, Token,
 };
 
-use crate::kernels::{KernelCtx, error_code};
+use crate::kernel_error::{KernelError, KernelFailure, error_code, panic_message};
+use crate::kernels::KernelCtx;
 use crate::platform::{SimCore, SimPlatform, read_payload};
 
 /// Runs core `id` until the machine shuts down: takes each rung token in order, runs its
@@ -72,21 +73,34 @@ fn run_token(
         times.0.store(p.now(), Ordering::Relaxed);
     }
     let result = match p.kernels.get(kernel) {
-        None => Err(error_code::UNKNOWN_KERNEL),
-        Some(f) => {
-            catch_unwind(AssertUnwindSafe(|| f(&ctx))).unwrap_or(Err(error_code::KERNEL_PANICKED))
-        }
+        None => Err(KernelError::sim(
+            error_code::UNKNOWN_KERNEL,
+            format!("no kernel is registered as id {}", kernel.0),
+        )),
+        Some(f) => catch_unwind(AssertUnwindSafe(|| f(&ctx))).unwrap_or_else(|payload| {
+            Err(KernelError::sim(
+                error_code::KERNEL_PANICKED,
+                panic_message(&*payload),
+            ))
+        }),
     };
     if timed {
         times.1.store(p.now(), Ordering::Relaxed);
     }
     let outcome = match result {
         Ok(()) => ResultWord::done(token),
-        Err(code) => {
-            log::warn!(
-                "{id}: kernel {} of {task} failed with code {code}",
-                kernel.0
-            );
+        Err(error) => {
+            let code = error.code();
+            let failure = KernelFailure {
+                task,
+                kernel,
+                name: p.kernels.name(kernel).map(str::to_owned),
+                core: id,
+                lane,
+                error,
+            };
+            log::warn!("{id}: {failure} (code {code}, {task})");
+            p.failures.push(failure);
             ResultWord::failed(token, code)
         }
     };

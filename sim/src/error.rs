@@ -1,6 +1,26 @@
-//! Errors of setting up a simulated run.
+//! Errors of a simulated run: it could not start, or it ran and failed.
 
-use pto_runtime_core::{ClaimError, ConfigError, FatalError};
+use std::any::Any;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use pto_runtime_core::{ClaimError, ConfigError, FatalError, PhaseCounters, RunReport, TaskRecord};
+
+use crate::kernel_error::KernelFailure;
+use crate::kernels::KernelTable;
+use crate::memory_map::MemoryMap;
+
+/// `: ` and the kernel failure, if there is one.
+struct KernelNote<'a>(Option<&'a KernelFailure>);
+
+impl std::fmt::Display for KernelNote<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(k) => write!(f, ": {k}"),
+            None => Ok(()),
+        }
+    }
+}
 
 /// Why a simulated run could not start or finish.
 #[derive(Debug, thiserror::Error)]
@@ -40,7 +60,89 @@ pub enum SimError {
     /// A scheduler thread panicked (a runtime bug: the core never panics by design).
     #[error("scheduler thread {0} panicked")]
     SchedulerPanicked(u8),
-    /// The run failed; its first fatal error.
-    #[error("the run failed: {0}")]
-    Run(FatalError),
+    /// The run started and failed: `error` is its first fatal error, and `run` keeps what the
+    /// run left (its report, task records, memory and what the orchestration returned).
+    #[error("the run failed: {error}{}", KernelNote(run.kernel.as_ref()))]
+    Run {
+        /// The run's first fatal error (also in `run.report.error`).
+        error: FatalError,
+        /// What the failed run left.
+        run: Box<FailedRun>,
+    },
+}
+
+impl SimError {
+    /// The report of a run that started and failed ([`SimError::Run`]); `None` for an error
+    /// that stopped the run before it started.
+    pub fn report(&self) -> Option<&RunReport> {
+        match self {
+            SimError::Run { run, .. } => Some(&run.report),
+            _ => None,
+        }
+    }
+}
+
+/// What a failed run left behind, for a caller that wants more than its error: the report
+/// (how many tasks finished out of those submitted), the task records, the memory as the
+/// tasks left it and the orchestration's return value.
+pub struct FailedRun {
+    /// The kernel failure behind the error, with its message, when the error is a kernel's
+    /// (`FatalKind::KernelFailed`) and the simulator recorded it.
+    pub kernel: Option<KernelFailure>,
+    /// The runtime's report; its `error` is the run's error.
+    pub report: RunReport,
+    /// Wall time from the first submit to the last scheduler stopping.
+    pub wall: Duration,
+    /// The task records (profiling at `Tasks`), in the order the tasks finished.
+    pub records: Vec<TaskRecord>,
+    /// Each scheduler's phase counters (profiling at `Counters` or above).
+    pub phases: Vec<PhaseCounters>,
+    /// Clock ticks per microsecond of the timestamps.
+    pub ticks_per_us: u64,
+    /// The run's memory, as the tasks left it.
+    pub memory: Arc<MemoryMap>,
+    /// The kernel table the run used (for kernel names).
+    pub kernels: KernelTable,
+    /// What the orchestration returned (behind a lock only so the error stays `Sync`).
+    pub(crate) value: Mutex<Option<Box<dyn Any + Send>>>,
+}
+
+impl FailedRun {
+    /// Takes what the orchestration returned, if it is a `T` and was not taken before.
+    ///
+    /// ```
+    /// use pto_runtime_core::{Config, KernelId, TaskSpec, WorkerClass};
+    /// use pto_sim::{KernelTable, SimError, SimOptions};
+    ///
+    /// let kernels = KernelTable::new().with(KernelId(0), "refuses", |_| Err("no".into()));
+    /// let err = pto_sim::run(Config::tiny(), kernels, SimOptions::default(), |o| {
+    ///     o.submit(&TaskSpec::new(KernelId(0), WorkerClass::Aiv)).ok()
+    /// })
+    /// .unwrap_err();
+    /// let SimError::Run { error, mut run } = err else { panic!("not a run error") };
+    /// let task = run.take_value::<Option<pto_runtime_core::TaskId>>().flatten();
+    /// assert_eq!(error.task, task, "the error names the task that failed");
+    /// ```
+    pub fn take_value<T: 'static>(&mut self) -> Option<T> {
+        let slot = self.value.get_mut().unwrap_or_else(PoisonError::into_inner);
+        match slot.take()?.downcast::<T>() {
+            Ok(v) => Some(*v),
+            Err(other) => {
+                *slot = Some(other);
+                None
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for FailedRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FailedRun")
+            .field("kernel", &self.kernel)
+            .field("report", &self.report)
+            .field("wall", &self.wall)
+            .field("records", &self.records.len())
+            .field("phases", &self.phases.len())
+            .finish_non_exhaustive()
+    }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use pto_runtime_core::{Condition, CoreId, KernelId, TaskId};
 
 use crate::engine::{Engine, EngineError, Transfer};
+use crate::kernel_error::{KernelError, error_code};
 use crate::memory_map::MemoryMap;
 use crate::slab::{Slab, SlabFull};
 
@@ -40,6 +41,30 @@ impl std::fmt::Debug for KernelCtx<'_> {
 }
 
 impl KernelCtx<'_> {
+    /// Scalar argument `i`, or [`error_code::MISSING_ARGS`] if the task has fewer.
+    pub fn arg(&self, i: usize) -> Result<u64, KernelError> {
+        self.args.get(i).copied().ok_or_else(|| self.missing(i + 1))
+    }
+
+    /// The first `N` scalar arguments, or [`error_code::MISSING_ARGS`] if the task has fewer
+    /// (more are fine): `let [src, dst, n] = ctx.args_array()?;`.
+    pub fn args_array<const N: usize>(&self) -> Result<[u64; N], KernelError> {
+        self.args
+            .get(..N)
+            .and_then(|a| a.try_into().ok())
+            .ok_or_else(|| self.missing(N))
+    }
+
+    fn missing(&self, wanted: usize) -> KernelError {
+        KernelError::sim(
+            error_code::MISSING_ARGS,
+            format!(
+                "the kernel reads {wanted} scalar arguments but the task has {}",
+                self.args.len()
+            ),
+        )
+    }
+
     /// The memory the machine can address: its own, and any communication windows.
     pub fn memory(&self) -> &MemoryMap {
         self.memory
@@ -47,6 +72,23 @@ impl KernelCtx<'_> {
 
     /// Posts `t` to engine `engine`; returns its post id (the cookie an engine condition
     /// waits for).
+    ///
+    /// A kernel that copies `words` words to a peer and completes once they landed (the
+    /// engine adds 1 to `counter` after the copy):
+    ///
+    /// ```
+    /// use pto_sim::{KernelCtx, KernelError, Signal, Transfer};
+    ///
+    /// fn put(ctx: &KernelCtx<'_>) -> Result<(), KernelError> {
+    ///     let [src, dst, words, counter] = ctx.args_array()?;
+    ///     let words = words as usize;
+    ///     let cookie = ctx.post(0, Transfer::copy(src, dst, words).signal(Signal::Add32 { addr: counter, delta: 1 }))?;
+    ///     ctx.defer_counter32(counter, 1)?;   // or ctx.defer_engine(0, cookie)
+    ///     let _ = cookie;
+    ///     Ok(())
+    /// }
+    /// # let _ = put;
+    /// ```
     pub fn post(&self, engine: u32, t: Transfer) -> Result<u64, EngineError> {
         self.engines
             .get(engine as usize)
@@ -81,22 +123,46 @@ impl KernelCtx<'_> {
     }
 }
 
-/// A kernel: `Ok` reports FIN, `Err(code)` fails the task with a platform error code
-/// (codes below 16 are the simulator's own, see [`error_code`]).
-pub type KernelFn = dyn Fn(&KernelCtx<'_>) -> Result<(), u32> + Send + Sync;
+/// A kernel: `Ok` reports FIN, `Err` fails the task with the error's code (the run's error
+/// shows its message; see [`KernelError`]).
+pub type KernelFn = dyn Fn(&KernelCtx<'_>) -> Result<(), KernelError> + Send + Sync;
 
-/// Error codes the simulator reports in a core's status word.
-pub mod error_code {
-    /// The payload named a kernel that is not registered.
-    pub const UNKNOWN_KERNEL: u32 = 1;
-    /// The kernel panicked.
-    pub const KERNEL_PANICKED: u32 = 2;
+/// One registered kernel: its name and function.
+#[derive(Clone)]
+struct Entry {
+    name: Arc<str>,
+    f: Arc<KernelFn>,
 }
 
-/// The dispatch table of the simulated machine.
+/// The dispatch table of the simulated machine: kernel id to name and function. Ids are what
+/// task payloads carry (`TaskSpec::new(id, class)`); names are for people (errors, logs,
+/// traces) and need not be unique.
+///
+/// ```
+/// use pto_runtime_core::KernelId;
+/// use pto_sim::KernelTable;
+///
+/// const ADD: KernelId = KernelId(0);
+/// let table = KernelTable::new().with(ADD, "add", |_ctx| Ok(()));
+/// assert_eq!(table.name(ADD), Some("add"));
+/// assert_eq!(table.name(KernelId(1)), None);
+/// ```
 #[derive(Clone, Default)]
 pub struct KernelTable {
-    kernels: Vec<Option<Arc<KernelFn>>>,
+    kernels: Vec<Option<Entry>>,
+}
+
+impl std::fmt::Debug for KernelTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(
+                self.kernels
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, k)| Some((i, &*k.as_ref()?.name))),
+            )
+            .finish()
+    }
 }
 
 impl KernelTable {
@@ -105,32 +171,46 @@ impl KernelTable {
         Self::default()
     }
 
-    /// Registers `f` as kernel `id` (replacing any earlier one).
+    /// Registers `f` as kernel `id`, named `name` (replacing any earlier kernel `id`).
     pub fn register(
         &mut self,
         id: KernelId,
-        f: impl Fn(&KernelCtx<'_>) -> Result<(), u32> + Send + Sync + 'static,
+        name: impl Into<Arc<str>>,
+        f: impl Fn(&KernelCtx<'_>) -> Result<(), KernelError> + Send + Sync + 'static,
     ) -> &mut Self {
         let i = id.0 as usize;
         if self.kernels.len() <= i {
             self.kernels.resize(i + 1, None);
         }
-        self.kernels[i] = Some(Arc::new(f));
+        self.kernels[i] = Some(Entry {
+            name: name.into(),
+            f: Arc::new(f),
+        });
         self
     }
 
-    /// The same table with `f` registered as kernel `id`.
+    /// The same table with `f` registered as kernel `id`, named `name`.
     pub fn with(
         mut self,
         id: KernelId,
-        f: impl Fn(&KernelCtx<'_>) -> Result<(), u32> + Send + Sync + 'static,
+        name: impl Into<Arc<str>>,
+        f: impl Fn(&KernelCtx<'_>) -> Result<(), KernelError> + Send + Sync + 'static,
     ) -> Self {
-        self.register(id, f);
+        self.register(id, name, f);
         self
     }
 
     /// The kernel registered as `id`.
     pub fn get(&self, id: KernelId) -> Option<&Arc<KernelFn>> {
-        self.kernels.get(id.0 as usize).and_then(|k| k.as_ref())
+        Some(&self.entry(id)?.f)
+    }
+
+    /// The name of the kernel registered as `id`.
+    pub fn name(&self, id: KernelId) -> Option<&str> {
+        Some(&self.entry(id)?.name)
+    }
+
+    fn entry(&self, id: KernelId) -> Option<&Entry> {
+        self.kernels.get(id.0 as usize)?.as_ref()
     }
 }

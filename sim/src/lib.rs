@@ -10,16 +10,19 @@
 //! - The same core: nothing here changes how tasks are scheduled, only what a core is.
 //! - No unsafe: the region is a plain aligned buffer, cores talk through atomics.
 //! - Every failure of the machine (unknown kernel, a kernel that panics) is reported through
-//!   the core's status word, so the runtime's own error path handles it.
+//!   the core's status word, so the runtime's own error path handles it; what the kernel said
+//!   ([`KernelError`]'s message) stays here and joins the run's error ([`SimError::Run`]).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod core_thread;
 mod engine;
 mod error;
+mod kernel_error;
 mod kernels;
 mod machine;
 mod memory;
+mod memory_bulk;
 mod memory_map;
 mod platform;
 mod region;
@@ -27,12 +30,13 @@ mod run;
 mod slab;
 
 pub use engine::{Engine, EngineError, EngineOptions, Signal, Transfer};
-pub use error::SimError;
-pub use kernels::{KernelCtx, KernelFn, KernelTable, error_code};
+pub use error::{FailedRun, SimError};
+pub use kernel_error::{KernelError, KernelFailure, error_code};
+pub use kernels::{KernelCtx, KernelFn, KernelTable};
 pub use machine::{CpuPlan, MEMORY_BASE, SimMachine, SimOptions};
 pub use memory::{DeviceMemory, MemoryError, SharedWords};
 pub use memory_map::MemoryMap;
 pub use platform::SimPlatform;
 pub use region::Region;
-pub use run::{SimRun, run, run_with};
+pub use run::{SimOrchestrator, SimRun, run, run_with};
 pub use slab::SlabFull;

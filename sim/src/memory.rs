@@ -121,6 +121,11 @@ impl DeviceMemory {
         })
     }
 
+    /// The cells, for the bulk accessors.
+    pub(crate) fn cell_slice(&self) -> &[AtomicU64] {
+        self.words()
+    }
+
     fn words(&self) -> &[AtomicU64] {
         match &self.words {
             Words::Owned(w) => w,
@@ -276,7 +281,7 @@ impl DeviceMemory {
     }
 
     /// The cells of the `words` words from `addr` on.
-    fn cells(&self, addr: u64, words: usize) -> Result<&[AtomicU64], MemoryError> {
+    pub(crate) fn cells(&self, addr: u64, words: usize) -> Result<&[AtomicU64], MemoryError> {
         let len = words
             .checked_mul(CELL as usize)
             .ok_or(MemoryError::OutOfRange {

@@ -7,6 +7,27 @@ use std::sync::Arc;
 use crate::memory::{DeviceMemory, MemoryError};
 
 /// The machine's address space: disjoint ranges, its own memory first.
+///
+/// Kernels reach it through [`crate::KernelCtx::memory`]; besides 32- and 64-bit words
+/// (atomic, ordered) it reads and writes slices of bytes, `u32`, `f32`, `u64` and `f64`:
+///
+/// ```
+/// use pto_sim::{KernelCtx, KernelError};
+///
+/// /// `args = [x, y, n]`: y[i] += 2 x[i] for n f32s.
+/// fn axpy(ctx: &KernelCtx<'_>) -> Result<(), KernelError> {
+///     let [x, y, n] = ctx.args_array()?;
+///     let (mut xs, mut ys) = (vec![0f32; n as usize], vec![0f32; n as usize]);
+///     ctx.memory().read_f32s(x, &mut xs)?;
+///     ctx.memory().read_f32s(y, &mut ys)?;
+///     for (y, x) in ys.iter_mut().zip(&xs) {
+///         *y += 2.0 * x;
+///     }
+///     ctx.memory().write_f32s(y, &ys)?;
+///     Ok(())
+/// }
+/// # let _ = axpy;
+/// ```
 #[derive(Debug)]
 pub struct MemoryMap {
     ranges: Vec<Arc<DeviceMemory>>,
@@ -99,6 +120,74 @@ impl MemoryMap {
         self.range(addr, out.len() * 8)?.read(addr, out)
     }
 
+    /// Writes `data` from `addr` (any alignment) on, inside one range: see
+    /// [`DeviceMemory::write_bytes`].
+    pub fn write_bytes(&self, addr: u64, data: &[u8]) -> Result<(), MemoryError> {
+        self.range(addr, data.len())?.write_bytes(addr, data)
+    }
+
+    /// Reads `out.len()` values from `addr` (any alignment) on, inside one range: see
+    /// [`DeviceMemory::read_bytes`].
+    pub fn read_bytes(&self, addr: u64, out: &mut [u8]) -> Result<(), MemoryError> {
+        self.range(addr, out.len())?.read_bytes(addr, out)
+    }
+
+    /// Writes `data` from `addr` (4-aligned) on, inside one range: see
+    /// [`DeviceMemory::write_u32s`].
+    pub fn write_u32s(&self, addr: u64, data: &[u32]) -> Result<(), MemoryError> {
+        self.range(addr, data.len().saturating_mul(4))?
+            .write_u32s(addr, data)
+    }
+
+    /// Reads `out.len()` values from `addr` (4-aligned) on, inside one range: see
+    /// [`DeviceMemory::read_u32s`].
+    pub fn read_u32s(&self, addr: u64, out: &mut [u32]) -> Result<(), MemoryError> {
+        self.range(addr, out.len().saturating_mul(4))?
+            .read_u32s(addr, out)
+    }
+
+    /// Writes `data` from `addr` (4-aligned) on, inside one range: see
+    /// [`DeviceMemory::write_f32s`].
+    pub fn write_f32s(&self, addr: u64, data: &[f32]) -> Result<(), MemoryError> {
+        self.range(addr, data.len().saturating_mul(4))?
+            .write_f32s(addr, data)
+    }
+
+    /// Reads `out.len()` values from `addr` (4-aligned) on, inside one range: see
+    /// [`DeviceMemory::read_f32s`].
+    pub fn read_f32s(&self, addr: u64, out: &mut [f32]) -> Result<(), MemoryError> {
+        self.range(addr, out.len().saturating_mul(4))?
+            .read_f32s(addr, out)
+    }
+
+    /// Writes `data` from `addr` (8-aligned) on, inside one range: see
+    /// [`DeviceMemory::write_u64s`].
+    pub fn write_u64s(&self, addr: u64, data: &[u64]) -> Result<(), MemoryError> {
+        self.range(addr, data.len().saturating_mul(8))?
+            .write_u64s(addr, data)
+    }
+
+    /// Reads `out.len()` values from `addr` (8-aligned) on, inside one range: see
+    /// [`DeviceMemory::read_u64s`].
+    pub fn read_u64s(&self, addr: u64, out: &mut [u64]) -> Result<(), MemoryError> {
+        self.range(addr, out.len().saturating_mul(8))?
+            .read_u64s(addr, out)
+    }
+
+    /// Writes `data` from `addr` (8-aligned) on, inside one range: see
+    /// [`DeviceMemory::write_f64s`].
+    pub fn write_f64s(&self, addr: u64, data: &[f64]) -> Result<(), MemoryError> {
+        self.range(addr, data.len().saturating_mul(8))?
+            .write_f64s(addr, data)
+    }
+
+    /// Reads `out.len()` values from `addr` (8-aligned) on, inside one range: see
+    /// [`DeviceMemory::read_f64s`].
+    pub fn read_f64s(&self, addr: u64, out: &mut [f64]) -> Result<(), MemoryError> {
+        self.range(addr, out.len().saturating_mul(8))?
+            .read_f64s(addr, out)
+    }
+
     /// Copies `words` words from `src` to `dst`, which may lie in different ranges (then
     /// through a bounce buffer of 64 words at a time).
     pub fn copy(&self, src: u64, dst: u64, words: usize) -> Result<(), MemoryError> {
@@ -164,6 +253,19 @@ mod tests {
             map.copy(src, 0x10_0000 + 4096 - 8, 2).is_err(),
             "past the window"
         );
+        map.write_f32s(0x10_0010, &[1.0, 2.5, -3.0]).unwrap();
+        let mut f = [0f32; 3];
+        map.read_f32s(0x10_0010, &mut f).unwrap();
+        assert_eq!(f, [1.0, 2.5, -3.0], "typed slices reach the window");
+        assert_eq!(
+            map.read_bytes(0x10_0000 + 4096 - 2, &mut [0; 4]),
+            Err(MemoryError::OutOfRange {
+                addr: 0x10_0000 + 4096 - 2,
+                len: 4
+            }),
+            "a slice may not run past its range"
+        );
+        assert!(map.write_u32s(src + 2, &[1]).is_err(), "misaligned");
         let clash = Arc::new(DeviceMemory::new(0x1800, 64).unwrap());
         assert!(
             MemoryMap::new(

@@ -10,6 +10,7 @@ use pto_runtime_core::{
 };
 
 use crate::engine::Engine;
+use crate::kernel_error::{Failures, KernelFailure};
 use crate::kernels::KernelTable;
 use crate::memory_map::MemoryMap;
 use crate::slab::Slab;
@@ -102,6 +103,8 @@ pub struct SimPlatform {
     /// The output heap in `memory`: base and length.
     heap: (u64, u64),
     pub(crate) shutdown: AtomicBool,
+    /// What the kernels that failed said (the result word carries only their codes).
+    pub(crate) failures: Failures,
     /// Times a core thread parked.
     pub(crate) parks: AtomicU64,
     /// Times a doorbell had to wake a parked core.
@@ -154,6 +157,7 @@ impl SimPlatform {
             engines: engines.into_boxed_slice(),
             heap,
             shutdown: AtomicBool::new(false),
+            failures: Failures::default(),
             parks: AtomicU64::new(0),
             wakes: AtomicU64::new(0),
         }
@@ -173,6 +177,12 @@ impl SimPlatform {
     /// Number of simulated cores.
     pub fn core_count(&self) -> usize {
         self.cores.len()
+    }
+
+    /// What the kernel of `task` that failed with `code` said, if a kernel failed so on this
+    /// machine (the first 64 failures of a run are kept).
+    pub fn kernel_failure(&self, task: TaskId, code: u32) -> Option<KernelFailure> {
+        self.failures.find(task, code)
     }
 
     /// How often core threads parked, and how often a doorbell had to wake one.

@@ -4,10 +4,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pto_runtime_core::{
-    Config, Orchestrator, PhaseCounters, Platform, RegionLayout, RunReport, Runtime, TaskRecord,
+    Config, FatalKind, Orchestrator, PhaseCounters, Platform, RegionLayout, RunReport, Runtime,
+    TaskRecord,
 };
 
-use crate::error::SimError;
+use crate::error::{FailedRun, SimError};
 use crate::kernels::KernelTable;
 use crate::machine::{CpuPlan, SimMachine, SimOptions};
 use crate::memory::DeviceMemory;
@@ -15,10 +16,10 @@ use crate::memory_map::MemoryMap;
 use crate::platform::SimPlatform;
 use crate::region::Region;
 
-/// What a simulated run did.
+/// What a simulated run that succeeded did (a failed run is [`SimError::Run`]).
 #[derive(Debug)]
 pub struct SimRun<R> {
-    /// The runtime's report (its `error` says whether the run failed).
+    /// The runtime's report (its `error` is `None`: every task submitted finished).
     pub report: RunReport,
     /// Wall time from the first submit to the last scheduler stopping.
     pub wall: Duration,
@@ -32,16 +33,8 @@ pub struct SimRun<R> {
     pub ticks_per_us: u64,
     /// The run's memory, as the tasks left it.
     pub memory: Arc<MemoryMap>,
-}
-
-impl<R> SimRun<R> {
-    /// The run, or its first fatal error.
-    pub fn ok(self) -> Result<Self, SimError> {
-        match self.report.error {
-            Some(e) => Err(SimError::Run(e)),
-            None => Ok(self),
-        }
-    }
+    /// The kernel table the run used (for kernel names: [`KernelTable::name`]).
+    pub kernels: KernelTable,
 }
 
 /// The orchestrator handle an orchestration function gets.
@@ -50,6 +43,23 @@ pub type SimOrchestrator<'r, 'p> = Orchestrator<'r, 'p, SimPlatform>;
 /// Runs `orchestration` on the calling thread against a fresh runtime and simulated machine
 /// for `cfg`, with `cfg.schedulers` scheduler threads, and waits for every task to finish or
 /// the run to fail.
+///
+/// A run that failed (a kernel error, a timeout, an abort: any fatal error) is
+/// [`SimError::Run`], carrying the error and what the run left ([`FailedRun`]).
+///
+/// ```
+/// use pto_runtime_core::{Config, KernelId, TaskSpec, WorkerClass};
+/// use pto_sim::{KernelTable, SimOptions};
+///
+/// let kernels = KernelTable::new().with(KernelId(0), "noop", |_| Ok(()));
+/// let out = pto_sim::run(Config::tiny(), kernels, SimOptions::default(), |o| {
+///     for _ in 0..3 {
+///         o.submit(&TaskSpec::new(KernelId(0), WorkerClass::Aiv)).unwrap();
+///     }
+/// })?;
+/// assert_eq!(out.report.finished, 3);
+/// # Ok::<(), pto_sim::SimError>(())
+/// ```
 pub fn run<R>(
     cfg: Config,
     kernels: KernelTable,
@@ -57,7 +67,7 @@ pub fn run<R>(
     orchestration: impl FnOnce(&mut SimOrchestrator<'_, '_>) -> R + Send,
 ) -> Result<SimRun<R>, SimError>
 where
-    R: Send,
+    R: Send + 'static,
 {
     run_with(cfg, kernels, opts, Vec::new(), orchestration)
 }
@@ -73,7 +83,7 @@ pub fn run_with<R>(
     orchestration: impl FnOnce(&mut SimOrchestrator<'_, '_>) -> R + Send,
 ) -> Result<SimRun<R>, SimError>
 where
-    R: Send,
+    R: Send + 'static,
 {
     let layout = RegionLayout::new(&cfg)?;
     let mut region = Region::new(layout.size())?;
@@ -143,14 +153,43 @@ where
     if let Some(i) = panicked {
         return Err(SimError::SchedulerPanicked(i));
     }
+    let report = rt.report();
+    let records = rt.task_records().collect();
+    let phases = (0..cfg.schedulers)
+        .filter_map(|i| rt.phase_counters(i))
+        .collect();
+    let memory = platform.memory.clone();
+    let ticks_per_us = platform.ticks_per_us();
+    let kernels = platform.kernels.clone();
+    if let Some(error) = report.error {
+        let kernel = match (error.kind, error.task) {
+            (FatalKind::KernelFailed, Some(task)) => u32::try_from(error.detail)
+                .ok()
+                .and_then(|code| platform.kernel_failure(task, code)),
+            _ => None,
+        };
+        return Err(SimError::Run {
+            error,
+            run: Box::new(FailedRun {
+                kernel,
+                report,
+                wall,
+                records,
+                phases,
+                ticks_per_us,
+                memory,
+                kernels,
+                value: std::sync::Mutex::new(Some(Box::new(value))),
+            }),
+        });
+    }
     Ok(SimRun {
-        records: rt.task_records().collect(),
-        phases: (0..cfg.schedulers)
-            .filter_map(|i| rt.phase_counters(i))
-            .collect(),
-        ticks_per_us: platform.ticks_per_us(),
-        memory: platform.memory.clone(),
-        report: rt.report(),
+        records,
+        phases,
+        ticks_per_us,
+        memory,
+        kernels,
+        report,
         wall,
         value,
     })

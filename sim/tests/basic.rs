@@ -10,7 +10,7 @@ use pto_sim::{KernelTable, SimOptions, run};
 fn chain_runs_in_order_and_reclaims_every_slot() {
     let order = std::sync::Arc::new(Mutex::new(Vec::new()));
     let log = order.clone();
-    let kernels = KernelTable::new().with(KernelId(0), move |ctx| {
+    let kernels = KernelTable::new().with(KernelId(0), "log", move |ctx| {
         log.lock().unwrap().push(ctx.args[0]);
         Ok(())
     });
@@ -29,8 +29,6 @@ fn chain_runs_in_order_and_reclaims_every_slot() {
             );
         }
     })
-    .unwrap()
-    .ok()
     .unwrap();
     assert_eq!(*order.lock().unwrap(), (0..1_000).collect::<Vec<_>>());
     assert_eq!(out.report.finished, 1_000);
@@ -44,7 +42,7 @@ fn chain_runs_in_order_and_reclaims_every_slot() {
 fn independent_mix_and_dummy_tasks_all_run_once() {
     let count = std::sync::Arc::new(AtomicU64::new(0));
     let c = count.clone();
-    let kernels = KernelTable::new().with(KernelId(3), move |_| {
+    let kernels = KernelTable::new().with(KernelId(3), "count", move |_| {
         c.fetch_add(1, Ordering::Relaxed);
         Ok(())
     });
@@ -61,8 +59,6 @@ fn independent_mix_and_dummy_tasks_all_run_once() {
             o.submit(&TaskSpec::new(KernelId(3), class)).unwrap();
         }
     })
-    .unwrap()
-    .ok()
     .unwrap();
     // 75 AIC + 75 AIV + 75 MIX x 3 lanes; DUMMY runs no kernel.
     assert_eq!(count.load(Ordering::Relaxed), 75 + 75 + 225);

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use pto_runtime_core::{Config, FatalKind, KernelId, SubmitError, TaskSpec, WorkerClass};
-use pto_sim::{KernelTable, Signal, SimError, SimOptions, Transfer, run};
+use pto_sim::{KernelError, KernelTable, Signal, SimError, SimOptions, Transfer, run};
+use pto_tests::failed;
 
 /// Does nothing.
 const OK: KernelId = KernelId(0);
@@ -37,51 +38,45 @@ struct Flags {
 fn kernels(flags: Arc<Flags>) -> KernelTable {
     let (f1, f2) = (flags.clone(), flags);
     KernelTable::new()
-        .with(OK, |_| Ok(()))
-        .with(SLOW_FAIL, |ctx| {
+        .with(OK, "ok", |_| Ok(()))
+        .with(SLOW_FAIL, "slow_fail", |ctx| {
             if u64::from(ctx.lane) != ctx.args.first().copied().unwrap_or(0) {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(3));
-            Err(CODE)
+            Err(KernelError::new(CODE, "slow failure"))
         })
-        .with(MARK, move |_| {
+        .with(MARK, "mark", move |_| {
             f1.ran.store(true, Ordering::SeqCst);
             Ok(())
         })
-        .with(WAIT, |ctx| {
-            let [counter, expected] = ctx.args[..2] else {
-                return Err(80);
-            };
-            ctx.defer_counter32(counter, expected as u32)
-                .map_err(|_| 81u32)?;
+        .with(WAIT, "wait", |ctx| {
+            let [counter, expected] = ctx.args_array()?;
+            ctx.defer_counter32(counter, expected as u32)?;
             if let Some(&started) = ctx.args.get(2) {
                 let m = ctx.memory();
-                m.store32(started, m.load32(started).map_err(|_| 84u32)? + 1)
-                    .map_err(|_| 83u32)?;
+                m.store32(started, m.load32(started)? + 1)?;
             }
             Ok(())
         })
-        .with(BUMP_LATE, |ctx| {
-            let [counter, ms] = ctx.args[..2] else {
-                return Err(80);
-            };
+        .with(BUMP_LATE, "bump_late", |ctx| {
+            let [counter, ms] = ctx.args_array()?;
             let t = Transfer::signal_only(Signal::Add32 {
                 addr: counter,
                 delta: 1,
             })
             .after(Duration::from_millis(ms));
-            ctx.post(0, t).map_err(|_| 82u32)?;
-            ctx.defer_counter32(counter, 1).map_err(|_| 81u32)
+            ctx.post(0, t)?;
+            ctx.defer_counter32(counter, 1).map_err(Into::into)
         })
-        .with(SET_BOTH, |ctx| {
+        .with(SET_BOTH, "set_both", |ctx| {
             for &a in &ctx.args[..2] {
-                ctx.memory().store32(a, 1).map_err(|_| 83u32)?;
+                ctx.memory().store32(a, 1)?;
             }
             Ok(())
         })
-        .with(PEEK, move |ctx| {
-            let v = ctx.memory().load32(ctx.args[0]).map_err(|_| 84u32)?;
+        .with(PEEK, "peek", move |ctx| {
+            let v = ctx.memory().load32(ctx.args[0])?;
             f2.zero.store(u32::from(v == 0), Ordering::SeqCst);
             Ok(())
         })
@@ -109,17 +104,15 @@ fn a_kernel_error_is_not_lost_when_the_core_holds_its_next_task() {
     };
     for round in 0..12 {
         let f = flags();
-        let out = run(cfg, kernels(f.clone()), SimOptions::default(), |o| {
+        let (e, a, _) = failed(run(cfg, kernels(f.clone()), SimOptions::default(), |o| {
             let a = o.submit(&task(SLOW_FAIL, WorkerClass::Aiv)).unwrap();
             o.submit(&task(OK, WorkerClass::Aiv)).unwrap();
             let _ = o.submit(&task(MARK, WorkerClass::Aiv).deps(&[a]));
             a
-        })
-        .unwrap();
-        let e = out.report.error.expect("the run reports the kernel error");
+        }));
         assert_eq!(
             (e.kind, e.task, e.detail),
-            (FatalKind::KernelFailed, Some(out.value), CODE as u64),
+            (FatalKind::KernelFailed, Some(a), CODE as u64),
             "round {round}"
         );
         assert!(
@@ -138,7 +131,7 @@ fn a_failing_mix_lane_is_not_lost_behind_the_pending_tasks() {
     };
     for lane in 0..3u64 {
         let f = flags();
-        let out = run(cfg, kernels(f.clone()), SimOptions::default(), |o| {
+        let (e, m, _) = failed(run(cfg, kernels(f.clone()), SimOptions::default(), |o| {
             let m = o
                 .submit(&task(SLOW_FAIL, WorkerClass::Mix).args(&[lane]))
                 .unwrap();
@@ -146,12 +139,10 @@ fn a_failing_mix_lane_is_not_lost_behind_the_pending_tasks() {
             o.submit(&task(OK, WorkerClass::Aiv)).unwrap();
             let _ = o.submit(&task(MARK, WorkerClass::Aiv).deps(&[m]));
             m
-        })
-        .unwrap();
-        let e = out.report.error.expect("the run reports the failed lane");
+        }));
         assert_eq!(
             (e.kind, e.task, e.detail),
-            (FatalKind::KernelFailed, Some(out.value), CODE as u64),
+            (FatalKind::KernelFailed, Some(m), CODE as u64),
             "lane {lane}"
         );
         assert!(
@@ -365,7 +356,7 @@ fn a_deferred_set_that_cannot_drain_fails_naming_the_knob() {
         deferred_timeout_us: 200_000,
         ..one_waiter(10_000_000)
     };
-    let out = run(cfg, kernels(flags()), SimOptions::default(), |o| {
+    let (e, (), _) = failed(run(cfg, kernels(flags()), SimOptions::default(), |o| {
         let x = o.alloc(0, 8, 8).unwrap();
         let y = o.alloc(0, 8, 8).unwrap();
         o.submit(&task(WAIT, WorkerClass::Aiv).args(&[x, 1]))
@@ -374,9 +365,7 @@ fn a_deferred_set_that_cannot_drain_fails_naming_the_knob() {
             .unwrap();
         o.submit(&task(OK, WorkerClass::Aiv)).unwrap();
         let _ = o.submit(&task(SET_BOTH, WorkerClass::Aiv).args(&[x, y]));
-    })
-    .unwrap();
-    let e = out.report.error.expect("the run cannot finish");
+    }));
     assert_eq!((e.kind, e.detail), (FatalKind::DeferredFull, 1), "{e}");
     assert!(e.to_string().contains("raise deferred_capacity"), "{e}");
 }

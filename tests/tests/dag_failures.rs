@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use pto_runtime_core::{
     CompletionMode, Config, FatalKind, KernelId, TaskId, TaskSpec, WorkerClass,
 };
-use pto_sim::{KernelTable, SimOptions, run};
+use pto_sim::{KernelError, KernelTable, SimError, SimOptions, run};
 use pto_tests::dag::{Node, descendants, program};
 
 /// `[index, fails]`: logs its lane; fails at once with code `100 + index` on lane
@@ -27,11 +27,15 @@ fn run_program(
 ) -> (Vec<Ran>, pto_runtime_core::RunReport) {
     let ran = Arc::new(Mutex::new(Vec::new()));
     let log = ran.clone();
-    let kernels = KernelTable::new().with(LOG_OR_FAIL, move |ctx| {
+    let kernels = KernelTable::new().with(LOG_OR_FAIL, "log_or_fail", move |ctx| {
         let i = ctx.args[0] as usize;
         let fail = ctx.args[1] == 1 && ctx.lane as usize == i % ctx.lanes.max(1) as usize;
         log.lock().unwrap().push((i, ctx.lane, fail));
-        if fail { Err(100 + i as u32) } else { Ok(()) }
+        if fail {
+            Err(KernelError::new(100 + i as u32, format!("task {i} fails")))
+        } else {
+            Ok(())
+        }
     });
     let out = run(cfg, kernels, SimOptions::default(), |o| {
         let mut ids: Vec<TaskId> = Vec::new();
@@ -45,10 +49,14 @@ fn run_program(
                 Err(_) => break,
             }
         }
-    })
-    .unwrap();
+    });
+    let report = match out {
+        Ok(out) => out.report,
+        Err(SimError::Run { run, .. }) => run.report,
+        Err(e) => panic!("the run could not start: {e}"),
+    };
     let ran = std::mem::take(&mut *ran.lock().unwrap());
-    (ran, out.report)
+    (ran, report)
 }
 
 fn check(

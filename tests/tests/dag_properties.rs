@@ -16,7 +16,7 @@ fn run_program(nodes: &[Node], cfg: Config) -> (Vec<Lane>, pto_runtime_core::Run
     let clock = Arc::new(AtomicU64::new(0));
     let lanes = Arc::new(Mutex::new(Vec::new()));
     let (c, l) = (clock.clone(), lanes.clone());
-    let kernels = KernelTable::new().with(KernelId(7), move |ctx| {
+    let kernels = KernelTable::new().with(KernelId(7), "log_lanes", move |ctx| {
         let start = c.fetch_add(1, Ordering::SeqCst);
         std::hint::spin_loop();
         let end = c.fetch_add(1, Ordering::SeqCst);

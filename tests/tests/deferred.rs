@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use pto_runtime_core::{Config, FatalKind, KernelId, TaskId, TaskSpec, Watch, WorkerClass};
-use pto_sim::{KernelCtx, KernelTable, Signal, SimOptions, SimRun, Transfer, run};
+use pto_sim::{KernelCtx, KernelError, KernelTable, Signal, SimOptions, SimRun, Transfer, run};
+use pto_tests::failed;
 
 /// `[src, dst, counter, words, latency_us]`: copies `words` words, bumps the 32-bit counter,
 /// and completes once the counter reached 1.
@@ -28,51 +29,47 @@ fn pattern(i: u64, w: usize) -> u64 {
 
 fn kernels() -> KernelTable {
     KernelTable::new()
-        .with(PUT_COUNTER, |ctx| {
-            let [src, dst, counter, words, us] = ctx.args[..5] else {
-                return Err(80);
-            };
+        .with(PUT_COUNTER, "put_counter", |ctx| {
+            let [src, dst, counter, words, us] = ctx.args_array()?;
             let t = Transfer::copy(src, dst, words as usize)
                 .signal(Signal::Add32 {
                     addr: counter,
                     delta: 1,
                 })
                 .after(Duration::from_micros(us));
-            ctx.post(0, t).map_err(|_| 81u32)?;
-            ctx.defer_counter32(counter, 1).map_err(|_| 82u32)
+            ctx.post(0, t)?;
+            ctx.defer_counter32(counter, 1).map_err(Into::into)
         })
-        .with(PUT_ENGINE, |ctx| {
-            let [src, dst, words, us] = ctx.args[..4] else {
-                return Err(80);
-            };
+        .with(PUT_ENGINE, "put_engine", |ctx| {
+            let [src, dst, words, us] = ctx.args_array()?;
             let t = Transfer::copy(src, dst, words as usize).after(Duration::from_micros(us));
-            let cookie = ctx.post(0, t).map_err(|_| 81u32)?;
-            ctx.defer_engine(0, cookie).map_err(|_| 82u32)
+            let cookie = ctx.post(0, t)?;
+            ctx.defer_engine(0, cookie).map_err(Into::into)
         })
-        .with(CHECK, |ctx: &KernelCtx<'_>| {
-            let [dst, words, i] = ctx.args[..3] else {
-                return Err(80);
-            };
+        .with(CHECK, "check", |ctx: &KernelCtx<'_>| {
+            let [dst, words, i] = ctx.args_array()?;
             let mut got = vec![0u64; words as usize];
-            ctx.memory().read(dst, &mut got).map_err(|_| 83u32)?;
+            ctx.memory().read(dst, &mut got)?;
             let ok = got.iter().enumerate().all(|(w, &v)| v == pattern(i, w));
-            if ok { Ok(()) } else { Err(STALE) }
+            if ok {
+                Ok(())
+            } else {
+                Err(KernelError::new(STALE, "stale data"))
+            }
         })
-        .with(PUT_LOST, |ctx| {
-            let [src, dst, counter] = ctx.args[..3] else {
-                return Err(80);
-            };
+        .with(PUT_LOST, "put_lost", |ctx| {
+            let [src, dst, counter] = ctx.args_array()?;
             let t = Transfer::copy(src, dst, 1)
                 .signal(Signal::Add32 {
                     addr: counter,
                     delta: 1,
                 })
                 .lost();
-            ctx.post(1, t).map_err(|_| 81u32)?;
-            ctx.defer_counter32(counter, 1).map_err(|_| 82u32)
+            ctx.post(1, t)?;
+            ctx.defer_counter32(counter, 1).map_err(Into::into)
         })
-        .with(MANY, |ctx| {
-            let counter = ctx.memory().alloc(8, 8).map_err(|_| 84u32)?;
+        .with(MANY, "many", |ctx| {
+            let counter = ctx.memory().alloc(8, 8)?;
             for _ in 0..ctx.args[0] {
                 // Holds at once (0 >= 0); past 64 the slab refuses, the count still grows.
                 let _ = ctx.defer_counter64(counter, 0);
@@ -139,9 +136,7 @@ fn pairs(
 fn consumers_of_deferred_tasks_read_the_landed_data() {
     // Latencies up to 300 µs: far longer than the kernels, so a consumer released at FIN
     // would read a stale buffer and fail the run with code 90.
-    let out = pairs(48, PUT_COUNTER, |i| 50 + (i * 37) % 250)
-        .ok()
-        .unwrap();
+    let out = pairs(48, PUT_COUNTER, |i| 50 + (i * 37) % 250);
     assert_eq!(out.report.finished, 96);
     for (p, _) in &out.value {
         let r = out.records.iter().find(|r| r.task == *p).unwrap();
@@ -157,7 +152,7 @@ fn engine_posts_landing_out_of_order_release_each_waiter_once_its_data_landed() 
     // Later submissions post shorter transfers, so posts land out of order; a producer waits
     // for the engine's watermark to pass its own post, and its consumer checks the data.
     let n = 12;
-    let out = pairs(n, PUT_ENGINE, |i| 100 * (n - i)).ok().unwrap();
+    let out = pairs(n, PUT_ENGINE, |i| 100 * (n - i));
     assert_eq!(out.report.finished, 2 * n);
     let done: Vec<u64> = out
         .value
@@ -177,7 +172,7 @@ fn a_lost_transfer_ends_in_a_timeout_naming_task_word_and_values() {
         deferred_timeout_us: 50_000,
         ..cfg()
     };
-    let out = run(cfg, kernels(), SimOptions::default(), |o| {
+    let (e, (lost, _, counter), report) = failed(run(cfg, kernels(), SimOptions::default(), |o| {
         let mem = o.platform().memory();
         let (src, dst, counter) = (
             mem.alloc(8, 8).unwrap(),
@@ -195,10 +190,7 @@ fn a_lost_transfer_ends_in_a_timeout_naming_task_word_and_values() {
             )
             .unwrap();
         (lost, consumer, counter)
-    })
-    .unwrap();
-    let (lost, _, counter) = out.value;
-    let e = out.report.error.expect("the run failed");
+    }));
     assert_eq!(
         (e.kind, e.task, e.watch, e.detail, e.detail2),
         (
@@ -210,7 +202,7 @@ fn a_lost_transfer_ends_in_a_timeout_naming_task_word_and_values() {
         )
     );
     assert_eq!(
-        out.report.finished, 0,
+        report.finished, 0,
         "neither the task nor its consumer completed"
     );
     let msg = e.to_string();
@@ -224,21 +216,18 @@ fn a_lost_transfer_ends_in_a_timeout_naming_task_word_and_values() {
 fn registering_one_condition_too_many_fails_the_task_with_a_typed_error() {
     for n in [5u64, 65] {
         // tiny(): max_conditions = 4; 65 also overflows the simulator's slab.
-        let out = run(Config::tiny(), kernels(), SimOptions::default(), |o| {
+        let (e, task, _) = failed(run(Config::tiny(), kernels(), SimOptions::default(), |o| {
             o.submit(&TaskSpec::new(MANY, WorkerClass::Aiv).args(&[n]))
                 .unwrap()
-        })
-        .unwrap();
-        let e = out.report.error.expect("the run failed");
+        }));
         assert_eq!(
             (e.kind, e.task, e.detail, e.detail2),
-            (FatalKind::TooManyConditions, Some(out.value), n, 4)
+            (FatalKind::TooManyConditions, Some(task), n, 4)
         );
     }
     let out = run(Config::tiny(), kernels(), SimOptions::default(), |o| {
         o.submit(&TaskSpec::new(MANY, WorkerClass::Aiv).args(&[4]))
             .unwrap()
-    })
-    .unwrap();
-    assert!(out.ok().is_ok(), "four conditions are within the limit");
+    });
+    assert!(out.is_ok(), "four conditions are within the limit");
 }

@@ -4,7 +4,7 @@
 //! it, and the buffer is reused only once both are done.
 
 use pto_runtime_core::{Config, KernelId, SubmitError, TaskSpec, WorkerClass};
-use pto_sim::{KernelTable, SimOptions, run};
+use pto_sim::{KernelError, KernelTable, SimOptions, run};
 
 const WRITE: KernelId = KernelId(0);
 const CHECK: KernelId = KernelId(1);
@@ -17,19 +17,23 @@ fn pattern(i: u64, w: usize) -> u64 {
 
 fn kernels() -> KernelTable {
     KernelTable::new()
-        .with(WRITE, |ctx| {
+        .with(WRITE, "write", |ctx| {
             let (at, i) = (ctx.args[0], ctx.args[1]);
             let data: Vec<u64> = (0..WORDS).map(|w| pattern(i, w)).collect();
-            ctx.memory().write(at, &data).map_err(|_| 1u32)
+            ctx.memory().write(at, &data).map_err(Into::into)
         })
-        .with(CHECK, |ctx| {
+        .with(CHECK, "check", |ctx| {
             let (at, i) = (ctx.args[0], ctx.args[1]);
             // A slow reader: a buffer reused too early would be overwritten meanwhile.
             std::thread::sleep(std::time::Duration::from_micros(20));
             let mut got = vec![0u64; WORDS];
-            ctx.memory().read(at, &mut got).map_err(|_| 2u32)?;
+            ctx.memory().read(at, &mut got)?;
             let ok = got.iter().enumerate().all(|(w, &v)| v == pattern(i, w));
-            if ok { Ok(()) } else { Err(STALE) }
+            if ok {
+                Ok(())
+            } else {
+                Err(KernelError::new(STALE, "stale data"))
+            }
         })
 }
 
@@ -73,7 +77,7 @@ fn buffers_are_reused_only_after_their_readers_are_done() {
         Ok(n) => *n,
         Err(e) => panic!("{e}"),
     };
-    let report = out.ok().unwrap().report;
+    let report = out.report;
     assert_eq!(report.finished, 600);
     assert!(
         distinct <= 4,

@@ -33,7 +33,7 @@ fn run_at(level: ProfileLevel, capacity: u32) -> Profiled {
     };
     let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size()).unwrap();
     let rt = Runtime::init(region.bytes(), cfg).unwrap();
-    let kernels = KernelTable::new().with(K, |_| Ok(()));
+    let kernels = KernelTable::new().with(K, "k", |_| Ok(()));
     let machine = SimMachine::start(&cfg, kernels, SimOptions::default()).unwrap();
     let p = machine.platform();
     let mut o = rt.orchestrator(p).unwrap();
@@ -157,16 +157,16 @@ fn deferred_dummy_and_normal_tasks_all_reach_the_profile_and_counters_add_up() {
         ..Config::tiny()
     };
     let kernels = KernelTable::new()
-        .with(K, |_| Ok(()))
-        .with(DEFERRED, |ctx| {
+        .with(K, "k", |_| Ok(()))
+        .with(DEFERRED, "deferred", |ctx| {
             let counter = ctx.args[0];
             let bump = Transfer::signal_only(Signal::Add64 {
                 addr: counter,
                 delta: 1,
             })
             .after(std::time::Duration::from_micros(100));
-            ctx.post(0, bump).map_err(|_| 1u32)?;
-            ctx.defer_counter64(counter, 1).map_err(|_| 2u32)
+            ctx.post(0, bump)?;
+            ctx.defer_counter64(counter, 1).map_err(Into::into)
         });
     let out = pto_sim::run(cfg, kernels, SimOptions::default(), |o| {
         let mem = o.platform().memory();
@@ -187,8 +187,6 @@ fn deferred_dummy_and_normal_tasks_all_reach_the_profile_and_counters_add_up() {
         }
         ids
     })
-    .unwrap()
-    .ok()
     .unwrap();
     assert_eq!(
         out.records.len(),

@@ -9,7 +9,8 @@ use pto_runtime_core::{
     Config, ConfigError, CoreId, FatalKind, KernelId, RegionLayout, Runtime, SubmitError, TaskSpec,
     WorkerClass,
 };
-use pto_sim::{KernelTable, Region, SimError, SimOptions, error_code, run};
+use pto_sim::{KernelError, KernelTable, Region, SimError, SimOptions, error_code, run};
+use pto_tests::failed;
 
 const OK: KernelId = KernelId(0);
 const FAILS: KernelId = KernelId(1);
@@ -18,15 +19,17 @@ const HANGS: KernelId = KernelId(3);
 
 fn kernels(consumer_ran: Arc<AtomicBool>) -> KernelTable {
     KernelTable::new()
-        .with(OK, move |ctx| {
+        .with(OK, "ok", move |ctx| {
             if ctx.args.first() == Some(&1) {
                 consumer_ran.store(true, Ordering::SeqCst);
             }
             Ok(())
         })
-        .with(FAILS, |_| Err(77))
-        .with(PANICS, |_| panic!("kernel bug"))
-        .with(HANGS, |_| {
+        .with(FAILS, "fails", |_| {
+            Err(KernelError::new(77, "tile 3 is empty"))
+        })
+        .with(PANICS, "panics", |_| panic!("kernel bug"))
+        .with(HANGS, "hangs", |_| {
             std::thread::sleep(Duration::from_millis(300));
             Ok(())
         })
@@ -36,14 +39,13 @@ fn kernels(consumer_ran: Arc<AtomicBool>) -> KernelTable {
 /// ran.
 fn fail_with(bad: KernelId, cfg: Config) -> (pto_runtime_core::FatalError, bool) {
     let ran = Arc::new(AtomicBool::new(false));
-    let out = run(cfg, kernels(ran.clone()), SimOptions::default(), |o| {
+    let (err, a, report) = failed(run(cfg, kernels(ran.clone()), SimOptions::default(), |o| {
         let a = o.submit(&TaskSpec::new(bad, WorkerClass::Aic)).unwrap();
         let _ = o.submit(&TaskSpec::new(OK, WorkerClass::Aiv).args(&[1]).deps(&[a]));
         a
-    })
-    .unwrap();
-    let err = out.report.error.expect("the run failed");
-    assert_eq!(err.task, Some(out.value), "the error names the failed task");
+    }));
+    assert_eq!(err.task, Some(a), "the error names the failed task");
+    assert_eq!(report.error, Some(err), "the report holds the same error");
     (err, ran.load(Ordering::SeqCst))
 }
 
@@ -92,18 +94,122 @@ fn an_unknown_kernel_is_refused_at_submit() {
         SimOptions::default(),
         |o| o.submit(&TaskSpec::new(KernelId(5), WorkerClass::Aiv)),
     )
-    .unwrap();
+    .expect("a refused submit does not fail the run");
     assert_eq!(
         out.value,
         Err(SubmitError::UnknownKernel {
             kernel: KernelId(5)
         })
     );
-    assert!(
-        out.report.error.is_none(),
-        "a refused submit does not fail the run"
-    );
     assert_eq!(out.report.submitted, 0);
+}
+
+#[test]
+fn a_failed_run_is_an_error_carrying_its_report_and_message() {
+    let e = run(
+        Config::tiny(),
+        kernels(Arc::new(AtomicBool::new(false))),
+        SimOptions::default(),
+        |o| {
+            o.submit(&TaskSpec::new(OK, WorkerClass::Aiv)).unwrap();
+            o.submit(&TaskSpec::new(FAILS, WorkerClass::Aiv)).unwrap()
+        },
+    )
+    .expect_err("a kernel failed, so the run is an error");
+    let report = e.report().expect("a run error keeps the run's report");
+    assert_eq!(report.submitted, 2);
+    assert!(report.finished <= 1, "{report:?}");
+    assert_eq!(report.error.map(|e| e.detail), Some(77));
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("the run failed: a kernel reported error code 77"),
+        "{msg}"
+    );
+    assert!(
+        msg.ends_with("kernel `fails` (1): tile 3 is empty"),
+        "{msg}"
+    );
+    let start = run(
+        Config {
+            aic_cores: 0,
+            aiv_cores: 0,
+            ..Config::tiny()
+        },
+        KernelTable::new(),
+        SimOptions::default(),
+        |_| (),
+    )
+    .unwrap_err();
+    assert!(
+        start.report().is_none(),
+        "a run that never started has no report"
+    );
+}
+
+/// Runs one task of a kernel that fails as `f` does; returns the run's error.
+fn kernel_failure(
+    f: impl Fn(&pto_sim::KernelCtx<'_>) -> Result<(), KernelError> + Send + Sync + 'static,
+) -> SimError {
+    let kernels = KernelTable::new().with(OK, "ok", f);
+    run(Config::tiny(), kernels, SimOptions::default(), |o| {
+        o.submit(&TaskSpec::new(OK, WorkerClass::Aiv)).unwrap()
+    })
+    .expect_err("the kernel fails")
+}
+
+#[test]
+fn a_kernels_message_reaches_the_runs_error_with_its_code() {
+    let cases: [(SimError, u32, &str); 5] = [
+        (
+            kernel_failure(|ctx| Ok(ctx.memory().store64(8, 1)?)),
+            error_code::MEMORY,
+            "device range 0x8+8 bytes lies outside the simulated memory",
+        ),
+        (
+            kernel_failure(|_| panic!("tile {} out of range", 9)),
+            error_code::KERNEL_PANICKED,
+            "the kernel panicked: tile 9 out of range",
+        ),
+        (
+            kernel_failure(|_| Err(KernelError::new(1, "mine"))),
+            error_code::RESERVED_CODE,
+            "code 1 is reserved for the simulator",
+        ),
+        (
+            kernel_failure(|ctx| ctx.arg(3).map(drop)),
+            error_code::MISSING_ARGS,
+            "reads 4 scalar arguments but the task has 0",
+        ),
+        (
+            kernel_failure(|ctx| Ok(ctx.post(9, pto_sim::Transfer::copy(0, 0, 0)).map(drop)?)),
+            error_code::ENGINE,
+            "engine 9",
+        ),
+    ];
+    for (e, code, text) in cases {
+        let SimError::Run { error, run } = &e else {
+            panic!("not a run error: {e}")
+        };
+        assert_eq!(
+            (error.kind, error.detail),
+            (FatalKind::KernelFailed, code as u64)
+        );
+        let k = run
+            .kernel
+            .as_ref()
+            .expect("the simulator kept the kernel's failure");
+        assert_eq!(
+            k.name.as_deref(),
+            Some("ok"),
+            "the kernel's registered name"
+        );
+        assert_eq!(
+            (k.task, k.kernel, k.error.code()),
+            (error.task.unwrap(), OK, code)
+        );
+        assert!(k.error.message().contains(text), "{}", k.error);
+        assert!(e.to_string().contains(text), "{e}");
+    }
 }
 
 #[test]
@@ -181,7 +287,7 @@ fn a_failed_run_stops_submit_and_every_thread() {
     let mut cfg = Config::tiny();
     cfg.schedulers = 2;
     cfg.aic_cores = 2;
-    let out = run(
+    let (err, refused, _) = failed(run(
         cfg,
         kernels(Arc::new(AtomicBool::new(false))),
         SimOptions::default(),
@@ -200,19 +306,17 @@ fn a_failed_run_stops_submit_and_every_thread() {
             }
             refused
         },
-    )
-    .unwrap();
+    ));
     assert!(
-        matches!(out.value, Some(SubmitError::RunFailed(e)) if e.kind == FatalKind::KernelFailed),
-        "{:?}",
-        out.value
+        matches!(refused, Some(SubmitError::RunFailed(e)) if e.kind == FatalKind::KernelFailed),
+        "{refused:?}"
     );
-    assert_eq!(out.report.error.unwrap().detail, 77);
+    assert_eq!(err.detail, 77);
 }
 
 #[test]
 fn the_orchestration_can_abort_a_run() {
-    let out = run(
+    let (e, value, _) = failed(run(
         Config::tiny(),
         kernels(Arc::new(AtomicBool::new(false))),
         SimOptions::default(),
@@ -221,18 +325,16 @@ fn the_orchestration_can_abort_a_run() {
             assert!(o.abort(5));
             o.submit(&TaskSpec::new(OK, WorkerClass::Aiv))
         },
-    )
-    .unwrap();
-    let e = out.report.error.unwrap();
+    ));
     assert_eq!((e.kind, e.detail), (FatalKind::Aborted, 5));
-    assert_eq!(out.value, Err(SubmitError::RunFailed(e)));
+    assert_eq!(value, Err(SubmitError::RunFailed(e)));
     assert_eq!(e.to_string(), "the run was aborted with code 5");
 }
 
 #[test]
 fn a_kernel_that_never_returns_fails_the_run_and_nothing_hangs() {
     static RELEASE: AtomicBool = AtomicBool::new(false);
-    let kernels = KernelTable::new().with(OK, |_| {
+    let kernels = KernelTable::new().with(OK, "ok", |_| {
         while !RELEASE.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -243,13 +345,12 @@ fn a_kernel_that_never_returns_fails_the_run_and_nothing_hangs() {
         ..Config::tiny()
     };
     let started = std::time::Instant::now();
-    let out = run(cfg, kernels, SimOptions::default(), |o| {
+    let result = run(cfg, kernels, SimOptions::default(), |o| {
         o.submit(&TaskSpec::new(OK, WorkerClass::Aiv)).unwrap()
-    })
-    .unwrap();
+    });
     let waited = started.elapsed();
     RELEASE.store(true, Ordering::Relaxed); // let the detached core thread go
-    let e = out.report.error.unwrap();
-    assert_eq!((e.kind, e.task), (FatalKind::TaskTimeout, Some(out.value)));
+    let (e, task, _) = failed(result);
+    assert_eq!((e.kind, e.task), (FatalKind::TaskTimeout, Some(task)));
     assert!(waited < Duration::from_secs(30), "bounded: {waited:?}");
 }

@@ -87,26 +87,26 @@ fn sequential(ops: &[Op]) -> [[u64; (N * N) as usize]; 2] {
 
 fn kernels() -> KernelTable {
     // args: [src addr, src rows, src cols, dst addr, dst rows, dst cols, salt, inout]
-    KernelTable::new().with(STEP, |ctx| {
+    KernelTable::new().with(STEP, "step", |ctx| {
         let a = ctx.args;
         let mem = ctx.memory();
         let mut row = vec![0u64; N as usize];
         let mut sum = 0u64;
         for r in 0..a[1] {
             let w = &mut row[..a[2] as usize];
-            mem.read(a[0] + r * N * 8, w).map_err(|_| 1u32)?;
+            mem.read(a[0] + r * N * 8, w)?;
             sum = w.iter().fold(sum, |x, &v| x.wrapping_add(v));
         }
         let mut i = 0;
         for r in 0..a[4] {
             let at = a[3] + r * N * 8;
             let w = &mut row[..a[5] as usize];
-            mem.read(at, w).map_err(|_| 2u32)?;
+            mem.read(at, w)?;
             for v in w.iter_mut() {
                 *v = step(sum, a[6], *v, a[7] == 1, i);
                 i += 1;
             }
-            mem.write(at, w).map_err(|_| 3u32)?;
+            mem.write(at, w)?;
         }
         Ok(())
     })
@@ -159,8 +159,6 @@ fn parallel(
         }
         base
     })
-    .unwrap()
-    .ok()
     .unwrap();
     let mut m = [[0u64; (N * N) as usize]; 2];
     for (dst, base) in m.iter_mut().zip(out.value) {

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use pto_runtime_core::{Config, KernelId, TaskSpec, WorkerClass};
-use pto_sim::{KernelTable, Signal, SimOptions, Transfer, run_with};
+use pto_sim::{KernelError, KernelTable, Signal, SimOptions, Transfer, run_with};
 
 use crate::comm::{ShmComm, ShmConfig};
 
@@ -52,44 +52,43 @@ pub fn expected(ranks: u64, i: u64) -> u64 {
 
 fn kernels(done: Arc<AtomicBool>) -> KernelTable {
     KernelTable::new()
-        .with(PUT, |ctx| {
-            let [src, dst, words, counter] = ctx.args[..4] else {
-                return Err(80);
-            };
+        .with(PUT, "put", |ctx| {
+            let [src, dst, words, counter] = ctx.args_array()?;
             let t = Transfer::copy(src, dst, words as usize).signal(Signal::Add64 {
                 addr: counter,
                 delta: 1,
             });
-            let cookie = ctx.post(0, t).map_err(|_| 81u32)?;
-            ctx.defer_engine(0, cookie).map_err(|_| 82u32)
+            let cookie = ctx.post(0, t)?;
+            ctx.defer_engine(0, cookie).map_err(Into::into)
         })
-        .with(RECV, |ctx| {
+        .with(RECV, "recv", |ctx| {
             ctx.defer_counter64(ctx.args[0], ctx.args[1])
-                .map_err(|_| 83u32)
+                .map_err(Into::into)
         })
-        .with(REDUCE, move |ctx| {
-            let [input, slots, ranks, elements, out, me] = ctx.args[..6] else {
-                return Err(80);
-            };
+        .with(REDUCE, "reduce", move |ctx| {
+            let [input, slots, ranks, elements, out, me] = ctx.args_array()?;
             let mem = ctx.memory();
             let (mut acc, mut part) = (vec![0u64; CHUNK], vec![0u64; CHUNK]);
             let mut at = 0u64;
             while at < elements {
                 let n = (elements - at).min(CHUNK as u64) as usize;
-                mem.read(input + at * 8, &mut acc[..n]).map_err(|_| 84u32)?;
+                mem.read(input + at * 8, &mut acc[..n])?;
                 for peer in (0..ranks).filter(|&p| p != me) {
                     let slot = slots + (peer * elements + at) * 8;
-                    mem.read(slot, &mut part[..n]).map_err(|_| 85u32)?;
+                    mem.read(slot, &mut part[..n])?;
                     for (a, p) in acc[..n].iter_mut().zip(&part[..n]) {
                         *a = a.wrapping_add(*p);
                     }
                 }
                 for (k, &v) in acc[..n].iter().enumerate() {
                     if v != expected(ranks, at + k as u64) {
-                        return Err(WRONG_SUM);
+                        return Err(KernelError::new(
+                            WRONG_SUM,
+                            format!("element {} of the sum is {v}", at + k as u64),
+                        ));
                     }
                 }
-                mem.write(out + at * 8, &acc[..n]).map_err(|_| 86u32)?;
+                mem.write(out + at * 8, &acc[..n])?;
                 at += n as u64;
             }
             done.store(true, Ordering::Release);
@@ -168,21 +167,25 @@ pub fn run_rank(job: &RankJob) -> Result<Duration, String> {
             }
             Ok(())
         },
-    )
-    .map_err(|e| e.to_string())?;
-    out.value?;
-    if let Some(err) = out.report.error {
-        if let Some((rank, reason)) = comm.poisoned() {
-            let why = match reason {
-                pto_runtime_core::PoisonReason::Died => "died",
-                pto_runtime_core::PoisonReason::TimedOut => "timed out",
-                pto_runtime_core::PoisonReason::Aborted => "aborted",
-            };
-            return Err(format!("stopped because rank {rank} {why}"));
+    );
+    let out = match out {
+        Ok(out) => out,
+        Err(failed @ pto_sim::SimError::Run { .. }) => {
+            if let Some((rank, reason)) = comm.poisoned() {
+                let why = match reason {
+                    pto_runtime_core::PoisonReason::Died => "died",
+                    pto_runtime_core::PoisonReason::TimedOut => "timed out",
+                    pto_runtime_core::PoisonReason::Aborted => "aborted",
+                };
+                return Err(format!("stopped because rank {rank} {why}"));
+            }
+            comm.poison(pto_runtime_core::PoisonReason::Aborted);
+            // The run's error, with what a failed kernel said.
+            return Err(failed.to_string());
         }
-        comm.poison(pto_runtime_core::PoisonReason::Aborted);
-        return Err(err.to_string());
-    }
+        Err(e) => return Err(e.to_string()),
+    };
+    out.value?;
     // Nobody leaves before every rank has its sum (and no put is still on its way).
     comm.barrier().map_err(|e| e.to_string())?;
     Ok(start.elapsed())

@@ -10,4 +10,4 @@ pub use barrier::{BarrierResult, run_barrier_bench};
 pub use bootstrap::{BootstrapResult, run_bootstrap_bench};
 pub use report::{BenchOutcome, BenchResult, run_bench};
 pub use transport::{TransportResult, run_transport_bench};
-pub use workload::{BenchError, BenchPlan, Workload, submit_workload};
+pub use workload::{BenchError, BenchPlan, Workload, bench_kernels, submit_workload};

@@ -92,8 +92,7 @@ pub fn run_bench(
             let cpu = cpu_time::ThreadTime::now();
             let n = submit_workload(&cfg, plan, counter, |spec| o.submit(spec))?;
             Ok::<_, BenchError>((n, cpu.elapsed()))
-        })?
-        .ok()?;
+        })?;
         let (n, submit_cpu) = std::mem::replace(&mut out.value, Ok((0, Default::default())))?;
         submitted = n;
         if r == 0 {

@@ -84,15 +84,15 @@ pub const NOTIFY_AND_WAIT: KernelId = KernelId(1);
 
 /// A kernel table with the bench kernels.
 pub fn bench_kernels() -> KernelTable {
-    KernelTable::new()
-        .with(NOOP, |_| Ok(()))
-        .with(NOTIFY_AND_WAIT, |ctx| {
-            let (Some(&counter), Some(&expected)) = (ctx.args.first(), ctx.args.get(1)) else {
-                return Err(16);
-            };
-            ctx.memory().add64(counter, 1).map_err(|_| 17u32)?;
-            ctx.defer_counter64(counter, expected).map_err(|_| 18u32)
-        })
+    KernelTable::new().with(NOOP, "noop", |_| Ok(())).with(
+        NOTIFY_AND_WAIT,
+        "notify_and_wait",
+        |ctx| {
+            let [counter, expected] = ctx.args_array()?;
+            ctx.memory().add64(counter, 1)?;
+            ctx.defer_counter64(counter, expected).map_err(Into::into)
+        },
+    )
 }
 
 /// Task `i` of a workload that spreads over every core: AIC, AIV, AIV, … in the ratio of a

@@ -19,7 +19,7 @@ use pto_sim::SimOptions;
 
 /// Launcher of the PTO device runtime (simulator backend by default).
 #[derive(Parser, Debug)]
-#[command(version, about, long_about = None)]
+#[command(name = "pto-launch", version, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

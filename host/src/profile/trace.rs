@@ -1,28 +1,69 @@
-//! Task records as a Chrome trace: one track per simulated core (kernel slices), one per
-//! scheduler (dispatch → complete of the tasks it finished, deferred waits on a track of
-//! their own).
+//! Task records as a Chrome trace that Perfetto can draw: every track well nested.
+//!
+//! - One track per simulated core: the kernel slices it ran (a core runs one token at a
+//!   time, so they follow each other).
+//! - The scheduler process: per task, an async slice from dispatch to complete (ready to
+//!   complete for DUMMY tasks), and for a deferred task an async slice from its FIN to its
+//!   conditions holding. Thousands of these overlap; async slices may, so Perfetto stacks
+//!   them instead of dropping them.
+//! - A kernel slice that would overlap another on its core without nesting (a MIX task's
+//!   record spans its lanes, but names only its first lane's core) becomes an async slice
+//!   of the cores process instead.
+//!
+//! Timestamps are whole nanoseconds, written in µs with three decimals, so what a reader
+//! computes from `ts` and `dur` nests exactly as the writer checked it.
 
-use pto_runtime_core::{TaskRecord, WorkerClass};
+use std::collections::BTreeMap;
+
+use pto_runtime_core::{KernelId, TaskRecord, WorkerClass};
+use pto_sim::KernelTable;
 use serde_json::{Value, json};
 
-const CORES_PID: u32 = 1;
-const SCHEDULERS_PID: u32 = 2;
-/// Deferred-wait tracks sit after the scheduler tracks: tid = this + scheduler.
-const DEFERRED_TID_BASE: u32 = 1000;
+pub(super) const CORES_PID: u32 = 1;
+pub(super) const SCHEDULERS_PID: u32 = 2;
 
-/// The Chrome trace JSON of `records`, whose timestamps count `ticks_per_us` per µs.
+/// The Chrome trace JSON of `records`, whose timestamps count `ticks_per_us` per µs; kernel
+/// slices are named `kernel N` (see [`chrome_trace_named`] for the kernels' names).
 pub fn chrome_trace(records: &[TaskRecord], ticks_per_us: u64) -> Value {
+    chrome_trace_named(records, ticks_per_us, &KernelTable::new())
+}
+
+/// A slice before it becomes JSON: where, when (ns from the trace's origin) and what.
+struct Slice {
+    pid: u32,
+    tid: u32,
+    start: u64,
+    end: u64,
+    name: String,
+    args: Value,
+}
+
+/// Like [`chrome_trace`], with each kernel slice named as `kernels` names its kernel (`kernel
+/// N` for an id the table does not have), and the id in the slice's arguments.
+pub fn chrome_trace_named(
+    records: &[TaskRecord],
+    ticks_per_us: u64,
+    kernels: &KernelTable,
+) -> Value {
     let origin = records
         .iter()
         .map(|r| r.submit)
         .filter(|&t| t > 0)
         .min()
         .unwrap_or(0);
-    let us = |t: u64| t.saturating_sub(origin) as f64 / ticks_per_us.max(1) as f64;
+    let tpu = u128::from(ticks_per_us.max(1));
+    let ns =
+        |t: u64| (u128::from(t.saturating_sub(origin)) * 1000 / tpu).min(u64::MAX as u128) as u64;
+    let name = |k: KernelId| {
+        kernels
+            .name(k)
+            .map_or_else(|| format!("kernel {}", k.0), str::to_owned)
+    };
     let mut events = vec![
         json!({"ph": "M", "pid": CORES_PID, "name": "process_name", "args": {"name": "AICore cores"}}),
         json!({"ph": "M", "pid": SCHEDULERS_PID, "name": "process_name", "args": {"name": "AICPU schedulers"}}),
     ];
+    let mut kernel_slices = Vec::new();
     let mut cores = std::collections::BTreeSet::new();
     let mut scheds = std::collections::BTreeSet::new();
     for r in records {
@@ -31,34 +72,55 @@ pub fn chrome_trace(records: &[TaskRecord], ticks_per_us: u64) -> Value {
             "task": task,
             "kernel": r.kernel.0,
             "class": format!("{:?}", r.class),
-            "ready_us": us(r.ready),
-            "submit_us": us(r.submit),
+            "ready_us": us(ns(r.ready)),
+            "submit_us": us(ns(r.submit)),
         });
         if let Some(core) = r.core.filter(|_| r.end >= r.start && r.start > 0) {
             cores.insert(core.0);
-            events.push(json!({
-                "ph": "X", "pid": CORES_PID, "tid": core.0,
-                "name": format!("kernel {}", r.kernel.0),
-                "ts": us(r.start), "dur": us(r.end) - us(r.start), "args": args,
-            }));
+            kernel_slices.push((
+                r.task.raw(),
+                Slice {
+                    pid: CORES_PID,
+                    tid: u32::from(core.0),
+                    start: ns(r.start),
+                    end: ns(r.end),
+                    name: name(r.kernel),
+                    args: args.clone(),
+                },
+            ));
         }
         scheds.insert(r.scheduler);
-        let (from, name) = match r.class {
+        let (from, what) = match r.class {
             WorkerClass::Dummy => (r.ready, "dummy"),
             _ => (r.dispatch, "dispatch→complete"),
         };
-        events.push(json!({
-            "ph": "X", "pid": SCHEDULERS_PID, "tid": r.scheduler as u32,
-            "name": name, "ts": us(from), "dur": us(r.complete) - us(from), "args": args,
-        }));
+        let tid = u32::from(r.scheduler);
+        push_async(
+            &mut events,
+            "task",
+            r.task.raw(),
+            &Slice {
+                pid: SCHEDULERS_PID,
+                tid,
+                start: ns(from),
+                end: ns(r.complete).max(ns(from)),
+                name: what.into(),
+                args,
+            },
+        );
         if r.deferred_done > 0 {
-            events.push(json!({
-                "ph": "X", "pid": SCHEDULERS_PID, "tid": DEFERRED_TID_BASE + r.scheduler as u32,
-                "name": "deferred wait", "ts": us(r.fin), "dur": us(r.deferred_done) - us(r.fin),
-                "args": {"task": format!("{}", r.task)},
-            }));
+            let s = Slice {
+                pid: SCHEDULERS_PID,
+                tid,
+                start: ns(r.fin),
+                end: ns(r.deferred_done).max(ns(r.fin)),
+                name: "deferred wait".into(),
+                args: json!({"task": format!("{}", r.task)}),
+            };
+            push_async(&mut events, "deferred", r.task.raw(), &s);
         }
     }
+    lay_out(&mut events, kernel_slices);
     for c in cores {
         events.push(
             json!({"ph": "M", "pid": CORES_PID, "tid": c, "name": "thread_name",
@@ -70,18 +132,105 @@ pub fn chrome_trace(records: &[TaskRecord], ticks_per_us: u64) -> Value {
             json!({"ph": "M", "pid": SCHEDULERS_PID, "tid": s as u32, "name": "thread_name",
             "args": {"name": format!("scheduler {s}")}}),
         );
-        events.push(
-            json!({"ph": "M", "pid": SCHEDULERS_PID, "tid": DEFERRED_TID_BASE + s as u32,
-            "name": "thread_name", "args": {"name": format!("scheduler {s} deferred waits")}}),
-        );
     }
     json!({"traceEvents": events, "displayTimeUnit": "ns"})
+}
+
+/// Whole nanoseconds as the trace's µs.
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+/// Appends `s` as a complete (`X`) slice.
+fn push_complete(events: &mut Vec<Value>, s: Slice) {
+    events.push(json!({
+        "ph": "X", "pid": s.pid, "tid": s.tid, "name": s.name,
+        "ts": us(s.start), "dur": us(s.end - s.start), "args": s.args,
+    }));
+}
+
+/// Appends `s` as an async slice (`b` and `e`) of category `cat`, id `cat:task`.
+fn push_async(events: &mut Vec<Value>, cat: &str, task: u64, s: &Slice) {
+    let id = format!("{cat}:{task:x}");
+    events.push(json!({
+        "ph": "b", "cat": cat, "id": id, "pid": s.pid, "tid": s.tid, "name": s.name,
+        "ts": us(s.start), "args": s.args,
+    }));
+    events.push(json!({
+        "ph": "e", "cat": cat, "id": id, "pid": s.pid, "tid": s.tid, "name": s.name,
+        "ts": us(s.end.max(s.start)),
+    }));
+}
+
+/// Puts each track's slices down as complete slices where they nest, and as async slices
+/// where one would overlap another without nesting.
+fn lay_out(events: &mut Vec<Value>, slices: Vec<(u64, Slice)>) {
+    let mut tracks: BTreeMap<(u32, u32), Vec<(u64, Slice)>> = BTreeMap::new();
+    for (task, s) in slices {
+        tracks.entry((s.pid, s.tid)).or_default().push((task, s));
+    }
+    for (_, mut track) in tracks {
+        // Earlier first; of two starting together, the longer (the outer) first.
+        track.sort_by_key(|(_, s)| (s.start, std::cmp::Reverse(s.end)));
+        let mut open: Vec<u64> = Vec::new();
+        for (task, s) in track {
+            while open.last().is_some_and(|&end| end <= s.start) {
+                open.pop();
+            }
+            if open.last().is_some_and(|&end| s.end > end) {
+                push_async(events, "kernel", task, &s);
+            } else {
+                open.push(s.end);
+                push_complete(events, s);
+            }
+        }
+    }
+}
+
+/// Why a trace could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The trace could not be encoded as JSON.
+    #[error("cannot encode the trace: {0}")]
+    Encode(#[from] serde_json::Error),
+    /// The file could not be written.
+    #[error("cannot write the trace to {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+}
+
+/// Writes the Chrome trace of `records` ([`chrome_trace_named`], kernel slices named as
+/// `kernels` names them) to `path`; open it in Perfetto.
+///
+/// ```no_run
+/// # fn demo(out: pto_sim::SimRun<()>) -> Result<(), pto_host::profile::TraceError> {
+/// // after `let out = pto_sim::run(...)?` with `Config::profile = ProfileLevel::Tasks`:
+/// pto_host::profile::write_chrome_trace("run.json".as_ref(), &out.records, out.ticks_per_us, &out.kernels)?;
+/// # Ok(())
+/// # }
+/// ```
+pub fn write_chrome_trace(
+    path: &std::path::Path,
+    records: &[TaskRecord],
+    ticks_per_us: u64,
+    kernels: &KernelTable,
+) -> Result<(), TraceError> {
+    let text = serde_json::to_string(&chrome_trace_named(records, ticks_per_us, kernels))?;
+    std::fs::write(path, text).map_err(|source| TraceError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pto_runtime_core::{CoreId, KernelId, TaskId};
+    use crate::profile::{TraceDefect, check_chrome_trace};
+    use pto_runtime_core::{CoreId, TaskId};
 
     fn record(core: Option<u16>, class: WorkerClass, deferred: u64) -> TaskRecord {
         TaskRecord {
@@ -102,33 +251,106 @@ mod tests {
     }
 
     #[test]
-    fn slices_land_on_core_and_scheduler_tracks_in_microseconds() {
+    fn kernels_on_core_tracks_and_task_spans_as_async_slices_in_microseconds() {
         let recs = [
             record(Some(2), WorkerClass::Aiv, 0),
             record(None, WorkerClass::Dummy, 0),
             record(Some(0), WorkerClass::Aic, 8000),
         ];
         let v = chrome_trace(&recs, 1000);
+        check_chrome_trace(&v).unwrap();
         let ev = v["traceEvents"].as_array().unwrap();
         let kernel = ev
             .iter()
             .find(|e| e["name"] == "kernel 3" && e["tid"] == 2)
             .unwrap();
         assert_eq!(
-            (kernel["ts"].as_f64(), kernel["dur"].as_f64()),
-            (Some(3.0), Some(2.0))
+            (
+                kernel["ph"].as_str(),
+                kernel["ts"].as_f64(),
+                kernel["dur"].as_f64()
+            ),
+            (Some("X"), Some(3.0), Some(2.0))
         );
         let dummy = ev.iter().find(|e| e["name"] == "dummy").unwrap();
-        assert_eq!(dummy["pid"], SCHEDULERS_PID);
-        let wait = ev.iter().find(|e| e["name"] == "deferred wait").unwrap();
         assert_eq!(
-            (wait["ts"].as_f64(), wait["dur"].as_f64()),
-            (Some(6.0), Some(1.0))
+            (&dummy["pid"], &dummy["ph"]),
+            (&json!(SCHEDULERS_PID), &json!("b"))
         );
+        let wait = ev.iter().filter(|e| e["name"] == "deferred wait");
+        let ts: Vec<_> = wait.map(|e| (e["ph"].clone(), e["ts"].as_f64())).collect();
+        assert_eq!(ts, [(json!("b"), Some(6.0)), (json!("e"), Some(7.0))]);
+        let count = |ph: &str| ev.iter().filter(|e| e["ph"] == ph).count();
+        assert_eq!(count("X"), 2, "2 kernels");
+        assert_eq!((count("b"), count("e")), (4, 4), "3 task spans, 1 wait");
+    }
+
+    #[test]
+    fn a_kernel_slice_that_would_overlap_its_neighbour_becomes_async() {
+        let mut mix = record(Some(0), WorkerClass::Mix, 0);
+        mix.end = 9000; // its other lanes ran on, while core 0 took the next task
+        let mut next = record(Some(0), WorkerClass::Aic, 0);
+        next.task = TaskId::from_raw(8);
+        (next.start, next.end) = (7000, 10_000);
+        let v = chrome_trace(&[mix, next], 1000);
+        check_chrome_trace(&v).unwrap();
+        let ev = v["traceEvents"].as_array().unwrap();
+        let on_core: Vec<_> = ev
+            .iter()
+            .filter(|e| e["pid"] == CORES_PID && e["ph"] != "M")
+            .map(|e| e["ph"].as_str().unwrap())
+            .collect();
         assert_eq!(
-            ev.iter().filter(|e| e["ph"] == "X").count(),
-            6,
-            "2 kernels, 3 scheduler slices, 1 wait"
+            on_core,
+            ["X", "b", "e"],
+            "the later one moves off the track"
         );
+    }
+
+    #[test]
+    fn the_check_finds_overlaps_and_missing_fields() {
+        let bad = json!({"traceEvents": [
+            {"ph": "X", "pid": 1, "tid": 0, "name": "a", "ts": 0.0, "dur": 2.0},
+            {"ph": "X", "pid": 1, "tid": 0, "name": "b", "ts": 1.0, "dur": 2.0},
+        ]});
+        assert!(matches!(
+            check_chrome_trace(&bad),
+            Err(TraceDefect::Overlap { .. })
+        ));
+        let nested = json!({"traceEvents": [
+            {"ph": "X", "pid": 1, "tid": 0, "name": "a", "ts": 0.0, "dur": 3.0},
+            {"ph": "X", "pid": 1, "tid": 0, "name": "b", "ts": 1.0, "dur": 2.0},
+            {"ph": "X", "pid": 1, "tid": 0, "name": "c", "ts": 3.0, "dur": 0.0},
+        ]});
+        check_chrome_trace(&nested).unwrap();
+        let no_dur =
+            json!({"traceEvents": [{"ph": "X", "pid": 1, "tid": 0, "name": "a", "ts": 0.0}]});
+        assert!(matches!(
+            check_chrome_trace(&no_dur),
+            Err(TraceDefect::Field { field: "dur", .. })
+        ));
+        let open = json!({"traceEvents": [
+            {"ph": "b", "cat": "t", "id": "1", "pid": 1, "tid": 0, "name": "a", "ts": 0.0},
+        ]});
+        assert!(matches!(
+            check_chrome_trace(&open),
+            Err(TraceDefect::Unmatched { .. })
+        ));
+        assert!(check_chrome_trace(&json!([1])).is_err());
+    }
+
+    #[test]
+    fn kernel_slices_carry_the_kernels_names() {
+        let recs = [record(Some(2), WorkerClass::Aiv, 0)];
+        let table = KernelTable::new().with(KernelId(3), "softmax", |_| Ok(()));
+        let v = chrome_trace_named(&recs, 1000, &table);
+        let ev = v["traceEvents"].as_array().unwrap();
+        let k = ev.iter().find(|e| e["tid"] == 2 && e["ph"] == "X").unwrap();
+        assert_eq!(
+            (&k["name"], &k["args"]["kernel"]),
+            (&json!("softmax"), &json!(3))
+        );
+        let v = chrome_trace_named(&recs, 1000, &KernelTable::new());
+        assert!(v.to_string().contains("\"kernel 3\""), "no name: the id");
     }
 }

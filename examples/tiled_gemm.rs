@@ -1,0 +1,325 @@
+//! tiled_gemm: a blocked matrix multiply `C = relu(alpha * A B + bias)` in f32.
+//!
+//! Each output tile `(i, j)` is accumulated over the K dimension by cube (AIC) tasks, one per
+//! K block, into an accumulator tile; a vector (AIV) task then applies the epilogue (scale,
+//! bias, ReLU) and writes the tile of `C`. No task names another: every dependency comes from
+//! the tensor arguments (the tiles each task reads and writes), found by the runtime's tensor
+//! map: the K steps of one tile follow each other (each reads and writes the accumulator
+//! tile), and the epilogue waits for the last of them. The result is checked against a plain
+//! Rust matmul.
+//!
+//! ```sh
+//! cargo run --example tiled_gemm
+//! cargo run --example tiled_gemm -- --trace gemm.json
+//! ```
+
+use pto_runtime_core::{
+    Config, KernelId, ProfileLevel, TaskId, TaskSpec, TensorArg, Tile, WorkerClass,
+};
+use pto_sim::{KernelCtx, KernelError, KernelTable, MemoryMap, SimOptions};
+
+/// Any error: the simulator's, a submit's, memory's, or a wrong result.
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// `A` is M x K, `B` is K x N, `C` is M x N (row-major f32).
+const M: usize = 64;
+const N: usize = 96;
+const K: usize = 128;
+/// Tile sizes: output tiles TM x TN, K blocks of TK.
+const TM: usize = 32;
+const TN: usize = 32;
+const TK: usize = 32;
+/// The epilogue's scale.
+const ALPHA: f32 = 0.5;
+/// Bytes per element.
+const F32: u32 = 4;
+
+/// `acc (+)= A[i-block, k-block] x B[k-block, j-block]`; `args = [a, b, acc, first]`, the
+/// addresses of the tiles' first elements (row strides K, N and N), `first` = 1 on the first
+/// K block (the accumulator starts from zero).
+const MATMUL: KernelId = KernelId(0);
+/// `C = relu(alpha * acc + bias)` on one tile; `args = [acc, bias, c, alpha]` (bias: the
+/// tile's TN columns; alpha: the f32's bits).
+const EPILOGUE: KernelId = KernelId(1);
+
+/// Reads `rows` rows of `cols` f32s from `at` on, rows `stride` elements apart.
+fn read_tile(
+    mem: &MemoryMap,
+    at: u64,
+    rows: usize,
+    cols: usize,
+    stride: usize,
+) -> Result<Vec<f32>, KernelError> {
+    let mut t = vec![0f32; rows * cols];
+    for (r, row) in t.chunks_mut(cols).enumerate() {
+        mem.read_f32s(at + (r * stride) as u64 * 4, row)?;
+    }
+    Ok(t)
+}
+
+/// Writes `t` (rows of `cols` f32s) from `at` on, rows `stride` elements apart.
+fn write_tile(
+    mem: &MemoryMap,
+    at: u64,
+    t: &[f32],
+    cols: usize,
+    stride: usize,
+) -> Result<(), KernelError> {
+    for (r, row) in t.chunks(cols).enumerate() {
+        mem.write_f32s(at + (r * stride) as u64 * 4, row)?;
+    }
+    Ok(())
+}
+
+fn matmul(ctx: &KernelCtx<'_>) -> Result<(), KernelError> {
+    let [a, b, acc, first] = ctx.args_array()?;
+    let mem = ctx.memory();
+    let at = read_tile(mem, a, TM, TK, K)?;
+    let bt = read_tile(mem, b, TK, TN, N)?;
+    let mut ct = if first == 1 {
+        vec![0f32; TM * TN]
+    } else {
+        read_tile(mem, acc, TM, TN, N)?
+    };
+    for r in 0..TM {
+        for kk in 0..TK {
+            let x = at[r * TK + kk];
+            for c in 0..TN {
+                ct[r * TN + c] += x * bt[kk * TN + c];
+            }
+        }
+    }
+    write_tile(mem, acc, &ct, TN, N)
+}
+
+fn epilogue(ctx: &KernelCtx<'_>) -> Result<(), KernelError> {
+    let [acc, bias, c, alpha] = ctx.args_array()?;
+    let alpha = f32::from_bits(alpha as u32);
+    let mem = ctx.memory();
+    let mut t = read_tile(mem, acc, TM, TN, N)?;
+    let mut b = vec![0f32; TN];
+    mem.read_f32s(bias, &mut b)?;
+    for row in t.chunks_mut(TN) {
+        for (v, bias) in row.iter_mut().zip(&b) {
+            *v = (alpha * *v + bias).max(0.0);
+        }
+    }
+    write_tile(mem, c, &t, TN, N)
+}
+
+/// The plain Rust answer.
+fn reference(a: &[f32], b: &[f32], bias: &[f32]) -> Vec<f32> {
+    let mut c = vec![0f32; M * N];
+    for i in 0..M {
+        for j in 0..N {
+            let dot: f32 = (0..K).map(|k| a[i * K + k] * b[k * N + j]).sum();
+            c[i * N + j] = (ALPHA * dot + bias[j]).max(0.0);
+        }
+    }
+    c
+}
+
+/// What the run did.
+#[derive(Debug)]
+pub struct Gemm {
+    /// Tasks that finished.
+    pub tasks: u64,
+    /// Wall time of the run.
+    pub wall: std::time::Duration,
+    /// Per output tile: its K-step tasks in order, then its epilogue task.
+    pub tiles: Vec<(Vec<TaskId>, TaskId)>,
+    /// The task records (profiling at `Tasks`).
+    pub records: Vec<pto_runtime_core::TaskRecord>,
+}
+
+/// Runs the GEMM on the simulator and checks `C` against [`reference`]; with `trace`, writes
+/// the run's Chrome trace there.
+fn tiled_gemm(profile: ProfileLevel, trace: Option<&std::path::Path>) -> Result<Gemm, Error> {
+    // Small integers, so every sum is exact in f32 whatever the order.
+    let a: Vec<f32> = (0..M * K).map(|i| ((i * 7 + 3) % 7) as f32 - 3.0).collect();
+    let b: Vec<f32> = (0..K * N).map(|i| ((i * 5 + 1) % 5) as f32 - 2.0).collect();
+    let bias: Vec<f32> = (0..N).map(|j| (j % 4) as f32 - 1.0).collect();
+
+    let kernels = KernelTable::new()
+        .with(MATMUL, "matmul", matmul)
+        .with(EPILOGUE, "epilogue", epilogue);
+    let cfg = Config {
+        rings: 1,
+        task_window: 32,
+        aic_cores: 2,
+        aiv_cores: 4,
+        schedulers: 1,
+        max_tensors: 4,
+        max_args: 4,
+        profile: if trace.is_some() {
+            ProfileLevel::Tasks
+        } else {
+            profile
+        },
+        ..Config::tiny()
+    };
+    let out = pto_sim::run(cfg, kernels, SimOptions::default(), |o| {
+        let mem = o.platform().memory();
+        let da = mem.alloc(M * K * 4, 64)?;
+        let db = mem.alloc(K * N * 4, 64)?;
+        let dacc = mem.alloc(M * N * 4, 64)?;
+        let dbias = mem.alloc(N * 4, 64)?;
+        let dc = mem.alloc(M * N * 4, 64)?;
+        mem.write_f32s(da, &a)?;
+        mem.write_f32s(db, &b)?;
+        mem.write_f32s(dbias, &bias)?;
+        // The address of element (r, c) of a row-major matrix at `base` with `cols` columns.
+        let at = |base: u64, cols: usize, r: usize, c: usize| base + ((r * cols + c) * 4) as u64;
+        let block = |base: u64, cols: usize, r: usize, c: usize, rows: usize, width: usize| {
+            Tile::block(
+                at(base, cols, r, c),
+                F32,
+                rows as u32,
+                width as u32,
+                cols as u64,
+            )
+        };
+        let mut tiles = Vec::new();
+        for i in (0..M).step_by(TM) {
+            for j in (0..N).step_by(TN) {
+                let acc = block(dacc, N, i, j, TM, TN);
+                let mut steps = Vec::new();
+                for k in (0..K).step_by(TK) {
+                    let first = k == 0;
+                    let tensors = [
+                        TensorArg::input(da, block(da, K, i, k, TM, TK)),
+                        TensorArg::input(db, block(db, N, k, j, TK, TN)),
+                        // The first step only writes the accumulator; later ones read it too.
+                        if first {
+                            TensorArg::output(dacc, acc)
+                        } else {
+                            TensorArg::inout(dacc, acc)
+                        },
+                    ];
+                    let args = [
+                        at(da, K, i, k),
+                        at(db, N, k, j),
+                        at(dacc, N, i, j),
+                        first as u64,
+                    ];
+                    steps.push(
+                        o.submit(
+                            &TaskSpec::new(MATMUL, WorkerClass::Aic)
+                                .args(&args)
+                                .tensors(&tensors),
+                        )?,
+                    );
+                }
+                let tensors = [
+                    TensorArg::input(dacc, acc),
+                    TensorArg::input(dbias, Tile::contiguous(at(dbias, N, 0, j), F32, TN as u32)),
+                    TensorArg::output(dc, block(dc, N, i, j, TM, TN)),
+                ];
+                let args = [
+                    at(dacc, N, i, j),
+                    at(dbias, N, 0, j),
+                    at(dc, N, i, j),
+                    ALPHA.to_bits() as u64,
+                ];
+                let epi = o.submit(
+                    &TaskSpec::new(EPILOGUE, WorkerClass::Aiv)
+                        .args(&args)
+                        .tensors(&tensors),
+                )?;
+                tiles.push((steps, epi));
+            }
+        }
+        Ok::<_, Error>((dc, tiles))
+    })?;
+    let (dc, tiles) = out.value?;
+
+    let mut c = vec![0f32; M * N];
+    out.memory.read_f32s(dc, &mut c)?;
+    let want = reference(&a, &b, &bias);
+    if let Some(i) = (0..M * N).find(|&i| c[i] != want[i]) {
+        return Err(format!(
+            "C[{}][{}] is {} but plain Rust says {}",
+            i / N,
+            i % N,
+            c[i],
+            want[i]
+        )
+        .into());
+    }
+    if let Some(path) = trace {
+        pto_host::profile::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
+    }
+    Ok(Gemm {
+        tasks: out.report.finished,
+        wall: out.wall,
+        tiles,
+        records: out.records,
+    })
+}
+
+fn main() -> Result<(), Error> {
+    let trace = pto_examples::trace_arg();
+    let g = tiled_gemm(ProfileLevel::Off, trace.as_deref())?;
+    println!(
+        "tiled_gemm: {M}x{K} by {K}x{N} in {TM}x{TN} tiles, {} K steps each: {} tasks in {:.1?}; \
+         matches plain Rust",
+        K / TK,
+        g.tasks,
+        g.wall
+    );
+    if let Some(path) = trace {
+        println!("trace: {} (open in Perfetto)", path.display());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiled_gemm_matches_plain_rust() {
+        let g = tiled_gemm(ProfileLevel::Off, None).unwrap();
+        let tiles = (M / TM) * (N / TN);
+        assert_eq!(g.tasks as usize, tiles * (K / TK + 1));
+    }
+
+    #[test]
+    fn tiled_gemm_writes_a_trace_perfetto_can_draw() {
+        let path = std::env::temp_dir().join(format!("tiled_gemm-{}.json", std::process::id()));
+        tiled_gemm(ProfileLevel::Off, Some(&path)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let trace: serde_json::Value = serde_json::from_str(&text).unwrap();
+        pto_host::profile::check_chrome_trace(&trace).expect("Perfetto can draw every track");
+        assert_eq!(
+            text.matches("\"name\":\"matmul\"").count(),
+            24,
+            "one slice per K step"
+        );
+    }
+
+    #[test]
+    fn each_tiles_tasks_run_in_k_order_and_the_epilogue_last() {
+        let g = tiled_gemm(ProfileLevel::Tasks, None).unwrap();
+        let rec = |t: TaskId| {
+            g.records
+                .iter()
+                .find(|r| r.task == t)
+                .unwrap_or_else(|| panic!("no record of {t}"))
+        };
+        for (steps, epi) in &g.tiles {
+            let mut after = steps.iter().copied().chain([*epi]);
+            let mut prev = rec(after.next().unwrap());
+            for t in after {
+                let r = rec(t);
+                assert!(
+                    r.dispatch >= prev.complete,
+                    "{t} was dispatched before {} completed",
+                    prev.task
+                );
+                prev = r;
+            }
+        }
+    }
+}

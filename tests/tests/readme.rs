@@ -1,0 +1,126 @@
+//! The README's Rust snippets compile: each one appears, line for line, in a file that is
+//! built and run (an example, a doc-test in the simulator, or this file).
+
+use std::path::{Path, PathBuf};
+
+use pto_runtime_core::{Config, KernelId, TaskSpec, TensorArg, Tile, WorkerClass};
+use pto_sim::{KernelTable, SimOptions};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the tests crate sits in the workspace")
+        .to_path_buf()
+}
+
+/// The ```rust blocks of `text`, each as its trimmed, non-empty lines.
+fn rust_blocks(text: &str) -> Vec<Vec<String>> {
+    let mut blocks = Vec::new();
+    let mut current: Option<Vec<String>> = None;
+    for line in text.lines() {
+        let t = line.trim();
+        match &mut current {
+            None if t == "```rust" => current = Some(Vec::new()),
+            Some(b) if t == "```" => {
+                blocks.push(std::mem::take(b));
+                current = None;
+            }
+            Some(b) if !t.is_empty() => b.push(t.to_string()),
+            _ => {}
+        }
+    }
+    blocks
+}
+
+/// The trimmed, non-empty lines of a Rust source, doc-comment markers removed (so doc-tests
+/// count).
+fn source_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| {
+            let t = l.trim();
+            let t = t
+                .strip_prefix("///")
+                .or_else(|| t.strip_prefix("//!"))
+                .unwrap_or(t);
+            t.trim().to_string()
+        })
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn every_rust_snippet_of_the_readme_is_compiled_somewhere() {
+    let root = root();
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let mut files = Vec::new();
+    for dir in ["examples", "sim/src", "tests/tests"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let sources: Vec<(PathBuf, Vec<String>)> = files
+        .into_iter()
+        .filter_map(|p| Some((p.clone(), source_lines(&std::fs::read_to_string(&p).ok()?))))
+        .collect();
+    let blocks = rust_blocks(&readme);
+    assert!(blocks.len() >= 2, "the README has Rust snippets");
+    for block in blocks {
+        let found = sources
+            .iter()
+            .any(|(_, lines)| lines.windows(block.len()).any(|w| w == block.as_slice()));
+        assert!(
+            found,
+            "this README snippet is in no compiled file (examples/, sim/src doc-tests, \
+             tests/tests):\n{}",
+            block.join("\n")
+        );
+    }
+}
+
+/// The README's tensor-argument snippet, run: a task reads an f32 block of a matrix and
+/// writes a contiguous buffer.
+#[rustfmt::skip]
+fn submit_with_tensors(
+    o: &mut pto_sim::SimOrchestrator<'_, '_>,
+    (buf, out): (u64, u64),
+) -> Result<(), pto_runtime_core::SubmitError> {
+    const K: KernelId = KernelId(0);
+    let (row, cols, rows_in_tile, cols_in_tile) = (2, 8, 2, 4);
+    let n = rows_in_tile * cols_in_tile;
+let a = Tile::block(buf + row * cols * 4, 4, rows_in_tile, cols_in_tile, cols); // f32 block
+o.submit(&TaskSpec::new(K, WorkerClass::Aiv).tensors(&[
+    TensorArg::input(buf, a),
+    TensorArg::output(out, Tile::contiguous(out, 4, n)),
+]))?;
+    Ok(())
+}
+
+#[test]
+fn the_tensor_snippet_runs() {
+    let kernels = KernelTable::new().with(KernelId(0), "noop", |_| Ok(()));
+    let cfg = Config {
+        max_tensors: 2,
+        ..Config::tiny()
+    };
+    let out = pto_sim::run(cfg, kernels, SimOptions::default(), |o| {
+        let mem = o.platform().memory();
+        let buf = mem.alloc(8 * 8 * 4, 64).unwrap();
+        let out = mem.alloc(8 * 4, 64).unwrap();
+        submit_with_tensors(o, (buf, out))
+    })
+    .unwrap();
+    assert_eq!(out.value, Ok(()));
+    assert_eq!(out.report.finished, 1);
+}
