@@ -136,8 +136,9 @@ fn two_jobs_at_once_do_not_collide() {
 fn bad_rank_counts_are_errors() {
     for n in ["0", "65"] {
         let out = launch(&["allreduce", "--ranks", n]);
-        assert!(!out.status.success());
-        assert!(String::from_utf8_lossy(&out.stderr).contains("1 to 64"));
+        assert_eq!(out.status.code(), Some(2), "the parser's usage error");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--ranks") && err.contains("1..=64"), "{err}");
     }
 }
 

@@ -50,12 +50,14 @@ pub struct CommHandle {
 fn code_of(e: &CommError) -> i32 {
     match e {
         CommError::RankCount { .. } | CommError::NoSuchRank { .. } => code::BAD_RANK,
-        CommError::WindowSize { .. } | CommError::Mismatch { .. } => code::BAD_WINDOW,
+        CommError::WindowSize { .. } | CommError::Mismatch { .. } | CommError::NoSpace { .. } => {
+            code::BAD_WINDOW
+        }
         CommError::BadRunId(_) | CommError::NameTaken { .. } => code::BAD_RUN_ID,
         CommError::DuplicateRank { .. } => code::BAD_RANK,
-        CommError::NotCreated { .. } | CommError::Barrier(BarrierError::TimedOut { .. }) => {
-            code::TIMEOUT
-        }
+        CommError::NotCreated { .. }
+        | CommError::Unwatched { .. }
+        | CommError::Barrier(BarrierError::TimedOut { .. }) => code::TIMEOUT,
         CommError::Barrier(BarrierError::Poisoned { .. }) => code::PEER_FAILED,
         CommError::Os { .. } => code::OS,
     }
