@@ -152,6 +152,24 @@ pub fn run_rank(job: &RankJob) -> Result<Duration, String> {
         ShmComm::init(&cfg)
     };
     let comm = Arc::new(comm.map_err(describe)?);
+    let result = run_joined(job, &comm, bytes, memory, start);
+    if result.is_err() {
+        // Every failure gives the job up in this rank's name (unless a culprit was named
+        // already), so peers stop now, with or without a launcher watching.
+        comm.poison(PoisonReason::Aborted);
+    }
+    result
+}
+
+/// The allreduce of a rank that joined the communicator `comm`.
+fn run_joined(
+    job: &RankJob,
+    comm: &Arc<ShmComm>,
+    bytes: u64,
+    memory: usize,
+    start: Instant,
+) -> Result<Duration, String> {
+    let (n, e) = (job.ranks as u64, job.elements);
     let ctx = comm.context().map_err(|e| e.to_string())?;
     let ranges = comm.window_ranges().map_err(|e| e.to_string())?;
     let (me, counter, slots) = (job.rank as u64, ctx.local_window(), ctx.local_window() + 64);

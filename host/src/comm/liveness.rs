@@ -30,6 +30,8 @@ pub const DEAD_CHECK_AFTER: Duration = Duration::from_millis(20);
 pub(crate) struct Liveness {
     /// Per rank: the value last seen and when it was first seen.
     seen: Vec<(u64, Instant)>,
+    /// When the heartbeats were last looked at.
+    last: Instant,
 }
 
 impl Liveness {
@@ -37,7 +39,23 @@ impl Liveness {
         let now = Instant::now();
         Liveness {
             seen: vec![(0, now); ranks as usize],
+            last: now,
         }
+    }
+
+    /// As [`Liveness::check`], at most once per `every` (a caller polling faster pays
+    /// nothing in between).
+    pub(crate) fn check_every(
+        &mut self,
+        every: Duration,
+        words: &[AtomicU64],
+        me: Option<u32>,
+    ) -> Option<(u32, PoisonReason)> {
+        if self.last.elapsed() < every {
+            return None;
+        }
+        self.last = Instant::now();
+        self.check(words, me)
     }
 
     /// Looks at every rank's heartbeat in `words` (a job header) but `me`'s, and returns the

@@ -349,7 +349,7 @@ impl ShmComm {
             return Some(p);
         }
         let culprit = match self.peers.try_lock() {
-            Ok(mut live) => live.check(self.map.words(), Some(self.rank)),
+            Ok(mut live) => live.check_every(CHECK_EVERY, self.map.words(), Some(self.rank)),
             Err(_) => None, // another thread of this rank is looking right now
         }?;
         self.barrier_words().poison(culprit.0, culprit.1);
@@ -445,6 +445,8 @@ impl ShmComm {
     /// Gives the barrier up for every rank (a peer died, this rank is failing).
     pub fn poison(&self, reason: PoisonReason) {
         self.barrier_words().poison(self.rank, reason);
+        // Ranks asleep in the barrier learn it now, not at their next wake-up.
+        futex_wake(&self.map.words()[W_BARRIER + 1]);
     }
 
     /// Leaves the communicator (its heartbeat then says so: peers do not wait for it); the
