@@ -214,8 +214,9 @@ pub unsafe extern "C" fn comm_barrier(h: *mut CommHandle) -> c_int {
     })
 }
 
-/// Leaves the communicator and frees the handle (the last rank out removes the shared
-/// object). A null handle is accepted and does nothing.
+/// Leaves the communicator and frees the handle (the shared object's name was removed once
+/// every rank mapped it; the memory goes with the last mapping). A null handle is accepted
+/// and does nothing.
 ///
 /// # Safety
 /// `h` is null or a handle from [`comm_init`] that was not destroyed yet; it is not used
