@@ -581,3 +581,47 @@ fn under_mpirun_jobs_pass_and_a_killed_rank_leaves_nothing() {
         assert_clean("a rank killed under mpirun", &run_id, group, &text(&out));
     }
 }
+
+#[test]
+fn at_8_ranks_no_rank_waits_for_a_job_given_up_while_it_formed() {
+    let _one = serial();
+    // Rank 1 killed while the job forms (rank 0 is still reserving 512 MiB, or the others
+    // are still joining): once the job is given up, no rank may be left waiting for an
+    // object whose name is gone until the launcher's grace runs out (10 s here).
+    for after_ms in ["0", "20", "40", "60", "90"] {
+        let run_id = id(&format!("form{after_ms}"));
+        let child = launcher(&[
+            "allreduce",
+            "--ranks",
+            "8",
+            "--elements",
+            "1000000",
+            "--grace-ms",
+            "10000",
+            "--run-id",
+            &run_id,
+            "--kill-rank",
+            "1",
+            "--kill-after-ms",
+            after_ms,
+        ])
+        .process_group(0)
+        .spawn()
+        .expect("starts");
+        let group = child.id();
+        let out = finish(child);
+        let t = text(&out);
+        assert!(t.contains("rank 1: was killed by signal 9"), "{t}");
+        assert!(
+            !t.contains("another rank had failed and it had not"),
+            "a rank waited out the grace: {t}"
+        );
+        for r in (0..8).filter(|&r| r != 1) {
+            let named = t.contains(&format!("rank {r}: stopped because rank 1 died"));
+            let not_joined = t.contains(&format!("rank {r}: was stopped by the launcher: the job"));
+            let passed = t.contains(&format!("rank {r}: passed"));
+            assert!(named || not_joined || passed, "rank {r}: {t}");
+        }
+        assert_clean("killed while forming", &run_id, group, &t);
+    }
+}

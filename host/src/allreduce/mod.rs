@@ -82,7 +82,13 @@ pub fn expected(ranks: u64, i: u64) -> u64 {
     ranks * i + 100 * ranks * (ranks - 1) / 2
 }
 
-fn kernels(done: Arc<AtomicBool>) -> KernelTable {
+/// Error code of a reduce cut short because the job was given up.
+const STOPPED: u32 = 91;
+
+/// `done`: set by the reduce once the sum is checked. `stop`: set by the rank's watch loop
+/// once the job is given up, so that a reduce in progress returns at its next chunk instead
+/// of finishing a sum nobody will use.
+fn kernels(done: Arc<AtomicBool>, stop: Arc<AtomicBool>) -> KernelTable {
     KernelTable::new()
         .with(PUT, |ctx| {
             let [src, dst, words, counter] = ctx.args[..4] else {
@@ -107,6 +113,9 @@ fn kernels(done: Arc<AtomicBool>) -> KernelTable {
             let (mut acc, mut part) = (vec![0u64; CHUNK], vec![0u64; CHUNK]);
             let mut at = 0u64;
             while at < elements {
+                if stop.load(Ordering::Acquire) {
+                    return Err(STOPPED);
+                }
                 let n = (elements - at).min(CHUNK as u64) as usize;
                 mem.read(input + at * 8, &mut acc[..n]).map_err(|_| 84u32)?;
                 for peer in (0..ranks).filter(|&p| p != me) {
@@ -173,7 +182,13 @@ fn run_joined(
     let ctx = comm.context().map_err(|e| e.to_string())?;
     let ranges = comm.window_ranges().map_err(|e| e.to_string())?;
     let (me, counter, slots) = (job.rank as u64, ctx.local_window(), ctx.local_window() + 64);
+    // Room for every task of the rank (a put per peer, the receive, the reduce) and every
+    // deferred one: submit never waits for reclaim, so the rank reaches its watch loop (and
+    // sees a poison) as soon as its tasks are submitted, not once the engine landed its puts.
+    let tasks = job.ranks.saturating_add(2);
     let cfg = Config {
+        task_window: tasks.next_power_of_two().max(4),
+        deferred_capacity: tasks.max(Config::tiny().deferred_capacity),
         max_args: 8,
         deferred_timeout_us: u64::try_from(job.timeout.as_micros()).unwrap_or(u64::MAX),
         ..Config::tiny()
@@ -183,9 +198,10 @@ fn run_joined(
         ..SimOptions::default()
     };
     let done = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
     let out = run_with(
         cfg,
-        kernels(done.clone()),
+        kernels(done.clone(), stop.clone()),
         opts,
         ranges,
         |o| -> Result<(), String> {
@@ -228,6 +244,7 @@ fn run_joined(
             while !done.load(Ordering::Acquire) && o.error().is_none() {
                 comm.heartbeat();
                 if let Some((rank, _)) = comm.check_peers() {
+                    stop.store(true, Ordering::Release);
                     o.abort(rank as u64);
                     break;
                 }

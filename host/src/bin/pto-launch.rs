@@ -394,6 +394,9 @@ fn launch(a: &AllreduceArgs, timeout: Duration) -> Result<(), String> {
             RankEnd::Stopped => {
                 "was stopped by the launcher: another rank had failed and it had not".to_string()
             }
+            RankEnd::NotJoined => "was stopped by the launcher: the job was given up before \
+                                   this rank could join it"
+                .to_string(),
             RankEnd::Unresponsive => format!(
                 "stopped responding (hung or stopped: no progress for {} ms) and was killed by \
                  the launcher",

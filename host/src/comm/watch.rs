@@ -12,7 +12,9 @@ use super::error::CommError;
 use super::liveness::Liveness;
 use super::name::object_name;
 use super::raw_shm::{Mapping, futex_wake};
-use super::shm::{HEADER, MAGIC, W_BARRIER, W_PID, W_WATCHED, remove_once};
+use super::shm::{
+    HEADER, MAGIC, W_BARRIER, W_HEARTBEAT, W_PID, W_UNLINKED, W_WATCHED, remove_once,
+};
 
 /// A launcher's mapping of the job it spawned.
 pub struct JobWatch {
@@ -75,6 +77,20 @@ impl JobWatch {
         let culprit = self.live.check(self.map.words(), None)?;
         self.poison(culprit.0, culprit.1);
         self.poisoned()
+    }
+
+    /// Whether `rank` has joined the job (its heartbeat started).
+    pub fn joined(&self, rank: u32) -> bool {
+        self.map
+            .words()
+            .get(W_HEARTBEAT + rank as usize)
+            .is_some_and(|w| w.load(Ordering::Acquire) != 0)
+    }
+
+    /// Whether the job's name was removed (or is being removed): a rank that has not opened
+    /// the object yet never will.
+    pub fn name_removed(&self) -> bool {
+        self.map.words()[W_UNLINKED].load(Ordering::Acquire) != 0
     }
 
     /// Removes the job's name if no rank did (a job that never formed); idempotent.

@@ -50,9 +50,11 @@ pub enum RankEnd {
     Killed(i32),
     /// Still running at the deadline (then killed).
     TimedOut,
-    /// Still running `grace` after another rank failed, or waiting for a job that can no
-    /// longer form (then stopped).
+    /// Still running `grace` after another rank failed (then stopped).
     Stopped,
+    /// Waiting to join a job that was given up and can no longer form: its object's name is
+    /// gone, or its creator died before making it (then stopped at once).
+    NotJoined,
     /// Stopped making progress (hung, or stopped by a signal: its heartbeat stalled for
     /// [`HUNG_AFTER`]), then killed by the launcher.
     Unresponsive,
@@ -186,7 +188,7 @@ pub fn spawn_ranks(plan: &SpawnPlan) -> Result<JobEnd, String> {
             exits.push(RankExit {
                 rank: r.rank,
                 end,
-                after: now,
+                after: start.elapsed(),
                 after_poison: job.poisoned_at.map(|t| t.elapsed()),
             });
         }
@@ -314,7 +316,19 @@ impl Job<'_> {
             // A rank failed before rank 0 made the job's object, and rank 0 is gone: the
             // others wait for an object that will never come. Stop them now.
             Ok(None) if self.failed_at.is_some() && creator_gone && self.watch.is_none() => {
-                kill(child, RankEnd::Stopped)
+                kill(child, RankEnd::NotJoined)
+            }
+            // The job was given up while it formed and its name is gone: a rank that has not
+            // opened the object yet waits for one that will never come (the cause of 8-rank
+            // peers that never stopped). Stop it now.
+            Ok(None)
+                if self.culprit.is_some()
+                    && self
+                        .watch
+                        .as_ref()
+                        .is_some_and(|w| w.name_removed() && !w.joined(r.rank)) =>
+            {
+                kill(child, RankEnd::NotJoined)
             }
             Ok(None) => {
                 // A rank stopped by a signal before it joined has no heartbeat to stall:
