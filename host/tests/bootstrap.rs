@@ -56,12 +56,7 @@ fn a_peer_of_another_job_is_refused_and_the_job_still_forms() {
         });
         // A stranger first: rank 1 of job-b.
         let mut stranger = TcpStream::connect(addr).unwrap();
-        let hello = Hello {
-            rank: 1,
-            run_id: "job-b".into(),
-        }
-        .encode()
-        .unwrap();
+        let hello = Hello::plain(1, "job-b").encode().unwrap();
         stranger.write_all(&hello).unwrap();
         // Then the real rank 1.
         let mut b = Bootstrap::tcp(1, 2, "job-a", addr, None, Duration::from_secs(20)).unwrap();

@@ -33,6 +33,8 @@ fn command(prefix: &[&str]) -> Command {
         "SLURM_PROCID",
         "SLURM_NTASKS",
         "SLURM_JOB_ID",
+        "PTO_JOB_SECRET",
+        "PTO_REQUIRE_SECRET",
     ] {
         c.env_remove(v);
     }
@@ -186,6 +188,154 @@ fn bad_rendezvous_addresses_are_clear_errors() {
         text(&out)
     );
     assert!(start.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn ranks_started_like_torchrun_with_an_exported_secret_form_the_job() {
+    let port = free_port().to_string();
+    let secret = "00112233445566778899aabbccddeeff";
+    let children: Vec<Child> = (0..3)
+        .map(|r| {
+            command(&[])
+                .args(["allreduce", "--elements", "500", "--timeout-s", "20"])
+                .arg("--require-secret")
+                .env("PTO_JOB_SECRET", secret)
+                .env("RUST_LOG", "warn")
+                .env("RANK", r.to_string())
+                .env("WORLD_SIZE", "3")
+                .env("MASTER_ADDR", "127.0.0.1")
+                .env("MASTER_PORT", &port)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs = wait_all(children);
+    assert_ranks_passed(&outs, 3);
+    assert!(
+        outs.iter().all(|o| !text(o).contains("unauthenticated")),
+        "a rank with the secret warned"
+    );
+}
+
+#[test]
+fn a_rank_without_a_secret_warns_once_or_fails_when_one_is_required() {
+    let port = free_port();
+    let at = format!("tcp://127.0.0.1:{port}");
+    for require in [
+        &["--require-secret"][..],
+        &[][..], // with PTO_REQUIRE_SECRET=1 below
+    ] {
+        let out = command(&[])
+            .args(["allreduce", "--rendezvous", &at, "--timeout-s", "1"])
+            .args(require)
+            .env(
+                "PTO_REQUIRE_SECRET",
+                if require.is_empty() { "1" } else { "0" },
+            )
+            .env("PTO_RANK", "1")
+            .env("PTO_RANKS", "2")
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        assert!(text(&out).contains("no job secret"), "{}", text(&out));
+    }
+    // Not required: it runs (and here times out, nobody being at the address), warning once.
+    let out = command(&[])
+        .args(["allreduce", "--rendezvous", &at, "--timeout-s", "1"])
+        .env("RUST_LOG", "warn")
+        .env("PTO_RANK", "1")
+        .env("PTO_RANKS", "2")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_eq!(
+        text(&out).matches("unauthenticated").count(),
+        1,
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn a_secret_file_others_can_read_is_refused_and_an_owner_only_one_is_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("pto-rdzv-secret-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("job.secret");
+    let secret = "ffeeddccbbaa99887766554433221100";
+    std::fs::write(&file, format!("{secret}\n")).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let args = |f: &std::path::Path| {
+        let mut c = command(&[]);
+        c.args(["allreduce", "--ranks", "3", "--elements", "200000"])
+            .args(["--rendezvous", "tcp://127.0.0.1:0", "--secret-file"])
+            .arg(f);
+        c
+    };
+    let out = args(&file).output().unwrap();
+    assert!(!out.status.success());
+    assert!(text(&out).contains("chmod 600"), "{}", text(&out));
+
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut launcher = args(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While the job runs, every rank it spawned holds the secret in its environment and
+    // nowhere on its command line.
+    let (mut seen, mut leaked) = (Vec::new(), Vec::new());
+    while launcher.try_wait().unwrap().is_none() {
+        for (pid, cmdline, environ) in children_of(launcher.id()) {
+            if environ.contains(&format!("PTO_JOB_SECRET={secret}")) && !seen.contains(&pid) {
+                seen.push(pid);
+            }
+            if cmdline.contains(secret) {
+                leaked.push(cmdline);
+            }
+        }
+    }
+    let out = launcher.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        leaked.is_empty(),
+        "the secret on a command line: {leaked:?}"
+    );
+    assert!(!seen.is_empty(), "no rank was seen running with the secret");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The processes whose parent is `parent`: pid, command line and environment, with NULs as
+/// spaces (a process that ended meanwhile is skipped).
+fn children_of(parent: u32) -> Vec<(u32, String, String)> {
+    let read = |pid: u32, what: &str| {
+        std::fs::read(format!("/proc/{pid}/{what}"))
+            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+            .ok()
+    };
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        // The parent is the 4th field of stat, after the command name in parentheses.
+        let Some(stat) = read(pid, "stat") else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid != Some(parent) {
+            continue;
+        }
+        if let (Some(c), Some(env)) = (read(pid, "cmdline"), read(pid, "environ")) {
+            out.push((pid, c, env));
+        }
+    }
+    out
 }
 
 /// Two network namespaces joined by a veth pair, removed on drop.

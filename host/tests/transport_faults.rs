@@ -119,7 +119,7 @@ fn fail_then_retry<A: Transport, B: Transport>(
 #[test]
 fn a_failure_at_any_step_of_connect_gives_everything_back_and_a_retry_succeeds() {
     let steps = clean_steps(Op::Connect);
-    assert_eq!(steps, 4, "socket, dial, hello out, hello in");
+    assert_eq!(steps, 5, "socket, dial, hello out, hello in, confirm out");
     for k in 1..=steps {
         let a = Faulty::new(
             tcp(1, "job"),
@@ -138,7 +138,7 @@ fn a_failure_at_any_step_of_connect_gives_everything_back_and_a_retry_succeeds()
 #[test]
 fn a_failure_at_any_step_of_accept_gives_everything_back_and_a_retry_succeeds() {
     let steps = clean_steps(Op::Accept);
-    assert_eq!(steps, 3, "socket, hello in, hello out");
+    assert_eq!(steps, 4, "socket, hello in, hello out, confirm in");
     for k in 1..=steps {
         let a = tcp(1, "job");
         let b = Faulty::new(
@@ -150,6 +150,30 @@ fn a_failure_at_any_step_of_accept_gives_everything_back_and_a_retry_succeeds() 
         );
         fail_then_retry(&a, &b, k);
         assert!(b.fired());
+    }
+}
+
+#[test]
+fn with_a_job_secret_a_failure_at_any_step_still_gives_everything_back() {
+    let secret = pto_host::transport::secret::JobSecret::generate().unwrap();
+    for (op, steps) in [(Op::Connect, 5), (Op::Accept, 4)] {
+        for k in 1..=steps {
+            let plan = FaultPlan { op, at: k };
+            let (a, b) = (
+                tcp_with_secret(1, "job", &secret),
+                tcp_with_secret(0, "job", &secret),
+            );
+            let fired = if op == Op::Connect {
+                let a = Faulty::new(a, plan);
+                fail_then_retry(&a, &b, k);
+                a.fired()
+            } else {
+                let b = Faulty::new(b, plan);
+                fail_then_retry(&a, &b, k);
+                b.fired()
+            };
+            assert!(fired, "{op:?} step {k}");
+        }
     }
 }
 

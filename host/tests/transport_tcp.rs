@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use pto_host::transport::requests::MAX_REQUESTS;
 use pto_host::transport::tcp::TcpTransport;
-use pto_host::transport::wire::{Hello, ListenHandle, WireError, encode_frame};
+use pto_host::transport::wire::{CONFIRM, Hello, ListenHandle, WireError, encode_frame};
 use pto_host::transport::{Conn, ErrorKind, Region, Transport};
 use transport_util::*;
 
@@ -209,15 +209,11 @@ fn accept_one(
 fn a_peer_vanishing_mid_message_fails_the_receive_and_says_so() {
     let b = tcp(0, "job");
     let (mut l, h) = listening(&b);
-    let hello = Hello {
-        rank: 3,
-        run_id: "job".into(),
-    }
-    .encode()
-    .unwrap();
+    let hello = Hello::plain(3, "job").encode().unwrap();
     let caller = std::thread::spawn(move || {
         let (mut s, answer) = raw_caller(&h, &hello);
         assert_eq!(Hello::decode(&answer, "job").unwrap().rank, 0);
+        s.write_all(&CONFIRM).unwrap();
         let frame = encode_frame(0, &[9u8; 1000]).unwrap();
         s.write_all(&frame[..300]).unwrap();
         // Gone, 300 bytes into a 1012-byte frame.
@@ -266,12 +262,7 @@ fn strangers_are_refused_on_both_sides_and_the_listener_goes_on() {
     assert!(stranger.live().is_zero());
 
     // Another version, by hand: refused, and told our hello.
-    let mut old = Hello {
-        rank: 2,
-        run_id: "job-a".into(),
-    }
-    .encode()
-    .unwrap();
+    let mut old = Hello::plain(2, "job-a").encode().unwrap();
     old[4] = 99;
     let caller = std::thread::spawn(move || raw_caller(&h, &old).1);
     let e = accept_one(&b, &mut l).unwrap_err();
@@ -352,4 +343,28 @@ fn nobody_listening_is_a_bounded_retryable_timeout_that_leaks_nothing() {
     assert!(start.elapsed() < Duration::from_secs(2));
     assert!(pto_host::transport::Progress::is_idle(&st));
     assert!(a.live().is_zero(), "{:?}", a.live());
+}
+
+#[test]
+fn a_caller_that_gave_up_before_our_hello_is_never_handed_out() {
+    let b = tcp(0, "job");
+    let (mut l, h) = listening(&b);
+    // Waited in the backlog, sent its hello, gave up before anyone accepted it.
+    let hello = Hello::plain(1, "job").encode().unwrap();
+    TcpStream::connect(h.addr)
+        .unwrap()
+        .write_all(&hello)
+        .unwrap();
+    let e = accept_one(&b, &mut l).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::PeerClosed, "{e}");
+    assert!(e.retryable && e.to_string().contains("gave up"), "{e}");
+    assert_eq!(b.live().without_listeners(), Default::default());
+    // The real rank 1, dialing again, is the connection that comes out.
+    let a = tcp(1, "job");
+    let (mut ca, mut cb) = pair(&a, &b, &mut l, &h);
+    assert_eq!(cb.peer(), 1);
+    let m = pattern(64, 3);
+    let mr = a.register(&[Region::of(&m)]).unwrap();
+    send(&mut ca, &mr, &m).unwrap();
+    assert_eq!(recv(&mut cb, 64).unwrap(), m);
 }

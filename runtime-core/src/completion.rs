@@ -1,13 +1,13 @@
-//! The one function every task finishes through, and the hand-off to the ready queues.
+//! The one function every task finishes through.
 //!
 //! Normal tasks (last lane's FIN), DUMMY tasks (completed by a scheduler as soon as ready) and,
 //! later, deferred tasks all call [`finish`]; accounting and profiling live here and nowhere
 //! else.
 #![forbid(unsafe_code)]
 
-use crate::error::{FatalError, FatalKind};
 use crate::ids::TaskId;
 use crate::profile::{ProfileLevel, RecordBatch, RecordWords};
+use crate::ready_queue::make_ready;
 use crate::reclaim::release_hold;
 use crate::slot::{Meta, state};
 use crate::stats::{SchedCtl, bucket_of};
@@ -99,29 +99,4 @@ fn record(
         // ready stamp by another): completion follows them all.
         by.now.max(ready).max(fin).max(deferred),
     ];
-}
-
-/// Publishes slot `g`'s task to the ready queue of its class, stamped `now` (profiling at
-/// `level`). The caller is the one thread whose fan-in decrement reached zero.
-pub(crate) fn make_ready(t: &Tables<'_>, g: usize, now: u64, level: ProfileLevel) {
-    let slot = t.slot(g);
-    if t.cfg.record_latency || level == ProfileLevel::Tasks {
-        // `now` is a lap-clock stamp taken a little before this moment: a producer that
-        // finished while the orchestrator was submitting this task may carry a stamp older
-        // than the submit stamp. A task is never ready before it was submitted.
-        let row = &t.prof_rows[g];
-        row.ready.store(
-            now.max(row.submit.load(Ordering::Relaxed)),
-            Ordering::Relaxed,
-        );
-    }
-    let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
-    let id = t.task_at(g);
-    if t.queue(meta.class).push(id.raw()).is_err() {
-        t.shared.status.fail(
-            FatalError::new(FatalKind::ReadyQueueOverflow)
-                .with_task(id)
-                .with_detail(meta.class as u64, 0),
-        );
-    }
 }

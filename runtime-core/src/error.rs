@@ -42,6 +42,9 @@ pub enum FatalKind {
     /// lane waited (a full set can keep cores from running the tasks its waiters need). The
     /// error names the waiting lane (`detail`: `deferred_capacity`, `detail2`: µs waited).
     DeferredFull = 10,
+    /// A task's slot holds a worker class no submit writes (`detail`: the class byte): the
+    /// region was overwritten. The task never runs.
+    CorruptSlot = 11,
 }
 
 impl FatalKind {
@@ -56,6 +59,7 @@ impl FatalKind {
             8 => Self::BadCondition,
             9 => Self::MissingResult,
             10 => Self::DeferredFull,
+            11 => Self::CorruptSlot,
             _ => Self::Aborted,
         }
     }
@@ -157,6 +161,12 @@ impl fmt::Display for FatalError {
                 "a core reported token {} but the newest token dispatched to it is {}{at}: the \
                  core's status word is corrupt or another runtime drives it",
                 self.detail, self.detail2
+            ),
+            FatalKind::CorruptSlot => write!(
+                f,
+                "a task's slot holds worker class {}, which no submit writes{at}: the runtime \
+                 region was overwritten (a kernel or the host writing out of bounds?)",
+                self.detail
             ),
             FatalKind::MissingResult => write!(
                 f,

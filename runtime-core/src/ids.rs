@@ -144,10 +144,6 @@ impl fmt::Display for CoreId {
     }
 }
 
-/// A cluster: one AIC and the two AIV cores beside it.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-pub struct ClusterId(pub u16);
-
 /// Index of a kernel in the platform's dispatch table.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct KernelId(pub u32);

@@ -1,27 +1,83 @@
-//! Where each table lives in the region, computed from a `Config` alone.
+//! The region's tables in one sequence ([`carve`]), walked twice: once to measure it
+//! ([`RegionLayout::new`]) and once to place the tables ([`crate::Runtime::init`]), so the
+//! layout and the carving cannot disagree. Each subsystem carves its own tables (`tables.rs`,
+//! `ready_queue.rs`, `profile.rs`, `deferred/store.rs`, `tensor_map/entry.rs`): adding a
+//! table touches that subsystem alone.
 #![forbid(unsafe_code)]
 
 use core::mem::{align_of, size_of};
 
-use crate::config::{Config, ConfigError};
-use crate::deferred::{Entry, Waiter, WatchSlot, map_len};
-use crate::ids::WorkerClass;
-use crate::profile::{ProfRow, RecordCell};
-use crate::ready_queue::{QueueCell, QueueCtl};
-use crate::slot::TaskSlot;
-use crate::stats::SchedCtl;
-use crate::sync::AtomicU64;
-use crate::tables::{Edge, RingCtl, Shared};
-use crate::tensor_map::{EntryInfo, Head, MapEntry, buckets_len, heads_len};
+use crate::config::{Config, ConfigError, MAX_SCHEDULERS};
+use crate::deferred::DeferredStore;
+use crate::profile::ProfParts;
+use crate::ready_queue::QueueParts;
+use crate::tables::CoreParts;
+use crate::tensor_map::TensorStore;
 
 /// Alignment of the region and of every table in it.
 pub const REGION_ALIGN: usize = 64;
 
-/// A table's place: byte offset and element count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Span {
-    pub(crate) offset: usize,
-    pub(crate) count: usize,
+/// One pass over the region's tables, in order.
+pub(crate) trait Carve<'r> {
+    /// The next table: `count` values made by `make(i)`, at an offset aligned to at least
+    /// [`REGION_ALIGN`]. Empty while measuring.
+    fn table<T: 'r>(
+        &mut self,
+        count: usize,
+        make: impl FnMut(usize) -> T,
+    ) -> Result<&'r mut [T], ConfigError>;
+}
+
+/// The measuring pass: it only adds up offsets and sizes.
+#[derive(Default)]
+pub(crate) struct Measure {
+    end: usize,
+}
+
+impl<'r> Carve<'r> for Measure {
+    fn table<T: 'r>(
+        &mut self,
+        count: usize,
+        _make: impl FnMut(usize) -> T,
+    ) -> Result<&'r mut [T], ConfigError> {
+        let offset = next_table(self.end, align_of::<T>()).ok_or(OVERFLOW)?;
+        let bytes = size_of::<T>().checked_mul(count).ok_or(OVERFLOW)?;
+        self.end = offset.checked_add(bytes).ok_or(OVERFLOW)?;
+        Ok(Default::default())
+    }
+}
+
+/// Where the table after `end` starts, for a type aligned to `align`.
+pub(crate) fn next_table(end: usize, align: usize) -> Option<usize> {
+    end.checked_next_multiple_of(align.max(REGION_ALIGN))
+}
+
+/// A config whose region would not fit the address space.
+const OVERFLOW: ConfigError = ConfigError::RegionTooSmall {
+    needed: usize::MAX,
+    given: 0,
+};
+
+/// Every table of the region, as one pass made them (all empty when measuring).
+pub(crate) struct Parts<'r> {
+    pub(crate) core: CoreParts<'r>,
+    pub(crate) queues: QueueParts<'r>,
+    pub(crate) prof: ProfParts<'r>,
+    /// Each scheduler's deferred-set pools.
+    pub(crate) deferred: heapless::Vec<DeferredStore<'r>, { MAX_SCHEDULERS as usize }>,
+    /// The orchestrator's tensor map.
+    pub(crate) tensors: TensorStore<'r>,
+}
+
+/// Takes every table of `cfg`'s region from `c`, in order.
+pub(crate) fn carve<'r>(cfg: &Config, c: &mut impl Carve<'r>) -> Result<Parts<'r>, ConfigError> {
+    Ok(Parts {
+        core: CoreParts::carve(cfg, c)?,
+        queues: QueueParts::carve(cfg, c)?,
+        prof: ProfParts::carve(cfg, c)?,
+        deferred: DeferredStore::carve_all(cfg, c)?,
+        tensors: TensorStore::carve(cfg, c)?,
+    })
 }
 
 /// The layout of the runtime region for one [`Config`]. The host allocates
@@ -29,109 +85,19 @@ pub(crate) struct Span {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RegionLayout {
     size: usize,
-    pub(crate) shared: Span,
-    pub(crate) rings: Span,
-    pub(crate) slots: Span,
-    pub(crate) args: Span,
-    pub(crate) edges: Span,
-    pub(crate) queue_ctl: Span,
-    pub(crate) queue_cells: [Span; WorkerClass::COUNT],
-    pub(crate) sched: Span,
-    pub(crate) prof_rows: Span,
-    pub(crate) records: Span,
-    /// Deferred-set pools, one equal share per scheduler.
-    pub(crate) waiters: Span,
-    pub(crate) entries: Span,
-    pub(crate) watches: Span,
-    pub(crate) active: Span,
-    pub(crate) watch_map: Span,
-    /// The orchestrator's tensor map: entry cells per slot, the buffer index (heads) and the
-    /// cell index (buckets).
-    pub(crate) map_entries: Span,
-    pub(crate) map_infos: Span,
-    pub(crate) map_tiles: Span,
-    pub(crate) map_heads: Span,
-    /// The tensor map's cell index.
-    pub(crate) map_buckets: Span,
 }
-
-struct Cursor(usize);
-
-impl Cursor {
-    fn take<T>(&mut self, count: usize) -> Result<Span, ConfigError> {
-        let align = align_of::<T>().max(REGION_ALIGN);
-        let offset = self.0.checked_next_multiple_of(align).ok_or(OVERFLOW)?;
-        let bytes = size_of::<T>().checked_mul(count).ok_or(OVERFLOW)?;
-        self.0 = offset.checked_add(bytes).ok_or(OVERFLOW)?;
-        Ok(Span { offset, count })
-    }
-}
-
-const OVERFLOW: ConfigError = ConfigError::RegionTooSmall {
-    needed: usize::MAX,
-    given: 0,
-};
 
 impl RegionLayout {
     /// Validates `cfg` and lays out its region.
     pub fn new(cfg: &Config) -> Result<Self, ConfigError> {
         cfg.validate()?;
-        let slots = cfg.rings as usize * cfg.task_window as usize;
-        let qcap = cfg.ready_queue_capacity();
-        let mut c = Cursor(0);
-        let shared = c.take::<Shared>(1)?;
-        let rings = c.take::<RingCtl>(cfg.rings as usize)?;
-        let sched = c.take::<SchedCtl>(cfg.schedulers as usize)?;
-        let queue_ctl = c.take::<QueueCtl>(WorkerClass::COUNT)?;
-        let slot_span = c.take::<TaskSlot>(slots)?;
-        let args = c.take::<AtomicU64>(slots * cfg.max_args as usize)?;
-        let edges = c.take::<Edge>(slots * cfg.max_deps as usize)?;
-        let mut queue_cells = [Span {
-            offset: 0,
-            count: 0,
-        }; WorkerClass::COUNT];
-        for q in queue_cells.iter_mut() {
-            *q = c.take::<QueueCell>(qcap)?;
-        }
-        let prof_rows = c.take::<ProfRow>(slots)?;
-        let records = c.take::<RecordCell>(cfg.profile_capacity as usize)?;
-        let per = cfg.deferred_capacity as usize;
-        let n = cfg.schedulers as usize;
-        let waiters = c.take::<Waiter>(n * per)?;
-        let entries = c.take::<Entry>(n * per)?;
-        let watches = c.take::<WatchSlot>(n * per)?;
-        let active = c.take::<u32>(n * per)?;
-        let watch_map = c.take::<u32>(n * map_len(per))?;
-        let cells = slots * cfg.max_tensors as usize;
-        let map_entries = c.take::<MapEntry>(cells)?;
-        let map_infos = c.take::<EntryInfo>(cells)?;
-        let map_tiles = c.take::<crate::tensor::Tile>(cells)?;
-        let map_heads = c.take::<Head>(heads_len(cells))?;
-        let map_buckets = c.take::<u32>(buckets_len(cells))?;
-        let size = c.0.checked_next_multiple_of(REGION_ALIGN).ok_or(OVERFLOW)?;
-        Ok(RegionLayout {
-            size,
-            shared,
-            rings,
-            slots: slot_span,
-            args,
-            edges,
-            queue_ctl,
-            queue_cells,
-            sched,
-            prof_rows,
-            records,
-            waiters,
-            entries,
-            watches,
-            active,
-            watch_map,
-            map_entries,
-            map_infos,
-            map_tiles,
-            map_heads,
-            map_buckets,
-        })
+        let mut m = Measure::default();
+        carve(cfg, &mut m)?;
+        let size = m
+            .end
+            .checked_next_multiple_of(REGION_ALIGN)
+            .ok_or(OVERFLOW)?;
+        Ok(RegionLayout { size })
     }
 
     /// Bytes the region needs.
@@ -144,49 +110,25 @@ impl RegionLayout {
 mod tests {
     use super::*;
 
+    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    #[repr(C, align(64))]
+    struct Block([u8; 64]);
+
     #[test]
-    fn tables_are_aligned_and_disjoint() {
-        let l = RegionLayout::new(&Config::default()).unwrap();
-        let mut spans = std::vec![
-            (l.shared.offset, size_of::<Shared>()),
-            (l.rings.offset, l.rings.count * size_of::<RingCtl>()),
-            (l.sched.offset, l.sched.count * size_of::<SchedCtl>()),
-            (
-                l.queue_ctl.offset,
-                l.queue_ctl.count * size_of::<QueueCtl>()
-            ),
-            (l.slots.offset, l.slots.count * size_of::<TaskSlot>()),
-            (l.args.offset, l.args.count * 8),
-            (l.edges.offset, l.edges.count * size_of::<Edge>()),
-            (l.waiters.offset, l.waiters.count * size_of::<Waiter>()),
-            (l.entries.offset, l.entries.count * size_of::<Entry>()),
-            (l.watches.offset, l.watches.count * size_of::<WatchSlot>()),
-            (l.active.offset, l.active.count * 4),
-            (l.watch_map.offset, l.watch_map.count * 4),
-            (
-                l.map_entries.offset,
-                l.map_entries.count * size_of::<MapEntry>(),
-            ),
-            (
-                l.map_infos.offset,
-                l.map_infos.count * size_of::<EntryInfo>(),
-            ),
-            (
-                l.map_tiles.offset,
-                l.map_tiles.count * size_of::<crate::tensor::Tile>(),
-            ),
-            (l.map_heads.offset, l.map_heads.count * size_of::<Head>(),),
-            (l.map_buckets.offset, l.map_buckets.count * 4),
-        ];
-        for q in l.queue_cells {
-            spans.push((q.offset, q.count * size_of::<QueueCell>()));
+    fn the_measured_size_is_exactly_what_the_carving_takes() {
+        for cfg in [Config::default(), Config::tiny()] {
+            let size = RegionLayout::new(&cfg).unwrap().size();
+            let mut blocks = std::vec![Block([0; 64]); size / 64];
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut blocks);
+            assert!(crate::Runtime::init(bytes, cfg).is_ok());
+            // One block less and the last table does not fit.
+            let mut short = std::vec![Block([0; 64]); size / 64 - 1];
+            let mut c = crate::raw::region::Carver::new(bytemuck::cast_slice_mut(&mut short));
+            assert!(matches!(
+                carve(&cfg, &mut c),
+                Err(ConfigError::RegionTooSmall { .. })
+            ));
         }
-        spans.sort();
-        for w in spans.windows(2) {
-            assert!(w[0].0 + w[0].1 <= w[1].0, "overlap: {w:?}");
-        }
-        assert!(spans.iter().all(|s| s.0 % REGION_ALIGN == 0));
-        assert!(spans.last().map(|s| s.0 + s.1).unwrap() <= l.size());
     }
 
     #[test]

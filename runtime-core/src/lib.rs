@@ -18,7 +18,7 @@
 //!   task id names its generation so a stale id is never taken for the slot's next tenant.
 //! - Simple and verified over fast and clever: every lock-free structure has a loom model.
 #![no_std]
-#![deny(unsafe_op_in_unsafe_fn, missing_docs)]
+#![deny(unsafe_code, unsafe_op_in_unsafe_fn, missing_docs)]
 
 #[cfg(test)]
 extern crate std;
@@ -29,10 +29,8 @@ mod completion;
 mod condition;
 mod config;
 mod deferred;
-mod dispatch;
 mod error;
 pub mod ffi;
-mod heap;
 mod ids;
 mod layout;
 mod platform;
@@ -79,7 +77,7 @@ pub use config::{
     Config, ConfigError, MAX_ARGS, MAX_CORES, MAX_DEPS, MAX_RINGS, MAX_SCHEDULERS, MAX_TENSORS,
 };
 pub use error::{ClaimError, FatalError, FatalKind, SubmitError};
-pub use ids::{ClusterId, CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
+pub use ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
 pub use layout::RegionLayout;
 pub use platform::{CoreKind, Payload, Platform};
 pub use profile::{PHASES, Phase, PhaseCounters, ProfileLevel, TaskRecord};

@@ -187,7 +187,7 @@ fn fan_in_makes_the_consumer_ready_exactly_once() {
         };
         t.slot(g).meta.store(meta.pack(), Ordering::Relaxed);
         if wire::release_wiring_hold(&t, g) {
-            crate::completion::make_ready(&t, g, 0, ProfileLevel::Off);
+            crate::ready_queue::make_ready(&t, g, 0, ProfileLevel::Off);
         }
         for f in finishers {
             f.join().unwrap();

@@ -11,10 +11,10 @@ use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
 use crate::profile::ProfileLevel;
 use crate::profile::{ProfRow, RecordCell};
 use crate::ready_queue::{QueueCell, QueueCtl, ReadyQueue};
-use crate::slot::{Meta, TaskSlot, state};
+use crate::slot::{Meta, TaskSlot};
 use crate::stats::SchedCtl;
 use crate::sync::{AtomicU64, Ordering};
-use crate::tables::{EDGE_EMPTY, Edge, RingCtl, Shared, Tables};
+use crate::tables::{Edge, RingCtl, Shared, Tables};
 use crate::tensor_map::{EntryInfo, Head, MapEntry, NO_TILE, TensorStore, buckets_len, heads_len};
 
 /// Owned storage for every table of `cfg`.
@@ -148,10 +148,9 @@ pub(crate) fn unmeasured<'a>(t: &Tables<'a>) -> Finisher<'a> {
 pub(crate) fn plant(t: &Tables<'_>, seq: u64, class: WorkerClass) -> TaskId {
     let id = TaskId::new(t.cfg.epoch, 0, Seq(seq));
     let slot = t.slot(t.gslot(id));
-    slot.holds.store(1, Ordering::Relaxed);
+    slot.begin(1, class.lanes() as u32);
+    // Wired already: the caller decides who makes it ready or finishes it.
     slot.pending.store(0, Ordering::Relaxed);
-    slot.fanout.store(EDGE_EMPTY, Ordering::Relaxed);
-    slot.state.store(state::PENDING, Ordering::Relaxed);
     let meta = Meta {
         kernel: KernelId(0),
         class,
@@ -159,7 +158,7 @@ pub(crate) fn plant(t: &Tables<'_>, seq: u64, class: WorkerClass) -> TaskId {
         pinned: 0,
     };
     slot.meta.store(meta.pack(), Ordering::Relaxed);
-    slot.seq.store(seq, Ordering::Release);
+    slot.publish(seq);
     t.rings[0].next.0.store(seq + 1, Ordering::Release);
     id
 }

@@ -6,7 +6,9 @@
 //! end); every task reaches its record through the one completion funnel.
 #![forbid(unsafe_code)]
 
+use crate::config::{Config, ConfigError};
 use crate::ids::{CoreId, KernelId, TaskId, WorkerClass};
+use crate::layout::Carve;
 use crate::ready_queue::CachePadded;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
@@ -186,6 +188,23 @@ impl RecordCell {
             fin: v(8),
             deferred_done: v(9),
             complete: v(10),
+        })
+    }
+}
+
+/// The profile's tables: a row of stamps per task slot, and the record ring.
+pub(crate) struct ProfParts<'r> {
+    pub(crate) rows: &'r mut [ProfRow],
+    pub(crate) records: &'r mut [RecordCell],
+}
+
+impl<'r> ProfParts<'r> {
+    /// Takes the profile tables of `cfg` from `c`.
+    pub(crate) fn carve(cfg: &Config, c: &mut impl Carve<'r>) -> Result<Self, ConfigError> {
+        let slots = cfg.rings as usize * cfg.task_window as usize;
+        Ok(ProfParts {
+            rows: c.table(slots, |_| ProfRow::new())?,
+            records: c.table(cfg.profile_capacity as usize, |_| RecordCell::new())?,
         })
     }
 }

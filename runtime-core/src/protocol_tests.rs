@@ -188,8 +188,9 @@ fn a_lane_held_for_deferred_room_is_not_timed_as_running() {
     p.word(Y, 0);
     s.step();
     p.fin(0, 2);
-    // 4 watchdog passes, 100 µs a clock read: far past the task timeout.
-    steps(&mut s, 4 * WATCHDOG_EVERY as usize);
+    // Two watchdog passes (the first starts timing, the second compares), 100 µs a clock
+    // read: well past the task timeout.
+    steps(&mut s, 2 * WATCHDOG_EVERY as usize + 1);
     assert!(!t.shared.status.failed(), "{:?}", t.shared.status.get());
     assert_eq!(t.finished(), 0);
     p.word(X, 1);
@@ -203,7 +204,7 @@ fn a_set_that_cannot_drain_fails_naming_the_knob_not_a_lost_transfer() {
     // One core: A waits in the set for X, B waits for room (for Y), C sits in the pending
     // slot, and D, which would set X, finds no slot free. The set cannot drain.
     let rig = one_waiter(
-        50,
+        500,
         Config {
             deferred_timeout_us: 2_000,
             ..one_aiv()
@@ -282,4 +283,29 @@ fn mix_priority_does_not_hold_back_a_cluster_only_the_deferred_set_can_drain() {
     }
     assert_eq!(steps(&mut s, 4), Step::Done);
     assert_eq!(t.finished(), 4);
+}
+
+#[test]
+fn a_held_lane_whose_conditions_came_to_hold_completes_without_room() {
+    // A stays in the set (X never lands in this test); B is held for room, then its own
+    // word lands: B needs no room any more and completes, with nothing closing meanwhile.
+    let rig = one_waiter(0, one_aiv());
+    let (t, p) = (rig.tables(), &rig.p);
+    let mut o = rig.orchestrator();
+    let mut s = rig.scheduler();
+    o.submit(&aiv(&[])).unwrap();
+    o.submit(&aiv(&[])).unwrap();
+    drop(o);
+    p.defer(0, 1, &[Condition::counter32(0x100, 1)]);
+    p.defer(0, 2, &[Condition::counter32(0x200, 1)]);
+    p.word(X, 0);
+    p.word(Y, 0);
+    s.step();
+    p.fin(0, 2);
+    steps(&mut s, 8);
+    assert_eq!(t.finished(), 0);
+    p.word(Y, 1);
+    steps(&mut s, 2 * crate::scheduler::DEADLINES_EVERY as usize);
+    assert_eq!(t.finished(), 1, "B completed while A still waits");
+    assert!(!t.shared.status.failed());
 }

@@ -1,4 +1,6 @@
-//! Bounded lock-free MPMC ready queue (Vyukov's array queue with 64-bit sequence numbers).
+//! Bounded lock-free MPMC ready queue (Vyukov's array queue with 64-bit sequence numbers),
+//! and [`make_ready`], the one way a task enters one (the orchestrator and the schedulers
+//! both use it).
 //!
 //! Each cell carries a sequence number: `pos` when free for the push at `pos`, `pos + 1` when
 //! it holds that push's value, `pos + capacity` once popped. 64-bit positions never wrap in a
@@ -8,7 +10,14 @@
 //! as "no work left" (termination counts finished tasks instead).
 #![forbid(unsafe_code)]
 
+use crate::config::{Config, ConfigError};
+use crate::error::{FatalError, FatalKind};
+use crate::ids::WorkerClass;
+use crate::layout::Carve;
+use crate::profile::ProfileLevel;
+use crate::slot::Meta;
 use crate::sync::{AtomicU64, Ordering};
+use crate::tables::Tables;
 
 /// One cell of a queue.
 pub(crate) struct QueueCell {
@@ -42,6 +51,25 @@ impl QueueCtl {
             enqueue: CachePadded(AtomicU64::new(0)),
             dequeue: CachePadded(AtomicU64::new(0)),
         }
+    }
+}
+
+/// The ready queues' tables: each class's positions and cells.
+pub(crate) struct QueueParts<'r> {
+    pub(crate) ctl: &'r mut [QueueCtl],
+    pub(crate) cells: [&'r mut [QueueCell]; WorkerClass::COUNT],
+}
+
+impl<'r> QueueParts<'r> {
+    /// Takes the ready queues of `cfg` from `c`.
+    pub(crate) fn carve(cfg: &Config, c: &mut impl Carve<'r>) -> Result<Self, ConfigError> {
+        let cap = cfg.ready_queue_capacity();
+        let ctl = c.table(WorkerClass::COUNT, |_| QueueCtl::new())?;
+        let mut cells: [&'r mut [QueueCell]; WorkerClass::COUNT] = Default::default();
+        for q in cells.iter_mut() {
+            *q = c.table(cap, QueueCell::new)?;
+        }
+        Ok(QueueParts { ctl, cells })
     }
 }
 
@@ -132,6 +160,41 @@ impl<'r> ReadyQueue<'r> {
     #[inline]
     pub(crate) fn maybe_nonempty(&self) -> bool {
         self.ctl.enqueue.0.load(Ordering::Relaxed) != self.ctl.dequeue.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Publishes slot `g`'s task to the ready queue of its class, stamped `now` (profiling at
+/// `level`). The caller is the one thread whose fan-in decrement reached zero.
+pub(crate) fn make_ready(t: &Tables<'_>, g: usize, now: u64, level: ProfileLevel) {
+    let slot = t.slot(g);
+    if t.cfg.record_latency || level == ProfileLevel::Tasks {
+        // `now` is a lap-clock stamp taken a little before this moment: a producer that
+        // finished while the orchestrator was submitting this task may carry a stamp older
+        // than the submit stamp. A task is never ready before it was submitted.
+        let row = &t.prof_rows[g];
+        row.ready.store(
+            now.max(row.submit.load(Ordering::Relaxed)),
+            Ordering::Relaxed,
+        );
+    }
+    let id = t.task_at(g);
+    let meta = match Meta::decode(slot.meta.load(Ordering::Relaxed)) {
+        Ok(meta) => meta,
+        Err(class) => {
+            t.shared.status.fail(
+                FatalError::new(FatalKind::CorruptSlot)
+                    .with_task(id)
+                    .with_detail(class as u64, 0),
+            );
+            return;
+        }
+    };
+    if t.queue(meta.class).push(id.raw()).is_err() {
+        t.shared.status.fail(
+            FatalError::new(FatalKind::ReadyQueueOverflow)
+                .with_task(id)
+                .with_detail(meta.class as u64, 0),
+        );
     }
 }
 

@@ -2,21 +2,19 @@
 #![forbid(unsafe_code)]
 
 use crate::config::{Config, ConfigError, MAX_SCHEDULERS};
-use crate::deferred::{DeferredStore, Entry, NIL, Waiter, WatchSlot, map_len};
+use crate::deferred::DeferredStore;
 use crate::error::{ClaimError, FatalError, FatalKind};
-use crate::ids::WorkerClass;
-use crate::layout::{REGION_ALIGN, RegionLayout};
+use crate::layout::{REGION_ALIGN, RegionLayout, carve};
 use crate::platform::Platform;
-use crate::profile::{PhaseCounters, ProfRow, ProfileLevel, RecordCell, TaskRecord};
+use crate::profile::{PhaseCounters, ProfileLevel, TaskRecord};
 use crate::raw::region::Carver;
-use crate::ready_queue::{QueueCell, QueueCtl, ReadyQueue};
+use crate::ready_queue::{QueueCtl, QueueParts, ReadyQueue};
 use crate::scheduler::Scheduler;
-use crate::slot::TaskSlot;
 use crate::stats::{LatencyHistogram, SchedCtl};
 use crate::submit::Orchestrator;
-use crate::sync::{AtomicU64, Ordering};
-use crate::tables::{Edge, RingCtl, Shared, Tables};
-use crate::tensor_map::{EntryInfo, Head, MapEntry, NO_TILE, TensorStore};
+use crate::sync::Ordering;
+use crate::tables::{CoreParts, Tables};
+use crate::tensor_map::TensorStore;
 
 /// A formatted runtime region. Shared by reference between the orchestrator thread and the
 /// scheduler threads (it is `Sync`); each takes its handle once.
@@ -65,127 +63,38 @@ impl<'r> Runtime<'r> {
                 given,
             });
         }
-        let too_small = |_| ConfigError::RegionTooSmall {
-            needed: layout.size(),
-            given,
-        };
-        let mut c = Carver::new(region);
-        let shared = c
-            .place(layout.shared.offset, 1, |_| Shared::new(&cfg))
-            .map_err(too_small)?;
-        let rings = c
-            .place(layout.rings.offset, layout.rings.count, |_| RingCtl::new())
-            .map_err(too_small)?;
-        let sched = c
-            .place(layout.sched.offset, layout.sched.count, |_| SchedCtl::new())
-            .map_err(too_small)?;
-        let qctl = c
-            .place(layout.queue_ctl.offset, layout.queue_ctl.count, |_| {
-                QueueCtl::new()
-            })
-            .map_err(too_small)?;
-        let slots = c
-            .place(layout.slots.offset, layout.slots.count, |_| TaskSlot::new())
-            .map_err(too_small)?;
-        let args = c
-            .place(layout.args.offset, layout.args.count, |_| AtomicU64::new(0))
-            .map_err(too_small)?;
-        let edges = c
-            .place(layout.edges.offset, layout.edges.count, |_| Edge::new())
-            .map_err(too_small)?;
-        let mut cells: [&[QueueCell]; WorkerClass::COUNT] = [&[]; WorkerClass::COUNT];
-        for (dst, span) in cells.iter_mut().zip(layout.queue_cells.iter()) {
-            *dst = c
-                .place(span.offset, span.count, QueueCell::new)
-                .map_err(too_small)?;
-        }
-        let prof_rows = c
-            .place(layout.prof_rows.offset, layout.prof_rows.count, |_| {
-                ProfRow::new()
-            })
-            .map_err(too_small)?;
-        let records = c
-            .place(layout.records.offset, layout.records.count, |_| {
-                RecordCell::new()
-            })
-            .map_err(too_small)?;
-        let deferred = core::array::from_fn(|_| spin::mutex::SpinMutex::new(None));
-        let per = cfg.deferred_capacity as usize;
-        let mut waiters = c
-            .place_mut(layout.waiters.offset, layout.waiters.count, |_| {
-                Waiter::new()
-            })
-            .map_err(too_small)?;
-        let mut entries = c
-            .place_mut(layout.entries.offset, layout.entries.count, |_| {
-                Entry::new()
-            })
-            .map_err(too_small)?;
-        let mut watches = c
-            .place_mut(layout.watches.offset, layout.watches.count, |_| {
-                WatchSlot::new()
-            })
-            .map_err(too_small)?;
-        let mut active = c
-            .place_mut(layout.active.offset, layout.active.count, |_| 0u32)
-            .map_err(too_small)?;
-        let mut map = c
-            .place_mut(layout.watch_map.offset, layout.watch_map.count, |_| NIL)
-            .map_err(too_small)?;
-        for share in deferred.iter().take(cfg.schedulers as usize) {
-            let (w, rest) = core::mem::take(&mut waiters).split_at_mut(per);
-            waiters = rest;
-            let (e, rest) = core::mem::take(&mut entries).split_at_mut(per);
-            entries = rest;
-            let (x, rest) = core::mem::take(&mut watches).split_at_mut(per);
-            watches = rest;
-            let (a, rest) = core::mem::take(&mut active).split_at_mut(per);
-            active = rest;
-            let (m, rest) = core::mem::take(&mut map).split_at_mut(map_len(per));
-            map = rest;
-            *share.lock() = Some(DeferredStore {
-                waiters: w,
-                entries: e,
-                watches: x,
-                active: a,
-                map: m,
-            });
-        }
-        let entries = c
-            .place_mut(layout.map_entries.offset, layout.map_entries.count, |_| {
-                MapEntry::new()
-            })
-            .map_err(too_small)?;
-        let infos = c
-            .place_mut(layout.map_infos.offset, layout.map_infos.count, |_| {
-                EntryInfo::new()
-            })
-            .map_err(too_small)?;
-        let tiles = c
-            .place_mut(layout.map_tiles.offset, layout.map_tiles.count, |_| NO_TILE)
-            .map_err(too_small)?;
-        let heads = c
-            .place_mut(layout.map_heads.offset, layout.map_heads.count, |_| {
-                Head::EMPTY
-            })
-            .map_err(too_small)?;
-        let buckets = c
-            .place_mut(layout.map_buckets.offset, layout.map_buckets.count, |_| NIL)
-            .map_err(too_small)?;
-        let tensors = spin::mutex::SpinMutex::new(Some(TensorStore {
-            entries,
-            infos,
-            tiles,
-            heads,
-            buckets,
-        }));
-        let queues = core::array::from_fn(|i| ReadyQueue::new(cells[i], &qctl[i]));
+        let parts = carve(&cfg, &mut Carver::new(region))?;
+        let CoreParts {
+            shared,
+            rings,
+            sched,
+            slots,
+            args,
+            edges,
+        } = parts.core;
+        let QueueParts { ctl, cells } = parts.queues;
+        let ctl: &'r [QueueCtl] = ctl;
+        let mut cells = cells.into_iter();
+        let queues = core::array::from_fn(|i| {
+            // One table per class: the iterator has exactly COUNT of them.
+            ReadyQueue::new(cells.next().map_or(&[][..], |c| &*c), &ctl[i])
+        });
+        let mut deferred = parts.deferred.into_iter();
         Ok(Runtime {
             t: Tables::new(
-                cfg, &shared[0], rings, slots, args, edges, queues, sched, prof_rows, records,
+                cfg,
+                &shared[0],
+                rings,
+                slots,
+                args,
+                edges,
+                queues,
+                sched,
+                parts.prof.rows,
+                parts.prof.records,
             ),
-            deferred,
-            tensors,
+            deferred: core::array::from_fn(|_| spin::mutex::SpinMutex::new(deferred.next())),
+            tensors: spin::mutex::SpinMutex::new(Some(parts.tensors)),
         })
     }
 
@@ -275,7 +184,7 @@ impl<'r> Runtime<'r> {
         let live_slots = t
             .rings
             .iter()
-            .map(|r| r.next.0.load(Ordering::Acquire) - r.retired.0.load(Ordering::Acquire))
+            .map(|r| r.next.0.load(Ordering::Acquire) - r.retired())
             .sum();
         RunReport {
             profile_dropped: t.shared.prof.dropped(t.records.len()),

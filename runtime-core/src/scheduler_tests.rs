@@ -274,3 +274,29 @@ fn a_dependency_on_a_reclaimed_task_is_met_and_never_aliases_the_new_tenant() {
     );
     let _ = c;
 }
+
+#[test]
+fn a_slot_whose_class_was_overwritten_fails_the_run_instead_of_running_as_dummy() {
+    use crate::slot::Meta;
+    use crate::sync::Ordering;
+    let rig = Rig::new(one_aiv(), 0);
+    let (t, p) = (rig.tables(), &rig.p);
+    let mut o = rig.orchestrator();
+    let mut s = rig.scheduler();
+    let a = o.submit(&aiv(&[])).unwrap();
+    let b = o.submit(&aiv(&[a])).unwrap();
+    drop(o);
+    // B waits for A; a stray write puts class byte 9 into its slot meanwhile.
+    let word = &t.slot(t.gslot(b)).meta;
+    word.store(word.load(Ordering::Relaxed) | 9 << 16, Ordering::Relaxed);
+    assert!(Meta::decode(word.load(Ordering::Relaxed)).is_err());
+    s.step();
+    p.fin(0, 1);
+    assert_eq!(steps_until_failed(&mut s, 4), Step::Failed);
+    let e = t.shared.status.get().unwrap();
+    assert_eq!(
+        (e.kind, e.task, e.detail),
+        (FatalKind::CorruptSlot, Some(b), 9)
+    );
+    assert_eq!(t.finished(), 1, "B neither ran nor completed");
+}

@@ -1,8 +1,22 @@
 //! A task slot: the hot, shared state of one live task, and the words its life moves through.
+//!
+//! The life of a tenant, word by word (who writes, and what each value means):
+//!
+//! | word | at submit ([`TaskSlot::begin`]) | then | ends at |
+//! | --- | --- | --- | --- |
+//! | `seq` | the tenant's sequence number, published last | - | the next tenant's `begin` |
+//! | `state` | `PENDING` | `COMPLETED` in the funnel (`completion::finish`) | `CONSUMED` with the last hold (`reclaim`); the watermark passes it |
+//! | `pending` | 1: the wiring hold | +1 per live producer wired, -1 as each finishes, -1 when wiring ends | 0: exactly one thread makes it ready (`ready_queue::make_ready`) |
+//! | `holds` | 1 (its own completion), +1 while its scope is open | +1 per consumer wired (released when that consumer finishes) | 0: `CONSUMED` |
+//! | `fanout` | `EDGE_EMPTY` | consumers push their edges | `EDGE_CLOSED` when it finishes: later consumers count it as met |
+//! | `lanes_left` | lanes of its class (MIX: 3) | -1 per lane that finishes | 0: its last lane finished |
+//! | `deferred` | 0 (no entry) | its deferred-set entry + 1, from the FIN of a lane with unmet conditions (the owning scheduler only) | 0 when the entry closes |
+//! | `meta` | kernel, class, counts ([`Meta`]) once wiring pinned its producers | - | - |
 #![forbid(unsafe_code)]
 
 use crate::ids::{KernelId, WorkerClass};
-use crate::sync::{AtomicU32, AtomicU64};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::tables::EDGE_EMPTY;
 
 /// Task states, in the order a tenant moves through them.
 pub(crate) mod state {
@@ -47,6 +61,23 @@ pub(crate) struct TaskSlot {
 }
 
 impl TaskSlot {
+    /// Starts a new tenant (the orchestrator, once the slot is free): `PENDING`, held
+    /// `holds` times, waiting for the wiring hold only, no consumers, `lanes` lanes to
+    /// finish. The tenant is not visible until [`TaskSlot::publish`].
+    pub(crate) fn begin(&self, holds: u32, lanes: u32) {
+        self.holds.store(holds, Ordering::Relaxed);
+        self.pending.store(1, Ordering::Relaxed);
+        self.fanout.store(EDGE_EMPTY, Ordering::Relaxed);
+        self.lanes_left.store(lanes, Ordering::Relaxed);
+        self.state.store(state::PENDING, Ordering::Relaxed);
+    }
+
+    /// Publishes tenant `seq` (Release): a scheduler that reads this sequence number sees
+    /// the words [`TaskSlot::begin`] wrote, never the previous tenant's `CONSUMED`.
+    pub(crate) fn publish(&self, seq: u64) {
+        self.seq.store(seq, Ordering::Release);
+    }
+
     /// A slot that has never held a task.
     pub(crate) fn new() -> Self {
         TaskSlot {
@@ -65,7 +96,8 @@ impl TaskSlot {
     }
 }
 
-/// The constant part of a task, packed in one word: `[kernel:32][class:8][nargs:8][pinned:8]`.
+/// The constant part of a task, packed in one word:
+/// `[kernel:32][unused:8][class:8][nargs:8][pinned:8]` (from the top bit down).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Meta {
     pub(crate) kernel: KernelId,
@@ -84,14 +116,28 @@ impl Meta {
             | self.pinned as u64
     }
 
-    pub(crate) fn unpack(word: u64) -> Self {
-        Meta {
+    /// The task's constants, or `Err(class)` if the class byte is none a submit writes (the
+    /// region was overwritten). Checked where the class decides the task's fate
+    /// (`ready_queue::make_ready`): a bad class fails the run, it never runs as DUMMY.
+    pub(crate) fn decode(word: u64) -> Result<Self, u8> {
+        let class = (word >> 16) as u8;
+        Ok(Meta {
             kernel: KernelId((word >> 32) as u32),
-            class: WorkerClass::from_index(((word >> 16) & 0xff) as usize)
-                .unwrap_or(WorkerClass::Dummy),
+            class: WorkerClass::from_index(class as usize).ok_or(class)?,
             nargs: (word >> 8) as u8,
             pinned: word as u8,
-        }
+        })
+    }
+
+    /// The constants of a task that became ready (its class was checked then by
+    /// [`Meta::decode`]; the word is not written again in its tenancy).
+    pub(crate) fn unpack(word: u64) -> Self {
+        Self::decode(word).unwrap_or(Meta {
+            kernel: KernelId((word >> 32) as u32),
+            class: WorkerClass::Dummy,
+            nargs: (word >> 8) as u8,
+            pinned: word as u8,
+        })
     }
 }
 
@@ -108,5 +154,7 @@ mod tests {
             pinned: 64,
         };
         assert_eq!(Meta::unpack(m.pack()), m);
+        assert_eq!(Meta::decode(m.pack()), Ok(m));
+        assert_eq!(Meta::decode(m.pack() | 7 << 16), Err(7), "no class 7");
     }
 }

@@ -1,8 +1,9 @@
 //! The runtime's tables in the region, and how ids map onto them.
 #![forbid(unsafe_code)]
 
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
 use crate::ids::{Seq, TaskId, WorkerClass};
+use crate::layout::Carve;
 use crate::profile::{ProfCtl, ProfRow, RecordCell};
 use crate::ready_queue::{CachePadded, ReadyQueue};
 use crate::slot::TaskSlot;
@@ -47,6 +48,13 @@ impl RingCtl {
             next: CachePadded(AtomicU64::new(0)),
             retired: CachePadded(AtomicU64::new(0)),
         }
+    }
+
+    /// The watermark (Acquire): every task below it is consumed, so what it held is free
+    /// and its slot may have a new tenant.
+    #[inline]
+    pub(crate) fn retired(&self) -> u64 {
+        self.retired.0.load(Ordering::Acquire)
     }
 }
 
@@ -151,6 +159,32 @@ impl<'r> Tables<'r> {
             .iter()
             .map(|s| s.finished.load(Ordering::Acquire))
             .sum()
+    }
+}
+
+/// The run-wide tables: shared words, rings, schedulers' blocks, task slots with their
+/// argument and edge rows.
+pub(crate) struct CoreParts<'r> {
+    pub(crate) shared: &'r mut [Shared],
+    pub(crate) rings: &'r mut [RingCtl],
+    pub(crate) sched: &'r mut [SchedCtl],
+    pub(crate) slots: &'r mut [TaskSlot],
+    pub(crate) args: &'r mut [AtomicU64],
+    pub(crate) edges: &'r mut [Edge],
+}
+
+impl<'r> CoreParts<'r> {
+    /// Takes the run-wide tables of `cfg` from `c`.
+    pub(crate) fn carve(cfg: &Config, c: &mut impl Carve<'r>) -> Result<Self, ConfigError> {
+        let slots = cfg.rings as usize * cfg.task_window as usize;
+        Ok(CoreParts {
+            shared: c.table(1, |_| Shared::new(cfg))?,
+            rings: c.table(cfg.rings as usize, |_| RingCtl::new())?,
+            sched: c.table(cfg.schedulers as usize, |_| SchedCtl::new())?,
+            slots: c.table(slots, |_| TaskSlot::new())?,
+            args: c.table(slots * cfg.max_args as usize, |_| AtomicU64::new(0))?,
+            edges: c.table(slots * cfg.max_deps as usize, |_| Edge::new())?,
+        })
     }
 }
 

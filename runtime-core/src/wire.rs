@@ -39,10 +39,10 @@ pub(crate) fn pin_producer(t: &Tables<'_>, dep: TaskId) -> bool {
     }
 }
 
-/// Links edge `k` of consumer slot `g` into pinned producer `producer`'s fanout list.
-/// Returns `false` when the producer had already finished (the edge stays unlinked and the
-/// consumer does not wait for it; the hold on the producer is kept either way).
-pub(crate) fn add_edge(t: &Tables<'_>, producer: TaskId, g: usize, k: usize) -> bool {
+/// Links edge `k` of consumer slot `g` into pinned producer `producer`'s fanout list. A
+/// producer that had already finished has a closed list: the edge stays unlinked and the
+/// consumer does not wait for it (the hold on the producer is kept either way).
+pub(crate) fn add_edge(t: &Tables<'_>, producer: TaskId, g: usize, k: usize) {
     let consumer = t.slot(g);
     let p = t.slot(t.gslot(producer));
     let e = t.edge_ref(g, k);
@@ -55,14 +55,14 @@ pub(crate) fn add_edge(t: &Tables<'_>, producer: TaskId, g: usize, k: usize) -> 
         if head == EDGE_CLOSED {
             // Cannot reach zero: the wiring hold is still counted.
             consumer.pending.fetch_sub(1, Ordering::Relaxed);
-            return false;
+            return;
         }
         edge.next.store(head, Ordering::Relaxed);
         match p
             .fanout
             .compare_exchange_weak(head, e, Ordering::Release, Ordering::Acquire)
         {
-            Ok(_) => return true,
+            Ok(_) => return,
             Err(now) => head = now,
         }
     }

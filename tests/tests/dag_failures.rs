@@ -61,7 +61,11 @@ fn check(
         prop_assert_eq!(report.finished, nodes.len() as u64);
         return Ok(());
     }
-    let e = report.error.expect("a kernel failed: the run must say so");
+    let Some(e) = report.error else {
+        return Err(TestCaseError::fail(format!(
+            "tasks {failed:?} failed, but the run reports no error"
+        )));
+    };
     prop_assert_eq!(e.kind, FatalKind::KernelFailed, "{}", e);
     let index = e.detail.checked_sub(100).map(|i| i as usize);
     prop_assert!(

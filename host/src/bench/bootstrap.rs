@@ -1,11 +1,13 @@
 //! `pto-launch bench --workload bootstrap --ranks R`: how long R ranks (threads) take to
-//! form a job over TCP on loopback: join, allgather a 64-byte record each, meet at a barrier.
+//! form a job over TCP on loopback: join (every hello proving a fresh job secret, as the
+//! ranks pto-launch spawns do), allgather a 64-byte record each, meet at a barrier.
 
 use std::fmt;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use crate::transport::bootstrap::{Bootstrap, BootstrapError};
+use crate::transport::secret::JobSecret;
 
 /// The figures of a bootstrap bench.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -18,6 +20,8 @@ pub struct BootstrapResult {
     pub bootstrap_ms: f64,
     /// Runs measured.
     pub runs: u32,
+    /// Whether the hellos proved a job secret (always, here).
+    pub authenticated: bool,
 }
 
 /// Forms a job of `ranks` ranks `runs` times and takes the median.
@@ -38,16 +42,24 @@ pub fn run_bootstrap_bench(ranks: u32, runs: u32) -> Result<BootstrapResult, Boo
             source,
         })?;
         let run_id = format!("bench-{}-{run}", std::process::id());
+        let secret = JobSecret::generate().map_err(|e| BootstrapError::Invalid(e.to_string()))?;
         let start = Instant::now();
         let mut listener = Some(listener);
         let took = std::thread::scope(|s| -> Result<Duration, BootstrapError> {
             let hs: Vec<_> = (0..ranks)
                 .map(|rank| {
                     let l = if rank == 0 { listener.take() } else { None };
-                    let run_id = run_id.clone();
+                    let (run_id, secret) = (run_id.clone(), secret.clone());
                     s.spawn(move || -> Result<Duration, BootstrapError> {
-                        let mut b =
-                            Bootstrap::tcp(rank, ranks, &run_id, addr, l, Duration::from_secs(30))?;
+                        let mut b = Bootstrap::tcp_with_secret(
+                            rank,
+                            ranks,
+                            &run_id,
+                            addr,
+                            l,
+                            Duration::from_secs(30),
+                            Some(secret),
+                        )?;
                         b.allgather(&[rank as u8; 64])?;
                         b.barrier()?;
                         Ok(start.elapsed())
@@ -71,6 +83,7 @@ pub fn run_bootstrap_bench(ranks: u32, runs: u32) -> Result<BootstrapResult, Boo
         ranks,
         bootstrap_ms: times[times.len() / 2],
         runs: times.len() as u32,
+        authenticated: true,
     })
 }
 
@@ -78,7 +91,7 @@ impl fmt::Display for BootstrapResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "bootstrap: {} ranks (threads) on loopback: median {:.2} ms over {} runs",
+            "bootstrap: {} ranks (threads) on loopback, job secret proven: median {:.2} ms over {} runs",
             self.ranks, self.bootstrap_ms, self.runs
         )
     }

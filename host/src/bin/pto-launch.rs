@@ -18,6 +18,7 @@ use pto_host::launch::{
 };
 use pto_host::profile::chrome_trace;
 use pto_host::signals;
+use pto_host::transport::secret::{self, JobSecret};
 use pto_runtime_core::{Config, ProfileLevel};
 use pto_sim::SimOptions;
 
@@ -73,6 +74,14 @@ struct AllreduceArgs {
     /// pick a free port for the ranks it spawns.
     #[arg(long, value_name = "tcp://HOST:PORT")]
     rendezvous: Option<String>,
+    /// The job secret for the TCP bootstrap, as 32 hex digits in this file (mode 600 or
+    /// stricter: a file others may read is refused). Default: PTO_JOB_SECRET from the
+    /// environment; the launcher makes one up for the ranks it spawns.
+    #[arg(long, value_name = "FILE")]
+    secret_file: Option<PathBuf>,
+    /// Refuse to form the job without a job secret (also PTO_REQUIRE_SECRET=1).
+    #[arg(long)]
+    require_secret: bool,
     /// Fault injection: kill this rank (SIGKILL) after --kill-after-ms.
     #[arg(long, hide = true, value_parser = value_parser!(u32).range(0..64))]
     kill_rank: Option<u32>,
@@ -285,7 +294,9 @@ fn rank(a: &AllreduceArgs, env: &RankEnv, timeout: Duration) -> Result<(), Strin
     // shared objects.
     let formed = match rendezvous {
         Some(at) => {
-            let f = form_job(env.rank, env.ranks, &run_id, at, timeout)
+            let secret = secret::resolve(a.secret_file.as_deref(), a.require_secret)
+                .map_err(|e| format!("rank {}: {e}", env.rank))?;
+            let f = form_job(env.rank, env.ranks, &run_id, at, timeout, secret)
                 .map_err(|e| format!("rank {}: {e}", env.rank))?;
             let hosts = f.distinct_hosts();
             if hosts.len() > 1 {
@@ -359,7 +370,20 @@ fn launch(a: &AllreduceArgs, timeout: Duration) -> Result<(), String> {
         "--timeout-s".into(),
         a.timeout_s.to_string(),
     ];
+    let mut job_secret = None;
     if let Some(r) = &a.rendezvous {
+        // The ranks' secret: the user's, else a fresh one; it reaches them in their
+        // environment only.
+        job_secret = Some(match &a.secret_file {
+            Some(p) => JobSecret::from_file(p).map_err(|e| e.to_string())?,
+            None => match JobSecret::from_env().map_err(|e| e.to_string())? {
+                Some(s) => s,
+                None => JobSecret::generate().map_err(|e| e.to_string())?,
+            },
+        });
+        if a.require_secret {
+            args.push("--require-secret".into());
+        }
         let mut at = parse_rendezvous(r).map_err(|e| e.to_string())?;
         if at.port() == 0 {
             // Pick a free port for rank 0 to listen on.
@@ -381,6 +405,7 @@ fn launch(a: &AllreduceArgs, timeout: Duration) -> Result<(), String> {
         stop: a
             .stop_rank
             .map(|r| (r, Duration::from_millis(a.stop_after_ms))),
+        secret: job_secret,
         grace: Duration::from_millis(a.grace_ms),
     };
     let job = spawn_ranks(&plan)?;

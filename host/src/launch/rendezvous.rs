@@ -7,6 +7,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use crate::transport::bootstrap::{Bootstrap, BootstrapError};
+use crate::transport::secret::JobSecret;
 use crate::transport::tcp::TcpTransport;
 use crate::transport::wire::MAX_RUN_ID;
 use crate::transport::{ErrorKind, TransportError};
@@ -110,18 +111,21 @@ impl FormedJob {
     }
 }
 
-/// Forms job `run_id` of `ranks` ranks at `at`: bootstraps, gathers every rank's host, and
-/// takes rank 0's name for the shared objects (`run_id` plus rank 0's process id and clock,
-/// so that two runs at one address never meet in /dev/shm).
+/// Forms job `run_id` of `ranks` ranks at `at`: bootstraps (every hello proving `secret`
+/// when given), gathers every rank's host, and takes rank 0's name for the shared objects
+/// (`run_id` plus rank 0's process id and clock, so that two runs at one address never meet
+/// in /dev/shm).
 pub fn form_job(
     rank: u32,
     ranks: u32,
     run_id: &str,
     at: SocketAddr,
     timeout: Duration,
+    secret: Option<JobSecret>,
 ) -> Result<FormedJob, RendezvousError> {
     let wire_id = wire_run_id(run_id);
-    let mut b = Bootstrap::tcp(rank, ranks, &wire_id, at, None, timeout).map_err(|e| match e {
+    let joined = Bootstrap::tcp_with_secret(rank, ranks, &wire_id, at, None, timeout, secret);
+    let mut b = joined.map_err(|e| match e {
         BootstrapError::Transport(TransportError {
             kind: ErrorKind::Io(std::io::ErrorKind::AddrInUse),
             detail,

@@ -12,6 +12,7 @@ use pto_runtime_core::PoisonReason;
 
 use crate::comm::{HUNG_AFTER, JobWatch};
 use crate::signals;
+use crate::transport::secret::{JobSecret, SECRET_ENV};
 
 /// The variable that tells a spawned rank which process launched it (it dies with it).
 pub const LAUNCHER_PID: &str = "PTO_LAUNCHER_PID";
@@ -34,6 +35,9 @@ pub struct SpawnPlan {
     pub kill: Option<(u32, Duration)>,
     /// Fault injection: stop this rank (SIGSTOP) this long after the job's object appeared.
     pub stop: Option<(u32, Duration)>,
+    /// The job secret, passed to every rank in its environment ([`SECRET_ENV`]), never on
+    /// its command line.
+    pub secret: Option<JobSecret>,
     /// After a rank failed, how long the others get to stop on their own (they see the
     /// poisoned barrier within milliseconds) before the launcher stops them.
     pub grace: Duration,
@@ -86,6 +90,21 @@ pub struct JobEnd {
     pub interrupted: Option<i32>,
 }
 
+/// The command that starts `rank` of `plan` from `exe`: the plan's arguments, and the rank,
+/// job, launcher and secret in the environment.
+pub fn rank_command(exe: &std::path::Path, plan: &SpawnPlan, rank: u32) -> Command {
+    let mut c = Command::new(exe);
+    c.args(&plan.args)
+        .env("PTO_RANK", rank.to_string())
+        .env("PTO_RANKS", plan.ranks.to_string())
+        .env("PTO_RUN_ID", &plan.run_id)
+        .env(LAUNCHER_PID, std::process::id().to_string());
+    if let Some(s) = &plan.secret {
+        c.env(SECRET_ENV, s.to_hex());
+    }
+    c
+}
+
 /// One rank process while it runs.
 struct Running {
     rank: u32,
@@ -105,13 +124,7 @@ pub fn spawn_ranks(plan: &SpawnPlan) -> Result<JobEnd, String> {
     let start = Instant::now();
     let mut ranks: Vec<Running> = Vec::new();
     for rank in 0..plan.ranks {
-        let child = Command::new(&exe)
-            .args(&plan.args)
-            .env("PTO_RANK", rank.to_string())
-            .env("PTO_RANKS", plan.ranks.to_string())
-            .env("PTO_RUN_ID", &plan.run_id)
-            .env(LAUNCHER_PID, std::process::id().to_string())
-            .spawn();
+        let child = rank_command(&exe, plan, rank).spawn();
         match child {
             Ok(c) => ranks.push(Running {
                 rank,
@@ -357,5 +370,38 @@ impl Job<'_> {
             Some(w) => w.remove().map_err(|e| e.to_string()),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_secret_goes_in_a_rank_s_environment_never_on_its_command_line() {
+        let secret = JobSecret::generate().unwrap();
+        let plan = SpawnPlan {
+            ranks: 2,
+            args: vec![
+                "allreduce".into(),
+                "--rendezvous".into(),
+                "tcp://h:1".into(),
+            ],
+            run_id: "job".into(),
+            deadline: Duration::from_secs(1),
+            kill: None,
+            stop: None,
+            secret: Some(secret.clone()),
+            grace: Duration::from_secs(1),
+        };
+        let c = rank_command(std::path::Path::new("/bin/true"), &plan, 1);
+        let hex = secret.to_hex();
+        assert!(c.get_args().all(|a| !a.to_string_lossy().contains(&hex)));
+        let env: Vec<_> = c.get_envs().collect();
+        assert!(
+            env.iter()
+                .any(|(k, v)| *k == SECRET_ENV && v.is_some_and(|v| v == hex.as_str())),
+            "{env:?}"
+        );
     }
 }

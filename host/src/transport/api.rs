@@ -30,6 +30,13 @@ pub trait Progress: Default + Send {
     /// Whether the state holds nothing (before the first step, after a failure, after a
     /// connection came out).
     fn is_idle(&self) -> bool;
+
+    /// Whether the state waits for the peer to speak first and has not heard all of it (an
+    /// accept before the caller's hello is complete): a caller that stays silent, the first
+    /// to drop when too many are pending.
+    fn awaits_hello(&self) -> bool {
+        false
+    }
 }
 
 /// A way to reach other ranks.
@@ -61,6 +68,20 @@ pub trait Transport: Send + Sync {
         state: &mut Self::AcceptState,
     ) -> Result<Option<Self::Conn>, TransportError>;
 
+    /// Blocks for at most `max` until the connect in `state` may make progress (its socket
+    /// is ready, its backoff is over). The default just sleeps a little.
+    fn wait_connect(&self, state: &Self::ConnectState, max: Duration) {
+        let _ = state;
+        std::thread::sleep(max.min(Duration::from_micros(200)));
+    }
+
+    /// Blocks for at most `max` until `listener` has a caller queued or one of the accepts
+    /// in `pending` may make progress. The default just sleeps a little.
+    fn wait_accept(&self, listener: &Self::Listener, pending: &[Self::AcceptState], max: Duration) {
+        let _ = (listener, pending);
+        std::thread::sleep(max.min(Duration::from_micros(200)));
+    }
+
     /// Registers every region or none (see [`super::registry`]).
     fn register(&self, regions: &[Region]) -> Result<Registration, TransportError>;
 
@@ -72,6 +93,11 @@ pub trait Transport: Send + Sync {
 pub trait Conn: Send {
     /// The rank at the other end, as its hello named it.
     fn peer(&self) -> u32;
+
+    /// The address of the other end, where the transport has one.
+    fn peer_addr(&self) -> Option<SocketAddr> {
+        None
+    }
 
     /// Posts a send of `data`, which must lie in `mr`. `Ok(None)`: no request slot free now,
     /// try later.

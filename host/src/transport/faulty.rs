@@ -168,6 +168,14 @@ impl<T: Transport> Transport for Faulty<T> {
         self.step(Op::Accept, state, |s| self.inner.accept(listener, s))
     }
 
+    fn wait_connect(&self, state: &T::ConnectState, max: Duration) {
+        self.inner.wait_connect(state, max)
+    }
+
+    fn wait_accept(&self, listener: &T::Listener, pending: &[T::AcceptState], max: Duration) {
+        self.inner.wait_accept(listener, pending, max)
+    }
+
     fn register(&self, regions: &[Region]) -> Result<Registration, TransportError> {
         let mut all: Option<Registration> = None;
         for r in regions {
@@ -202,6 +210,10 @@ pub struct FaultyConn<C> {
 impl<C: Conn> Conn for FaultyConn<C> {
     fn peer(&self) -> u32 {
         self.inner.peer()
+    }
+
+    fn peer_addr(&self) -> Option<SocketAddr> {
+        self.inner.peer_addr()
     }
 
     fn isend(&mut self, mr: &Registration, data: &[u8]) -> Result<Option<ReqId>, TransportError> {

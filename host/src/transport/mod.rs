@@ -13,6 +13,7 @@ pub mod faulty;
 pub mod live;
 pub mod registry;
 pub mod requests;
+pub mod secret;
 pub mod tcp;
 pub mod wire;
 

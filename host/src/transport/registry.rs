@@ -1,7 +1,8 @@
 //! Memory registration: regions keyed by their bounds, reference-counted, all-or-nothing.
 //! Registering a region already registered with the same bounds takes another reference;
 //! one that overlaps a registered region of other bounds is refused. A [`Registration`]
-//! gives its references back when dropped.
+//! gives its references back when dropped, each to the registry it came from (a merge may
+//! join registrations of several transports).
 #![forbid(unsafe_code)]
 
 use std::collections::BTreeMap;
@@ -44,10 +45,13 @@ struct Entry {
     _token: Token,
 }
 
+/// The entries of one registry, shared with the registrations it handed out.
+type Entries = Arc<Mutex<BTreeMap<usize, Entry>>>;
+
 /// The registered regions of one transport.
 #[derive(Debug)]
 pub struct Registry {
-    entries: Arc<Mutex<BTreeMap<usize, Entry>>>,
+    entries: Entries,
     live: Arc<Live>,
 }
 
@@ -64,13 +68,14 @@ impl Registry {
     /// references taken for the ones before it.
     pub fn register(&self, regions: &[Region]) -> Result<Registration, TransportError> {
         let mut taken = Registration {
-            entries: Arc::clone(&self.entries),
             regions: Vec::with_capacity(regions.len()),
+            owners: Vec::with_capacity(regions.len()),
         };
         for &r in regions {
             // On error `taken` drops and releases what it holds.
             self.take(r)?;
             taken.regions.push(r);
+            taken.owners.push(Arc::clone(&self.entries));
         }
         Ok(taken)
     }
@@ -122,8 +127,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// References to registered regions; dropping it gives them back.
 #[derive(Debug)]
 pub struct Registration {
-    entries: Arc<Mutex<BTreeMap<usize, Entry>>>,
     regions: Vec<Region>,
+    /// The registry each region of `regions` (same index) was taken from.
+    owners: Vec<Entries>,
 }
 
 impl Registration {
@@ -138,17 +144,19 @@ impl Registration {
         self.regions.iter().any(|m| m.contains(r))
     }
 
-    /// One registration holding the references of both.
+    /// One registration holding the references of both; each region stays with the
+    /// registry (the transport) it came from, and goes back there on drop.
     pub fn merge(mut self, mut other: Registration) -> Registration {
         self.regions.append(&mut other.regions);
+        self.owners.append(&mut other.owners);
         self
     }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        let mut map = lock(&self.entries);
-        for r in self.regions.drain(..) {
+        for (r, owner) in self.regions.drain(..).zip(self.owners.drain(..)) {
+            let mut map = lock(&owner);
             if let Some(e) = map.get_mut(&r.base) {
                 e.refs -= 1;
                 if e.refs == 0 {

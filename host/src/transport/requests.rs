@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::error::{ErrorKind, TransportError};
 use super::live::{Live, Resource, Token};
@@ -10,10 +11,19 @@ use super::live::{Live, Resource, Token};
 /// Requests a connection can have in flight at once.
 pub const MAX_REQUESTS: usize = 32;
 
+/// Connection numbers handed out so far in this process, by every transport.
+static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
+
+/// A connection number no other connection of this process has had, whichever transport
+/// makes it: the ids of two connections' requests never collide.
+pub fn fresh_conn_number() -> u64 {
+    NEXT_CONN.fetch_add(1, Ordering::Relaxed)
+}
+
 /// Names one posted send or receive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ReqId {
-    conn: u32,
+    conn: u64,
     slot: u32,
     generation: u32,
 }
@@ -53,14 +63,15 @@ impl Slot {
 /// The request slots of one connection.
 #[derive(Debug)]
 pub struct RequestPool {
-    conn: u32,
+    conn: u64,
     slots: Vec<Slot>,
     live: Arc<Live>,
 }
 
 impl RequestPool {
-    /// An empty pool for connection `conn`.
-    pub fn new(conn: u32, live: Arc<Live>) -> Self {
+    /// An empty pool for connection `conn` (from [`fresh_conn_number`], so that ids are
+    /// unique in the process).
+    pub fn new(conn: u64, live: Arc<Live>) -> Self {
         let slots = (0..MAX_REQUESTS)
             .map(|_| Slot {
                 generation: 0,

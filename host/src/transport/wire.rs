@@ -5,10 +5,18 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
+use super::secret::{NONCE_BYTES, Nonce, PROOF_BYTES, Proof};
+
 /// First bytes of every handle and hello: "PTOT".
 pub const MAGIC: u32 = 0x5054_4f54;
-/// Wire version; a peer with another one is refused.
-pub const VERSION: u16 = 1;
+/// Wire version; a peer with another one is refused. Version 2 added the caller's
+/// [`CONFIRM`] after the listener's hello, and the hello's flags, nonce and proof.
+pub const VERSION: u16 = 2;
+/// What a caller sends once it has checked the listener's hello: it is still there and takes
+/// the connection. A listener hands out no connection before this arrives, so a caller that
+/// gave up while it waited in the listen backlog is never taken for a rank. With a job
+/// secret, the caller's proof of it ([`PROOF_BYTES`]) follows.
+pub const CONFIRM: [u8; 4] = *b"PTOC";
 /// Bytes of a serialised listen handle, the most a caller must reserve.
 pub const HANDLE_BYTES: usize = 64;
 /// Longest run id a hello carries.
@@ -53,6 +61,9 @@ pub enum WireError {
     /// A frame longer than [`MAX_FRAME`].
     #[error("a frame of {0} bytes exceeds the {MAX_FRAME}-byte limit")]
     FrameTooLong(u32),
+    /// The job secret check failed; the sentence says how.
+    #[error("{0}")]
+    Auth(&'static str),
     /// A frame out of sequence: lost, duplicated or reordered.
     #[error("frame {got} arrived where {expected} was due")]
     OutOfSequence {
@@ -133,18 +144,39 @@ fn check_magic_version(b: &[u8]) -> Result<(), WireError> {
     Ok(())
 }
 
-/// The first message on every connection, each way: who is calling, for which job.
+/// The hello carries a nonce ([`Hello::nonce`]).
+const HAS_NONCE: u8 = 1;
+/// The hello carries a proof ([`Hello::proof`]).
+const HAS_PROOF: u8 = 2;
+
+/// The first message on every connection, each way: who is calling, for which job, and,
+/// with a job secret, a fresh nonce (and, from the listener, its proof of the secret).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hello {
     /// The caller's rank.
     pub rank: u32,
     /// Its job's run id (at most [`MAX_RUN_ID`] bytes).
     pub run_id: String,
+    /// A fresh nonce: present when this side holds a job secret.
+    pub nonce: Option<Nonce>,
+    /// The listener's proof of the job secret over both nonces (see
+    /// [`super::secret::JobSecret::prove`]).
+    pub proof: Option<Proof>,
 }
 
 impl Hello {
-    /// Bytes of the fixed part: magic, version, rank, run id length.
-    pub const FIXED: usize = 4 + 2 + 4 + 1;
+    /// Bytes of the fixed part: magic, version, rank, flags, run id length.
+    pub const FIXED: usize = 4 + 2 + 4 + 1 + 1;
+
+    /// A hello without a nonce or proof (a job without a secret).
+    pub fn plain(rank: u32, run_id: impl Into<String>) -> Self {
+        Hello {
+            rank,
+            run_id: run_id.into(),
+            nonce: None,
+            proof: None,
+        }
+    }
 
     /// The hello as wire bytes.
     pub fn encode(&self) -> Result<Vec<u8>, WireError> {
@@ -152,18 +184,41 @@ impl Hello {
         if id.len() > MAX_RUN_ID {
             return Err(WireError::Invalid("run id longer than 64 bytes"));
         }
-        let mut b = Vec::with_capacity(Self::FIXED + id.len());
+        let flags = if self.nonce.is_some() { HAS_NONCE } else { 0 }
+            | if self.proof.is_some() { HAS_PROOF } else { 0 };
+        let mut b = Vec::with_capacity(Self::FIXED + id.len() + NONCE_BYTES + PROOF_BYTES);
         b.extend_from_slice(&MAGIC.to_le_bytes());
         b.extend_from_slice(&VERSION.to_le_bytes());
         b.extend_from_slice(&self.rank.to_le_bytes());
+        b.push(flags);
         b.push(id.len() as u8);
         b.extend_from_slice(id);
+        if let Some(n) = &self.nonce {
+            b.extend_from_slice(n);
+        }
+        if let Some(p) = &self.proof {
+            b.extend_from_slice(p);
+        }
         Ok(b)
     }
 
     /// Bytes a hello needs, once its fixed part is in `b`; `None` until then.
     pub fn wanted(b: &[u8]) -> Option<usize> {
-        (b.len() >= Self::FIXED).then(|| Self::FIXED + b[Self::FIXED - 1] as usize)
+        (b.len() >= Self::FIXED).then(|| {
+            let flags = b[Self::FIXED - 2];
+            Self::FIXED
+                + b[Self::FIXED - 1] as usize
+                + if flags & HAS_NONCE != 0 {
+                    NONCE_BYTES
+                } else {
+                    0
+                }
+                + if flags & HAS_PROOF != 0 {
+                    PROOF_BYTES
+                } else {
+                    0
+                }
+        })
     }
 
     /// A hello from wire bytes, checked against this rank's job: another magic, version or
@@ -178,14 +233,20 @@ impl Hello {
         }
         let need = Self::wanted(b).ok_or(WireError::Truncated("hello"))?;
         check_magic_version(b)?;
-        if need - Self::FIXED > MAX_RUN_ID {
+        let flags = b[Self::FIXED - 2];
+        if flags & !(HAS_NONCE | HAS_PROOF) != 0 {
+            return Err(WireError::Invalid("hello: unknown flags"));
+        }
+        let id_len = b[Self::FIXED - 1] as usize;
+        if id_len > MAX_RUN_ID {
             return Err(WireError::Invalid("hello: run id longer than 64 bytes"));
         }
         if b.len() < need {
             return Err(WireError::Truncated("hello"));
         }
         let rank = u32::from_le_bytes([b[6], b[7], b[8], b[9]]);
-        let run_id = std::str::from_utf8(&b[Self::FIXED..need])
+        let mut at = Self::FIXED + id_len;
+        let run_id = std::str::from_utf8(&b[Self::FIXED..at])
             .map_err(|_| WireError::Invalid("hello: run id is not UTF-8"))?
             .to_string();
         if run_id != our_run_id {
@@ -194,7 +255,27 @@ impl Hello {
                 ours: our_run_id.to_string(),
             });
         }
-        Ok(Hello { rank, run_id })
+        let mut take = |present: bool, n: usize| {
+            let part = present.then(|| &b[at..at + n]);
+            at += if present { n } else { 0 };
+            part
+        };
+        let nonce = take(flags & HAS_NONCE != 0, NONCE_BYTES).map(|p| {
+            let mut n = [0u8; NONCE_BYTES];
+            n.copy_from_slice(p);
+            n
+        });
+        let proof = take(flags & HAS_PROOF != 0, PROOF_BYTES).map(|p| {
+            let mut n = [0u8; PROOF_BYTES];
+            n.copy_from_slice(p);
+            n
+        });
+        Ok(Hello {
+            rank,
+            run_id,
+            nonce,
+            proof,
+        })
     }
 }
 
@@ -246,11 +327,20 @@ mod tests {
 
     #[test]
     fn a_hello_from_another_job_or_version_is_refused_by_name() {
-        let h = Hello {
-            rank: 3,
-            run_id: "job-a".into(),
-        };
+        let h = Hello::plain(3, "job-a");
         let b = h.encode().unwrap();
+        let with = Hello {
+            nonce: Some([5; NONCE_BYTES]),
+            proof: Some([6; PROOF_BYTES]),
+            ..h.clone()
+        };
+        let wb = with.encode().unwrap();
+        assert_eq!(Hello::wanted(&wb), Some(wb.len()));
+        assert_eq!(Hello::decode(&wb, "job-a"), Ok(with));
+        assert_eq!(
+            Hello::decode(&wb[..wb.len() - 1], "job-a"),
+            Err(WireError::Truncated("hello"))
+        );
         assert_eq!(Hello::wanted(&b[..4]), None);
         assert_eq!(Hello::wanted(&b), Some(b.len()));
         assert_eq!(Hello::decode(&b, "job-a"), Ok(h));
@@ -269,10 +359,7 @@ mod tests {
             Hello::decode(&b[..b.len() - 1], "job-a"),
             Err(WireError::Truncated("hello"))
         );
-        let long = Hello {
-            rank: 0,
-            run_id: "x".repeat(65),
-        };
+        let long = Hello::plain(0, "x".repeat(65));
         assert!(long.encode().is_err());
     }
 }

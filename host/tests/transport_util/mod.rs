@@ -19,6 +19,19 @@ pub fn tcp(rank: u32, run: &str) -> TcpTransport {
     TcpTransport::new(o).unwrap()
 }
 
+/// As [`tcp`], every hello proving `secret`.
+pub fn tcp_with_secret(
+    rank: u32,
+    run: &str,
+    secret: &pto_host::transport::secret::JobSecret,
+) -> TcpTransport {
+    let mut o = TcpOptions::new(rank, run);
+    o.connect_timeout = Duration::from_secs(5);
+    o.hello_timeout = Duration::from_secs(2);
+    o.secret = Some(secret.clone());
+    TcpTransport::new(o).unwrap()
+}
+
 /// The outcome of driving one side until it settles.
 pub enum Side<C> {
     Conn(C),

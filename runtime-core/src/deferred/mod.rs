@@ -47,38 +47,41 @@ pub(crate) struct DeferredSet<'r> {
     armed_tail: u32,
     /// Open entries.
     open: usize,
+    /// Entries closed so far (wrapping): room can only have grown when this moved.
+    closes: u32,
 }
 
 impl<'r> DeferredSet<'r> {
     /// A set with every pool free.
     pub(crate) fn new(s: DeferredStore<'r>) -> Self {
-        let n = s.waiters.len();
+        let waiters = s.waiters.len();
         for (i, w) in s.waiters.iter_mut().enumerate() {
             *w = Waiter::new();
-            w.next = link(i + 1, n);
+            w.next = link(i + 1, waiters);
         }
-        let n = s.entries.len();
+        let entries = s.entries.len();
         for (i, e) in s.entries.iter_mut().enumerate() {
             *e = Entry::new();
-            e.next = link(i + 1, n);
+            e.next = link(i + 1, entries);
         }
-        let n = s.watches.len();
+        let watches = s.watches.len();
         for (i, w) in s.watches.iter_mut().enumerate() {
             *w = WatchSlot::new();
-            w.pos = link(i + 1, n);
+            w.pos = link(i + 1, watches);
         }
         s.map.fill(NIL);
         DeferredSet {
-            free_waiter: link(0, n),
-            free_waiters: n,
-            free_entry: link(0, s.entries.len()),
-            free_entries: s.entries.len(),
-            free_watch: link(0, s.watches.len()),
+            free_waiter: link(0, waiters),
+            free_waiters: waiters,
+            free_entry: link(0, entries),
+            free_entries: entries,
+            free_watch: link(0, watches),
             active: 0,
             cursor: 0,
             armed_head: NIL,
             armed_tail: NIL,
             open: 0,
+            closes: 0,
             s,
         }
     }
@@ -93,6 +96,13 @@ impl<'r> DeferredSet<'r> {
     #[cfg(all(test, not(loom)))]
     pub(crate) fn watched(&self) -> usize {
         self.active
+    }
+
+    /// How many entries were closed so far (wrapping). Room only grows when an entry
+    /// closes, so a lane that found no room need not look again until this moves.
+    #[inline]
+    pub(crate) fn closes(&self) -> u32 {
+        self.closes
     }
 
     /// Whether `n` more unmet conditions (and a new entry if `new_entry`) fit.
@@ -184,6 +194,7 @@ impl<'r> DeferredSet<'r> {
         self.free_entry = e;
         self.free_entries += 1;
         self.open -= 1;
+        self.closes = self.closes.wrapping_add(1);
         TaskId::from_raw(entry.task)
     }
 

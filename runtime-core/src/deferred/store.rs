@@ -5,6 +5,8 @@
 #![forbid(unsafe_code)]
 
 use crate::condition::Watch;
+use crate::config::{Config, ConfigError, MAX_SCHEDULERS};
+use crate::layout::Carve;
 
 /// End of a list; "no index".
 pub(crate) const NIL: u32 = u32::MAX;
@@ -109,6 +111,30 @@ pub(crate) struct DeferredStore<'r> {
     pub(crate) watches: &'r mut [WatchSlot],
     pub(crate) active: &'r mut [u32],
     pub(crate) map: &'r mut [u32],
+}
+
+impl<'r> DeferredStore<'r> {
+    /// Takes the pools of every scheduler of `cfg` from `c`: `deferred_capacity` waiters,
+    /// entries and watches each, and the watch map over them.
+    pub(crate) fn carve_all(
+        cfg: &Config,
+        c: &mut impl Carve<'r>,
+    ) -> Result<heapless::Vec<Self, { MAX_SCHEDULERS as usize }>, ConfigError> {
+        let capacity = cfg.deferred_capacity as usize;
+        let mut all = heapless::Vec::new();
+        for _ in 0..cfg.schedulers {
+            let store = DeferredStore {
+                waiters: c.table(capacity, |_| Waiter::new())?,
+                entries: c.table(capacity, |_| Entry::new())?,
+                watches: c.table(capacity, |_| WatchSlot::new())?,
+                active: c.table(capacity, |_| 0u32)?,
+                map: c.table(map_len(capacity), |_| NIL)?,
+            };
+            // At most MAX_SCHEDULERS schedulers (a validated config).
+            let _ = all.push(store);
+        }
+        Ok(all)
+    }
 }
 
 /// Slots of the watch map for `capacity` watches: a power of two, at most half full.

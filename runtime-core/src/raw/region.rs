@@ -3,6 +3,9 @@
 use core::marker::PhantomData;
 use core::mem::{align_of, size_of};
 
+use crate::config::ConfigError;
+use crate::layout::{Carve, next_table};
+
 /// Hands out disjoint, initialised tables from one exclusively borrowed byte region.
 pub(crate) struct Carver<'r> {
     base: *mut u8,
@@ -29,21 +32,9 @@ impl<'r> Carver<'r> {
         }
     }
 
-    /// Writes `count` values made by `make(i)` at byte `offset` and returns them as a shared
-    /// slice. Offsets must grow from call to call; a misaligned, overlapping or out-of-bounds
-    /// table is refused.
-    pub(crate) fn place<T: Sync>(
-        &mut self,
-        offset: usize,
-        count: usize,
-        make: impl FnMut(usize) -> T,
-    ) -> Result<&'r [T], PlaceError> {
-        let table = self.place_mut(offset, count, make)?;
-        Ok(table)
-    }
-
-    /// Like [`Carver::place`], but the table is handed out exclusively: the caller may split
-    /// it and give each part to one thread.
+    /// Writes `count` values made by `make(i)` at byte `offset` and hands them out
+    /// exclusively. Offsets must grow from call to call; a misaligned, overlapping or
+    /// out-of-bounds table is refused.
     pub(crate) fn place_mut<T>(
         &mut self,
         offset: usize,
@@ -80,6 +71,27 @@ impl<'r> Carver<'r> {
     }
 }
 
+impl<'r> Carve<'r> for Carver<'r> {
+    /// The next table, right after the last one (aligned as [`next_table`] says).
+    fn table<T: 'r>(
+        &mut self,
+        count: usize,
+        make: impl FnMut(usize) -> T,
+    ) -> Result<&'r mut [T], ConfigError> {
+        let too_small = |needed| ConfigError::RegionTooSmall {
+            needed,
+            given: self.len,
+        };
+        let offset = next_table(self.floor, align_of::<T>()).ok_or(too_small(usize::MAX))?;
+        let given = self.len;
+        self.place_mut(offset, count, make)
+            .map_err(|e| ConfigError::RegionTooSmall {
+                needed: e.needed,
+                given,
+            })
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -92,14 +104,17 @@ mod tests {
     fn refuses_overlap_misalignment_and_overflow() {
         let mut buf = Aligned([0; 256]);
         let mut c = Carver::new(&mut buf.0);
-        let a = c.place(0, 4, |i| AtomicU64::new(i as u64)).unwrap();
+        let a = c.place_mut(0, 4, |i| AtomicU64::new(i as u64)).unwrap();
         assert_eq!(a[3].load(core::sync::atomic::Ordering::Relaxed), 3);
-        assert!(c.place(8, 1, |_| AtomicU64::new(0)).is_err(), "overlap");
-        assert!(c.place(36, 1, |_| AtomicU64::new(0)).is_err(), "misaligned");
+        assert!(c.place_mut(8, 1, |_| AtomicU64::new(0)).is_err(), "overlap");
         assert!(
-            c.place(64, 32, |_| AtomicU64::new(0)).is_err(),
+            c.place_mut(36, 1, |_| AtomicU64::new(0)).is_err(),
+            "misaligned"
+        );
+        assert!(
+            c.place_mut(64, 32, |_| AtomicU64::new(0)).is_err(),
             "past the end"
         );
-        assert!(c.place(64, 24, |_| AtomicU64::new(0)).is_ok());
+        assert!(c.place_mut(64, 24, |_| AtomicU64::new(0)).is_ok());
     }
 }

@@ -2,9 +2,9 @@
 //! the deferred conditions its kernel registered.
 #![forbid(unsafe_code)]
 
-use super::{Scheduler, fin, read_watch};
+use super::cores::Inflight;
+use super::{DEADLINES_EVERY, Scheduler, fin, read_watch};
 use crate::condition::{Condition, MAX_CONDITIONS};
-use crate::dispatch::Inflight;
 use crate::error::{FatalError, FatalKind};
 use crate::ids::WorkerClass;
 use crate::platform::Platform;
@@ -42,10 +42,18 @@ impl<P: Platform> Scheduler<'_, '_, P> {
 
     fn poll_core(&mut self, i: usize) -> bool {
         let mut progress = false;
-        if self.cores.cores[i].held_since.is_some()
-            && let Some(run) = self.cores.cores[i].running
+        let c = &self.cores.cores[i];
+        if c.held_since.is_some()
+            && let Some(run) = c.running
         {
-            // Lanes retire in order: the held one first.
+            // Lanes retire in order: the held one first. It is tried again once room may
+            // have grown, and every `DEADLINES_EVERY` loops, since its own conditions may
+            // have come to hold meanwhile (then it needs no room at all).
+            if c.held_closes == self.deferred.closes()
+                && !(self.loops as u32).is_multiple_of(DEADLINES_EVERY)
+            {
+                return false;
+            }
             match self.complete_lane(i, run) {
                 Lane::Held => return false,
                 Lane::Failed => return true,
@@ -149,8 +157,11 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             unmet = read.iter().filter(|(c, v)| !c.holds(*v)).count();
             // Conditions that hold already need no room.
             if unmet > 0 && !self.deferred.has_room(unmet, entry.is_none()) {
-                let now = self.p.now();
-                self.cores.hold(i, now);
+                if self.cores.cores[i].held_since.is_none() {
+                    let now = self.p.now();
+                    self.cores.hold(i, now);
+                }
+                self.cores.cores[i].held_closes = self.deferred.closes();
                 return Lane::Held;
             }
         }

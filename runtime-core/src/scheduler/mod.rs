@@ -2,23 +2,25 @@
 //! until every submitted task finished or the run failed.
 #![forbid(unsafe_code)]
 
+mod cores;
+mod deferred_poll;
+mod dispatch;
 mod fin;
 mod lanes;
+mod lap;
 mod watchdog;
 
 use crate::completion::{Finisher, finish};
 use crate::condition::Watch;
-use crate::config::MAX_ARGS;
 use crate::deferred::{DeferredSet, DeferredStore};
-use crate::dispatch::{CoreTable, Inflight};
 use crate::error::{FatalError, FatalKind};
 use crate::ids::{TaskId, WorkerClass};
-use crate::platform::{Payload, Platform};
+use crate::platform::Platform;
 use crate::profile::{PHASES, Phase, ProfileLevel, RecordBatch};
-use crate::slot::Meta;
 use crate::stats::SchedCtl;
 use crate::sync::Ordering;
 use crate::tables::Tables;
+use cores::CoreTable;
 
 /// DUMMY tasks finished per loop iteration at most, so dispatch is never starved.
 const DUMMY_BATCH: usize = 32;
@@ -196,45 +198,6 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             .unwrap_or(FatalError::new(FatalKind::Aborted))
     }
 
-    /// Cuts the lap clock after a phase that did some work, when phases are counted. A phase
-    /// that found nothing reads no clock: its few nanoseconds go to the next cut (to idle, at
-    /// the latest), so an idle iteration costs one clock read at any level, and a busy one a
-    /// read per busy phase. Task stamps use the lap clock too: a stamp is never later than
-    /// the event, and never earlier than the last cut.
-    #[inline]
-    fn phase_cut(&mut self, phase: Phase, worked: bool) {
-        if worked && self.level != ProfileLevel::Off {
-            self.cut(phase);
-        }
-    }
-
-    /// Cuts the lap clock: the time since the last cut goes to `phase`.
-    #[inline]
-    fn cut(&mut self, phase: Phase) {
-        if !self.clocked {
-            return;
-        }
-        let now = self.p.now();
-        if self.now != 0 {
-            self.lap[phase as usize] += now.saturating_sub(self.now);
-        }
-        self.now = now;
-    }
-
-    /// Adds this iteration's lap to the phase counters: by phase if it made progress, all to
-    /// idle if it did not. The phases sum to the time between the first and the last cut.
-    fn flush_phases(&mut self, progress: bool) {
-        let lap = core::mem::take(&mut self.lap);
-        if progress {
-            for (counter, ticks) in self.ctl.phases.iter().zip(lap) {
-                SchedCtl::bump(counter, ticks);
-            }
-        } else {
-            SchedCtl::bump(&self.ctl.phases[Phase::Idle as usize], lap.iter().sum());
-        }
-        SchedCtl::bump(&self.ctl.phase_loops, 1);
-    }
-
     fn finisher(&self) -> Finisher<'r> {
         Finisher {
             ctl: self.ctl,
@@ -256,168 +219,6 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
 
     fn fail(&self, e: FatalError) {
         self.t.shared.status.fail(e);
-    }
-
-    /// Reads the watched words (at most `deferred_poll_budget` of them) and finishes the tasks
-    /// whose last condition now holds; checks deadlines now and then.
-    fn poll_deferred(&mut self) -> bool {
-        let t = self.t;
-        let p = self.p;
-        let by = self.finisher();
-        let tasks_level = self.tasks_level;
-        let records = &mut self.records;
-        let polled = self.deferred.poll(
-            self.t.cfg.deferred_poll_budget as usize,
-            |w| read_watch(p, w),
-            |set, e| {
-                let task = set.close(e);
-                let g = t.gslot(task);
-                t.slot(g).deferred.store(0, Ordering::Relaxed);
-                if tasks_level {
-                    let row = &t.prof_rows[g];
-                    let fin = row.fin.load(Ordering::Relaxed);
-                    row.deferred.store(by.now.max(fin), Ordering::Relaxed);
-                }
-                finish(&t, task, by, Some(&mut *records));
-            },
-        );
-        let released = match polled {
-            Ok(n) => n,
-            Err((watch, task)) => {
-                self.fail(
-                    FatalError::new(FatalKind::BadCondition)
-                        .with_task(task)
-                        .with_watch(watch),
-                );
-                return true;
-            }
-        };
-        if (self.loops as u32).is_multiple_of(DEADLINES_EVERY) {
-            let now = self.p.now();
-            if let Some(x) = self.deferred.expired(now) {
-                // With lanes held for room, the full set itself may be what kept the word
-                // from moving (its writer could not get a core): say so, naming the knob.
-                let e = match self.cores.oldest_held() {
-                    Some((i, since)) => self.deferred_full(i, now.saturating_sub(since)),
-                    None => FatalError::new(FatalKind::DeferredTimeout)
-                        .with_task(x.task)
-                        .with_watch(x.watch)
-                        .with_detail(x.expected, x.last),
-                };
-                self.fail(e);
-                return true;
-            }
-        }
-        released > 0
-    }
-
-    /// The error of local core `i`'s lane, held `waited` ticks for room in a full set.
-    fn deferred_full(&self, i: usize, waited: u64) -> FatalError {
-        let c = &self.cores.cores[i];
-        let mut e = FatalError::new(FatalKind::DeferredFull)
-            .with_core(c.id)
-            .with_detail(
-                self.t.cfg.deferred_capacity as u64,
-                waited / self.p.ticks_per_us().max(1),
-            );
-        if let Some(run) = c.running {
-            e = e.with_task(run.task);
-        }
-        e
-    }
-
-    /// Fills idle cores of `class` (except `reserved` ones) first, then pending slots, while
-    /// its queue has work.
-    fn dispatch_single(&mut self, class: WorkerClass, reserved: u128) -> bool {
-        let kind = self.cores.kind[class.index()] & !reserved;
-        let mut progress = false;
-        loop {
-            let idle = self.cores.idle & kind;
-            let target = if idle != 0 {
-                idle
-            } else {
-                self.cores.pending_free & kind
-            };
-            if target == 0 {
-                return progress;
-            }
-            let Some(raw) = self.t.queue(class).pop() else {
-                return progress;
-            };
-            let i = target.trailing_zeros() as usize;
-            self.send(i, TaskId::from_raw(raw), 0, 1);
-            progress = true;
-        }
-    }
-
-    /// Starts MIX tasks on clusters whose three cores are all idle. Returns whether it
-    /// started any, and whether MIX work is still waiting.
-    fn dispatch_mix(&mut self) -> (bool, bool) {
-        let queue = *self.t.queue(WorkerClass::Mix);
-        if self.cores.mix.is_empty() || !queue.maybe_nonempty() {
-            return (false, false);
-        }
-        let mut progress = false;
-        for c in 0..self.cores.mix.len() {
-            let lanes = self.cores.mix[c];
-            let mask = lanes.iter().fold(0u128, |m, &l| m | 1 << l);
-            if self.cores.idle & mask != mask {
-                continue;
-            }
-            let Some(raw) = queue.pop() else {
-                return (progress, false);
-            };
-            for (lane, &l) in lanes.iter().enumerate() {
-                self.send(l as usize, TaskId::from_raw(raw), lane as u8, 3);
-            }
-            progress = true;
-        }
-        (progress, queue.maybe_nonempty())
-    }
-
-    /// Writes the payload of `task`'s `lane` to local core `i` and rings its doorbell.
-    fn send(&mut self, i: usize, task: TaskId, lane: u8, lanes: u8) {
-        let g = self.t.gslot(task);
-        let meta = Meta::unpack(self.t.slot(g).meta.load(Ordering::Relaxed));
-        let mut buf = [0u64; MAX_ARGS as usize];
-        let n = (meta.nargs as usize).min(buf.len());
-        for (dst, src) in buf[..n].iter_mut().zip(self.t.args_of(g)) {
-            *dst = src.load(Ordering::Relaxed);
-        }
-        let core = self.cores.cores[i];
-        let token = core.next_token;
-        let payload = Payload {
-            task,
-            kernel: meta.kernel,
-            lane,
-            lanes,
-            args: &buf[..n],
-            profile: self.tasks_level,
-        };
-        if self.tasks_level && lane == 0 {
-            // The lap clock may predate the task's ready stamp (set by another thread during
-            // this phase): a task is never dispatched before it was ready.
-            let row = &self.t.prof_rows[g];
-            let ready = row.ready.load(Ordering::Relaxed);
-            row.dispatch.store(self.now.max(ready), Ordering::Relaxed);
-            row.core.store(core.id.0 as u64, Ordering::Relaxed);
-        }
-        self.p.write_payload(core.id, token, &payload);
-        self.p.ring_doorbell(core.id, token);
-        self.cores.occupy(i, Inflight { task, token });
-        self.dispatched += 1;
-    }
-
-    /// Finishes a batch of ready DUMMY tasks here and now.
-    fn finish_dummies(&mut self) -> bool {
-        let q = *self.t.queue(WorkerClass::Dummy);
-        let mut progress = false;
-        for _ in 0..DUMMY_BATCH {
-            let Some(raw) = q.pop() else { break };
-            self.finish(TaskId::from_raw(raw));
-            progress = true;
-        }
-        progress
     }
 }
 

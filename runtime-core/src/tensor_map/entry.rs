@@ -8,7 +8,9 @@
 //!   dense tile is its byte range).
 #![forbid(unsafe_code)]
 
+use crate::config::{Config, ConfigError};
 use crate::deferred::NIL;
+use crate::layout::Carve;
 use crate::tensor::Tile;
 
 /// An entry's byte range and its links in two lists (its cell's, its class's).
@@ -76,6 +78,20 @@ pub(crate) struct TensorStore<'r> {
     pub(crate) tiles: &'r mut [Tile],
     pub(crate) heads: &'r mut [super::Head],
     pub(crate) buckets: &'r mut [u32],
+}
+
+impl<'r> TensorStore<'r> {
+    /// Takes the map storage of `cfg` from `c`.
+    pub(crate) fn carve(cfg: &Config, c: &mut impl Carve<'r>) -> Result<Self, ConfigError> {
+        let cells = cfg.rings as usize * cfg.task_window as usize * cfg.max_tensors as usize;
+        Ok(TensorStore {
+            entries: c.table(cells, |_| MapEntry::new())?,
+            infos: c.table(cells, |_| EntryInfo::new())?,
+            tiles: c.table(cells, |_| NO_TILE)?,
+            heads: c.table(super::heads_len(cells), |_| super::Head::EMPTY)?,
+            buckets: c.table(super::buckets_len(cells), |_| NIL)?,
+        })
+    }
 }
 
 /// Entries a submitted task's writes cover exactly, found by its lookups.

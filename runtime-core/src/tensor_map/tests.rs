@@ -2,6 +2,7 @@
 
 use std::vec::Vec;
 
+use super::reference::Reference;
 use super::*;
 use crate::ids::Seq;
 
@@ -271,18 +272,6 @@ fn entries_of_retired_tasks_do_not_pile_up() {
     assert!(m.map.is_empty());
 }
 
-/// The map's overlap rule: a dense tile is its byte range, so against it the test is exact
-/// ([`touches`]); two tiles with holes are compared by [`crate::tensor::overlaps`].
-fn share_a_byte(a: &Tile, b: &Tile) -> bool {
-    let (ra, rb) = (a.bytes().unwrap(), b.bytes().unwrap());
-    match (a.is_dense(), b.is_dense()) {
-        (true, true) => ra.0 < rb.1 && rb.0 < ra.1,
-        (true, false) => crate::tensor::touches(b, ra.0, ra.1),
-        (false, true) => crate::tensor::touches(a, rb.0, rb.1),
-        (false, false) => crate::tensor::overlaps(a, b),
-    }
-}
-
 #[test]
 fn lookups_agree_with_a_scan_of_every_live_argument() {
     // Random narrow and wide tiles of two buffers, random accesses, tasks retiring behind;
@@ -290,7 +279,7 @@ fn lookups_agree_with_a_scan_of_every_live_argument() {
     let (slots, per) = (32usize, 2usize);
     let mut o = Owned::new(slots, per);
     let mut m = o.map(per);
-    let mut live: Vec<(u64, TensorArg)> = Vec::new();
+    let mut reference = Reference::default();
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut rnd = |n: u64| {
         seed ^= seed << 13;
@@ -302,7 +291,6 @@ fn lookups_agree_with_a_scan_of_every_live_argument() {
     let n = if cfg!(miri) { 60 } else { 3000u64 };
     for i in 0..n {
         let retired = i.saturating_sub(slots as u64 - 1);
-        live.retain(|(t, _)| *t >= retired);
         let args: Vec<TensorArg> = (0..1 + rnd(per as u64))
             .map(|_| {
                 let b = bufs[rnd(2) as usize];
@@ -327,38 +315,116 @@ fn lookups_agree_with_a_scan_of_every_live_argument() {
                 }
             })
             .collect();
-        let mut want: Vec<u64> = live
-            .iter()
-            .filter(|(_, e)| {
-                args.iter().any(|a| {
-                    a.buffer == e.buffer
-                        && (a.access.writes() || e.access.writes())
-                        && share_a_byte(&a.tile, &e.tile)
-                })
-            })
-            .map(|(t, _)| *t)
-            .collect();
-        want.sort();
-        want.dedup();
+        let want = reference.submit(i, &args, retired);
         let got = m.submit((i % slots as u64) as usize, task(i), &args, retired);
         assert_eq!(got, want, "task {i}");
         // The index stays within the size `heads_len` gives it.
         assert!(m.map.heads_used() <= m.map.linked(), "task {i}");
         assert!(m.map.buckets_used() <= m.map.linked(), "task {i}");
-        // Entries a write of the same bytes covered (the same tile, or two dense tiles of one
-        // range) are gone from the map, and `task(i)` stands in for them: drop them from the
-        // scan too.
-        let same_bytes = |a: &Tile, b: &Tile| {
-            a == b || (a.is_dense() && b.is_dense() && a.bytes().unwrap() == b.bytes().unwrap())
-        };
-        live.retain(|(_, e)| {
-            !args
-                .iter()
-                .any(|a| a.access.writes() && a.buffer == e.buffer && same_bytes(&a.tile, &e.tile))
-        });
-        live.extend(args.iter().map(|a| (i, *a)));
     }
     m.retire(n);
     let used = (m.map.linked(), m.map.heads_used(), m.map.buckets_used());
     assert_eq!(used, (0, 0, 0));
+}
+
+/// One tensor argument of a generated program: a buffer, a tile of it and an access.
+#[derive(Clone, Debug)]
+struct GenArg {
+    buffer: usize,
+    tile: GenTile,
+    access: u8,
+}
+
+/// Tiles of a 64 x 128 matrix of 8-byte elements (rows of 1 KiB).
+#[derive(Clone, Debug)]
+enum GenTile {
+    /// `rows x cols` from `(row, col)`: dense when it spans whole rows or one row.
+    Block {
+        row: u64,
+        col: u64,
+        rows: u32,
+        cols: u32,
+    },
+    /// One element.
+    Element(u64),
+    /// The whole matrix.
+    Whole,
+}
+
+impl GenArg {
+    fn arg(&self) -> TensorArg {
+        let b = [0x100_0000u64, 0x200_0000, 0x300_0000][self.buffer];
+        let tile = match self.tile {
+            GenTile::Block {
+                row,
+                col,
+                rows,
+                cols,
+            } => Tile::block(b + row * 1024 + col * 8, 8, rows, cols, 128),
+            GenTile::Element(i) => Tile::contiguous(b + i * 8, 8, 1),
+            GenTile::Whole => Tile::block(b, 8, 64, 128, 128),
+        };
+        match self.access {
+            0 => TensorArg::input(b, tile),
+            1 => TensorArg::output(b, tile),
+            _ => TensorArg::inout(b, tile),
+        }
+    }
+}
+
+fn gen_arg() -> impl proptest::strategy::Strategy<Value = GenArg> {
+    use proptest::prelude::*;
+    let tile = prop_oneof![
+        6 => (0..56u64, 0..112u64, 1..9u32, 1..17u32).prop_map(|(row, col, rows, cols)| {
+            GenTile::Block { row, col, rows, cols }
+        }),
+        2 => (0..56u64, 1..9u32).prop_map(|(row, rows)| GenTile::Block {
+            row,
+            col: 0,
+            rows,
+            cols: 128
+        }),
+        1 => (0..64 * 128u64).prop_map(GenTile::Element),
+        1 => Just(GenTile::Whole),
+    ];
+    (0..3usize, tile, 0..3u8).prop_map(|(buffer, tile, access)| GenArg {
+        buffer,
+        tile,
+        access,
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: if cfg!(miri) { 2 } else { 64 },
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Random programs (tasks of 1 to 4 arguments over three buffers, the watermark lagging
+    /// 0 to 15 tasks behind) find exactly what the reference's scan finds, and the map
+    /// empties once every task retired.
+    #[test]
+    fn the_map_finds_what_a_scan_of_every_live_argument_finds(
+        program in proptest::collection::vec(
+            (proptest::collection::vec(gen_arg(), 1..5), 0..16u64),
+            1..120,
+        )
+    ) {
+        let (slots, per) = (16usize, 4usize);
+        let mut o = Owned::new(slots, per);
+        let mut m = o.map(per);
+        let mut reference = Reference::default();
+        let mut retired = 0u64;
+        for (i, (args, lag)) in program.iter().enumerate() {
+            let i = i as u64;
+            retired = retired.max(i.saturating_sub(*lag));
+            let args: Vec<TensorArg> = args.iter().map(GenArg::arg).collect();
+            let want = reference.submit(i, &args, retired);
+            let got = m.submit((i % slots as u64) as usize, task(i), &args, retired);
+            proptest::prop_assert_eq!(got, want, "task {}", i);
+        }
+        m.retire(program.len() as u64);
+        proptest::prop_assert_eq!(m.map.linked(), 0);
+        proptest::prop_assert!(m.map.is_empty());
+    }
 }

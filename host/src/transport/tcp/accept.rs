@@ -1,15 +1,21 @@
 //! The accept state machine: take a caller off the listener, read its hello, answer with
-//! ours, and refuse strangers (another job or version) after telling them who we are, so that
-//! both sides get a clear error. A caller that says nothing is dropped after the hello
-//! timeout. Every stage owns what it took.
+//! ours, and wait for the caller's confirm (with its proof of the job secret, see
+//! [`super::auth`]) before handing out the connection; refuse
+//! strangers (another job or version) after telling them who we are, so that both sides get
+//! a clear error. A caller that says nothing is dropped after the hello timeout, and one that
+//! hangs up instead of confirming (it gave up while it waited in the listen backlog) is
+//! dropped without becoming a connection. Every stage owns what it took.
 #![forbid(unsafe_code)]
 
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
 
 use super::TcpTransport;
+use super::auth::{self, Expect};
 use super::conn::{Sock, TcpConn};
-use super::handshake::{IncomingHello, Outgoing};
+use super::handshake::{IncomingConfirm, IncomingHello, Outgoing};
+use super::poll::{Want, wait_fds};
 use super::step::{Next, step};
 use crate::transport::api::Progress;
 use crate::transport::error::{ErrorKind, TransportError};
@@ -41,6 +47,16 @@ enum Stage {
         peer: u32,
         /// Set for a stranger: told who we are, then refused.
         refuse: Option<TransportError>,
+        /// What the caller's confirm must prove (with a job secret).
+        expect: Option<Expect>,
+    },
+    RecvConfirm {
+        sock: Sock,
+        from: SocketAddr,
+        confirm: IncomingConfirm,
+        since: Instant,
+        peer: u32,
+        expect: Option<Expect>,
     },
 }
 
@@ -58,6 +74,10 @@ impl Progress for TcpAcceptState {
 
     fn is_idle(&self) -> bool {
         matches!(self.stage, Stage::Idle)
+    }
+
+    fn awaits_hello(&self) -> bool {
+        matches!(self.stage, Stage::RecvHello { .. })
     }
 }
 
@@ -124,21 +144,31 @@ fn advance(
                     since,
                 }));
             }
-            let (peer, refuse) = match Hello::decode(hello.bytes(), &t.opts.run_id) {
-                Ok(h) => (h.rank, None),
+            let (peer, answer, expect, refuse) = match Hello::decode(hello.bytes(), &t.opts.run_id)
+            {
+                Ok(h) => {
+                    let a = auth::listener_answer(t, from, &h)?;
+                    (h.rank, a.bytes, a.expect, a.refuse)
+                }
                 // Not our protocol at all: say nothing.
                 Err(e @ WireError::Magic(_)) => {
                     return Err(refused(from, e));
                 }
-                Err(e) => (u32::MAX, Some(refused(from, e))),
+                Err(e) => {
+                    let plain = Hello::plain(t.opts.rank, t.opts.run_id.clone())
+                        .encode()
+                        .map_err(|e| TransportError::wire("our hello", e))?;
+                    (u32::MAX, plain, None, Some(refused(from, e)))
+                }
             };
             Ok(Next::Step(Stage::SendHello {
                 sock,
                 from,
-                out: Outgoing::new(t.hello.clone()),
+                out: Outgoing::new(answer),
                 since,
                 peer,
                 refuse,
+                expect,
             }))
         }
         Stage::SendHello {
@@ -148,6 +178,7 @@ fn advance(
             since,
             peer,
             refuse,
+            expect,
         } => {
             let what = || format!("answering the hello of a caller from {from}");
             let sent = out
@@ -158,7 +189,14 @@ fn advance(
                 Err(e) => Err(refuse.unwrap_or(e)),
                 Ok(true) => match refuse {
                     Some(e) => Err(e),
-                    None => Ok(Next::Done(Box::new(t.new_conn(peer, sock)))),
+                    None => Ok(Next::Step(Stage::RecvConfirm {
+                        sock,
+                        from,
+                        confirm: IncomingConfirm::new(Expect::confirm_len(expect.as_ref())),
+                        since,
+                        peer,
+                        expect,
+                    })),
                 },
                 Ok(false) => {
                     t.check_hello_time(since, what)?;
@@ -169,11 +207,76 @@ fn advance(
                         since,
                         peer,
                         refuse,
+                        expect,
                     }))
                 }
             }
         }
+        Stage::RecvConfirm {
+            sock,
+            from,
+            confirm,
+            since,
+            peer,
+            expect,
+        } => recv_confirm(t, sock, from, confirm, since, peer, expect),
     }
+}
+
+/// Blocks for at most `max` until the listener has a caller queued or one of `pending` may
+/// take its next step: one poll set over all their sockets, so no caller waits on another.
+pub(super) fn wait(l: &TcpListen, pending: &[TcpAcceptState], max: Duration) {
+    let mut fds = Vec::with_capacity(pending.len() + 1);
+    fds.push((l.listener.as_raw_fd(), Want::Read));
+    for st in pending {
+        match &st.stage {
+            Stage::Idle => {}
+            Stage::RecvHello { sock, .. } | Stage::RecvConfirm { sock, .. } => {
+                fds.push((sock.stream.as_raw_fd(), Want::Read))
+            }
+            Stage::SendHello { sock, .. } => fds.push((sock.stream.as_raw_fd(), Want::Write)),
+        }
+    }
+    wait_fds(&fds, max);
+}
+
+/// The caller's confirm: only then is it known to be there, and the connection comes out.
+fn recv_confirm(
+    t: &TcpTransport,
+    mut sock: Sock,
+    from: SocketAddr,
+    mut confirm: IncomingConfirm,
+    since: Instant,
+    peer: u32,
+    expect: Option<Expect>,
+) -> Result<Next<Stage>, TransportError> {
+    let what = || format!("waiting for the confirm of a caller from {from} claiming rank {peer}");
+    let done = confirm.pull(&mut sock.stream).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof
+        | std::io::ErrorKind::ConnectionReset
+        | std::io::ErrorKind::BrokenPipe => TransportError::new(
+            ErrorKind::PeerClosed,
+            true,
+            format!(
+                "{}: it hung up after our hello (it gave up waiting); not taken as rank {peer}",
+                what()
+            ),
+        ),
+        _ => TransportError::io(what(), &e),
+    })?;
+    if !done {
+        t.check_hello_time(since, what)?;
+        return Ok(Next::Stay(Stage::RecvConfirm {
+            sock,
+            from,
+            confirm,
+            since,
+            peer,
+            expect,
+        }));
+    }
+    auth::listener_check(t, from, peer, expect.as_ref(), confirm.bytes())?;
+    Ok(Next::Done(Box::new(t.new_conn(peer, sock, from))))
 }
 
 /// A stranger refused; the listener goes on, so accepting again may succeed.

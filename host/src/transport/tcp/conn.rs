@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::io::{ErrorKind as IoKind, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -68,6 +68,7 @@ enum State {
 #[derive(Debug)]
 pub struct TcpConn {
     peer: u32,
+    addr: SocketAddr,
     sock: Option<Sock>,
     state: State,
     seq: u64,
@@ -81,9 +82,10 @@ pub struct TcpConn {
 }
 
 impl TcpConn {
-    pub(super) fn new(id: u32, peer: u32, sock: Sock, live: &Arc<Live>) -> Self {
+    pub(super) fn new(id: u64, peer: u32, addr: SocketAddr, sock: Sock, live: &Arc<Live>) -> Self {
         TcpConn {
             peer,
+            addr,
             sock: Some(sock),
             state: State::Open,
             seq: 0,
@@ -251,6 +253,10 @@ impl TcpConn {
 impl Conn for TcpConn {
     fn peer(&self) -> u32 {
         self.peer
+    }
+
+    fn peer_addr(&self) -> Option<SocketAddr> {
+        Some(self.addr)
     }
 
     fn isend(&mut self, mr: &Registration, data: &[u8]) -> Result<Option<ReqId>, TransportError> {

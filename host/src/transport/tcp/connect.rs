@@ -1,20 +1,24 @@
 //! The connect state machine: open a socket, dial without blocking (retrying refusals with
-//! backoff until the connect deadline), send our hello, check the peer's. Every stage owns
+//! backoff until the connect deadline), send our hello, check the peer's (and its proof of
+//! the job secret, see [`super::auth`]), confirm that we take the connection. Every stage owns
 //! what it took, so a failure or a drop releases it, and the state is left idle.
 #![forbid(unsafe_code)]
 
 use std::net::{SocketAddr, TcpStream};
+use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
-use super::TcpTransport;
 use super::conn::{Sock, TcpConn};
 use super::handshake::{IncomingHello, Outgoing};
+use super::poll::{Want, wait_fd, wait_fds};
 use super::step::{Next, step};
+use super::{TcpTransport, auth};
 use crate::transport::api::Progress;
 use crate::transport::error::{ErrorKind, TransportError};
 use crate::transport::live::{Resource, Token};
+use crate::transport::secret::Nonce;
 use crate::transport::wire::{Hello, ListenHandle};
 
 /// Longest pause between two dials of a peer that refuses.
@@ -47,10 +51,17 @@ enum Stage {
         sock: Sock,
         out: Outgoing,
         since: Instant,
+        nonce: Option<Nonce>,
     },
     RecvHello {
         sock: Sock,
         hello: IncomingHello,
+        since: Instant,
+        nonce: Option<Nonce>,
+    },
+    SendConfirm {
+        sock: Sock,
+        out: Outgoing,
         since: Instant,
     },
 }
@@ -145,16 +156,25 @@ fn advance(
             }
             let stream = TcpStream::from(dialing.socket);
             let sock = Sock::new(stream, &t.live);
+            let nonce = auth::caller_nonce(t)?;
+            let hello = Hello {
+                nonce,
+                ..Hello::plain(t.opts.rank, t.opts.run_id.clone())
+            }
+            .encode()
+            .map_err(|e| TransportError::wire("our hello", e))?;
             Ok(Next::Step(Stage::SendHello {
                 sock,
-                out: Outgoing::new(t.hello.clone()),
+                out: Outgoing::new(hello),
                 since: now,
+                nonce,
             }))
         }
         Stage::SendHello {
             mut sock,
             mut out,
             since,
+            nonce,
         } => {
             let what = || format!("sending the hello to rank {} at {}", to.rank, to.addr);
             if out
@@ -165,15 +185,22 @@ fn advance(
                     sock,
                     hello: IncomingHello::default(),
                     since,
+                    nonce,
                 }));
             }
             t.check_hello_time(since, what)?;
-            Ok(Next::Stay(Stage::SendHello { sock, out, since }))
+            Ok(Next::Stay(Stage::SendHello {
+                sock,
+                out,
+                since,
+                nonce,
+            }))
         }
         Stage::RecvHello {
             mut sock,
             mut hello,
             since,
+            nonce,
         } => {
             let what = || format!("waiting for the hello of rank {} at {}", to.rank, to.addr);
             let done = hello.pull(&mut sock.stream).map_err(|e| {
@@ -192,7 +219,12 @@ fn advance(
             })?;
             if !done {
                 t.check_hello_time(since, what)?;
-                return Ok(Next::Stay(Stage::RecvHello { sock, hello, since }));
+                return Ok(Next::Stay(Stage::RecvHello {
+                    sock,
+                    hello,
+                    since,
+                    nonce,
+                }));
             }
             let h = Hello::decode(hello.bytes(), &t.opts.run_id)
                 .map_err(|e| TransportError::wire(format!("rank {} at {}", to.rank, to.addr), e))?;
@@ -202,8 +234,44 @@ fn advance(
                     to.addr, h.rank, to.rank
                 )));
             }
-            Ok(Next::Done(Box::new(t.new_conn(h.rank, sock))))
+            let confirm = auth::caller_confirm(t, to, nonce.as_ref(), &h)?;
+            Ok(Next::Step(Stage::SendConfirm {
+                sock,
+                out: Outgoing::new(confirm),
+                since,
+            }))
         }
+        Stage::SendConfirm {
+            mut sock,
+            mut out,
+            since,
+        } => {
+            let what = || format!("confirming to rank {} at {}", to.rank, to.addr);
+            if out
+                .push(&mut sock.stream)
+                .map_err(|e| TransportError::io(what(), &e))?
+            {
+                return Ok(Next::Done(Box::new(t.new_conn(to.rank, sock, to.addr))));
+            }
+            t.check_hello_time(since, what)?;
+            Ok(Next::Stay(Stage::SendConfirm { sock, out, since }))
+        }
+    }
+}
+
+/// Blocks for at most `max` until the connect in `st` may take its next step: its socket is
+/// ready for what the stage waits on, or its backoff ends. An idle state returns at once.
+pub(super) fn wait(st: &TcpConnectState, max: Duration) {
+    match &st.stage {
+        Stage::Idle => {}
+        Stage::Backoff { at, .. } => {
+            std::thread::sleep(at.saturating_duration_since(Instant::now()).min(max));
+        }
+        Stage::Dial { dialing, .. } => wait_fds(&[(dialing.socket.as_raw_fd(), Want::Write)], max),
+        Stage::SendHello { sock, .. } | Stage::SendConfirm { sock, .. } => {
+            wait_fd(&sock.stream, true, max)
+        }
+        Stage::RecvHello { sock, .. } => wait_fd(&sock.stream, false, max),
     }
 }
 

@@ -1,5 +1,5 @@
-//! Moving a hello over a non-blocking socket in as many pieces as it takes, never reading a
-//! byte past it (the peer's first frames may follow at once).
+//! Moving a hello (and the caller's confirm) over a non-blocking socket in as many pieces as
+//! it takes, never reading a byte past it (the peer's first frames may follow at once).
 #![forbid(unsafe_code)]
 
 use std::io::{ErrorKind, Read, Write};
@@ -71,5 +71,45 @@ impl IncomingHello {
     /// The bytes of a complete hello (or of a foreign one, enough to refuse it).
     pub(super) fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+}
+
+/// A caller's confirm being received: exactly the bytes expected (`CONFIRM`, and a proof
+/// of the job secret when there is one), never one more.
+#[derive(Debug, Default)]
+pub(super) struct IncomingConfirm {
+    got: Vec<u8>,
+    want: usize,
+}
+
+impl IncomingConfirm {
+    /// Expects `want` bytes.
+    pub(super) fn new(want: usize) -> Self {
+        IncomingConfirm {
+            got: Vec::with_capacity(want),
+            want,
+        }
+    }
+
+    /// Reads what has arrived of the confirm; `Ok(true)` once all its bytes are here. The
+    /// caller closing first (it gave up) is `UnexpectedEof`.
+    pub(super) fn pull(&mut self, s: &mut TcpStream) -> std::io::Result<bool> {
+        let mut buf = [0u8; 64];
+        while self.got.len() < self.want {
+            let n = (self.want - self.got.len()).min(buf.len());
+            match s.read(&mut buf[..n]) {
+                Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
+                Ok(got) => self.got.extend_from_slice(&buf[..got]),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+
+    /// The bytes received.
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.got
     }
 }

@@ -3,6 +3,7 @@
 //! with sequence numbers, dials retried with backoff, every wait bounded.
 
 mod accept;
+mod auth;
 mod conn;
 mod connect;
 mod handshake;
@@ -12,8 +13,9 @@ mod step;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+
+use socket2::{Domain, Protocol, SockRef, Socket, Type};
 
 pub use accept::{TcpAcceptState, TcpListen};
 pub use conn::TcpConn;
@@ -23,6 +25,8 @@ use super::api::Transport;
 use super::error::{ErrorKind, TransportError};
 use super::live::{Live, LiveResources, Resource};
 use super::registry::{Region, Registration, Registry};
+use super::requests::fresh_conn_number;
+use super::secret::JobSecret;
 use super::wire::{Hello, ListenHandle};
 use conn::Sock;
 
@@ -37,6 +41,12 @@ pub struct TcpOptions {
     pub connect_timeout: Duration,
     /// How long either side waits for the other's hello (default 2 s).
     pub hello_timeout: Duration,
+    /// The job secret both sides prove in the hello; `None` runs unauthenticated, and a
+    /// peer whose setting differs is refused.
+    pub secret: Option<JobSecret>,
+    /// Dials the kernel queues for a listener before it is accepted (`listen(2)`'s backlog;
+    /// the kernel caps it at `net.core.somaxconn`). Default 128.
+    pub backlog: u32,
 }
 
 impl TcpOptions {
@@ -47,41 +57,51 @@ impl TcpOptions {
             run_id: run_id.into(),
             connect_timeout: Duration::from_secs(30),
             hello_timeout: Duration::from_secs(2),
+            secret: None,
+            backlog: 128,
         }
     }
+}
+
+/// The kernel's cap on a listen backlog (`net.core.somaxconn`), 4096 if it cannot be read.
+pub fn somaxconn() -> u32 {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(4096)
+}
+
+/// The backlog a listener needs so that dials of a job of `callers` callers all queue at once:
+/// every caller plus room for redials and strangers, capped by [`somaxconn`].
+pub fn backlog_for(callers: u32) -> u32 {
+    callers.saturating_add(128).min(somaxconn())
 }
 
 /// The TCP transport of one rank.
 #[derive(Debug)]
 pub struct TcpTransport {
     opts: TcpOptions,
-    hello: Vec<u8>,
     live: Arc<Live>,
     registry: Registry,
-    next_conn: AtomicU32,
 }
 
 impl TcpTransport {
     /// A transport for the rank and job of `opts`; a run id longer than the wire allows is
     /// refused.
     pub fn new(opts: TcpOptions) -> Result<Self, TransportError> {
-        let hello = Hello {
-            rank: opts.rank,
-            run_id: opts.run_id.clone(),
-        }
-        .encode()
-        .map_err(|e| TransportError::wire("the run id", e))?;
+        Hello::plain(opts.rank, opts.run_id.clone())
+            .encode()
+            .map_err(|e| TransportError::wire("the run id", e))?;
         let live = Live::new();
         Ok(TcpTransport {
             opts,
-            hello,
             registry: Registry::new(Arc::clone(&live)),
             live,
-            next_conn: AtomicU32::new(1),
         })
     }
 
-    /// Listens on a socket bound already (to learn a free port before peers start).
+    /// Listens on a socket bound already (to learn a free port before peers start), with
+    /// this transport's backlog.
     pub fn adopt(
         &self,
         listener: std::net::TcpListener,
@@ -89,8 +109,10 @@ impl TcpTransport {
         let addr = listener
             .local_addr()
             .map_err(|e| TransportError::io("reading the listening address", &e))?;
-        listener
-            .set_nonblocking(true)
+        // Listening again on a listening socket sets its backlog anew (Linux).
+        SockRef::from(&listener)
+            .listen(self.backlog())
+            .and_then(|()| listener.set_nonblocking(true))
             .map_err(|e| TransportError::io(format!("listening at {addr}"), &e))?;
         let l = TcpListen {
             listener,
@@ -110,9 +132,14 @@ impl TcpTransport {
         &self.opts
     }
 
-    fn new_conn(&self, peer: u32, sock: Sock) -> TcpConn {
-        let id = self.next_conn.fetch_add(1, Ordering::Relaxed);
-        TcpConn::new(id, peer, sock, &self.live)
+    fn backlog(&self) -> i32 {
+        self.opts.backlog.clamp(1, i32::MAX as u32) as i32
+    }
+
+    /// A connection to `peer` at `addr`; its number (and so its request ids) is unique in
+    /// the process, whichever transport made it.
+    fn new_conn(&self, peer: u32, sock: Sock, addr: SocketAddr) -> TcpConn {
+        TcpConn::new(fresh_conn_number(), peer, addr, sock, &self.live)
     }
 
     fn check_hello_time(
@@ -138,9 +165,14 @@ impl Transport for TcpTransport {
     type AcceptState = TcpAcceptState;
 
     fn listen(&self, addr: SocketAddr) -> Result<(TcpListen, ListenHandle), TransportError> {
-        let l = std::net::TcpListener::bind(addr)
-            .map_err(|e| TransportError::io(format!("listening at {addr}"), &e))?;
-        self.adopt(l)
+        let what = || format!("listening at {addr}");
+        let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
+            .map_err(|e| TransportError::io(what(), &e))?;
+        // As std's bind does: a port in TIME_WAIT from an earlier run can be bound again.
+        s.set_reuse_address(true)
+            .and_then(|()| s.bind(&addr.into()))
+            .map_err(|e| TransportError::io(what(), &e))?;
+        self.adopt(s.into())
     }
 
     fn connect(
@@ -157,6 +189,14 @@ impl Transport for TcpTransport {
         state: &mut TcpAcceptState,
     ) -> Result<Option<TcpConn>, TransportError> {
         accept::accept(self, listener, state)
+    }
+
+    fn wait_connect(&self, state: &TcpConnectState, max: Duration) {
+        connect::wait(state, max)
+    }
+
+    fn wait_accept(&self, listener: &TcpListen, pending: &[TcpAcceptState], max: Duration) {
+        accept::wait(listener, pending, max)
     }
 
     fn register(&self, regions: &[Region]) -> Result<Registration, TransportError> {

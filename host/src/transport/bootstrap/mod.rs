@@ -1,8 +1,12 @@
-//! Bootstrap over any [`Transport`]: rank 0 listens at the rendezvous address, every other
-//! rank connects (the transport retries while rank 0 is not up yet), and rank 0 relays an
-//! allgather of small per-rank records, a broadcast and a control-plane barrier. Strangers
-//! (another job or version) and callers that say nothing are refused while the job goes on
-//! forming. Every wait is bounded by the timeout given at join.
+//! Bootstrap over any [`Transport`]: rank 0 listens at the rendezvous address ([`root`]),
+//! every other rank connects (the transport retries while rank 0 is not up yet) and waits
+//! for rank 0's [`verdict`], and rank 0 relays an allgather of small per-rank records, a
+//! broadcast and a control-plane barrier. Strangers (another job or version), callers that
+//! say nothing and callers that gave up are refused while the job goes on forming. Every
+//! wait is bounded by the timeout given at join.
+
+mod root;
+mod verdict;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -10,8 +14,10 @@ use std::time::{Duration, Instant};
 use super::api::{Conn, Progress, Transport};
 use super::error::TransportError;
 use super::registry::{Region, Registration};
-use super::tcp::{TcpOptions, TcpTransport};
+use super::secret::JobSecret;
+use super::tcp::{TcpOptions, TcpTransport, backlog_for};
 use super::wire::{ListenHandle, WireError};
+use verdict::Verdict;
 
 /// Largest record a rank contributes to an allgather, and largest broadcast (an HCCL root
 /// info is 4 108 bytes).
@@ -19,9 +25,6 @@ pub const MAX_RECORD: usize = 8192;
 
 /// Most ranks a bootstrap joins.
 pub const MAX_RANKS: u32 = 1024;
-
-/// Accepts rank 0 runs at once, so that a silent caller holds up no one.
-const ACCEPTS_IN_FLIGHT: usize = 8;
 
 /// Why bootstrap failed.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +49,27 @@ pub enum BootstrapError {
     /// Bad input from the caller or a peer.
     #[error("{0}")]
     Invalid(String),
+    /// Rank 0 refused this rank: another caller holds its number.
+    #[error(
+        "rank 0 refused rank {rank}: a caller from {holder} holds it already (two ranks were \
+         given the same number, or another process poses as this rank)"
+    )]
+    RankTaken {
+        /// This rank.
+        rank: u32,
+        /// Where the holder called from, as rank 0 saw it.
+        holder: String,
+    },
+    /// Rank 0's job has no such rank: the two disagree on the job's size.
+    #[error(
+        "rank 0 refused rank {rank}: its job has {ranks} ranks; give every rank the same rank count"
+    )]
+    NoSuchRank {
+        /// This rank.
+        rank: u32,
+        /// Ranks in rank 0's job.
+        ranks: u32,
+    },
 }
 
 /// A rank's end of the bootstrap: rank 0 holds a connection to every other rank (in rank
@@ -62,9 +86,9 @@ pub struct Bootstrap<T: Transport> {
 }
 
 impl Bootstrap<TcpTransport> {
-    /// Joins job `run_id` of `ranks` ranks over TCP at `rendezvous`. Rank 0 listens there,
-    /// or on `listener` when given (bound already, to pick a free port). Bounded by
-    /// `timeout`.
+    /// Joins job `run_id` of `ranks` ranks over TCP at `rendezvous`, unauthenticated. Rank
+    /// 0 listens there, or on `listener` when given (bound already, to pick a free port).
+    /// Bounded by `timeout`.
     pub fn tcp(
         rank: u32,
         ranks: u32,
@@ -73,9 +97,26 @@ impl Bootstrap<TcpTransport> {
         listener: Option<std::net::TcpListener>,
         timeout: Duration,
     ) -> Result<Self, BootstrapError> {
+        Self::tcp_with_secret(rank, ranks, run_id, rendezvous, listener, timeout, None)
+    }
+
+    /// As [`Bootstrap::tcp`], every hello proving `secret` (see
+    /// [`crate::transport::secret`]): a caller that cannot is refused, logged with its
+    /// address, and not counted as the rank it claimed.
+    pub fn tcp_with_secret(
+        rank: u32,
+        ranks: u32,
+        run_id: &str,
+        rendezvous: SocketAddr,
+        listener: Option<std::net::TcpListener>,
+        timeout: Duration,
+        secret: Option<JobSecret>,
+    ) -> Result<Self, BootstrapError> {
         let mut opts = TcpOptions::new(rank, run_id);
+        opts.secret = secret;
         opts.connect_timeout = timeout;
         opts.hello_timeout = timeout.min(Duration::from_secs(1));
+        opts.backlog = backlog_for(ranks);
         let t = TcpTransport::new(opts)?;
         let l = match listener {
             Some(l) => Some(t.adopt(l)?.0),
@@ -107,9 +148,9 @@ impl<T: Transport> Bootstrap<T> {
                 Some(l) => l,
                 None => transport.listen(rendezvous)?.0,
             };
-            accept_all(&transport, listener, ranks, deadline)?
+            root::accept_all(&transport, listener, ranks, deadline)?
         } else {
-            vec![connect_root(&transport, rendezvous, deadline)?]
+            vec![join_root(&transport, rank, rendezvous, deadline)?]
         };
         let scratch = vec![0u8; (ranks as usize * (4 + MAX_RECORD)).max(MAX_RECORD)];
         let mr = transport.register(&[Region::of(&scratch)])?;
@@ -204,59 +245,31 @@ fn check_len(what: &str, b: &[u8]) -> Result<(), BootstrapError> {
     Ok(())
 }
 
-/// How long a polling loop sleeps when nothing moved.
-const IDLE: Duration = Duration::from_micros(200);
+/// Longest a wait for sockets lasts before deadlines are looked at again.
+const POLL_MAX: Duration = Duration::from_millis(50);
 
-fn accept_all<T: Transport>(
+/// Pause after a failed attempt to reach rank 0, before dialing again.
+const RETRY_PAUSE: Duration = Duration::from_millis(10);
+
+/// Connects to rank 0 and waits for its verdict on this rank.
+fn join_root<T: Transport>(
     t: &T,
-    mut listener: T::Listener,
-    ranks: u32,
+    rank: u32,
+    rendezvous: SocketAddr,
     deadline: Instant,
-) -> Result<Vec<T::Conn>, BootstrapError> {
-    let mut conns: Vec<Option<T::Conn>> = (0..ranks).map(|_| None).collect();
-    let mut missing = ranks as usize - 1;
-    let mut states: Vec<T::AcceptState> = (0..missing.min(ACCEPTS_IN_FLIGHT))
-        .map(|_| Default::default())
-        .collect();
-    while missing > 0 {
-        let mut moved = false;
-        for st in &mut states {
-            let steps = st.steps();
-            let r = t.accept(&mut listener, st);
-            moved |= st.steps() != steps;
-            match r {
-                Ok(Some(c)) => {
-                    moved = true;
-                    let peer = c.peer();
-                    match conns.get_mut(peer as usize) {
-                        Some(slot @ None) if peer != 0 => {
-                            *slot = Some(c);
-                            missing -= 1;
-                        }
-                        _ => log::warn!(
-                            "bootstrap: dropped a caller claiming rank {peer} (of {ranks}, or a duplicate)"
-                        ),
-                    }
-                }
-                Ok(None) => {}
-                // A stranger or a silent caller: refused, the job goes on forming.
-                Err(e) if e.retryable => {
-                    moved = true;
-                    log::warn!("bootstrap: {e}");
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        if !moved {
-            if Instant::now() > deadline {
-                return Err(BootstrapError::Timeout(format!(
-                    "waiting for {missing} rank(s) to connect"
-                )));
-            }
-            std::thread::sleep(IDLE);
-        }
+) -> Result<T::Conn, BootstrapError> {
+    let mut c = connect_root(t, rendezvous, deadline)?;
+    let v = recv(&mut c, 256, deadline).map_err(|e| match e {
+        BootstrapError::Timeout(_) => BootstrapError::Timeout(format!(
+            "waiting for rank 0 at {rendezvous} to take rank {rank}"
+        )),
+        e => e,
+    })?;
+    match Verdict::decode(&v)? {
+        Verdict::Welcome => Ok(c),
+        Verdict::Taken { holder } => Err(BootstrapError::RankTaken { rank, holder }),
+        Verdict::NoSuchRank { ranks } => Err(BootstrapError::NoSuchRank { rank, ranks }),
     }
-    Ok(conns.into_iter().flatten().collect())
 }
 
 fn connect_root<T: Transport>(
@@ -277,6 +290,8 @@ fn connect_root<T: Transport>(
             // Rank 0 not up yet, or it dropped us: the state is idle again, dial anew.
             Err(e) if e.retryable && Instant::now() < deadline => {
                 log::debug!("bootstrap: {e}; retrying");
+                std::thread::sleep(RETRY_PAUSE);
+                continue;
             }
             Err(e) if e.retryable => {
                 return Err(BootstrapError::Timeout(format!(
@@ -291,7 +306,8 @@ fn connect_root<T: Transport>(
             )));
         }
         if st.steps() == steps {
-            std::thread::sleep(IDLE);
+            let left = deadline.saturating_duration_since(Instant::now());
+            t.wait_connect(&st, left.min(POLL_MAX));
         }
     }
 }

@@ -1,21 +1,26 @@
 //! The orchestrator: submits tasks, one thread, with back-pressure when a window is full.
 #![forbid(unsafe_code)]
 
-use crate::completion::make_ready;
 use crate::config::MAX_TENSORS;
 use crate::config::{MAX_DEPS, MAX_RINGS};
 use crate::error::SubmitError;
-use crate::heap::RingHeap;
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
 use crate::platform::Platform;
 use crate::profile::ProfileLevel;
-use crate::reclaim::release_hold;
-use crate::slot::{Meta, state};
+use crate::ready_queue::make_ready;
+use crate::slot::Meta;
 use crate::sync::Ordering;
-use crate::tables::{EDGE_EMPTY, Tables};
+use crate::tables::Tables;
 use crate::tensor::Footprint;
 use crate::tensor_map::{TensorArg, TensorMap, TensorStore};
 use crate::wire;
+
+mod heap;
+mod scope;
+mod validate;
+mod wait;
+
+use heap::RingHeap;
 
 /// The footprint of each tensor argument of a task.
 type Footprints = heapless::Vec<Footprint, { MAX_TENSORS as usize }>;
@@ -174,26 +179,19 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let slot = t.slot(g);
         // A task in an open scope is also held by the scope, until the scope ends.
         let scoped = !self.scopes.is_empty() as u32;
-        slot.holds.store(1 + scoped, Ordering::Relaxed);
+        slot.begin(1 + scoped, spec.class.lanes() as u32);
         slot.scoped.store(scoped, Ordering::Relaxed);
         // The buffers allocated since the last submit to this ring are this task's.
         let heap = &mut self.heaps[ring];
         slot.heap_start.store(heap.pending, Ordering::Relaxed);
         heap.pending = heap.head;
-        slot.pending.store(1, Ordering::Relaxed);
-        slot.fanout.store(EDGE_EMPTY, Ordering::Relaxed);
-        slot.lanes_left
-            .store(spec.class.lanes() as u32, Ordering::Relaxed);
-        slot.state.store(state::PENDING, Ordering::Relaxed);
         for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
             dst.store(a, Ordering::Relaxed);
         }
         if level == ProfileLevel::Tasks {
             t.prof_rows[g].reset(now);
         }
-        // Published last: an advancing scheduler that reads this sequence number sees the
-        // state above, never the previous tenant's CONSUMED.
-        slot.seq.store(seq, Ordering::Release);
+        slot.publish(seq);
 
         let mut pinned = 0usize;
         for &dep in &deps {
@@ -226,117 +224,6 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         Ok(id)
     }
 
-    /// Allocates an output buffer of `bytes` bytes aligned to `align` (a power of two) from
-    /// `ring`'s heap and returns its device address. The buffer belongs to the next task
-    /// submitted to `ring` and is reclaimed when that task is, that is once it finished, its
-    /// consumers finished, and its scope ended: submit the producer and its consumers in one
-    /// scope, so a consumer submitted after the producer finished still finds the buffer.
-    /// Waits (bounded by `submit_timeout_us`) while the heap is full; fails at once when only
-    /// the end of an open scope could make room.
-    pub fn alloc(&mut self, ring: u8, bytes: u64, align: u64) -> Result<u64, SubmitError> {
-        self.check_running()?;
-        let rings = self.t.cfg.rings;
-        if ring >= rings {
-            return Err(SubmitError::BadRing { ring, rings });
-        }
-        if !align.is_power_of_two() {
-            return Err(SubmitError::BadAlignment { align });
-        }
-        let r = ring as usize;
-        let heap = self.heaps[r];
-        let worst = bytes.saturating_add(align - 1);
-        if heap.len == 0 || worst > heap.len {
-            return Err(SubmitError::HeapTooSmall {
-                bytes: worst,
-                heap: heap.len,
-            });
-        }
-        let start = self.p.now();
-        let mut spins = 0u32;
-        loop {
-            let (tail, oldest) = self.heap_tail(r);
-            if let Some(p) = self.heaps[r].place(bytes, align, tail) {
-                self.heaps[r].head = p.head;
-                return Ok(self.heaps[r].address(p.offset));
-            }
-            // Room only comes from retiring the oldest live task: if a scope holds it,
-            // waiting cannot succeed.
-            if let Some(g) = oldest
-                && self.t.slot(g).scoped.load(Ordering::Relaxed) == 1
-            {
-                return Err(SubmitError::ScopeDeadlock {
-                    ring,
-                    window: self.t.window as u32,
-                    open: self.scopes.len(),
-                });
-            }
-            self.check_running()?;
-            spins = spins.wrapping_add(1);
-            if spins.is_multiple_of(64) {
-                let waited = self.p.now().saturating_sub(start);
-                if waited > self.timeout_ticks {
-                    return Err(SubmitError::HeapFull {
-                        ring,
-                        bytes,
-                        waited_us: waited / self.p.ticks_per_us().max(1),
-                    });
-                }
-            }
-            self.p.spin_hint();
-        }
-    }
-
-    /// The heap offset before which every buffer of `r` is free again (the oldest live
-    /// task's start, or the pending task's if every task retired), and that task's slot.
-    fn heap_tail(&self, r: usize) -> (u64, Option<usize>) {
-        let t = self.t;
-        let retired = t.rings[r].retired.0.load(Ordering::Acquire);
-        if retired >= self.next[r] {
-            return (self.heaps[r].pending, None);
-        }
-        let g = t.gslot(TaskId::new(t.cfg.epoch, r as u8, Seq(retired)));
-        (t.slot(g).heap_start.load(Ordering::Relaxed), Some(g))
-    }
-
-    /// Opens a scope: every task submitted until the matching [`Orchestrator::scope_end`]
-    /// keeps its slot (and the outputs in it) at least until then, even once it and its
-    /// consumers are done. Scopes nest up to [`MAX_SCOPE_DEPTH`] deep.
-    pub fn scope_begin(&mut self) -> Result<(), SubmitError> {
-        self.scopes
-            .push(self.next)
-            .map_err(|_| SubmitError::ScopeTooDeep {
-                max: MAX_SCOPE_DEPTH,
-            })
-    }
-
-    /// Ends the innermost open scope: its tasks may now be reclaimed once they and their
-    /// consumers are done.
-    pub fn scope_end(&mut self) -> Result<(), SubmitError> {
-        let start = self.scopes.pop().ok_or(SubmitError::NoOpenScope)?;
-        let t = self.t;
-        for (ring, (&from, &to)) in start.iter().zip(&self.next).enumerate() {
-            for seq in from..to {
-                let g = t.gslot(TaskId::new(t.cfg.epoch, ring as u8, Seq(seq)));
-                let slot = t.slot(g);
-                // Tasks of inner scopes ended already; theirs slots may have new tenants.
-                if slot.seq.load(Ordering::Relaxed) == seq
-                    && slot.scoped.swap(0, Ordering::Relaxed) == 1
-                {
-                    release_hold(&t, g);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Runs `body` inside a scope.
-    pub fn scope<R>(&mut self, body: impl FnOnce(&mut Self) -> R) -> Result<R, SubmitError> {
-        self.scope_begin()?;
-        let r = body(self);
-        self.scope_end()?;
-        Ok(r)
-    }
-
     /// Fails the run with [`crate::FatalKind::Aborted`] and `code` (for an orchestration that
     /// cannot go on); every scheduler stops promptly. Returns whether this was the run's first
     /// error.
@@ -360,85 +247,6 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 Some(e) => SubmitError::RunFailed(e),
                 None => SubmitError::RunFailing,
             });
-        }
-        Ok(())
-    }
-
-    /// Checks `spec` against the configuration and the run, and puts each tensor argument's
-    /// footprint (computed once here) in `footprints`.
-    fn validate(
-        &self,
-        spec: &TaskSpec<'_>,
-        footprints: &mut Footprints,
-    ) -> Result<(), SubmitError> {
-        let cfg = &self.t.cfg;
-        if spec.ring >= cfg.rings {
-            return Err(SubmitError::BadRing {
-                ring: spec.ring,
-                rings: cfg.rings,
-            });
-        }
-        if spec.args.len() > cfg.max_args as usize {
-            return Err(SubmitError::TooManyArgs {
-                given: spec.args.len(),
-                max: cfg.max_args,
-            });
-        }
-        if spec.tensors.len() > cfg.max_tensors as usize {
-            return Err(SubmitError::TooManyTensors {
-                given: spec.tensors.len(),
-                max: cfg.max_tensors,
-            });
-        }
-        for (index, arg) in spec.tensors.iter().enumerate() {
-            let f = arg
-                .tile
-                .footprint()
-                .map_err(|error| SubmitError::BadTensor { index, error })?;
-            // At most max_tensors <= MAX_TENSORS (checked above): the push cannot fail.
-            let _ = footprints.push(f);
-        }
-        if spec.deps.len() > cfg.max_deps as usize {
-            // Duplicates count once: only distinct dependencies can be too many.
-            let distinct = distinct_deps(spec.deps, cfg.max_deps as usize + 1);
-            if distinct > cfg.max_deps as usize {
-                return Err(SubmitError::TooManyDeps {
-                    given: distinct,
-                    max: cfg.max_deps,
-                });
-            }
-        }
-        let cores = match spec.class {
-            WorkerClass::Aic => cfg.aic_cores,
-            WorkerClass::Aiv => cfg.aiv_cores,
-            WorkerClass::Mix => cfg.mix_clusters(),
-            WorkerClass::Dummy => 1,
-        };
-        if cores == 0 {
-            return Err(SubmitError::NoCoreForClass { class: spec.class });
-        }
-        if spec.class != WorkerClass::Dummy && !self.p.has_kernel(spec.kernel) {
-            return Err(SubmitError::UnknownKernel {
-                kernel: spec.kernel,
-            });
-        }
-        for &dep in spec.deps {
-            if dep.epoch() != cfg.epoch {
-                return Err(SubmitError::StaleDependency {
-                    dep,
-                    epoch: cfg.epoch,
-                });
-            }
-            if dep.ring() >= cfg.rings {
-                return Err(SubmitError::ForeignDependency {
-                    dep,
-                    rings: cfg.rings,
-                });
-            }
-            let next = self.next[dep.ring() as usize];
-            if dep.seq().0 >= next {
-                return Err(SubmitError::NotYetSubmitted { dep, next });
-            }
         }
         Ok(())
     }
@@ -489,7 +297,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     fn forget_retired(&mut self) {
         let t = &self.t;
         for (r, ring) in t.rings.iter().enumerate() {
-            let retired = ring.retired.0.load(Ordering::Acquire);
+            let retired = ring.retired();
             // A slot a window back from the watermark has had a new tenant since, which
             // dropped its predecessor's entries.
             let from = self.forgotten[r].max(retired.saturating_sub(t.window as u64));
@@ -507,55 +315,25 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
 
     /// Waits until slot `seq` of `ring` is free: everything a window back is reclaimed.
     fn wait_for_slot(&self, ring: usize, seq: u64) -> Result<(), SubmitError> {
-        let retired = &self.t.rings[ring].retired.0;
+        let r = &self.t.rings[ring];
         let window = self.t.window as u64;
-        if seq - retired.load(Ordering::Acquire) < window {
+        if seq - r.retired() < window {
             return Ok(());
         }
-        self.check_scope_deadlock(ring, seq)?;
-        let start = self.p.now();
-        let mut spins = 0u32;
-        loop {
-            if seq - retired.load(Ordering::Acquire) < window {
-                return Ok(());
-            }
-            self.check_running()?;
-            spins = spins.wrapping_add(1);
-            if spins.is_multiple_of(64) {
-                // The watermark may have moved up to a task an open scope holds.
-                self.check_scope_deadlock(ring, seq)?;
-                let waited = self.p.now().saturating_sub(start);
-                if waited > self.timeout_ticks {
-                    return Err(SubmitError::WindowFull {
-                        ring: ring as u8,
-                        window: self.t.window as u32,
-                        waited_us: waited / self.p.ticks_per_us().max(1),
-                    });
+        self.wait_bounded(
+            |o, slow| {
+                if slow {
+                    // The watermark may have moved up to a task an open scope holds.
+                    o.check_scope_deadlock(ring, seq)?;
                 }
-            }
-            self.p.spin_hint();
-        }
-    }
-}
-
-impl<P: Platform> Orchestrator<'_, '_, P> {
-    /// Fails at once if slot `seq` of `ring` can only free up when a task held by an open
-    /// scope retires.
-    fn check_scope_deadlock(&self, ring: usize, seq: u64) -> Result<(), SubmitError> {
-        let t = self.t;
-        let window = t.window as u64;
-        let retired = t.rings[ring].retired.0.load(Ordering::Acquire);
-        for s in retired..=seq.saturating_sub(window) {
-            let slot = t.slot(t.gslot(TaskId::new(t.cfg.epoch, ring as u8, Seq(s))));
-            if slot.seq.load(Ordering::Relaxed) == s && slot.scoped.load(Ordering::Relaxed) == 1 {
-                return Err(SubmitError::ScopeDeadlock {
-                    ring: ring as u8,
-                    window: t.window as u32,
-                    open: self.scopes.len(),
-                });
-            }
-        }
-        Ok(())
+                Ok((seq - r.retired() < window).then_some(()))
+            },
+            |waited_us| SubmitError::WindowFull {
+                ring: ring as u8,
+                window: self.t.window as u32,
+                waited_us,
+            },
+        )
     }
 }
 
@@ -565,18 +343,4 @@ impl<P: Platform> Drop for Orchestrator<'_, '_, P> {
         while self.scope_end().is_ok() {}
         self.t.shared.orch_done.0.store(1, Ordering::Release);
     }
-}
-
-/// Distinct ids among `deps`, counted up to `stop` (at most `MAX_DEPS + 1`).
-fn distinct_deps(deps: &[TaskId], stop: usize) -> usize {
-    let mut seen = heapless::Vec::<TaskId, { MAX_DEPS as usize + 1 }>::new();
-    for &d in deps {
-        if !seen.contains(&d) && seen.push(d).is_err() {
-            break;
-        }
-        if seen.len() >= stop {
-            break;
-        }
-    }
-    seen.len()
 }

@@ -1,4 +1,4 @@
-//! A scheduler's view of the cores it owns: who runs what, and which cores can take work.
+//! A scheduler's table of the cores it owns: who runs what, and which cores can take work.
 //!
 //! Each core has a running and a pending slot, so a core that finishes finds its next task
 //! already rung and never idles while work is ready. Bit `i` of each mask is local core `i`.
@@ -28,6 +28,8 @@ pub(crate) struct CoreSlot {
     pub(crate) seen: StatusWord,
     /// Since when the running lane, which finished, waits for room in the deferred set.
     pub(crate) held_since: Option<u64>,
+    /// The deferred set's close count when the held lane last found no room.
+    pub(crate) held_closes: u32,
     /// Token the watchdog is timing, and since when.
     pub(crate) watch: Option<(Token, u64)>,
 }
@@ -88,6 +90,7 @@ impl CoreTable {
                 pending: None,
                 seen: StatusWord::NONE,
                 held_since: None,
+                held_closes: 0,
                 watch: None,
             });
             t.idle |= 1 << local;
@@ -120,11 +123,9 @@ impl CoreTable {
         c.next_token = last.token().next();
     }
 
-    /// Marks the running lane of local core `i` as waiting for deferred room since `now`
-    /// (kept from the first time).
+    /// Marks the running lane of local core `i` as waiting for deferred room since `now`.
     pub(crate) fn hold(&mut self, i: usize, now: u64) {
-        let c = &mut self.cores[i];
-        c.held_since.get_or_insert(now);
+        self.cores[i].held_since = Some(now);
         self.held |= 1 << i;
     }
 

@@ -1,10 +1,17 @@
-//! The output heap: each ring's share of the platform's heap, handed out as a ring buffer in
-//! submission order and reclaimed as the ring's watermark passes the tasks that own it.
+//! The output heap: each ring's share of the platform's heap, handed out by
+//! [`Orchestrator::alloc`] as a ring buffer in submission order and reclaimed as the ring's
+//! watermark passes the tasks that own it.
 //!
 //! Offsets run up forever (`head`); the byte at offset `o` lives at `base + o % len`. A task's
 //! buffers start at the `heap_start` recorded in its slot, so the oldest live task's start is
 //! the tail: everything before it belongs to retired tasks.
 #![forbid(unsafe_code)]
+
+use super::Orchestrator;
+use crate::error::SubmitError;
+use crate::ids::{Seq, TaskId};
+use crate::platform::Platform;
+use crate::sync::Ordering;
 
 /// One ring's heap, as the orchestrator sees it.
 #[derive(Clone, Copy, Debug, Default)]
@@ -53,6 +60,74 @@ impl RingHeap {
     /// The device address of `offset`.
     pub(crate) fn address(&self, offset: u64) -> u64 {
         self.base + offset % self.len
+    }
+}
+
+impl<P: Platform> Orchestrator<'_, '_, P> {
+    /// Allocates an output buffer of `bytes` bytes aligned to `align` (a power of two) from
+    /// `ring`'s heap and returns its device address. The buffer belongs to the next task
+    /// submitted to `ring` and is reclaimed when that task is, that is once it finished, its
+    /// consumers finished, and its scope ended: submit the producer and its consumers in one
+    /// scope, so a consumer submitted after the producer finished still finds the buffer.
+    /// Waits (bounded by `submit_timeout_us`) while the heap is full; fails at once when only
+    /// the end of an open scope could make room.
+    pub fn alloc(&mut self, ring: u8, bytes: u64, align: u64) -> Result<u64, SubmitError> {
+        self.check_running()?;
+        let rings = self.t.cfg.rings;
+        if ring >= rings {
+            return Err(SubmitError::BadRing { ring, rings });
+        }
+        if !align.is_power_of_two() {
+            return Err(SubmitError::BadAlignment { align });
+        }
+        let r = ring as usize;
+        let heap = self.heaps[r];
+        let worst = bytes.saturating_add(align - 1);
+        if heap.len == 0 || worst > heap.len {
+            return Err(SubmitError::HeapTooSmall {
+                bytes: worst,
+                heap: heap.len,
+            });
+        }
+        let placed = self.wait_bounded(
+            |o, _| {
+                let (tail, oldest) = o.heap_tail(r);
+                if let Some(p) = o.heaps[r].place(bytes, align, tail) {
+                    return Ok(Some(p));
+                }
+                // Room only comes from retiring the oldest live task: if a scope holds it,
+                // waiting cannot succeed.
+                match oldest {
+                    Some(g) if o.t.slot(g).scoped.load(Ordering::Relaxed) == 1 => {
+                        Err(SubmitError::ScopeDeadlock {
+                            ring,
+                            window: o.t.window as u32,
+                            open: o.scopes.len(),
+                        })
+                    }
+                    _ => Ok(None),
+                }
+            },
+            |waited_us| SubmitError::HeapFull {
+                ring,
+                bytes,
+                waited_us,
+            },
+        )?;
+        self.heaps[r].head = placed.head;
+        Ok(self.heaps[r].address(placed.offset))
+    }
+
+    /// The heap offset before which every buffer of `r` is free again (the oldest live
+    /// task's start, or the pending task's if every task retired), and that task's slot.
+    pub(super) fn heap_tail(&self, r: usize) -> (u64, Option<usize>) {
+        let t = self.t;
+        let retired = t.rings[r].retired();
+        if retired >= self.next[r] {
+            return (self.heaps[r].pending, None);
+        }
+        let g = t.gslot(TaskId::new(t.cfg.epoch, r as u8, Seq(retired)));
+        (t.slot(g).heap_start.load(Ordering::Relaxed), Some(g))
     }
 }
 

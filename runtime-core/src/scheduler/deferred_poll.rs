@@ -1,0 +1,79 @@
+//! Polling the scheduler's deferred set: finishing the tasks whose last condition now holds,
+//! and failing the run on a deadline passed.
+#![forbid(unsafe_code)]
+
+use super::{DEADLINES_EVERY, Scheduler, read_watch};
+use crate::completion::finish;
+use crate::error::{FatalError, FatalKind};
+use crate::platform::Platform;
+use crate::sync::Ordering;
+
+impl<P: Platform> Scheduler<'_, '_, P> {
+    /// Reads the watched words (at most `deferred_poll_budget` of them) and finishes the tasks
+    /// whose last condition now holds; checks deadlines now and then.
+    pub(super) fn poll_deferred(&mut self) -> bool {
+        let t = self.t;
+        let p = self.p;
+        let by = self.finisher();
+        let tasks_level = self.tasks_level;
+        let records = &mut self.records;
+        let polled = self.deferred.poll(
+            self.t.cfg.deferred_poll_budget as usize,
+            |w| read_watch(p, w),
+            |set, e| {
+                let task = set.close(e);
+                let g = t.gslot(task);
+                t.slot(g).deferred.store(0, Ordering::Relaxed);
+                if tasks_level {
+                    let row = &t.prof_rows[g];
+                    let fin = row.fin.load(Ordering::Relaxed);
+                    row.deferred.store(by.now.max(fin), Ordering::Relaxed);
+                }
+                finish(&t, task, by, Some(&mut *records));
+            },
+        );
+        let released = match polled {
+            Ok(n) => n,
+            Err((watch, task)) => {
+                self.fail(
+                    FatalError::new(FatalKind::BadCondition)
+                        .with_task(task)
+                        .with_watch(watch),
+                );
+                return true;
+            }
+        };
+        if (self.loops as u32).is_multiple_of(DEADLINES_EVERY) {
+            let now = self.p.now();
+            if let Some(x) = self.deferred.expired(now) {
+                // With lanes held for room, the full set itself may be what kept the word
+                // from moving (its writer could not get a core): say so, naming the knob.
+                let e = match self.cores.oldest_held() {
+                    Some((i, since)) => self.deferred_full(i, now.saturating_sub(since)),
+                    None => FatalError::new(FatalKind::DeferredTimeout)
+                        .with_task(x.task)
+                        .with_watch(x.watch)
+                        .with_detail(x.expected, x.last),
+                };
+                self.fail(e);
+                return true;
+            }
+        }
+        released > 0
+    }
+
+    /// The error of local core `i`'s lane, held `waited` ticks for room in a full set.
+    pub(super) fn deferred_full(&self, i: usize, waited: u64) -> FatalError {
+        let c = &self.cores.cores[i];
+        let mut e = FatalError::new(FatalKind::DeferredFull)
+            .with_core(c.id)
+            .with_detail(
+                self.t.cfg.deferred_capacity as u64,
+                waited / self.p.ticks_per_us().max(1),
+            );
+        if let Some(run) = c.running {
+            e = e.with_task(run.task);
+        }
+        e
+    }
+}

@@ -1,0 +1,108 @@
+//! Dispatch policy and the send: idle cores first, then pending slots; MIX tasks on whole
+//! idle clusters, with priority on MIX-capable clusters while one waits; DUMMY tasks
+//! finished on the spot.
+#![forbid(unsafe_code)]
+
+use super::cores::Inflight;
+use super::{DUMMY_BATCH, Scheduler};
+use crate::config::MAX_ARGS;
+use crate::ids::{TaskId, WorkerClass};
+use crate::platform::{Payload, Platform};
+use crate::slot::Meta;
+use crate::sync::Ordering;
+
+impl<P: Platform> Scheduler<'_, '_, P> {
+    /// Fills idle cores of `class` (except `reserved` ones) first, then pending slots, while
+    /// its queue has work.
+    pub(super) fn dispatch_single(&mut self, class: WorkerClass, reserved: u128) -> bool {
+        let kind = self.cores.kind[class.index()] & !reserved;
+        let mut progress = false;
+        loop {
+            let idle = self.cores.idle & kind;
+            let target = if idle != 0 {
+                idle
+            } else {
+                self.cores.pending_free & kind
+            };
+            if target == 0 {
+                return progress;
+            }
+            let Some(raw) = self.t.queue(class).pop() else {
+                return progress;
+            };
+            let i = target.trailing_zeros() as usize;
+            self.send(i, TaskId::from_raw(raw), 0, 1);
+            progress = true;
+        }
+    }
+
+    /// Starts MIX tasks on clusters whose three cores are all idle. Returns whether it
+    /// started any, and whether MIX work is still waiting.
+    pub(super) fn dispatch_mix(&mut self) -> (bool, bool) {
+        let queue = *self.t.queue(WorkerClass::Mix);
+        if self.cores.mix.is_empty() || !queue.maybe_nonempty() {
+            return (false, false);
+        }
+        let mut progress = false;
+        for c in 0..self.cores.mix.len() {
+            let lanes = self.cores.mix[c];
+            let mask = lanes.iter().fold(0u128, |m, &l| m | 1 << l);
+            if self.cores.idle & mask != mask {
+                continue;
+            }
+            let Some(raw) = queue.pop() else {
+                return (progress, false);
+            };
+            for (lane, &l) in lanes.iter().enumerate() {
+                self.send(l as usize, TaskId::from_raw(raw), lane as u8, 3);
+            }
+            progress = true;
+        }
+        (progress, queue.maybe_nonempty())
+    }
+
+    /// Writes the payload of `task`'s `lane` to local core `i` and rings its doorbell.
+    pub(super) fn send(&mut self, i: usize, task: TaskId, lane: u8, lanes: u8) {
+        let g = self.t.gslot(task);
+        let meta = Meta::unpack(self.t.slot(g).meta.load(Ordering::Relaxed));
+        let mut buf = [0u64; MAX_ARGS as usize];
+        let n = (meta.nargs as usize).min(buf.len());
+        for (dst, src) in buf[..n].iter_mut().zip(self.t.args_of(g)) {
+            *dst = src.load(Ordering::Relaxed);
+        }
+        let core = self.cores.cores[i];
+        let token = core.next_token;
+        let payload = Payload {
+            task,
+            kernel: meta.kernel,
+            lane,
+            lanes,
+            args: &buf[..n],
+            profile: self.tasks_level,
+        };
+        if self.tasks_level && lane == 0 {
+            // The lap clock may predate the task's ready stamp (set by another thread during
+            // this phase): a task is never dispatched before it was ready.
+            let row = &self.t.prof_rows[g];
+            let ready = row.ready.load(Ordering::Relaxed);
+            row.dispatch.store(self.now.max(ready), Ordering::Relaxed);
+            row.core.store(core.id.0 as u64, Ordering::Relaxed);
+        }
+        self.p.write_payload(core.id, token, &payload);
+        self.p.ring_doorbell(core.id, token);
+        self.cores.occupy(i, Inflight { task, token });
+        self.dispatched += 1;
+    }
+
+    /// Finishes a batch of ready DUMMY tasks here and now.
+    pub(super) fn finish_dummies(&mut self) -> bool {
+        let q = *self.t.queue(WorkerClass::Dummy);
+        let mut progress = false;
+        for _ in 0..DUMMY_BATCH {
+            let Some(raw) = q.pop() else { break };
+            self.finish(TaskId::from_raw(raw));
+            progress = true;
+        }
+        progress
+    }
+}
