@@ -16,7 +16,9 @@ typedef struct CommHandle CommHandle;
 
 /* rendezvous: the job's run id. Returns NULL on bad input. */
 CommHandle *comm_init(int rank, int nranks, int device_id, const char *rendezvous);
-/* Collective. *device_ctx_out receives the address of this rank's CommContext (1056 bytes). */
+/* Collective. *device_ctx_out receives the address of this rank's CommContext (1056 bytes).
+ * -3 also when /dev/shm has too little room for every window. Once every rank has mapped the
+ * job's object its name is removed, so no failure after this call can leak it. */
 int comm_alloc_windows(CommHandle *h, size_t win_size, uint64_t *device_ctx_out);
 int comm_get_local_window_base(CommHandle *h, uint64_t *base_out);
 int comm_get_window_size(CommHandle *h, size_t *size_out);

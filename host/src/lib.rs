@@ -9,8 +9,8 @@
 //! (`write_chrome_trace`) and a summary.
 //!
 //! Principles:
-//! - No unsafe but one small module: POSIX shared memory (`comm/raw_shm.rs`), every block
-//!   with its SAFETY comment. The device is reached through `pto-device-sys`, the simulator
+//! - No unsafe but two small modules: POSIX shared memory (`comm/raw_shm.rs`) and signal
+//!   handlers (`signals.rs`), every block with its SAFETY comment. The device is reached through `pto-device-sys`, the simulator
 //!   through `pto-sim`.
 //! - Errors are sentences a user can act on (`thiserror`), never panics.
 //! - Benchmarks report medians of repeated runs; nothing here asserts on time.
@@ -22,4 +22,5 @@ pub mod bench;
 pub mod comm;
 pub mod launch;
 pub mod profile;
+pub mod signals;
 pub mod transport;

@@ -136,8 +136,9 @@ fn two_jobs_at_once_do_not_collide() {
 fn bad_rank_counts_are_errors() {
     for n in ["0", "65"] {
         let out = launch(&["allreduce", "--ranks", n]);
-        assert!(!out.status.success());
-        assert!(String::from_utf8_lossy(&out.stderr).contains("1 to 64"));
+        assert_eq!(out.status.code(), Some(2), "the parser's usage error");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--ranks") && err.contains("1..=64"), "{err}");
     }
 }
 
@@ -176,4 +177,105 @@ fn started_by_mpirun_each_process_runs_as_its_rank() {
         );
     }
     assert!(!leftover(&format!("ompi-{job}")));
+}
+
+/// A rank as another launcher starts it: `vars` name it, nothing of pto-launch's is set.
+fn rank_process(args: &[&str], vars: &[(&str, String)]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pto-launch"));
+    c.args(args);
+    for v in ["PTO_RANK", "PTO_RANKS", "PTO_RUN_ID", "PTO_LAUNCHER_PID"] {
+        c.env_remove(v);
+    }
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    c
+}
+
+#[test]
+fn under_another_launcher_a_disagreeing_ranks_and_port_0_are_refused_at_once() {
+    let vars = [
+        ("OMPI_COMM_WORLD_RANK", "0".to_string()),
+        ("OMPI_COMM_WORLD_SIZE", "2".to_string()),
+        (
+            "OMPI_MCA_ess_base_jobid",
+            format!("refuse{}", std::process::id()),
+        ),
+    ];
+    let start = Instant::now();
+    let out = rank_process(&["allreduce", "--ranks", "3"], &vars)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("--ranks 3") && err.contains("OMPI_COMM_WORLD_SIZE=2"),
+        "{err}"
+    );
+    let out = rank_process(&["allreduce", "--rendezvous", "tcp://127.0.0.1:0"], &vars)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("port 0") && err.contains("Give a port"),
+        "{err}"
+    );
+    // At once: not after the 30 s a rank would wait for peers that cannot come.
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn a_run_id_derived_from_the_rendezvous_address_is_valid() {
+    // PMI names no job: the ranks name it after the rendezvous address, dots and colons
+    // included, and that name works.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let at = format!("tcp://127.0.0.1:{port}");
+    let children: Vec<_> = (0..2)
+        .map(|r| {
+            rank_process(
+                &[
+                    "allreduce",
+                    "--elements",
+                    "500",
+                    "--timeout-s",
+                    "20",
+                    "--rendezvous",
+                    &at,
+                ],
+                &[("PMI_RANK", r.to_string()), ("PMI_SIZE", "2".to_string())],
+            )
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    for (r, c) in children.into_iter().enumerate() {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "rank {r}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .contains(&format!("rdzv-127_0_0_1_{port}"))
+        })
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

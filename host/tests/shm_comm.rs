@@ -68,7 +68,10 @@ fn ranks_see_each_others_windows_and_the_last_one_out_removes_the_object() {
         });
         let want = (ranks as u64) * (ranks as u64 + 1) / 2;
         assert!(sums.iter().all(|&s| s == want), "{sums:?}");
-        assert!(!object_exists(&id), "the last rank out removed the object");
+        assert!(
+            !object_exists(&id),
+            "nothing of the job is left in /dev/shm"
+        );
     }
 }
 
@@ -127,11 +130,41 @@ fn bad_input_gets_clear_errors() {
     c.window_bytes = 0;
     assert!(err(c).contains("1 byte to 16 GiB"));
     assert!(err(cfg("bad/id", 0, 1)).contains("letters, digits"));
-    // A run id already in use.
-    let first = ShmComm::init(&cfg(&id, 0, 1)).unwrap();
+    // A name taken (another job forming, or a leftover): an error, never a reuse.
+    let path = format!("/dev/shm/pto-{id}");
+    std::fs::write(&path, b"").unwrap();
     assert!(err(cfg(&id, 0, 1)).contains("exists already"));
-    drop(first);
+    std::fs::remove_file(&path).unwrap();
+    // Windows too large for /dev/shm: an error naming the bytes, not a SIGBUS later.
+    let mut c = cfg(&id, 0, 64);
+    c.window_bytes = 16 << 30;
+    let e = err(c);
+    assert!(
+        e.contains("needs 1099511631872 bytes") && e.contains("bytes free"),
+        "{e}"
+    );
     assert!(!object_exists(&id));
+}
+
+#[test]
+fn the_name_is_removed_once_every_rank_mapped_the_object() {
+    let id = run_id("unlinked");
+    let first = with_ranks(&id, 3, |c| {
+        // Every rank is past init: nobody needs the name any more.
+        assert!(!object_exists(&id), "removed after the joining barrier");
+        c.barrier().unwrap();
+    });
+    assert_eq!(first.len(), 3);
+    // So a failure of any process from here on cannot leak it, and the run id is free for
+    // the next job even while this one runs.
+    let a = ShmComm::init(&cfg(&id, 0, 1)).unwrap();
+    let b = ShmComm::init(&cfg(&id, 0, 1)).unwrap();
+    a.window(0).unwrap()[0].store(7, Ordering::Release);
+    assert_eq!(
+        b.window(0).unwrap()[0].load(Ordering::Acquire),
+        0,
+        "two objects"
+    );
 }
 
 #[test]

@@ -31,6 +31,9 @@ pub enum PoisonReason {
     Died,
     /// It is shutting down on an error of its own.
     Aborted,
+    /// It stopped making progress (its heartbeat stalled while it lives: hung or stopped),
+    /// recorded in its name by a peer or the launcher that noticed.
+    Unresponsive,
 }
 
 impl PoisonReason {
@@ -39,6 +42,7 @@ impl PoisonReason {
             PoisonReason::TimedOut => 1,
             PoisonReason::Died => 2,
             PoisonReason::Aborted => 3,
+            PoisonReason::Unresponsive => 4,
         }
     }
 
@@ -46,6 +50,7 @@ impl PoisonReason {
         match code {
             1 => PoisonReason::TimedOut,
             2 => PoisonReason::Died,
+            4 => PoisonReason::Unresponsive,
             _ => PoisonReason::Aborted,
         }
     }
@@ -91,6 +96,7 @@ impl fmt::Display for BarrierError {
                     PoisonReason::TimedOut => "timed out at a barrier",
                     PoisonReason::Died => "died",
                     PoisonReason::Aborted => "aborted",
+                    PoisonReason::Unresponsive => "stopped responding (hung or stopped)",
                 }
             ),
         }
@@ -284,6 +290,20 @@ mod tests {
             Err(BarrierError::Poisoned { rank: 0, .. })
         ));
         assert!(std::format!("{e}").contains("2 of 3 ranks"));
+    }
+
+    #[test]
+    fn every_reason_survives_the_poison_word() {
+        for reason in [
+            PoisonReason::TimedOut,
+            PoisonReason::Died,
+            PoisonReason::Aborted,
+            PoisonReason::Unresponsive,
+        ] {
+            let b = BarrierWords::new();
+            b.poison(63, reason);
+            assert_eq!(b.poisoned(), Some((63, reason)));
+        }
     }
 
     #[test]

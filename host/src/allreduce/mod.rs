@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use pto_runtime_core::{Config, KernelId, TaskSpec, WorkerClass};
+use pto_runtime_core::{BarrierError, Config, KernelId, PoisonReason, TaskSpec, WorkerClass};
 use pto_sim::{KernelError, KernelTable, Signal, SimOptions, Transfer, run_with};
 
-use crate::comm::{ShmComm, ShmConfig};
+use crate::comm::{CommError, ShmComm, ShmConfig};
 
 /// `[src, dst, words, counter]`: puts `words` words into a peer's window, then adds 1 to the
 /// peer's counter; completes once the engine landed it.
@@ -38,6 +38,38 @@ pub struct RankJob {
     pub elements: u64,
     /// Bound of every wait.
     pub timeout: Duration,
+    /// Spawned by `pto-launch`, which watches the job (see [`ShmComm::init_watched`]).
+    pub watched: bool,
+}
+
+/// How a rank says why it stopped, naming the culprit.
+pub fn poison_reason(reason: PoisonReason) -> &'static str {
+    match reason {
+        PoisonReason::Died => "died",
+        PoisonReason::TimedOut => "timed out",
+        PoisonReason::Aborted => "aborted",
+        PoisonReason::Unresponsive => "stopped responding (hung or stopped: no heartbeat)",
+    }
+}
+
+/// A communicator error as a rank reports it: a poisoned job names the culprit.
+fn describe(e: CommError) -> String {
+    match e {
+        CommError::Barrier(BarrierError::Poisoned { rank, reason }) => {
+            format!("stopped because rank {rank} {}", poison_reason(reason))
+        }
+        e => e.to_string(),
+    }
+}
+
+/// What one rank's windows and memory take, computed without overflow: the window (a
+/// counter, then one slot of `elements` words per rank) and the simulator's memory (input
+/// and output, plus room for the runtime).
+fn sizes(ranks: u64, elements: u64) -> Option<(u64, u64, usize)> {
+    let bytes = elements.checked_mul(8)?;
+    let window = ranks.checked_mul(bytes)?.checked_add(64)?;
+    let memory = bytes.checked_mul(2)?.checked_add(4 << 20)?;
+    Some((bytes, window, usize::try_from(memory).ok()?))
 }
 
 /// Rank `r`'s input.
@@ -50,7 +82,13 @@ pub fn expected(ranks: u64, i: u64) -> u64 {
     ranks * i + 100 * ranks * (ranks - 1) / 2
 }
 
-fn kernels(done: Arc<AtomicBool>) -> KernelTable {
+/// Error code of a reduce cut short because the job was given up.
+const STOPPED: u32 = 91;
+
+/// `done`: set by the reduce once the sum is checked. `stop`: set by the rank's watch loop
+/// once the job is given up, so that a reduce in progress returns at its next chunk instead
+/// of finishing a sum nobody will use.
+fn kernels(done: Arc<AtomicBool>, stop: Arc<AtomicBool>) -> KernelTable {
     KernelTable::new()
         .with(PUT, "put", |ctx| {
             let [src, dst, words, counter] = ctx.args_array()?;
@@ -71,6 +109,9 @@ fn kernels(done: Arc<AtomicBool>) -> KernelTable {
             let (mut acc, mut part) = (vec![0u64; CHUNK], vec![0u64; CHUNK]);
             let mut at = 0u64;
             while at < elements {
+                if stop.load(Ordering::Acquire) {
+                    return Err(KernelError::new(STOPPED, "the job was given up"));
+                }
                 let n = (elements - at).min(CHUNK as u64) as usize;
                 mem.read(input + at * 8, &mut acc[..n])?;
                 for peer in (0..ranks).filter(|&p| p != me) {
@@ -99,43 +140,83 @@ fn kernels(done: Arc<AtomicBool>) -> KernelTable {
 /// Runs this rank's part of the allreduce; returns how long it took.
 pub fn run_rank(job: &RankJob) -> Result<Duration, String> {
     let start = Instant::now();
-    let (n, e) = (job.ranks as u64, job.elements.max(1));
-    let bytes = e * 8;
-    // Window: the counter, then one slot of `elements` words per rank.
-    let comm = Arc::new(
-        ShmComm::init(&ShmConfig {
-            rank: job.rank,
-            ranks: job.ranks,
-            run_id: job.run_id.clone(),
-            window_bytes: 64 + n * bytes,
-            timeout: job.timeout,
-        })
-        .map_err(|e| e.to_string())?,
-    );
+    let (n, e) = (job.ranks as u64, job.elements);
+    if e == 0 {
+        return Err("--elements 0: give at least one element".into());
+    }
+    let (bytes, window, memory) = sizes(n, e).ok_or_else(|| {
+        format!("{n} ranks of {e} elements: the window size overflows; lower --elements or --ranks")
+    })?;
+    let cfg = ShmConfig {
+        rank: job.rank,
+        ranks: job.ranks,
+        run_id: job.run_id.clone(),
+        window_bytes: window,
+        timeout: job.timeout,
+    };
+    let comm = if job.watched {
+        ShmComm::init_watched(&cfg)
+    } else {
+        ShmComm::init(&cfg)
+    };
+    let comm = Arc::new(comm.map_err(describe)?);
+    let result = run_joined(job, &comm, bytes, memory, start);
+    if result.is_err() {
+        // Every failure gives the job up in this rank's name (unless a culprit was named
+        // already), so peers stop now, with or without a launcher watching.
+        comm.poison(PoisonReason::Aborted);
+    }
+    result
+}
+
+/// The allreduce of a rank that joined the communicator `comm`.
+fn run_joined(
+    job: &RankJob,
+    comm: &Arc<ShmComm>,
+    bytes: u64,
+    memory: usize,
+    start: Instant,
+) -> Result<Duration, String> {
+    let (n, e) = (job.ranks as u64, job.elements);
     let ctx = comm.context().map_err(|e| e.to_string())?;
     let ranges = comm.window_ranges().map_err(|e| e.to_string())?;
     let (me, counter, slots) = (job.rank as u64, ctx.local_window(), ctx.local_window() + 64);
+    // Room for every task of the rank (a put per peer, the receive, the reduce) and every
+    // deferred one: submit never waits for reclaim, so the rank reaches its watch loop (and
+    // sees a poison) as soon as its tasks are submitted, not once the engine landed its puts.
+    let tasks = job.ranks.saturating_add(2);
     let cfg = Config {
+        task_window: tasks.next_power_of_two().max(4),
+        deferred_capacity: tasks.max(Config::tiny().deferred_capacity),
         max_args: 8,
-        deferred_timeout_us: job.timeout.as_micros() as u64,
+        deferred_timeout_us: u64::try_from(job.timeout.as_micros()).unwrap_or(u64::MAX),
         ..Config::tiny()
     };
     let opts = SimOptions {
-        memory_bytes: (2 * bytes as usize) + (4 << 20),
+        memory_bytes: memory,
         ..SimOptions::default()
     };
     let done = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
     let out = run_with(
         cfg,
-        kernels(done.clone()),
+        kernels(done.clone(), stop.clone()),
         opts,
         ranges,
         |o| -> Result<(), String> {
             let mem = o.platform().memory();
+            // `sizes` checked that twice `bytes` fits a usize.
             let src = mem.alloc(bytes as usize, 64).map_err(|e| e.to_string())?;
             let dst = mem.alloc(bytes as usize, 64).map_err(|e| e.to_string())?;
-            let data: Vec<u64> = (0..e).map(|i| input(me, i)).collect();
-            mem.write(src, &data).map_err(|e| e.to_string())?;
+            // The input, a chunk at a time (no second copy of a large vector on the heap).
+            let mut data = Vec::with_capacity(CHUNK);
+            let mut at = 0u64;
+            while at < e {
+                data.clear();
+                data.extend((at..e.min(at + CHUNK as u64)).map(|i| input(me, i)));
+                mem.write(src + at * 8, &data).map_err(|e| e.to_string())?;
+                at += data.len() as u64;
+            }
             let my_slot = slots + me * bytes;
             for peer in (0..job.ranks).filter(|&p| p as u64 != me) {
                 let at = ctx
@@ -156,14 +237,17 @@ pub fn run_rank(job: &RankJob) -> Result<Duration, String> {
                     .deps(&[recv]),
             )
             .map_err(|e| e.to_string())?;
-            // Watch the job while the tasks run: a peer that died (the launcher poisons the
-            // barrier in its name) stops this rank now, not at its deferred timeout.
+            // Watch the job while the tasks run: say this rank is alive, and stop now, not at
+            // the deferred timeout, once the job is poisoned (the launcher does it in the
+            // name of a rank that died) or a peer is found dead or unresponsive.
             while !done.load(Ordering::Acquire) && o.error().is_none() {
-                if let Some((rank, _)) = comm.poisoned() {
+                comm.heartbeat();
+                if let Some((rank, _)) = comm.check_peers() {
+                    stop.store(true, Ordering::Release);
                     o.abort(rank as u64);
                     break;
                 }
-                std::thread::sleep(Duration::from_millis(2));
+                std::thread::sleep(Duration::from_millis(1));
             }
             Ok(())
         },
@@ -172,14 +256,12 @@ pub fn run_rank(job: &RankJob) -> Result<Duration, String> {
         Ok(out) => out,
         Err(failed @ pto_sim::SimError::Run { .. }) => {
             if let Some((rank, reason)) = comm.poisoned() {
-                let why = match reason {
-                    pto_runtime_core::PoisonReason::Died => "died",
-                    pto_runtime_core::PoisonReason::TimedOut => "timed out",
-                    pto_runtime_core::PoisonReason::Aborted => "aborted",
-                };
-                return Err(format!("stopped because rank {rank} {why}"));
+                return Err(format!(
+                    "stopped because rank {rank} {}",
+                    poison_reason(reason)
+                ));
             }
-            comm.poison(pto_runtime_core::PoisonReason::Aborted);
+            comm.poison(PoisonReason::Aborted);
             // The run's error, with what a failed kernel said.
             return Err(failed.to_string());
         }
@@ -187,6 +269,6 @@ pub fn run_rank(job: &RankJob) -> Result<Duration, String> {
     };
     out.value?;
     // Nobody leaves before every rank has its sum (and no put is still on its way).
-    comm.barrier().map_err(|e| e.to_string())?;
+    comm.barrier().map_err(describe)?;
     Ok(start.elapsed())
 }

@@ -50,12 +50,14 @@ pub struct CommHandle {
 fn code_of(e: &CommError) -> i32 {
     match e {
         CommError::RankCount { .. } | CommError::NoSuchRank { .. } => code::BAD_RANK,
-        CommError::WindowSize { .. } | CommError::Mismatch { .. } => code::BAD_WINDOW,
+        CommError::WindowSize { .. } | CommError::Mismatch { .. } | CommError::NoSpace { .. } => {
+            code::BAD_WINDOW
+        }
         CommError::BadRunId(_) | CommError::NameTaken { .. } => code::BAD_RUN_ID,
         CommError::DuplicateRank { .. } => code::BAD_RANK,
-        CommError::NotCreated { .. } | CommError::Barrier(BarrierError::TimedOut { .. }) => {
-            code::TIMEOUT
-        }
+        CommError::NotCreated { .. }
+        | CommError::Unwatched { .. }
+        | CommError::Barrier(BarrierError::TimedOut { .. }) => code::TIMEOUT,
         CommError::Barrier(BarrierError::Poisoned { .. }) => code::PEER_FAILED,
         CommError::Os { .. } => code::OS,
     }
@@ -212,8 +214,9 @@ pub unsafe extern "C" fn comm_barrier(h: *mut CommHandle) -> c_int {
     })
 }
 
-/// Leaves the communicator and frees the handle (the last rank out removes the shared
-/// object). A null handle is accepted and does nothing.
+/// Leaves the communicator and frees the handle (the shared object's name was removed once
+/// every rank mapped it; the memory goes with the last mapping). A null handle is accepted
+/// and does nothing.
 ///
 /// # Safety
 /// `h` is null or a handle from [`comm_init`] that was not destroyed yet; it is not used

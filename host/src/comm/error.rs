@@ -70,6 +70,31 @@ pub enum CommError {
         /// How long this rank waited.
         waited: Duration,
     },
+    /// `/dev/shm` has less room than the job's object needs.
+    #[error(
+        "the job's shared-memory object {name} needs {needed} bytes but /dev/shm has {free} \
+         bytes free: make the windows smaller (pto-launch allreduce: lower --elements or --ranks; \
+         each rank's window holds ranks x elements x 8 bytes) or give /dev/shm more room"
+    )]
+    NoSpace {
+        /// The object's name.
+        name: String,
+        /// Bytes the object needs (header and every window).
+        needed: u64,
+        /// Bytes free in /dev/shm.
+        free: u64,
+    },
+    /// The launcher that spawned this rank never mapped the job's object.
+    #[error(
+        "the launcher did not map {name} within {waited:?}: is it still running? (a rank \
+         spawned by pto-launch waits for it, so that it can stop the job if a rank dies)"
+    )]
+    Unwatched {
+        /// The object's name.
+        name: String,
+        /// How long this rank waited.
+        waited: Duration,
+    },
     /// A barrier failed: a timeout here, or a peer gave up.
     #[error("{0}")]
     Barrier(#[from] BarrierError),

@@ -7,8 +7,14 @@ pub mod capi;
 mod error;
 #[cfg(feature = "cann")]
 pub mod hccl;
+mod liveness;
+mod name;
 mod raw_shm;
 mod shm;
+mod watch;
 
 pub use error::CommError;
+pub use liveness::{HUNG_AFTER, NAMED_WITHIN};
+pub use name::{MAX_RUN_ID, USER_RUN_ID, object_name, sanitize_run_id};
 pub use shm::{ShmComm, ShmConfig};
+pub use watch::JobWatch;

@@ -4,6 +4,7 @@
 
 use std::ffi::CStr;
 use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicU64;
 
@@ -26,18 +27,20 @@ fn last_error() -> io::Error {
 }
 
 impl Mapping {
-    /// Creates `name` exclusively, sized `len` bytes (zero-filled) and mapped. `Ok(None)` if
-    /// an object of that name exists already.
+    /// Creates `name` exclusively, `len` bytes reserved up front (zero-filled) and mapped.
+    /// `Ok(None)` if an object of that name exists already. The space is allocated, not only
+    /// sized (`fallocate`), so a full `/dev/shm` is an `ENOSPC` error here rather than a
+    /// `SIGBUS` when a page is first touched. On any error the name is removed again.
     pub(crate) fn create(name: &CStr, len: usize) -> io::Result<Option<Self>> {
         // SAFETY: `name` is a valid NUL-terminated string; the flags and mode are plain ints.
-        let fd = unsafe {
+        let raw = unsafe {
             libc::shm_open(
                 name.as_ptr(),
                 libc::O_CREAT | libc::O_EXCL | libc::O_RDWR,
                 0o600 as libc::mode_t,
             )
         };
-        if fd < 0 {
+        if raw < 0 {
             let e = last_error();
             return if e.raw_os_error() == Some(libc::EEXIST) {
                 Ok(None)
@@ -45,19 +48,14 @@ impl Mapping {
                 Err(e)
             };
         }
-        // SAFETY: `fd` is the descriptor shm_open just returned, owned here.
-        let sized = unsafe { libc::ftruncate(fd, len as libc::off_t) };
-        let result = if sized == 0 {
-            Self::map(fd, len).map(Some)
-        } else {
-            Err(last_error())
-        };
-        // SAFETY: `fd` is open and not used after this; the mapping (if any) keeps the memory.
-        unsafe { libc::close(fd) };
+        // SAFETY: `raw` is the descriptor shm_open just returned; nothing else owns it.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let result = reserve(&fd, len as u64).and_then(|()| Self::map(fd.as_raw_fd(), len));
         if result.is_err() {
             let _ = unlink(name);
         }
-        result
+        // `fd` closes here; the mapping (if any) keeps the memory.
+        result.map(Some)
     }
 
     /// Opens and maps `name`. `Ok(None)` if it does not exist yet or is not sized yet.
@@ -140,6 +138,28 @@ impl Drop for Mapping {
         // `self` (every view borrows it).
         unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
+}
+
+/// Allocates `len` bytes of `fd` (retrying on a signal); a file system without `fallocate`
+/// gets the size alone.
+fn reserve(fd: &OwnedFd, len: u64) -> io::Result<()> {
+    loop {
+        match rustix::fs::fallocate(fd, rustix::fs::FallocateFlags::empty(), 0, len) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(rustix::io::Errno::OPNOTSUPP) => {
+                return rustix::fs::ftruncate(fd, len).map_err(io::Error::from);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Bytes free for unprivileged use in the file system that holds POSIX shared memory
+/// (`/dev/shm`), if it can be read.
+pub(crate) fn shm_free_bytes() -> Option<u64> {
+    let st = rustix::fs::statvfs("/dev/shm").ok()?;
+    st.f_bavail.checked_mul(st.f_frsize)
 }
 
 /// Removes the object `name` (a missing one is fine).

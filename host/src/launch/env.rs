@@ -3,6 +3,8 @@
 
 use pto_runtime_core::MAX_RANKS;
 
+use crate::comm::sanitize_run_id;
+
 /// The launcher whose convention named the rank.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Launcher {
@@ -151,33 +153,23 @@ pub fn rank_from_env(var: impl Fn(&str) -> Option<String>) -> Result<Option<Rank
 /// job's shared objects: `PTO_RUN_ID`, else Slurm's job and step, Open MPI's job id,
 /// torchrun's run id or its rendezvous address. `None` when no variable names the job.
 pub fn job_id_from_env(var: impl Fn(&str) -> Option<String>) -> Option<String> {
-    let clean = |s: String| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .take(100)
-            .collect()
-    };
+    // The one sanitiser the launcher uses too: every rank and the launcher mean one object.
+    let clean = |s: String| sanitize_run_id(&s).ok();
     if let Some(id) = var("PTO_RUN_ID") {
-        return Some(clean(id));
+        return clean(id);
     }
     if let Some(job) = var("SLURM_JOB_ID") {
         let step = var("SLURM_STEP_ID").unwrap_or_default();
-        return Some(clean(format!("slurm-{job}-{step}")));
+        return clean(format!("slurm-{job}-{step}"));
     }
     if let Some(job) = var("OMPI_MCA_ess_base_jobid") {
-        return Some(clean(format!("ompi-{job}")));
+        return clean(format!("ompi-{job}"));
     }
     if let Some(run) = var("TORCHELASTIC_RUN_ID") {
-        return Some(clean(format!("torch-{run}")));
+        return clean(format!("torch-{run}"));
     }
     match (var("MASTER_ADDR"), var("MASTER_PORT")) {
-        (Some(a), Some(p)) => Some(clean(format!("torch-{a}-{p}"))),
+        (Some(a), Some(p)) => clean(format!("torch-{a}-{p}")),
         _ => None,
     }
 }

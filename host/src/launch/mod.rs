@@ -9,4 +9,4 @@ pub use env::{EnvError, Launcher, RankEnv, job_id_from_env, rank_from_env};
 pub use rendezvous::{
     FormedJob, RendezvousError, form_job, host_id, master_rendezvous, parse_rendezvous,
 };
-pub use spawn::{RankEnd, RankExit, SpawnPlan, rank_command, spawn_ranks};
+pub use spawn::{JobEnd, LAUNCHER_PID, RankEnd, RankExit, SpawnPlan, rank_command, spawn_ranks};

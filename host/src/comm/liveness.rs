@@ -1,0 +1,157 @@
+//! Telling a dead or stopped rank from a slow one: a thread of each rank bumps a heartbeat
+//! word in the job's header every 5 ms while the process runs, and whoever watches (every waiting peer, the launcher) remembers when
+//! each heartbeat last moved. A heartbeat that has not moved for [`DEAD_CHECK_AFTER`] makes the
+//! watcher look at the rank's process: gone (or a zombie) is a rank that died; one that stays
+//! still for [`HUNG_AFTER`] while its process lives is unresponsive (stopped or hung).
+#![forbid(unsafe_code)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use pto_runtime_core::PoisonReason;
+
+use super::shm::{W_HEARTBEAT, W_PID};
+use crate::signals;
+
+/// A heartbeat word's value once its rank left the communicator on purpose.
+pub const LEFT: u64 = u64::MAX;
+/// How long a heartbeat may stand still before the rank is named unresponsive. Its thread
+/// bumps it every 5 ms, so a second is two hundred missed beats (a busy machine delays a
+/// sleeping thread by milliseconds, not seconds); with the 10 ms between checks, a stopped
+/// rank is named within [`NAMED_WITHIN`].
+pub const HUNG_AFTER: Duration = Duration::from_secs(1);
+/// The bound this crate states for naming a stopped or hung rank, from its last heartbeat.
+pub const NAMED_WITHIN: Duration = Duration::from_secs(2);
+/// How long a heartbeat may stand still before the watcher checks whether the process lives.
+pub const DEAD_CHECK_AFTER: Duration = Duration::from_millis(20);
+
+/// What a watcher remembers of each rank's heartbeat.
+#[derive(Debug)]
+pub(crate) struct Liveness {
+    /// Per rank: the value last seen and when it was first seen.
+    seen: Vec<(u64, Instant)>,
+    /// When the heartbeats were last looked at.
+    last: Instant,
+}
+
+impl Liveness {
+    pub(crate) fn new(ranks: u32) -> Self {
+        let now = Instant::now();
+        Liveness {
+            seen: vec![(0, now); ranks as usize],
+            last: now,
+        }
+    }
+
+    /// As [`Liveness::check`], at most once per `every` (a caller polling faster pays
+    /// nothing in between).
+    pub(crate) fn check_every(
+        &mut self,
+        every: Duration,
+        words: &[AtomicU64],
+        me: Option<u32>,
+    ) -> Option<(u32, PoisonReason)> {
+        if self.last.elapsed() < every {
+            return None;
+        }
+        self.last = Instant::now();
+        self.check(words, me)
+    }
+
+    /// Looks at every rank's heartbeat in `words` (a job header) but `me`'s, and returns the
+    /// first rank that died or stopped responding. Ranks that have not joined yet (heartbeat
+    /// 0) or have left are not judged.
+    pub(crate) fn check(
+        &mut self,
+        words: &[AtomicU64],
+        me: Option<u32>,
+    ) -> Option<(u32, PoisonReason)> {
+        let now = Instant::now();
+        for (rank, seen) in self.seen.iter_mut().enumerate() {
+            if Some(rank as u32) == me {
+                continue;
+            }
+            let beat = words[W_HEARTBEAT + rank].load(Ordering::Acquire);
+            if beat != seen.0 {
+                *seen = (beat, now);
+                continue;
+            }
+            if beat == 0 || beat == LEFT {
+                continue;
+            }
+            let still = now.saturating_duration_since(seen.1);
+            if still < DEAD_CHECK_AFTER {
+                continue;
+            }
+            let pid = words[W_PID + rank].load(Ordering::Relaxed);
+            if u32::try_from(pid).is_ok_and(signals::is_dead) {
+                return Some((rank as u32, PoisonReason::Died));
+            }
+            if still >= HUNG_AFTER {
+                return Some((rank as u32, PoisonReason::Unresponsive));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(pid: u64) -> Vec<AtomicU64> {
+        let words: Vec<AtomicU64> = (0..512).map(|_| AtomicU64::new(0)).collect();
+        words[W_HEARTBEAT + 1].store(7, Ordering::Relaxed);
+        words[W_PID + 1].store(pid, Ordering::Relaxed);
+        words
+    }
+
+    #[test]
+    fn a_still_heartbeat_of_a_live_process_is_unresponsive_after_the_bound() {
+        let words = header(std::process::id() as u64);
+        let mut live = Liveness::new(2);
+        let start = Instant::now();
+        let found = loop {
+            if let Some(c) = live.check(&words, Some(0)) {
+                break c;
+            }
+            assert!(start.elapsed() < NAMED_WITHIN, "named within the bound");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(found, (1, PoisonReason::Unresponsive));
+        assert!(start.elapsed() >= HUNG_AFTER, "not before the bound");
+    }
+
+    #[test]
+    fn a_still_heartbeat_of_a_gone_process_is_a_death_at_once() {
+        let mut child = std::process::Command::new("true")
+            .spawn()
+            .expect("true runs");
+        let pid = child.id() as u64;
+        child.wait().expect("reaped");
+        let words = header(pid);
+        let mut live = Liveness::new(2);
+        let start = Instant::now();
+        let found = loop {
+            if let Some(c) = live.check(&words, Some(0)) {
+                break c;
+            }
+            assert!(start.elapsed() < HUNG_AFTER, "a death is not a stall");
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        assert_eq!(found, (1, PoisonReason::Died));
+    }
+
+    #[test]
+    fn moving_heartbeats_and_ranks_that_left_or_never_came_are_fine() {
+        let words = header(std::process::id() as u64);
+        words[W_HEARTBEAT + 2].store(LEFT, Ordering::Relaxed);
+        let mut live = Liveness::new(4);
+        let start = Instant::now();
+        while start.elapsed() < HUNG_AFTER + Duration::from_millis(100) {
+            words[W_HEARTBEAT + 1].fetch_add(1, Ordering::Relaxed);
+            assert_eq!(live.check(&words, Some(0)), None);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Signals for jobs that never leak and never orphan: a rank removes its job's shared-memory
+//! name when a terminating signal comes before every rank mapped the object, and dies with its
+//! launcher; a launcher takes SIGINT, SIGTERM and SIGHUP as a request to stop its ranks and
+//! clean up. The handlers only touch atomics and make async-signal-safe calls.
+#![allow(unsafe_code)]
+
+use std::ffi::{CStr, CString, c_char, c_int};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
+
+/// The signals a terminal, a batch system or a parent sends to end a job.
+const TERMINATING: [c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// The shared-memory name a terminating signal removes (null: none). Set and cleared by the
+/// communicator while it holds a name no other process can remove yet.
+static GUARDED: AtomicPtr<c_char> = AtomicPtr::new(std::ptr::null_mut());
+/// Whether [`remove_on_signal`] installed the rank's handlers (guards are kept only then).
+static RANK_HANDLERS: AtomicBool = AtomicBool::new(false);
+/// The last terminating signal a launcher received, 0 if none.
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn rank_handler(sig: c_int) {
+    let name = GUARDED.swap(std::ptr::null_mut(), Ordering::AcqRel);
+    if !name.is_null() {
+        // SAFETY: `name` came from `CString::into_raw` in `guard` and is never freed (a
+        // guarded name is leaked on purpose), so it is a valid C string; `shm_unlink` is an
+        // `unlink` of a path built on the stack.
+        unsafe { libc::shm_unlink(name) };
+    }
+    // SA_RESETHAND restored the default action: the signal, blocked while this handler runs,
+    // ends the process as it would have without us.
+    // SAFETY: `raise` is async-signal-safe.
+    unsafe { libc::raise(sig) };
+}
+
+extern "C" fn launcher_handler(sig: c_int) {
+    PENDING.store(sig, Ordering::Release);
+}
+
+fn install(handler: extern "C" fn(c_int), flags: c_int) -> std::io::Result<()> {
+    for sig in TERMINATING {
+        // SAFETY: a zeroed `sigaction` is a valid value (empty mask, no flags) that is then
+        // filled in; `handler` is an `extern "C" fn(c_int)` that only touches atomics and
+        // async-signal-safe calls; `sigaction` reads `act` and writes nothing back (null
+        // `oldact`).
+        let rc = unsafe {
+            let mut act: libc::sigaction = std::mem::zeroed();
+            act.sa_sigaction = handler as usize;
+            act.sa_flags = flags;
+            libc::sigemptyset(&mut act.sa_mask);
+            libc::sigaction(sig, &act, std::ptr::null_mut())
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// For a rank: SIGINT, SIGTERM or SIGHUP first remove the shared-memory name the
+/// communicator guards (see [`guard`]), then end the process as they would have.
+pub fn remove_on_signal() -> std::io::Result<()> {
+    install(rank_handler, libc::SA_RESETHAND)?;
+    RANK_HANDLERS.store(true, Ordering::Release);
+    Ok(())
+}
+
+/// For a launcher: SIGINT, SIGTERM and SIGHUP are recorded instead of ending the process;
+/// [`take_pending`] tells the launcher's loop, which stops the ranks and cleans up.
+pub fn record_signals() -> std::io::Result<()> {
+    install(launcher_handler, libc::SA_RESTART)
+}
+
+/// The terminating signal the launcher received since the last call, if any.
+pub fn take_pending() -> Option<i32> {
+    match PENDING.swap(0, Ordering::AcqRel) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
+/// Makes a terminating signal remove `name` (when [`remove_on_signal`] was called): the
+/// communicator guards its object's name from creating or opening it until the name is
+/// removed on purpose. One name at a time; a later guard replaces an earlier one.
+pub(crate) fn guard(name: &CStr) {
+    if !RANK_HANDLERS.load(Ordering::Acquire) {
+        return;
+    }
+    // Leaked on purpose: a handler may be reading the previous pointer right now, so no
+    // guarded name is ever freed (one short string per communicator).
+    let raw = CString::from(name).into_raw();
+    GUARDED.store(raw, Ordering::Release);
+}
+
+/// Terminating signals held back on this thread while it lives: making the object and
+/// guarding its name is one step for a signal (it comes before or after, never between).
+pub(crate) struct Held(libc::sigset_t);
+
+/// Holds SIGINT, SIGTERM and SIGHUP back on this thread until the result is dropped (they are
+/// delivered then). A rank makes its object before it starts any other thread, so a signal to
+/// the process waits too.
+pub(crate) fn hold() -> Held {
+    // SAFETY: zeroed `sigset_t`s are valid values that `sigemptyset` then initialises;
+    // `pthread_sigmask` reads `set` and writes the previous mask into `old`, both live locals.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigemptyset(&mut old);
+        for sig in TERMINATING {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        Held(old)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask `hold` saved, a valid `sigset_t`; no old mask is asked for.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
+    }
+}
+
+/// Stops guarding any name (it was removed, or someone else now owns its removal).
+pub(crate) fn unguard() {
+    GUARDED.store(std::ptr::null_mut(), Ordering::Release);
+}
+
+/// For a rank spawned by a launcher (process `parent`): the kernel sends this process SIGTERM
+/// when the launcher dies, however it dies (SIGKILL included). Errors if the launcher is gone
+/// already (it died before the request was made).
+pub fn die_with_parent(parent: u32) -> std::io::Result<()> {
+    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM))?;
+    let now = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get() as u32);
+    if now != parent {
+        return Err(std::io::Error::other(format!(
+            "the launcher (process {parent}) is gone"
+        )));
+    }
+    Ok(())
+}
+
+/// Sends `sig` to process `pid`; a process that is gone already is fine.
+pub fn send(pid: u32, sig: i32) {
+    let Some(pid) = rustix::process::Pid::from_raw(pid as i32) else {
+        return;
+    };
+    if let Some(sig) = rustix::process::Signal::from_named_raw(sig) {
+        let _ = rustix::process::kill_process(pid, sig);
+    }
+}
+
+/// Whether process `pid` is gone: no such process, or a zombie waiting to be reaped. A
+/// process this one cannot see (0, another pid namespace) counts as alive.
+pub fn is_dead(pid: u32) -> bool {
+    let Some(p) = rustix::process::Pid::from_raw(pid as i32) else {
+        return false;
+    };
+    match rustix::process::test_kill_process(p) {
+        Err(rustix::io::Errno::SRCH) => true,
+        Err(_) => false,
+        Ok(()) => matches!(process_state(pid), Some('Z' | 'X')),
+    }
+}
+
+/// The state letter of `/proc/<pid>/stat` (`R`, `S`, `T` stopped, `Z` zombie...).
+pub fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) S ...`: the command may hold spaces and parentheses; the state follows the
+    // last `)`.
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
