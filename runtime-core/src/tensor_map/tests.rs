@@ -397,6 +397,12 @@ fn gen_arg() -> impl proptest::strategy::Strategy<Value = GenArg> {
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig {
         cases: if cfg!(miri) { 2 } else { 64 },
+        // Under miri there is no file system to keep failing cases in.
+        failure_persistence: if cfg!(miri) {
+            None
+        } else {
+            proptest::prelude::ProptestConfig::default().failure_persistence
+        },
         ..proptest::prelude::ProptestConfig::default()
     })]
 
