@@ -46,6 +46,8 @@ pub struct BenchResult {
     pub runs_ns_per_task: Vec<f64>,
     /// The profiling level of the runs (`off`, `counters`, `tasks`).
     pub profile: String,
+    /// How the schedulers learned of completions (`poll` or `ring`).
+    pub completion: String,
     /// Phases, deferred waits and dropped records of the last run (unless `off`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile_summary: Option<ProfileSummary>,
@@ -117,6 +119,7 @@ pub fn run_bench(
         |ticks: Option<u64>| ticks.map_or(0, |t| t.saturating_mul(1000) / last.ticks_per_us.max(1));
     let result = BenchResult {
         profile: format!("{:?}", cfg.profile).to_lowercase(),
+        completion: format!("{:?}", cfg.completion).to_lowercase(),
         profile_summary,
         workload,
         tasks: submitted,
@@ -151,8 +154,15 @@ impl fmt::Display for BenchResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "workload {:?}: {} tasks, {} scheduler(s), {} AIC + {} AIV cores, median of {} runs",
-            self.workload, self.tasks, self.schedulers, self.aic, self.aiv, self.repeats
+            "workload {:?}: {} tasks, {} scheduler(s), {} AIC + {} AIV cores, completion by {}, \
+             median of {} runs",
+            self.workload,
+            self.tasks,
+            self.schedulers,
+            self.aic,
+            self.aiv,
+            self.completion,
+            self.repeats
         )?;
         if let Some(p) = self.pending {
             writeln!(f, "  {p} tasks kept pending on deferred conditions")?;

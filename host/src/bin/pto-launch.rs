@@ -19,7 +19,7 @@ use pto_host::launch::{
 use pto_host::profile::chrome_trace;
 use pto_host::signals;
 use pto_host::transport::secret::{self, JobSecret};
-use pto_runtime_core::{Config, ProfileLevel};
+use pto_runtime_core::{CompletionMode, Config, ProfileLevel};
 use pto_sim::SimOptions;
 
 /// Most elements per rank: a one-rank window of 2^31 u64 (16 GiB) is the communicator's limit.
@@ -161,6 +161,11 @@ struct BenchArgs {
     /// record per task (a run-time flag: the same binary).
     #[arg(long, value_enum, default_value = "off")]
     profile: Profile,
+    /// How schedulers learn that cores finished: `poll` reads every busy core's status word
+    /// each loop; `ring` has the cores post a record to a completion queue after each FIN
+    /// and reads only the cores named.
+    #[arg(long, value_enum, default_value = "poll")]
+    completion: Completion,
     /// Write the last run's task records as a Chrome trace (open it in Perfetto); implies
     /// `--profile tasks`.
     #[arg(long, value_name = "FILE.json")]
@@ -168,6 +173,15 @@ struct BenchArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+}
+
+/// `--completion` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Completion {
+    /// Read every busy core's status word each loop.
+    Poll,
+    /// Drain a completion queue the cores post to.
+    Ring,
 }
 
 /// `--profile` values.
@@ -549,6 +563,10 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
         record_latency: a.workload != Workload::Tensors,
         profile,
         profile_capacity: records,
+        completion: match a.completion {
+            Completion::Poll => CompletionMode::Poll,
+            Completion::Ring => CompletionMode::Ring,
+        },
         ..Config::default()
     };
     let sim = SimOptions {
