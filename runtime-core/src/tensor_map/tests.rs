@@ -413,7 +413,7 @@ proptest::proptest! {
     fn the_map_finds_what_a_scan_of_every_live_argument_finds(
         program in proptest::collection::vec(
             (proptest::collection::vec(gen_arg(), 1..5), 0..16u64),
-            1..120,
+            1..if cfg!(miri) { 12 } else { 120 },
         )
     ) {
         let (slots, per) = (16usize, 4usize);
