@@ -13,9 +13,7 @@ const C: Watch = Watch::Counter32(0x1000);
 #[test]
 fn a_deferred_task_holds_its_consumer_until_the_counter_lands() {
     let rig = Rig::new(one_aiv(), 0);
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     let a = o.submit(&aiv(&[])).unwrap();
     let b = o.submit(&aiv(&[a])).unwrap();
     drop(o);
@@ -42,9 +40,7 @@ fn a_deferred_task_holds_its_consumer_until_the_counter_lands() {
 #[test]
 fn conditions_that_hold_at_fin_complete_the_task_at_once() {
     let rig = Rig::new(one_aiv(), 0);
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     o.submit(&aiv(&[])).unwrap();
     drop(o);
     p.defer(
@@ -69,9 +65,7 @@ fn a_full_deferred_set_holds_fins_until_room_frees_up() {
         ..one_aiv()
     };
     let rig = Rig::new(cfg, 0);
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     o.submit(&aiv(&[])).unwrap();
     o.submit(&aiv(&[])).unwrap();
     drop(o);
@@ -112,9 +106,7 @@ fn a_condition_that_never_holds_fails_the_run_naming_task_word_and_values() {
         ..one_aiv()
     };
     let rig = Rig::new(cfg, 400); // 400 µs per clock read
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     let a = o.submit(&aiv(&[])).unwrap();
     let b = o.submit(&aiv(&[a])).unwrap();
     drop(o);
@@ -140,9 +132,7 @@ fn a_condition_that_never_holds_fails_the_run_naming_task_word_and_values() {
 #[test]
 fn one_condition_too_many_fails_the_run_with_a_typed_error() {
     let rig = Rig::new(one_aiv(), 0);
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     let a = o.submit(&aiv(&[])).unwrap();
     drop(o);
     let max = t.cfg.max_conditions as u64;
@@ -162,9 +152,7 @@ fn one_condition_too_many_fails_the_run_with_a_typed_error() {
 #[test]
 fn a_word_the_platform_cannot_read_is_a_bad_condition() {
     let rig = Rig::new(one_aiv(), 0);
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     let a = o.submit(&aiv(&[])).unwrap();
     drop(o);
     p.defer(0, 1, &[Condition::engine(7, 1)]); // engine 7 does not exist
@@ -186,9 +174,7 @@ fn a_word_the_platform_cannot_read_is_a_bad_condition() {
 #[test]
 fn mix_lanes_add_their_conditions_and_the_task_waits_for_all() {
     let rig = Rig::new(Config::tiny(), 0);
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     o.submit(&crate::submit::TaskSpec::new(
         crate::ids::KernelId(0),
         crate::ids::WorkerClass::Mix,

@@ -50,9 +50,7 @@ fn a_kernel_error_followed_at_once_by_the_pending_fin_fails_the_run() {
 #[test]
 fn a_report_past_a_token_without_its_result_is_a_protocol_error() {
     let rig = Rig::new(one_aiv(), 0);
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     let a = o.submit(&aiv(&[])).unwrap();
     o.submit(&aiv(&[])).unwrap();
     s.step();
@@ -90,9 +88,7 @@ fn a_report_from_an_idle_core_fails_the_run_naming_core_and_token() {
 #[test]
 fn a_fin_forged_before_dispatch_does_not_complete_the_task() {
     let rig = Rig::new(one_aiv(), 0);
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     let a = o.submit(&aiv(&[])).unwrap();
     p.set_status(0, StatusWord::fin(Token::FIRST)); // before token 1 is rung
     s.step();
@@ -130,9 +126,7 @@ fn tokens_continue_after_the_last_report_of_an_earlier_run() {
 #[test]
 fn an_unknown_condition_kind_is_a_bad_condition_not_a_fake_one() {
     let rig = Rig::new(one_aiv(), 0);
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     let a = o.submit(&aiv(&[])).unwrap();
     let raw = RawCondition {
         kind: 9,
@@ -176,9 +170,7 @@ fn a_lane_held_for_deferred_room_is_not_timed_as_running() {
             ..one_aiv()
         },
     );
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     o.submit(&aiv(&[])).unwrap();
     o.submit(&aiv(&[])).unwrap();
     drop(o);
@@ -210,9 +202,7 @@ fn a_set_that_cannot_drain_fails_naming_the_knob_not_a_lost_transfer() {
             ..one_aiv()
         },
     );
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     for _ in 0..4 {
         o.submit(&aiv(&[])).unwrap();
     }
@@ -242,9 +232,7 @@ fn mix_priority_does_not_hold_back_a_cluster_only_the_deferred_set_can_drain() {
     // One cluster: two AIV tasks wait on X and Y (the second for room), a MIX task waits for
     // the cluster, and the AIC task behind it is the one that sets X and Y.
     let rig = one_waiter(0, Config::tiny());
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     let a = o.submit(&aiv(&[])).unwrap();
     let b = o.submit(&aiv(&[])).unwrap();
     p.defer(1, 1, &[Condition::counter32(0x100, 1)]);
@@ -290,9 +278,7 @@ fn a_held_lane_whose_conditions_came_to_hold_completes_without_room() {
     // A stays in the set (X never lands in this test); B is held for room, then its own
     // word lands: B needs no room any more and completes, with nothing closing meanwhile.
     let rig = one_waiter(0, one_aiv());
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     o.submit(&aiv(&[])).unwrap();
     o.submit(&aiv(&[])).unwrap();
     drop(o);
@@ -320,9 +306,7 @@ fn in_ring_mode_a_core_is_read_when_its_record_comes_and_only_then() {
         },
         0,
     );
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     let a = o.submit(&aiv(&[])).unwrap();
     let b = o.submit(&aiv(&[a])).unwrap();
     drop(o);

@@ -12,9 +12,7 @@ use crate::test_rig::{Rig, aiv, one_aiv, steps, steps_until_failed};
 #[test]
 fn a_duplicated_or_stale_fin_completes_nothing_twice() {
     let rig = Rig::new(Config::tiny(), 0);
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     let a = o.submit(&aiv(&[])).unwrap();
     let b = o.submit(&aiv(&[a])).unwrap();
     s.step();
@@ -43,9 +41,7 @@ fn a_duplicated_or_stale_fin_completes_nothing_twice() {
 #[test]
 fn fin_of_the_pending_token_completes_both_lanes() {
     let rig = Rig::new(one_aiv(), 0);
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     o.submit(&aiv(&[])).unwrap();
     o.submit(&aiv(&[])).unwrap();
     s.step();
@@ -58,9 +54,7 @@ fn fin_of_the_pending_token_completes_both_lanes() {
 #[test]
 fn a_token_never_dispatched_is_a_protocol_error() {
     let rig = Rig::new(Config::tiny(), 0);
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     let a = o.submit(&aiv(&[])).unwrap();
     s.step();
     p.fin(1, 9);
@@ -79,9 +73,7 @@ fn a_token_never_dispatched_is_a_protocol_error() {
 #[test]
 fn a_kernel_error_fails_the_run_naming_task_and_core() {
     let rig = Rig::new(Config::tiny(), 0);
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     let a = o
         .submit(&TaskSpec::new(KernelId(1), WorkerClass::Aic))
         .unwrap();
@@ -245,9 +237,7 @@ fn a_task_refused_for_its_tensors_leaves_the_map_as_it_was() {
 #[test]
 fn a_dependency_on_a_reclaimed_task_is_met_and_never_aliases_the_new_tenant() {
     let rig = Rig::new(one_aiv(), 0);
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     let a = o.submit(&aiv(&[])).unwrap();
     s.step();
     p.fin(0, 1);
@@ -280,9 +270,7 @@ fn a_slot_whose_class_was_overwritten_fails_the_run_instead_of_running_as_dummy(
     use crate::slot::Meta;
     use crate::sync::Ordering;
     let rig = Rig::new(one_aiv(), 0);
-    let (t, p) = (rig.tables(), &rig.p);
-    let mut o = rig.orchestrator();
-    let mut s = rig.scheduler();
+    let (t, p, mut o, mut s) = rig.start();
     let a = o.submit(&aiv(&[])).unwrap();
     let b = o.submit(&aiv(&[a])).unwrap();
     drop(o);

@@ -220,6 +220,23 @@ impl Rig {
     pub(crate) fn orchestrator(&self) -> Orchestrator<'_, '_, Script> {
         Orchestrator::new(self.tables(), &self.p, leaked_tensors(&self.tables().cfg))
     }
+    /// What most tests start with: the tables, the scripted machine, an orchestrator and
+    /// scheduler 0.
+    pub(crate) fn start(
+        &self,
+    ) -> (
+        Tables<'_>,
+        &Script,
+        Orchestrator<'_, '_, Script>,
+        Scheduler<'_, '_, Script>,
+    ) {
+        (
+            self.tables(),
+            &self.p,
+            self.orchestrator(),
+            self.scheduler(),
+        )
+    }
     pub(crate) fn scheduler(&self) -> Scheduler<'_, '_, Script> {
         let t = self.tables();
         Scheduler::new(t, &self.p, 0, &t.sched[0], leaked_store(&t.cfg))
