@@ -119,25 +119,26 @@ impl Meta {
     /// The task's constants, or `Err(class)` if the class byte is none a submit writes (the
     /// region was overwritten). Checked where the class decides the task's fate
     /// (`ready_queue::make_ready`): a bad class fails the run, it never runs as DUMMY.
+    #[inline]
     pub(crate) fn decode(word: u64) -> Result<Self, u8> {
         let class = (word >> 16) as u8;
-        Ok(Meta {
-            kernel: KernelId((word >> 32) as u32),
-            class: WorkerClass::from_index(class as usize).ok_or(class)?,
-            nargs: (word >> 8) as u8,
-            pinned: word as u8,
-        })
+        match WorkerClass::from_index(class as usize) {
+            Some(_) => Ok(Self::unpack(word)),
+            None => Err(class),
+        }
     }
 
     /// The constants of a task that became ready (its class was checked then by
     /// [`Meta::decode`]; the word is not written again in its tenancy).
+    #[inline]
     pub(crate) fn unpack(word: u64) -> Self {
-        Self::decode(word).unwrap_or(Meta {
+        Meta {
             kernel: KernelId((word >> 32) as u32),
-            class: WorkerClass::Dummy,
+            class: WorkerClass::from_index(((word >> 16) & 0xff) as usize)
+                .unwrap_or(WorkerClass::Dummy),
             nargs: (word >> 8) as u8,
             pinned: word as u8,
-        })
+        }
     }
 }
 

@@ -70,8 +70,10 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         for (dst, src) in buf[..n].iter_mut().zip(self.t.args_of(g)) {
             *dst = src.load(Ordering::Relaxed);
         }
-        let core = self.cores.cores[i];
-        let token = core.next_token;
+        let (id, token) = {
+            let c = &self.cores.cores[i];
+            (c.id, c.next_token)
+        };
         let payload = Payload {
             task,
             kernel: meta.kernel,
@@ -86,10 +88,10 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             let row = &self.t.prof_rows[g];
             let ready = row.ready.load(Ordering::Relaxed);
             row.dispatch.store(self.now.max(ready), Ordering::Relaxed);
-            row.core.store(core.id.0 as u64, Ordering::Relaxed);
+            row.core.store(id.0 as u64, Ordering::Relaxed);
         }
-        self.p.write_payload(core.id, token, &payload);
-        self.p.ring_doorbell(core.id, token);
+        self.p.write_payload(id, token, &payload);
+        self.p.ring_doorbell(id, token);
         self.cores.occupy(i, Inflight { task, token });
         self.dispatched += 1;
     }

@@ -81,13 +81,13 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 Lane::Retired => progress = true,
             }
         }
-        let c = self.cores.cores[i];
+        let c = &self.cores.cores[i];
         let Some(run) = c.running else {
             return progress;
         };
-        let status = self.p.core_status(c.id);
-        let pending = c.pending.map(|p| p.token);
-        match fin::decode(status, c.seen, Some(run.token), pending) {
+        let (id, seen, pending) = (c.id, c.seen, c.pending);
+        let status = self.p.core_status(id);
+        match fin::decode(status, seen, Some(run.token), pending.map(|p| p.token)) {
             fin::LaneEvent::Nothing => {
                 self.cores.cores[i].seen = status;
                 progress
@@ -109,11 +109,11 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 true
             }
             fin::LaneEvent::Unexplained => {
-                let newest = c.pending.unwrap_or(run).token;
+                let newest = pending.unwrap_or(run).token;
                 self.fail(
                     FatalError::new(FatalKind::CoreProtocol)
                         .with_task(run.task)
-                        .with_core(c.id)
+                        .with_core(id)
                         .with_detail(status.token().bits() as u64, newest.bits() as u64),
                 );
                 true
