@@ -58,6 +58,8 @@ mod deferred_tests;
 #[cfg(all(test, loom))]
 mod loom_deferred;
 #[cfg(all(test, loom))]
+mod loom_machine;
+#[cfg(all(test, loom))]
 mod loom_models;
 #[cfg(all(test, loom))]
 mod loom_protocol;

@@ -3,83 +3,16 @@
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p pto-runtime-core --release --lib`.
 
 use loom::sync::Arc;
-use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use loom::sync::atomic::Ordering;
 use loom::thread;
 
-use crate::condition::{Condition, Watch};
 use crate::config::Config;
-use crate::ids::{CoreId, KernelId, Token, WorkerClass};
+use crate::ids::{KernelId, Token, WorkerClass};
+use crate::loom_machine::Machine;
 use crate::owned::{Owned, leaked_store, leaked_tensors};
-use crate::platform::{Payload, Platform};
-use crate::protocol::{RawCondition, ResultWord, StatusWord};
+use crate::protocol::{ResultWord, StatusWord};
 use crate::scheduler::{Scheduler, Step};
 use crate::submit::{Orchestrator, TaskSpec};
-
-const COUNTER: u64 = 0x8;
-
-/// One AIV core, one counter, one data word, in loom atomics.
-struct Machine {
-    rung: AtomicU32,
-    status: AtomicU32,
-    /// The result word of token 1 (the only token of this model).
-    result: AtomicU64,
-    /// Conditions the running kernel registered (the slab's count).
-    slab: AtomicU32,
-    counter: AtomicU64,
-    data: AtomicU64,
-}
-
-impl Machine {
-    fn new() -> Self {
-        Machine {
-            rung: AtomicU32::new(0),
-            status: AtomicU32::new(0),
-            result: AtomicU64::new(0),
-            slab: AtomicU32::new(0),
-            counter: AtomicU64::new(0),
-            data: AtomicU64::new(0),
-        }
-    }
-}
-
-impl Platform for Machine {
-    fn now(&self) -> u64 {
-        0
-    }
-    fn ticks_per_us(&self) -> u64 {
-        1
-    }
-    fn has_kernel(&self, _: KernelId) -> bool {
-        true
-    }
-    fn write_payload(&self, _: CoreId, _: Token, _: &Payload<'_>) {}
-    fn ring_doorbell(&self, _: CoreId, token: Token) {
-        self.rung.store(token.bits(), Ordering::Release);
-    }
-    fn core_status(&self, _: CoreId) -> StatusWord {
-        StatusWord::from_bits(self.status.load(Ordering::Acquire))
-    }
-    fn result(&self, _: CoreId, _: Token) -> ResultWord {
-        ResultWord::from_bits(self.result.load(Ordering::Relaxed))
-    }
-    fn conditions(&self, _: CoreId, token: Token) -> usize {
-        // Only the first token's kernel is deferred.
-        if token.bits() == 1 {
-            self.slab.load(Ordering::Relaxed) as usize
-        } else {
-            0
-        }
-    }
-    fn condition(&self, _: CoreId, _: Token, i: usize) -> Option<RawCondition> {
-        (i == 0).then_some(Condition::counter64(COUNTER, 1).into())
-    }
-    fn read_watch(&self, w: Watch) -> Option<u64> {
-        (w == Watch::Counter64(COUNTER)).then(|| self.counter.load(Ordering::Acquire))
-    }
-    fn spin_hint(&self) {
-        thread::yield_now();
-    }
-}
 
 /// A producer's kernel registers `counter >= 1` and reports FIN while an engine lands the
 /// producer's data and bumps the counter. Whenever the scheduler has completed the producer,
@@ -137,8 +70,7 @@ fn scheduler(owned: &Owned, m: Arc<Machine>, cfg: Config) {
         let m = m.clone();
         thread::spawn(move || {
             m.slab.store(1, Ordering::Relaxed);
-            m.result
-                .store(ResultWord::done(Token::FIRST).bits(), Ordering::Relaxed);
+            m.results[1].store(ResultWord::done(Token::FIRST).bits(), Ordering::Relaxed);
             m.status
                 .store(StatusWord::fin(Token::FIRST).bits(), Ordering::Release);
         })

@@ -4,51 +4,19 @@
 //! --lib loom_`.
 
 use loom::sync::Arc;
-use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use loom::sync::atomic::Ordering;
 use loom::thread;
 
 use crate::config::Config;
 use crate::error::{FatalError, FatalKind};
 use crate::ids::{CoreId, KernelId, TaskId, Token, WorkerClass};
+use crate::loom_machine::Machine;
 use crate::owned::{Owned, leaked_store, leaked_tensors};
-use crate::platform::{Payload, Platform};
 use crate::profile::{ProfCtl, ProfileLevel, RECORD_WORDS, RecordCell, RecordWords};
 use crate::protocol::{ResultWord, StatusWord};
 use crate::scheduler::{Scheduler, Step};
 use crate::status::RunStatus;
 use crate::submit::{Orchestrator, TaskSpec};
-
-/// One AIV core: its status word and the result word of each slot, in loom atomics.
-struct Core {
-    status: AtomicU32,
-    results: [AtomicU64; 2],
-    rung: AtomicU32,
-}
-
-impl Platform for Core {
-    fn now(&self) -> u64 {
-        0
-    }
-    fn ticks_per_us(&self) -> u64 {
-        1
-    }
-    fn has_kernel(&self, _: KernelId) -> bool {
-        true
-    }
-    fn write_payload(&self, _: CoreId, _: Token, _: &Payload<'_>) {}
-    fn ring_doorbell(&self, _: CoreId, token: Token) {
-        self.rung.store(token.bits(), Ordering::Relaxed);
-    }
-    fn core_status(&self, _: CoreId) -> StatusWord {
-        StatusWord::from_bits(self.status.load(Ordering::Acquire))
-    }
-    fn result(&self, _: CoreId, token: Token) -> ResultWord {
-        ResultWord::from_bits(self.results[(token.bits() & 1) as usize].load(Ordering::Relaxed))
-    }
-    fn spin_hint(&self) {
-        thread::yield_now();
-    }
-}
 
 /// The core fails token 1 and finishes token 2 at once, each result written before its FIN.
 /// Whatever the scheduler happens to read (nothing yet, FIN(1), or only FIN(2)), it reports
@@ -74,11 +42,7 @@ fn loom_a_failed_token_is_seen_behind_the_next_fin() {
             ..Config::tiny()
         };
         let owned = Arc::new(Owned::new(cfg));
-        let core = Arc::new(Core {
-            status: AtomicU32::new(0),
-            results: [AtomicU64::new(0), AtomicU64::new(0)],
-            rung: AtomicU32::new(0),
-        });
+        let core = Arc::new(Machine::new());
         let a = {
             let mut o = Orchestrator::new(owned.tables(), &*core, leaked_tensors(&cfg));
             let aiv = TaskSpec::new(KernelId(0), WorkerClass::Aiv);
@@ -102,7 +66,7 @@ fn loom_a_failed_token_is_seen_behind_the_next_fin() {
 }
 
 /// Dispatches A and B (running and pending), starts the core, steps until the run failed.
-fn run_until_failed(owned: &Owned, core: Arc<Core>, cfg: Config) -> FatalError {
+fn run_until_failed(owned: &Owned, core: Arc<Machine>, cfg: Config) -> FatalError {
     let t = owned.tables();
     let mut s = Scheduler::new(t, &*core, 0, &t.sched[0], leaked_store(&cfg));
     assert_eq!(s.step(), Step::Progress);
