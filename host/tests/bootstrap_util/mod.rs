@@ -16,9 +16,22 @@ pub fn listener() -> (TcpListener, SocketAddr) {
     (l, a)
 }
 
-/// A free loopback port nobody listens on (for a rank 0 that binds it late itself).
+/// A free loopback port nobody listens on (for a rank 0 that binds it late itself). The port
+/// stays unbound until then, so it is taken on a loopback address of its own (127.x.y.z,
+/// one per call in this process): a port another test or repetition binds on 127.0.0.1
+/// meanwhile cannot collide with it.
 pub fn free_addr() -> SocketAddr {
-    listener().1
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let ip = std::net::Ipv4Addr::new(
+        127,
+        100 + (std::process::id() % 100) as u8,
+        (n / 250 % 250) as u8,
+        (n % 250 + 1) as u8,
+    );
+    let l = TcpListener::bind((ip, 0)).unwrap();
+    l.local_addr().unwrap()
 }
 
 /// Raises this process's limit on open descriptors to the hard limit: the silent-caller
