@@ -8,7 +8,7 @@ use loom::thread;
 
 use crate::config::Config;
 use crate::ids::{KernelId, Token, WorkerClass};
-use crate::loom_machine::Machine;
+use crate::loom_machine::{Machine, one_core, two_preemptions};
 use crate::owned::{Owned, leaked_store, leaked_tensors};
 use crate::protocol::{ResultWord, StatusWord};
 use crate::scheduler::{Scheduler, Step};
@@ -22,23 +22,8 @@ use crate::submit::{Orchestrator, TaskSpec};
 /// Preemption bound 2: three threads, each with one publishing store.
 #[test]
 fn a_deferred_producer_completes_only_after_its_data_landed() {
-    let mut b = loom::model::Builder::new();
-    b.preemption_bound = Some(2);
-    b.max_branches = 100_000;
-    b.check(|| {
-        let cfg = Config {
-            rings: 1,
-            task_window: 2,
-            max_deps: 1,
-            max_args: 0,
-            aic_cores: 0,
-            aiv_cores: 1,
-            profile_capacity: 0,
-            max_conditions: 1,
-            deferred_capacity: 1,
-            deferred_poll_budget: 1,
-            ..Config::tiny()
-        };
+    two_preemptions().check(|| {
+        let cfg = one_core(2);
         let owned = Arc::new(Owned::new(cfg));
         let m = Arc::new(Machine::new());
         {

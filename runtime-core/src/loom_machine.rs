@@ -4,6 +4,7 @@ use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use loom::thread;
 
 use crate::condition::{Condition, Watch};
+use crate::config::Config;
 use crate::ids::{CoreId, KernelId, Token};
 use crate::platform::{Payload, Platform};
 use crate::protocol::{RawCondition, ResultWord, StatusWord};
@@ -75,4 +76,31 @@ impl Platform for Machine {
     fn spin_hint(&self) {
         thread::yield_now();
     }
+}
+
+/// The config of a model on [`Machine`]: one AIV core, a `window`-slot ring, room for one
+/// deferred condition, no profile records.
+pub(crate) fn one_core(window: u32) -> Config {
+    Config {
+        rings: 1,
+        task_window: window,
+        max_deps: 1,
+        max_args: 0,
+        aic_cores: 0,
+        aiv_cores: 1,
+        profile_capacity: 0,
+        max_conditions: 1,
+        deferred_capacity: 1,
+        deferred_poll_budget: 1,
+        ..Config::tiny()
+    }
+}
+
+/// A model checker bounded to two preemptions (each model says why that is enough), with
+/// room for the scheduler's idle loops.
+pub(crate) fn two_preemptions() -> loom::model::Builder {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(2);
+    b.max_branches = 100_000;
+    b
 }

@@ -10,7 +10,7 @@ use loom::thread;
 use crate::config::Config;
 use crate::error::{FatalError, FatalKind};
 use crate::ids::{CoreId, KernelId, TaskId, Token, WorkerClass};
-use crate::loom_machine::Machine;
+use crate::loom_machine::{Machine, one_core, two_preemptions};
 use crate::owned::{Owned, leaked_store, leaked_tensors};
 use crate::profile::{ProfCtl, ProfileLevel, RECORD_WORDS, RecordCell, RecordWords};
 use crate::protocol::{ResultWord, StatusWord};
@@ -24,23 +24,8 @@ use crate::submit::{Orchestrator, TaskSpec};
 /// publishes the earlier token's result.
 #[test]
 fn loom_a_failed_token_is_seen_behind_the_next_fin() {
-    let mut b = loom::model::Builder::new();
-    b.preemption_bound = Some(2);
-    b.max_branches = 100_000;
-    b.check(|| {
-        let cfg = Config {
-            rings: 1,
-            task_window: 4,
-            max_deps: 1,
-            max_args: 0,
-            aic_cores: 0,
-            aiv_cores: 1,
-            profile_capacity: 0,
-            max_conditions: 1,
-            deferred_capacity: 1,
-            deferred_poll_budget: 1,
-            ..Config::tiny()
-        };
+    two_preemptions().check(|| {
+        let cfg = one_core(4);
         let owned = Arc::new(Owned::new(cfg));
         let core = Arc::new(Machine::new());
         let a = {
