@@ -16,8 +16,8 @@ use pto_device_sys::raw::memory::{EngineWords, MemRange, WatchedMemory};
 use pto_device_sys::raw::regs::CoreBlocks;
 use pto_device_sys::{AicpuConfig, AicpuPlatform, Coherence};
 use pto_runtime_core::{
-    Config, FatalKind, KernelId, ProfileLevel, RegionLayout, RunReport, Runtime, TaskSpec,
-    WorkerClass,
+    Config, FatalCause, FatalKind, KernelId, ProfileLevel, RegionLayout, RunReport, Runtime,
+    TaskSpec, WorkerClass,
 };
 
 /// `[slot, value]`: `mem[slot] = value`.
@@ -256,7 +256,7 @@ fn kernel_errors_and_bad_conditions_fail_the_run_with_typed_errors() {
         submit(spec(WRITE, WorkerClass::Aic).args(&[3, 3]).deps(&[a]));
     });
     let e = report.error.expect("the kernel error fails the run");
-    assert_eq!((e.kind, e.detail), (FatalKind::KernelFailed, 77));
+    assert_eq!(e.cause, FatalCause::KernelFailed { code: 77 });
     assert!(e.core.is_some() && e.task.is_some());
     assert_eq!(
         m.mem[3].load(Ordering::Relaxed),
@@ -268,12 +268,18 @@ fn kernel_errors_and_bad_conditions_fail_the_run_with_typed_errors() {
     let (report, _) = run(&m, Coherence::Coherent, ProfileLevel::Off, |submit| {
         submit(spec(BAD, WorkerClass::Aiv).args(&[0]));
     });
-    assert_eq!(report.error.map(|e| e.kind), Some(FatalKind::BadCondition));
+    assert_eq!(
+        report.error.map(|e| e.kind()),
+        Some(FatalKind::BadCondition)
+    );
 
     // A counter outside the watched memory is a bad condition too.
     let m = Machine::new(3);
     let (report, _) = run(&m, Coherence::Coherent, ProfileLevel::Off, |submit| {
         submit(spec(DEFER, WorkerClass::Aiv).args(&[5000, 1]));
     });
-    assert_eq!(report.error.map(|e| e.kind), Some(FatalKind::BadCondition));
+    assert_eq!(
+        report.error.map(|e| e.kind()),
+        Some(FatalKind::BadCondition)
+    );
 }

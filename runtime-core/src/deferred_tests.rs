@@ -3,7 +3,7 @@
 
 use crate::condition::{Condition, Watch};
 use crate::config::Config;
-use crate::error::FatalKind;
+use crate::error::FatalCause;
 use crate::ids::{CoreId, Token};
 use crate::scheduler::{DEADLINES_EVERY, Step};
 use crate::test_rig::{Rig, aiv, one_aiv, steps, steps_until_failed};
@@ -120,8 +120,15 @@ fn a_condition_that_never_holds_fails_the_run_naming_task_word_and_values() {
     );
     let e = t.shared.status.get().unwrap();
     assert_eq!(
-        (e.kind, e.task, e.watch, e.detail, e.detail2),
-        (FatalKind::DeferredTimeout, Some(a), Some(C), 4, 3)
+        (e.cause, e.task),
+        (
+            FatalCause::DeferredTimeout {
+                watch: C,
+                expected: 4,
+                last: 3
+            },
+            Some(a)
+        )
     );
     assert!(p.rung().iter().all(|r| r.2 != b), "the consumer never ran");
     let msg = std::format!("{e}");
@@ -143,8 +150,14 @@ fn one_condition_too_many_fails_the_run_with_a_typed_error() {
     assert_eq!(steps(&mut s, 2), Step::Failed);
     let e = t.shared.status.get().unwrap();
     assert_eq!(
-        (e.kind, e.task, e.detail, e.detail2),
-        (FatalKind::TooManyConditions, Some(a), max + 1, max)
+        (e.cause, e.task),
+        (
+            FatalCause::TooManyConditions {
+                registered: max as u32 + 1,
+                limit: max as u32
+            },
+            Some(a)
+        )
     );
     assert!(std::format!("{e}").contains("raise max_conditions"));
 }
@@ -161,12 +174,13 @@ fn a_word_the_platform_cannot_read_is_a_bad_condition() {
     assert_eq!(steps(&mut s, 2), Step::Failed);
     let e = t.shared.status.get().unwrap();
     assert_eq!(
-        (e.kind, e.task, e.core, e.watch),
+        (e.cause, e.task, e.core),
         (
-            FatalKind::BadCondition,
+            FatalCause::BadCondition {
+                watch: Some(Watch::Engine(7))
+            },
             Some(a),
             Some(CoreId(0)),
-            Some(Watch::Engine(7))
         )
     );
 }

@@ -168,10 +168,10 @@ impl PtoReport {
             finished: r.finished,
             dispatched: r.dispatched,
             live_slots: r.live_slots,
-            error_kind: e.map_or(0, |e| e.kind as u32),
+            error_kind: e.map_or(0, |e| e.kind() as u32),
             error_task: e.and_then(|e| e.task).map_or(0, |t| t.raw()),
             error_core: e.and_then(|e| e.core).map_or(0xffff, |c| c.0),
-            error_detail: e.map_or(0, |e| e.detail),
+            error_detail: e.map_or(0, |e| crate::status::Packed::of(e.cause).detail),
         }
     }
 }

@@ -82,7 +82,7 @@ pub use config::{
     CompletionMode, Config, ConfigError, MAX_ARGS, MAX_CORES, MAX_DEPS, MAX_RINGS, MAX_SCHEDULERS,
     MAX_TENSORS,
 };
-pub use error::{ClaimError, FatalError, FatalKind, SubmitError};
+pub use error::{ClaimError, FatalCause, FatalError, FatalKind, SubmitError};
 pub use ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
 pub use layout::RegionLayout;
 pub use platform::{CoreKind, Payload, Platform};

@@ -7,8 +7,9 @@ use loom::sync::Arc;
 use loom::sync::atomic::Ordering;
 use loom::thread;
 
+use crate::condition::Watch;
 use crate::config::Config;
-use crate::error::{FatalError, FatalKind};
+use crate::error::{FatalCause, FatalError};
 use crate::ids::{CoreId, KernelId, TaskId, Token, WorkerClass};
 use crate::loom_machine::{Machine, one_core, two_preemptions};
 use crate::owned::{Owned, leaked_store, leaked_tensors};
@@ -43,8 +44,8 @@ fn loom_a_failed_token_is_seen_behind_the_next_fin() {
             .unwrap();
         let err = sched.join().unwrap();
         assert_eq!(
-            (err.kind, err.task, err.detail),
-            (FatalKind::KernelFailed, Some(a), 42)
+            (err.cause, err.task),
+            (FatalCause::KernelFailed { code: 42 }, Some(a))
         );
         assert_eq!(owned.tables().finished(), 0, "nothing completed");
     });
@@ -94,14 +95,19 @@ fn loom_the_first_error_wins_and_is_read_whole() {
     loom::model(|| {
         let s = Arc::new(RunStatus::new());
         let errs = [
-            FatalError::new(FatalKind::KernelFailed)
-                .with_task(TaskId::from_raw(1))
-                .with_core(CoreId(1))
-                .with_detail(11, 12),
-            FatalError::new(FatalKind::TaskTimeout)
-                .with_task(TaskId::from_raw(2))
-                .with_core(CoreId(2))
-                .with_detail(21, 22),
+            FatalError::new(FatalCause::CoreProtocol {
+                seen: 11,
+                newest: 12,
+            })
+            .with_task(TaskId::from_raw(1))
+            .with_core(CoreId(1)),
+            FatalError::new(FatalCause::DeferredTimeout {
+                watch: Watch::Engine(2),
+                expected: 21,
+                last: 22,
+            })
+            .with_task(TaskId::from_raw(2))
+            .with_core(CoreId(2)),
         ];
         let racers: std::vec::Vec<_> = errs
             .iter()

@@ -6,7 +6,7 @@ use std::vec::Vec;
 
 use crate::condition::{Condition, Watch};
 use crate::config::Config;
-use crate::error::FatalKind;
+use crate::error::{FatalCause, FatalKind};
 use crate::ids::{CoreId, KernelId, TaskId, Token, WorkerClass};
 use crate::protocol::{RawCondition, ResultWord, StatusWord};
 use crate::scheduler::{Step, WATCHDOG_EVERY};
@@ -39,8 +39,12 @@ fn a_kernel_error_followed_at_once_by_the_pending_fin_fails_the_run() {
         assert_eq!(s.step(), Step::Failed, "ack: {ack}");
         let e = t.shared.status.get().unwrap();
         assert_eq!(
-            (e.kind, e.task, e.core, e.detail),
-            (FatalKind::KernelFailed, Some(a), Some(CoreId(0)), 42)
+            (e.cause, e.task, e.core),
+            (
+                FatalCause::KernelFailed { code: 42 },
+                Some(a),
+                Some(CoreId(0))
+            )
         );
         assert!(!tasks_rung(&rig).contains(&c), "the consumer never ran");
         assert_eq!(t.finished(), 0);
@@ -59,8 +63,8 @@ fn a_report_past_a_token_without_its_result_is_a_protocol_error() {
     assert_eq!(s.step(), Step::Failed);
     let e = t.shared.status.get().unwrap();
     assert_eq!(
-        (e.kind, e.task, e.detail, e.detail2),
-        (FatalKind::MissingResult, Some(a), 1, 0)
+        (e.cause, e.task),
+        (FatalCause::MissingResult { token: 1, named: 0 }, Some(a))
     );
     assert!(std::format!("{e}").contains("without its result word"));
 }
@@ -79,8 +83,8 @@ fn a_report_from_an_idle_core_fails_the_run_naming_core_and_token() {
     );
     let e = t.shared.status.get().unwrap();
     assert_eq!(
-        (e.kind, e.task, e.core, e.detail),
-        (FatalKind::CoreProtocol, None, Some(CoreId(0)), 3)
+        (e.kind(), e.task, e.core),
+        (FatalKind::CoreProtocol, None, Some(CoreId(0)))
     );
     drop(o);
 }
@@ -96,7 +100,7 @@ fn a_fin_forged_before_dispatch_does_not_complete_the_task() {
     assert_eq!(steps_until_failed(&mut s, 4), Step::Failed);
     assert_eq!(t.finished(), 0, "A never ran");
     let e = t.shared.status.get().unwrap();
-    assert_eq!((e.kind, e.task), (FatalKind::MissingResult, Some(a)));
+    assert_eq!((e.kind(), e.task), (FatalKind::MissingResult, Some(a)));
 }
 
 #[test]
@@ -140,8 +144,8 @@ fn an_unknown_condition_kind_is_a_bad_condition_not_a_fake_one() {
     assert_eq!(steps_until_failed(&mut s, 3), Step::Failed);
     let e = t.shared.status.get().unwrap();
     assert_eq!(
-        (e.kind, e.task, e.watch, e.detail),
-        (FatalKind::BadCondition, Some(a), None, 9)
+        (e.cause, e.task),
+        (FatalCause::UnknownCondition { kind: 9 }, Some(a))
     );
     assert!(std::format!("{e}").contains("kind 9"), "{e}");
 }
@@ -218,8 +222,8 @@ fn a_set_that_cannot_drain_fails_naming_the_knob_not_a_lost_transfer() {
     assert_eq!(steps_until_failed(&mut s, 200_000), Step::Failed);
     let e = t.shared.status.get().unwrap();
     assert_eq!(
-        (e.kind, e.core, e.detail),
-        (FatalKind::DeferredFull, Some(CoreId(0)), 1)
+        (e.kind(), e.core),
+        (FatalKind::DeferredFull, Some(CoreId(0)))
     );
     assert!(
         std::format!("{e}").contains("raise deferred_capacity"),
@@ -347,6 +351,6 @@ fn in_ring_mode_a_record_from_a_core_of_no_scheduler_is_a_protocol_error() {
     p.post(7, 1);
     assert_eq!(s.step(), Step::Failed);
     let e = t.shared.status.get().unwrap();
-    assert_eq!((e.kind, e.core), (FatalKind::CoreProtocol, Some(CoreId(7))));
+    assert_eq!(e.cause, FatalCause::StrayCompletion { source: 7, id: 1 });
     drop(o);
 }

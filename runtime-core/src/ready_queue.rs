@@ -9,7 +9,7 @@
 #![forbid(unsafe_code)]
 
 use crate::config::{Config, ConfigError};
-use crate::error::{FatalError, FatalKind};
+use crate::error::{FatalCause, FatalError};
 use crate::ids::WorkerClass;
 use crate::layout::Carve;
 use crate::profile::ProfileLevel;
@@ -90,19 +90,18 @@ pub(crate) fn make_ready(t: &Tables<'_>, g: usize, now: u64, level: ProfileLevel
     let meta = match Meta::decode(slot.meta.load(Ordering::Relaxed)) {
         Ok(meta) => meta,
         Err(class) => {
-            t.shared.status.fail(
-                FatalError::new(FatalKind::CorruptSlot)
-                    .with_task(id)
-                    .with_detail(class as u64, 0),
-            );
+            t.shared
+                .status
+                .fail(FatalError::new(FatalCause::CorruptSlot { class }).with_task(id));
             return;
         }
     };
     if t.queue(meta.class).push(id.raw()).is_err() {
         t.shared.status.fail(
-            FatalError::new(FatalKind::ReadyQueueOverflow)
-                .with_task(id)
-                .with_detail(meta.class as u64, 0),
+            FatalError::new(FatalCause::ReadyQueueOverflow {
+                class: meta.class as u8,
+            })
+            .with_task(id),
         );
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::config::{CompletionMode, Config, ConfigError, MAX_SCHEDULERS};
 use crate::deferred::DeferredStore;
-use crate::error::{ClaimError, FatalError, FatalKind};
+use crate::error::{ClaimError, FatalCause, FatalError};
 use crate::layout::{REGION_ALIGN, RegionLayout, carve};
 use crate::platform::Platform;
 use crate::profile::{PhaseCounters, ProfileLevel, TaskRecord};
@@ -177,7 +177,7 @@ impl<'r> Runtime<'r> {
         self.t
             .shared
             .status
-            .fail(FatalError::new(FatalKind::Aborted).with_detail(code, 0))
+            .fail(FatalError::new(FatalCause::Aborted { code }))
     }
 
     /// Reads what the run did. Exact once every thread has stopped.

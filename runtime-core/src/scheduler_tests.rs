@@ -3,7 +3,7 @@
 use std::vec::Vec;
 
 use crate::config::Config;
-use crate::error::{FatalKind, SubmitError};
+use crate::error::{FatalCause, FatalKind, SubmitError};
 use crate::ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
 use crate::scheduler::{Step, WATCHDOG_EVERY};
 use crate::submit::TaskSpec;
@@ -61,8 +61,12 @@ fn a_token_never_dispatched_is_a_protocol_error() {
     assert_eq!(s.step(), Step::Failed);
     let e = t.shared.status.get().unwrap();
     assert_eq!(
-        (e.kind, e.task, e.core, e.detail, e.detail2),
-        (FatalKind::CoreProtocol, Some(a), Some(CoreId(1)), 9, 1)
+        (e.cause, e.task, e.core),
+        (
+            FatalCause::CoreProtocol { seen: 9, newest: 1 },
+            Some(a),
+            Some(CoreId(1))
+        )
     );
     assert!(
         matches!(o.submit(&aiv(&[])), Err(SubmitError::RunFailed(_))),
@@ -83,8 +87,12 @@ fn a_kernel_error_fails_the_run_naming_task_and_core() {
     assert_eq!(s.step(), Step::Failed);
     let e = t.shared.status.get().unwrap();
     assert_eq!(
-        (e.kind, e.task, e.core, e.detail),
-        (FatalKind::KernelFailed, Some(a), Some(CoreId(0)), 42)
+        (e.cause, e.task, e.core),
+        (
+            FatalCause::KernelFailed { code: 42 },
+            Some(a),
+            Some(CoreId(0))
+        )
     );
     assert!(p.rung().iter().all(|r| r.2 != b), "the consumer never ran");
     assert!(std::format!("{e}").contains("error code 42"));
@@ -109,10 +117,10 @@ fn a_task_that_never_finishes_times_out() {
     );
     let e = t.shared.status.get().unwrap();
     assert_eq!(
-        (e.kind, e.task, e.core),
+        (e.kind(), e.task, e.core),
         (FatalKind::TaskTimeout, Some(a), Some(CoreId(1)))
     );
-    assert!(e.detail > 1_000);
+    assert!(matches!(e.cause, FatalCause::TaskTimeout { waited_us } if waited_us > 1_000));
 }
 
 #[test]
@@ -283,8 +291,8 @@ fn a_slot_whose_class_was_overwritten_fails_the_run_instead_of_running_as_dummy(
     assert_eq!(steps_until_failed(&mut s, 4), Step::Failed);
     let e = t.shared.status.get().unwrap();
     assert_eq!(
-        (e.kind, e.task, e.detail),
-        (FatalKind::CorruptSlot, Some(b), 9)
+        (e.cause, e.task),
+        (FatalCause::CorruptSlot { class: 9 }, Some(b))
     );
     assert_eq!(t.finished(), 1, "B neither ran nor completed");
 }

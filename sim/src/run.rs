@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pto_runtime_core::{
-    Config, FatalKind, Orchestrator, PhaseCounters, Platform, RegionLayout, RunReport, Runtime,
+    Config, FatalCause, Orchestrator, PhaseCounters, Platform, RegionLayout, RunReport, Runtime,
     TaskRecord,
 };
 
@@ -162,10 +162,8 @@ where
     let ticks_per_us = platform.ticks_per_us();
     let kernels = platform.kernels.clone();
     if let Some(error) = report.error {
-        let kernel = match (error.kind, error.task) {
-            (FatalKind::KernelFailed, Some(task)) => u32::try_from(error.detail)
-                .ok()
-                .and_then(|code| platform.kernel_failure(task, code)),
+        let kernel = match (error.cause, error.task) {
+            (FatalCause::KernelFailed { code }, Some(task)) => platform.kernel_failure(task, code),
             _ => None,
         };
         return Err(SimError::Run {

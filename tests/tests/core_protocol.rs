@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
-use pto_runtime_core::{Config, FatalKind, KernelId, SubmitError, TaskSpec, WorkerClass};
+use pto_runtime_core::{Config, FatalCause, KernelId, SubmitError, TaskSpec, WorkerClass};
 use pto_sim::{KernelError, KernelTable, Signal, SimError, SimOptions, Transfer, run};
 use pto_tests::failed;
 
@@ -111,8 +111,8 @@ fn a_kernel_error_is_not_lost_when_the_core_holds_its_next_task() {
             a
         }));
         assert_eq!(
-            (e.kind, e.task, e.detail),
-            (FatalKind::KernelFailed, Some(a), CODE as u64),
+            (e.cause, e.task),
+            (FatalCause::KernelFailed { code: CODE }, Some(a)),
             "round {round}"
         );
         assert!(
@@ -141,8 +141,8 @@ fn a_failing_mix_lane_is_not_lost_behind_the_pending_tasks() {
             m
         }));
         assert_eq!(
-            (e.kind, e.task, e.detail),
-            (FatalKind::KernelFailed, Some(m), CODE as u64),
+            (e.cause, e.task),
+            (FatalCause::KernelFailed { code: CODE }, Some(m)),
             "lane {lane}"
         );
         assert!(
@@ -366,6 +366,9 @@ fn a_deferred_set_that_cannot_drain_fails_naming_the_knob() {
         o.submit(&task(OK, WorkerClass::Aiv)).unwrap();
         let _ = o.submit(&task(SET_BOTH, WorkerClass::Aiv).args(&[x, y]));
     }));
-    assert_eq!((e.kind, e.detail), (FatalKind::DeferredFull, 1), "{e}");
+    assert!(
+        matches!(e.cause, FatalCause::DeferredFull { capacity: 1, .. }),
+        "{e}"
+    );
     assert!(e.to_string().contains("raise deferred_capacity"), "{e}");
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use pto_runtime_core::{
-    CompletionMode, Config, FatalKind, KernelId, TaskId, TaskSpec, WorkerClass,
+    CompletionMode, Config, FatalCause, KernelId, TaskId, TaskSpec, WorkerClass,
 };
 use pto_sim::{KernelError, KernelTable, SimError, SimOptions, run};
 use pto_tests::dag::{Node, descendants, program};
@@ -76,8 +76,10 @@ fn check(
             "tasks {failed:?} failed, but the run reports no error"
         )));
     };
-    prop_assert_eq!(e.kind, FatalKind::KernelFailed, "{}", e);
-    let index = e.detail.checked_sub(100).map(|i| i as usize);
+    let FatalCause::KernelFailed { code } = e.cause else {
+        return Err(TestCaseError::fail(format!("not a kernel error: {e}")));
+    };
+    let index = code.checked_sub(100).map(|i| i as usize);
     prop_assert!(
         index.is_some_and(|i| failed.contains(&i)),
         "the error names task {:?}, which did not fail (failed: {:?})",

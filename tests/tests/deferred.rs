@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use pto_runtime_core::{Config, FatalKind, KernelId, TaskId, TaskSpec, Watch, WorkerClass};
+use pto_runtime_core::{Config, FatalCause, KernelId, TaskId, TaskSpec, Watch, WorkerClass};
 use pto_sim::{KernelCtx, KernelError, KernelTable, Signal, SimOptions, SimRun, Transfer, run};
 use pto_tests::failed;
 
@@ -192,13 +192,14 @@ fn a_lost_transfer_ends_in_a_timeout_naming_task_word_and_values() {
         (lost, consumer, counter)
     }));
     assert_eq!(
-        (e.kind, e.task, e.watch, e.detail, e.detail2),
+        (e.cause, e.task),
         (
-            FatalKind::DeferredTimeout,
+            FatalCause::DeferredTimeout {
+                watch: Watch::Counter32(counter),
+                expected: 1,
+                last: 0
+            },
             Some(lost),
-            Some(Watch::Counter32(counter)),
-            1,
-            0
         )
     );
     assert_eq!(
@@ -221,8 +222,14 @@ fn registering_one_condition_too_many_fails_the_task_with_a_typed_error() {
                 .unwrap()
         }));
         assert_eq!(
-            (e.kind, e.task, e.detail, e.detail2),
-            (FatalKind::TooManyConditions, Some(task), n, 4)
+            (e.cause, e.task),
+            (
+                FatalCause::TooManyConditions {
+                    registered: n as u32,
+                    limit: 4
+                },
+                Some(task)
+            )
         );
     }
     let out = run(Config::tiny(), kernels(), SimOptions::default(), |o| {

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use pto_runtime_core::{
-    Config, ConfigError, CoreId, FatalKind, KernelId, RegionLayout, Runtime, SubmitError, TaskSpec,
-    WorkerClass,
+    Config, ConfigError, CoreId, FatalCause, FatalKind, KernelId, RegionLayout, Runtime,
+    SubmitError, TaskSpec, WorkerClass,
 };
 use pto_sim::{KernelError, KernelTable, Region, SimError, SimOptions, error_code, run};
 use pto_tests::failed;
@@ -53,8 +53,8 @@ fn fail_with(bad: KernelId, cfg: Config) -> (pto_runtime_core::FatalError, bool)
 fn a_failing_kernel_fails_the_run_and_its_consumer_never_runs() {
     let (err, consumer_ran) = fail_with(FAILS, Config::tiny());
     assert_eq!(
-        (err.kind, err.core, err.detail),
-        (FatalKind::KernelFailed, Some(CoreId(0)), 77)
+        (err.cause, err.core),
+        (FatalCause::KernelFailed { code: 77 }, Some(CoreId(0)))
     );
     assert!(!consumer_ran);
 }
@@ -63,8 +63,10 @@ fn a_failing_kernel_fails_the_run_and_its_consumer_never_runs() {
 fn a_panicking_kernel_is_a_kernel_error_not_a_crash() {
     let (err, consumer_ran) = fail_with(PANICS, Config::tiny());
     assert_eq!(
-        (err.kind, err.detail),
-        (FatalKind::KernelFailed, error_code::KERNEL_PANICKED as u64)
+        err.cause,
+        FatalCause::KernelFailed {
+            code: error_code::KERNEL_PANICKED
+        }
     );
     assert!(!consumer_ran);
 }
@@ -78,10 +80,13 @@ fn a_kernel_that_outlives_its_timeout_fails_the_run() {
     };
     let (err, consumer_ran) = fail_with(HANGS, cfg);
     assert_eq!(
-        (err.kind, err.core),
+        (err.kind(), err.core),
         (FatalKind::TaskTimeout, Some(CoreId(0)))
     );
-    assert!(err.detail >= 20_000, "waited {} µs", err.detail);
+    assert!(
+        matches!(err.cause, FatalCause::TaskTimeout { waited_us } if waited_us >= 20_000),
+        "{err:?}"
+    );
     assert!(format!("{err}").contains("raise task_timeout_us"));
     assert!(!consumer_ran);
 }
@@ -119,7 +124,10 @@ fn a_failed_run_is_an_error_carrying_its_report_and_message() {
     let report = e.report().expect("a run error keeps the run's report");
     assert_eq!(report.submitted, 2);
     assert!(report.finished <= 1, "{report:?}");
-    assert_eq!(report.error.map(|e| e.detail), Some(77));
+    assert_eq!(
+        report.error.map(|e| e.cause),
+        Some(FatalCause::KernelFailed { code: 77 })
+    );
     let msg = e.to_string();
     assert!(
         msg.starts_with("the run failed: a kernel reported error code 77"),
@@ -190,10 +198,7 @@ fn a_kernels_message_reaches_the_runs_error_with_its_code() {
         let SimError::Run { error, run } = &e else {
             panic!("not a run error: {e}")
         };
-        assert_eq!(
-            (error.kind, error.detail),
-            (FatalKind::KernelFailed, code as u64)
-        );
+        assert_eq!(error.cause, FatalCause::KernelFailed { code });
         let k = run
             .kernel
             .as_ref()
@@ -308,10 +313,10 @@ fn a_failed_run_stops_submit_and_every_thread() {
         },
     ));
     assert!(
-        matches!(refused, Some(SubmitError::RunFailed(e)) if e.kind == FatalKind::KernelFailed),
+        matches!(refused, Some(SubmitError::RunFailed(e)) if e.kind() == FatalKind::KernelFailed),
         "{refused:?}"
     );
-    assert_eq!(err.detail, 77);
+    assert_eq!(err.cause, FatalCause::KernelFailed { code: 77 });
 }
 
 #[test]
@@ -326,7 +331,7 @@ fn the_orchestration_can_abort_a_run() {
             o.submit(&TaskSpec::new(OK, WorkerClass::Aiv))
         },
     ));
-    assert_eq!((e.kind, e.detail), (FatalKind::Aborted, 5));
+    assert_eq!(e.cause, FatalCause::Aborted { code: 5 });
     assert_eq!(value, Err(SubmitError::RunFailed(e)));
     assert_eq!(e.to_string(), "the run was aborted with code 5");
 }
@@ -351,6 +356,6 @@ fn a_kernel_that_never_returns_fails_the_run_and_nothing_hangs() {
     let waited = started.elapsed();
     RELEASE.store(true, Ordering::Relaxed); // let the detached core thread go
     let (e, task, _) = failed(result);
-    assert_eq!((e.kind, e.task), (FatalKind::TaskTimeout, Some(task)));
+    assert_eq!((e.kind(), e.task), (FatalKind::TaskTimeout, Some(task)));
     assert!(waited < Duration::from_secs(30), "bounded: {waited:?}");
 }

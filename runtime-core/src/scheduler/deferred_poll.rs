@@ -4,7 +4,7 @@
 
 use super::{DEADLINES_EVERY, Scheduler, read_watch};
 use crate::completion::finish;
-use crate::error::{FatalError, FatalKind};
+use crate::error::{FatalCause, FatalError};
 use crate::platform::Platform;
 use crate::sync::Ordering;
 
@@ -36,9 +36,8 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             Ok(n) => n,
             Err((watch, task)) => {
                 self.fail(
-                    FatalError::new(FatalKind::BadCondition)
-                        .with_task(task)
-                        .with_watch(watch),
+                    FatalError::new(FatalCause::BadCondition { watch: Some(watch) })
+                        .with_task(task),
                 );
                 return true;
             }
@@ -50,10 +49,12 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 // from moving (its writer could not get a core): say so, naming the knob.
                 let e = match self.cores.oldest_held() {
                     Some((i, since)) => self.deferred_full(i, now.saturating_sub(since)),
-                    None => FatalError::new(FatalKind::DeferredTimeout)
-                        .with_task(x.task)
-                        .with_watch(x.watch)
-                        .with_detail(x.expected, x.last),
+                    None => FatalError::new(FatalCause::DeferredTimeout {
+                        watch: x.watch,
+                        expected: x.expected,
+                        last: x.last,
+                    })
+                    .with_task(x.task),
                 };
                 self.fail(e);
                 return true;
@@ -65,12 +66,11 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     /// The error of local core `i`'s lane, held `waited` ticks for room in a full set.
     pub(super) fn deferred_full(&self, i: usize, waited: u64) -> FatalError {
         let c = &self.cores.cores[i];
-        let mut e = FatalError::new(FatalKind::DeferredFull)
-            .with_core(c.id)
-            .with_detail(
-                self.t.cfg.deferred_capacity as u64,
-                waited / self.p.ticks_per_us().max(1),
-            );
+        let mut e = FatalError::new(FatalCause::DeferredFull {
+            capacity: self.t.cfg.deferred_capacity,
+            waited_us: waited / self.p.ticks_per_us().max(1),
+        })
+        .with_core(c.id);
         if let Some(run) = c.running {
             e = e.with_task(run.task);
         }

@@ -5,7 +5,7 @@
 use super::cores::Inflight;
 use super::{DEADLINES_EVERY, Scheduler, fin, read_watch};
 use crate::condition::{Condition, MAX_CONDITIONS};
-use crate::error::{FatalError, FatalKind};
+use crate::error::{FatalCause, FatalError};
 use crate::ids::{CoreId, WorkerClass};
 use crate::platform::Platform;
 use crate::protocol::Outcome;
@@ -42,11 +42,10 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 match self.cores.local(CoreId(c.source as u16)) {
                     Some(i) if c.source <= u16::MAX as u32 => named |= 1 << i,
                     _ => {
-                        self.fail(
-                            FatalError::new(FatalKind::CoreProtocol)
-                                .with_core(CoreId(c.source as u16))
-                                .with_detail(c.id, 0),
-                        );
+                        self.fail(FatalError::new(FatalCause::StrayCompletion {
+                            source: c.source,
+                            id: c.id,
+                        }));
                         return true;
                     }
                 }
@@ -111,10 +110,12 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             fin::LaneEvent::Unexplained => {
                 let newest = pending.unwrap_or(run).token;
                 self.fail(
-                    FatalError::new(FatalKind::CoreProtocol)
-                        .with_task(run.task)
-                        .with_core(id)
-                        .with_detail(status.token().bits() as u64, newest.bits() as u64),
+                    FatalError::new(FatalCause::CoreProtocol {
+                        seen: status.token().bits(),
+                        newest: newest.bits(),
+                    })
+                    .with_task(run.task)
+                    .with_core(id),
                 );
                 true
             }
@@ -130,19 +131,20 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             Some(Outcome::Done) => self.complete_lane(i, lane),
             Some(Outcome::Failed(code)) => {
                 self.fail(
-                    FatalError::new(FatalKind::KernelFailed)
+                    FatalError::new(FatalCause::KernelFailed { code })
                         .with_task(lane.task)
-                        .with_core(core)
-                        .with_detail(code as u64, 0),
+                        .with_core(core),
                 );
                 Lane::Failed
             }
             None => {
                 self.fail(
-                    FatalError::new(FatalKind::MissingResult)
-                        .with_task(lane.task)
-                        .with_core(core)
-                        .with_detail(lane.token.bits() as u64, result.token().bits() as u64),
+                    FatalError::new(FatalCause::MissingResult {
+                        token: lane.token.bits(),
+                        named: result.token().bits(),
+                    })
+                    .with_task(lane.task)
+                    .with_core(core),
                 );
                 Lane::Failed
             }
@@ -165,10 +167,12 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             let limit = self.t.cfg.max_conditions as usize;
             if registered + n > limit {
                 self.fail(
-                    FatalError::new(FatalKind::TooManyConditions)
-                        .with_task(lane.task)
-                        .with_core(core)
-                        .with_detail((registered + n) as u64, limit as u64),
+                    FatalError::new(FatalCause::TooManyConditions {
+                        registered: u32::try_from(registered.saturating_add(n)).unwrap_or(u32::MAX),
+                        limit: limit as u32,
+                    })
+                    .with_task(lane.task)
+                    .with_core(core),
                 );
                 return Lane::Failed;
             }
@@ -238,22 +242,22 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         out: &mut Read,
     ) -> bool {
         for k in 0..n {
-            let bad = FatalError::new(FatalKind::BadCondition)
-                .with_task(lane.task)
-                .with_core(core);
+            let bad = |cause| FatalError::new(cause).with_task(lane.task).with_core(core);
             let c = match self.p.condition(core, lane.token, k).map(|r| r.decode()) {
                 Some(Ok(c)) => c,
                 Some(Err(kind)) => {
-                    self.fail(bad.with_detail(kind as u64, 0));
+                    self.fail(bad(FatalCause::UnknownCondition { kind }));
                     return false;
                 }
                 None => {
-                    self.fail(bad);
+                    self.fail(bad(FatalCause::BadCondition { watch: None }));
                     return false;
                 }
             };
             let Some(value) = read_watch(self.p, c.watch) else {
-                self.fail(bad.with_watch(c.watch));
+                self.fail(bad(FatalCause::BadCondition {
+                    watch: Some(c.watch),
+                }));
                 return false;
             };
             // At most max_conditions <= MAX_CONDITIONS (checked by the caller).

@@ -15,7 +15,7 @@ use crate::completion_queue::CompletionQueue;
 use crate::condition::Watch;
 use crate::config::CompletionMode;
 use crate::deferred::{DeferredSet, DeferredStore};
-use crate::error::{FatalError, FatalKind};
+use crate::error::{FatalCause, FatalError};
 use crate::ids::{TaskId, WorkerClass};
 use crate::platform::Platform;
 use crate::profile::{PHASES, Phase, ProfileLevel, RecordBatch};
@@ -205,7 +205,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             .shared
             .status
             .wait_published()
-            .unwrap_or(FatalError::new(FatalKind::Aborted))
+            .unwrap_or(FatalError::new(FatalCause::Aborted { code: 0 }))
     }
 
     fn finisher(&self) -> Finisher<'r> {

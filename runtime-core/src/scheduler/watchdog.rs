@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use super::Scheduler;
-use crate::error::{FatalError, FatalKind};
+use crate::error::{FatalCause, FatalError};
 use crate::platform::Platform;
 
 impl<P: Platform> Scheduler<'_, '_, P> {
@@ -18,9 +18,11 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             let Some(run) = c.running else {
                 let status = self.p.core_status(c.id);
                 if status != c.seen {
-                    let e = FatalError::new(FatalKind::CoreProtocol)
-                        .with_core(c.id)
-                        .with_detail(status.token().bits() as u64, c.seen.token().bits() as u64);
+                    let e = FatalError::new(FatalCause::CoreProtocol {
+                        seen: status.token().bits(),
+                        newest: c.seen.token().bits(),
+                    })
+                    .with_core(c.id);
                     self.t.shared.status.fail(e);
                 }
                 continue;
@@ -39,10 +41,11 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 Some((token, since)) if token == run.token => {
                     let waited = now.saturating_sub(since);
                     if waited > self.timeout_ticks {
-                        let e = FatalError::new(FatalKind::TaskTimeout)
-                            .with_task(run.task)
-                            .with_core(c.id)
-                            .with_detail(waited / per_us, 0);
+                        let e = FatalError::new(FatalCause::TaskTimeout {
+                            waited_us: waited / per_us,
+                        })
+                        .with_task(run.task)
+                        .with_core(c.id);
                         self.t.shared.status.fail(e);
                     }
                 }

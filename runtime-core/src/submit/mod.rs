@@ -228,9 +228,9 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// cannot go on); every scheduler stops promptly. Returns whether this was the run's first
     /// error.
     pub fn abort(&self, code: u64) -> bool {
-        self.t.shared.status.fail(
-            crate::error::FatalError::new(crate::error::FatalKind::Aborted).with_detail(code, 0),
-        )
+        self.t.shared.status.fail(crate::error::FatalError::new(
+            crate::error::FatalCause::Aborted { code },
+        ))
     }
 
     /// The run's first fatal error, if it has failed.

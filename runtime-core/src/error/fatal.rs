@@ -1,0 +1,205 @@
+//! What stopped a run: the first fatal error, with named fields per cause.
+#![forbid(unsafe_code)]
+
+use crate::condition::Watch;
+use crate::ids::{CoreId, TaskId};
+
+/// The code of a [`FatalCause`], stable across versions: the C ABI and the device report
+/// carry it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FatalKind {
+    /// [`FatalCause::TaskTimeout`].
+    TaskTimeout = 1,
+    /// [`FatalCause::CoreProtocol`].
+    CoreProtocol = 2,
+    /// [`FatalCause::KernelFailed`].
+    KernelFailed = 3,
+    /// [`FatalCause::ReadyQueueOverflow`].
+    ReadyQueueOverflow = 4,
+    /// [`FatalCause::Aborted`].
+    Aborted = 5,
+    /// [`FatalCause::DeferredTimeout`].
+    DeferredTimeout = 6,
+    /// [`FatalCause::TooManyConditions`].
+    TooManyConditions = 7,
+    /// [`FatalCause::BadCondition`] and [`FatalCause::UnknownCondition`].
+    BadCondition = 8,
+    /// [`FatalCause::MissingResult`].
+    MissingResult = 9,
+    /// [`FatalCause::DeferredFull`].
+    DeferredFull = 10,
+    /// [`FatalCause::CorruptSlot`].
+    CorruptSlot = 11,
+    /// [`FatalCause::StrayCompletion`].
+    StrayCompletion = 12,
+}
+
+impl FatalKind {
+    /// The kind of `code`; codes no version writes read as [`FatalKind::Aborted`].
+    pub(crate) fn from_code(code: u32) -> Self {
+        match code {
+            1 => Self::TaskTimeout,
+            2 => Self::CoreProtocol,
+            3 => Self::KernelFailed,
+            4 => Self::ReadyQueueOverflow,
+            6 => Self::DeferredTimeout,
+            7 => Self::TooManyConditions,
+            8 => Self::BadCondition,
+            9 => Self::MissingResult,
+            10 => Self::DeferredFull,
+            11 => Self::CorruptSlot,
+            12 => Self::StrayCompletion,
+            _ => Self::Aborted,
+        }
+    }
+}
+
+/// Why a run stopped. Each cause carries what it is about, named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FatalCause {
+    /// A dispatched task did not report FIN within `task_timeout_us`.
+    TaskTimeout {
+        /// How long the scheduler waited, in µs.
+        waited_us: u64,
+    },
+    /// A core reported something no dispatched token explains: a token never dispatched to
+    /// it, one older than its last report, or any report while it was idle.
+    CoreProtocol {
+        /// The token the core's status word holds.
+        seen: u32,
+        /// The newest token dispatched to the core (or, for an idle core, its last report).
+        newest: u32,
+    },
+    /// A kernel reported an error.
+    KernelFailed {
+        /// The platform's error code.
+        code: u32,
+    },
+    /// A ready queue refused a task. Impossible by sizing; reported rather than dropped.
+    ReadyQueueOverflow {
+        /// The task's worker class (its byte).
+        class: u8,
+    },
+    /// The host or the orchestration aborted the run.
+    Aborted {
+        /// The caller's code.
+        code: u64,
+    },
+    /// A deferred task's condition did not hold within `deferred_timeout_us` after its FIN.
+    /// The task's consumers never ran.
+    DeferredTimeout {
+        /// The word polled.
+        watch: Watch,
+        /// The value it had to reach.
+        expected: u64,
+        /// The last value read.
+        last: u64,
+    },
+    /// A task registered more deferred conditions than `max_conditions`.
+    TooManyConditions {
+        /// Conditions registered.
+        registered: u32,
+        /// `max_conditions`.
+        limit: u32,
+    },
+    /// A deferred condition names a word the platform cannot read (`None`: the platform
+    /// reported a condition count but has no record for one of them).
+    BadCondition {
+        /// The word, if the record named one.
+        watch: Option<Watch>,
+    },
+    /// A deferred condition record is of no known kind.
+    UnknownCondition {
+        /// The record's kind.
+        kind: u32,
+    },
+    /// A core reported a token finished (or moved past it) without writing its result word.
+    MissingResult {
+        /// The token reported.
+        token: u32,
+        /// The token the result word names instead.
+        named: u32,
+    },
+    /// A finished lane's unmet conditions found no room in its scheduler's deferred set
+    /// within `deferred_timeout_us`, or a task in the full set passed its deadline while the
+    /// lane waited (a full set can keep cores from running the tasks its waiters need). The
+    /// error names the waiting lane.
+    DeferredFull {
+        /// `deferred_capacity`.
+        capacity: u32,
+        /// How long the lane waited, in µs.
+        waited_us: u64,
+    },
+    /// A task's slot holds a worker class no submit writes: the region was overwritten.
+    /// The task never runs.
+    CorruptSlot {
+        /// The class byte found.
+        class: u8,
+    },
+    /// A completion queue holds a record from a source the scheduler does not drive.
+    StrayCompletion {
+        /// The record's source.
+        source: u32,
+        /// The record's id.
+        id: u64,
+    },
+}
+
+impl FatalCause {
+    /// The cause's stable code.
+    pub const fn kind(&self) -> FatalKind {
+        match self {
+            Self::TaskTimeout { .. } => FatalKind::TaskTimeout,
+            Self::CoreProtocol { .. } => FatalKind::CoreProtocol,
+            Self::KernelFailed { .. } => FatalKind::KernelFailed,
+            Self::ReadyQueueOverflow { .. } => FatalKind::ReadyQueueOverflow,
+            Self::Aborted { .. } => FatalKind::Aborted,
+            Self::DeferredTimeout { .. } => FatalKind::DeferredTimeout,
+            Self::TooManyConditions { .. } => FatalKind::TooManyConditions,
+            Self::BadCondition { .. } | Self::UnknownCondition { .. } => FatalKind::BadCondition,
+            Self::MissingResult { .. } => FatalKind::MissingResult,
+            Self::DeferredFull { .. } => FatalKind::DeferredFull,
+            Self::CorruptSlot { .. } => FatalKind::CorruptSlot,
+            Self::StrayCompletion { .. } => FatalKind::StrayCompletion,
+        }
+    }
+}
+
+/// The first fatal error of a run: its cause, and the task and core involved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FatalError {
+    /// What happened.
+    pub cause: FatalCause,
+    /// The task it happened to, if any.
+    pub task: Option<TaskId>,
+    /// The core it happened on, if any.
+    pub core: Option<CoreId>,
+}
+
+impl FatalError {
+    /// An error of `cause` naming no task or core.
+    pub const fn new(cause: FatalCause) -> Self {
+        FatalError {
+            cause,
+            task: None,
+            core: None,
+        }
+    }
+    /// The same error naming `task`.
+    pub const fn with_task(mut self, task: TaskId) -> Self {
+        self.task = Some(task);
+        self
+    }
+    /// The same error naming `core`.
+    pub const fn with_core(mut self, core: CoreId) -> Self {
+        self.core = Some(core);
+        self
+    }
+    /// The cause's stable code.
+    pub const fn kind(&self) -> FatalKind {
+        self.cause.kind()
+    }
+}
+
+impl core::error::Error for FatalError {}

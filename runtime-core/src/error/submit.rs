@@ -1,0 +1,238 @@
+//! Why a task was not submitted: every refusal names what to change.
+#![forbid(unsafe_code)]
+
+use core::fmt;
+
+use super::FatalError;
+use crate::ids::{KernelId, TaskId, WorkerClass};
+use crate::tensor::TileError;
+
+/// Why a task was not submitted. Nothing of the task was kept: the caller may fix and retry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubmitError {
+    /// The window of `ring` stayed full for `waited_us` and nothing was reclaimed.
+    WindowFull {
+        /// The ring.
+        ring: u8,
+        /// Its slots.
+        window: u32,
+        /// How long submit waited.
+        waited_us: u64,
+    },
+    /// `dep` was issued by another run of this region (its epoch differs).
+    StaleDependency {
+        /// The dependency given.
+        dep: TaskId,
+        /// This run's epoch.
+        epoch: u16,
+    },
+    /// `dep` names a ring this runtime does not have.
+    ForeignDependency {
+        /// The dependency given.
+        dep: TaskId,
+        /// Rings this runtime has.
+        rings: u8,
+    },
+    /// `dep` names a task that was not submitted yet (the ring's next sequence is `next`).
+    NotYetSubmitted {
+        /// The dependency given.
+        dep: TaskId,
+        /// The sequence number the ring hands out next.
+        next: u64,
+    },
+    /// More dependencies than `max_deps`.
+    TooManyDeps {
+        /// Dependencies given.
+        given: usize,
+        /// The limit.
+        max: u16,
+    },
+    /// More tensor arguments than `max_tensors`.
+    TooManyTensors {
+        /// Tensor arguments given.
+        given: usize,
+        /// The limit.
+        max: u16,
+    },
+    /// A tensor argument's tile is not valid.
+    BadTensor {
+        /// Its position among the task's tensor arguments.
+        index: usize,
+        /// What is wrong with it.
+        error: TileError,
+    },
+    /// More scalar arguments than `max_args`.
+    TooManyArgs {
+        /// Arguments given.
+        given: usize,
+        /// The limit.
+        max: u16,
+    },
+    /// The platform has no kernel with this id.
+    UnknownKernel {
+        /// The kernel asked for.
+        kernel: KernelId,
+    },
+    /// No core of the machine can run this class (for example MIX without a full cluster).
+    NoCoreForClass {
+        /// The class asked for.
+        class: WorkerClass,
+    },
+    /// The task asks for a ring this runtime does not have.
+    BadRing {
+        /// The ring asked for.
+        ring: u8,
+        /// Rings this runtime has.
+        rings: u8,
+    },
+    /// The ring handed out every sequence number a task id can carry.
+    SequenceExhausted {
+        /// The ring.
+        ring: u8,
+    },
+    /// An output buffer larger than the ring's heap, or a platform with no heap.
+    HeapTooSmall {
+        /// Bytes asked for (with alignment).
+        bytes: u64,
+        /// The ring's heap.
+        heap: u64,
+    },
+    /// The ring's heap stayed full for `waited_us` and nothing was reclaimed.
+    HeapFull {
+        /// The ring.
+        ring: u8,
+        /// Bytes asked for.
+        bytes: u64,
+        /// How long alloc waited.
+        waited_us: u64,
+    },
+    /// An alignment that is not a power of two.
+    BadAlignment {
+        /// The alignment given.
+        align: u64,
+    },
+    /// `scope_begin` past the deepest nesting allowed.
+    ScopeTooDeep {
+        /// The deepest nesting.
+        max: usize,
+    },
+    /// `scope_end` with no scope open.
+    NoOpenScope,
+    /// The window (or the heap) of `ring` is full and only a task held by a scope that is
+    /// still open could free it: waiting could never succeed.
+    ScopeDeadlock {
+        /// The ring.
+        ring: u8,
+        /// Its slots.
+        window: u32,
+        /// Scopes open.
+        open: usize,
+    },
+    /// The run has failed; nothing more is accepted.
+    RunFailed(FatalError),
+    /// The run is failing and its error is being recorded; nothing more is accepted.
+    RunFailing,
+}
+
+impl fmt::Display for SubmitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::WindowFull {
+                ring,
+                window,
+                waited_us,
+            } => write!(
+                f,
+                "task window of ring {ring} is full ({window} slots) and nothing was reclaimed \
+                 in {waited_us} µs; raise task_window or submit_timeout_us"
+            ),
+            Self::StaleDependency { dep, epoch } => write!(
+                f,
+                "dependency {dep} belongs to run epoch {}, this run is epoch {epoch}: task ids do \
+                 not carry over between runs",
+                dep.epoch()
+            ),
+            Self::ForeignDependency { dep, rings } => write!(
+                f,
+                "dependency {dep} names ring {} but this runtime has {rings} ring(s): the id is \
+                 not one this runtime issued",
+                dep.ring()
+            ),
+            Self::NotYetSubmitted { dep, next } => write!(
+                f,
+                "dependency {dep} was never submitted (ring {} has issued sequence numbers below \
+                 {next}): depend only on ids that submit returned",
+                dep.ring()
+            ),
+            Self::TooManyDeps { given, max } => write!(
+                f,
+                "{given} dependencies (given, and found through tensor arguments) exceed \
+                 max_deps = {max}: raise max_deps or join through a DUMMY task"
+            ),
+            Self::TooManyTensors { given, max } => write!(
+                f,
+                "{given} tensor arguments exceed max_tensors = {max}: raise max_tensors"
+            ),
+            Self::BadTensor { index, error } => {
+                write!(f, "tensor argument {index}: {error}")
+            }
+            Self::TooManyArgs { given, max } => {
+                write!(
+                    f,
+                    "{given} arguments exceed max_args = {max}: raise max_args"
+                )
+            }
+            Self::UnknownKernel { kernel } => write!(
+                f,
+                "kernel {} is not registered with the platform: register it before submitting",
+                kernel.0
+            ),
+            Self::NoCoreForClass { class } => write!(
+                f,
+                "no core can run a {class:?} task on this machine: add cores of that kind (MIX \
+                 needs 1 AIC + 2 AIV in one cluster)"
+            ),
+            Self::BadRing { ring, rings } => {
+                write!(
+                    f,
+                    "ring {ring} does not exist: this runtime has {rings} ring(s)"
+                )
+            }
+            Self::SequenceExhausted { ring } => write!(
+                f,
+                "ring {ring} has issued 2^44 tasks in this run: start a new run"
+            ),
+            Self::HeapTooSmall { bytes, heap } => write!(
+                f,
+                "an output buffer of {bytes} bytes does not fit the ring's heap of {heap} bytes: \
+                 give the platform a larger heap (the simulator's SimOptions::heap_bytes)"
+            ),
+            Self::HeapFull {
+                ring,
+                bytes,
+                waited_us,
+            } => write!(
+                f,
+                "the heap of ring {ring} had no room for {bytes} bytes for {waited_us} µs and \
+                 nothing was reclaimed; raise the heap or submit_timeout_us"
+            ),
+            Self::BadAlignment { align } => {
+                write!(f, "alignment {align} is not a power of two")
+            }
+            Self::ScopeTooDeep { max } => {
+                write!(f, "scopes nest at most {max} deep: end a scope first")
+            }
+            Self::NoOpenScope => write!(f, "scope_end without an open scope"),
+            Self::ScopeDeadlock { ring, window, open } => write!(
+                f,
+                "the task window of ring {ring} ({window} slots) is full of tasks held by the \
+                 {open} open scope(s), so waiting cannot free a slot: end a scope sooner, or \
+                 raise task_window"
+            ),
+            Self::RunFailed(e) => write!(f, "the run has failed: {e}"),
+            Self::RunFailing => write!(f, "the run is failing; no task is accepted"),
+        }
+    }
+}
+
+impl core::error::Error for SubmitError {}
