@@ -3,11 +3,11 @@
 //! submit, a run's report. Conversions only; [`submit_c`] takes a task from C.
 #![forbid(unsafe_code)]
 
-use crate::config::Config;
-use crate::profile::ProfileLevel;
+use crate::observe::profile::ProfileLevel;
+use crate::region::config::Config;
 use crate::runtime::RunReport;
 
-pub use crate::raw::ffi::submit_c;
+pub use crate::region::raw::ffi::submit_c;
 
 /// What an entry point returns: 0 for success, a negative code otherwise.
 #[repr(C)]
@@ -171,7 +171,7 @@ impl PtoReport {
             error_kind: e.map_or(0, |e| e.kind() as u32),
             error_task: e.and_then(|e| e.task).map_or(0, |t| t.raw()),
             error_core: e.and_then(|e| e.core).map_or(0xffff, |c| c.0),
-            error_detail: e.map_or(0, |e| crate::status::Packed::of(e.cause).detail),
+            error_detail: e.map_or(0, |e| crate::observe::status::Packed::of(e.cause).detail),
         }
     }
 }

@@ -1,10 +1,10 @@
 //! The `Platform` trait: the scheduler's only access to the machine.
 #![forbid(unsafe_code)]
 
-use crate::completion_queue::CompletionQueue;
 use crate::condition::Watch;
 use crate::ids::{CoreId, KernelId, TaskId, Token};
 use crate::protocol::{RawCondition, ResultWord, StatusWord};
+use crate::queues::completion_queue::CompletionQueue;
 
 /// What a core is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

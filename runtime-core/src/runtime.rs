@@ -1,20 +1,20 @@
 //! The runtime: formats the region and hands out the orchestrator and scheduler handles.
 #![forbid(unsafe_code)]
 
-use crate::config::{CompletionMode, Config, ConfigError, MAX_SCHEDULERS};
-use crate::deferred::DeferredStore;
 use crate::error::{ClaimError, FatalCause, FatalError};
-use crate::layout::{REGION_ALIGN, RegionLayout, carve};
+use crate::observe::profile::{PhaseCounters, ProfileLevel, TaskRecord};
+use crate::observe::stats::{LatencyHistogram, SchedCtl};
+use crate::orchestrator::Orchestrator;
+use crate::orchestrator::tensor_map::TensorStore;
 use crate::platform::Platform;
-use crate::profile::{PhaseCounters, ProfileLevel, TaskRecord};
-use crate::raw::region::Carver;
-use crate::ready_queue::{QueueCtl, QueueParts, ReadyQueue};
+use crate::queues::ready_queue::{QueueCtl, QueueParts, ReadyQueue};
+use crate::region::config::{CompletionMode, Config, ConfigError, MAX_SCHEDULERS};
+use crate::region::layout::{REGION_ALIGN, RegionLayout, carve};
+use crate::region::raw::region::Carver;
+use crate::region::tables::{CoreParts, Tables};
 use crate::scheduler::Scheduler;
-use crate::stats::{LatencyHistogram, SchedCtl};
-use crate::submit::Orchestrator;
+use crate::scheduler::deferred::DeferredStore;
 use crate::sync::Ordering;
-use crate::tables::{CoreParts, Tables};
-use crate::tensor_map::TensorStore;
 
 /// A formatted runtime region. Shared by reference between the orchestrator thread and the
 /// scheduler threads (it is `Sync`); each takes its handle once.
@@ -211,8 +211,8 @@ impl<'r> Runtime<'r> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::owned::NoCores;
-    use crate::submit::TaskSpec;
+    use crate::orchestrator::TaskSpec;
+    use crate::testing::owned::NoCores;
     use std::vec::Vec;
 
     #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -243,7 +243,7 @@ mod tests {
     #[test]
     fn ring_mode_on_a_platform_without_completion_queues_is_refused() {
         let cfg = Config {
-            completion: crate::config::CompletionMode::Ring,
+            completion: crate::region::config::CompletionMode::Ring,
             ..Config::tiny()
         };
         let size = RegionLayout::new(&cfg).unwrap().size();

@@ -5,7 +5,7 @@ use core::fmt;
 
 use super::FatalError;
 use crate::ids::{KernelId, TaskId, WorkerClass};
-use crate::tensor::TileError;
+use crate::orchestrator::tensor::TileError;
 
 /// Why a task was not submitted. Nothing of the task was kept: the caller may fix and retry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,10 +4,10 @@
 //! already rung and never idles while work is ready. Bit `i` of each mask is local core `i`.
 #![forbid(unsafe_code)]
 
-use crate::config::{Config, MAX_CORES};
 use crate::ids::{CoreId, TaskId, Token};
 use crate::platform::CoreKind;
 use crate::protocol::StatusWord;
+use crate::region::config::{Config, MAX_CORES};
 
 /// A task lane on a core.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

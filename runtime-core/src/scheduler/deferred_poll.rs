@@ -3,9 +3,9 @@
 #![forbid(unsafe_code)]
 
 use super::{DEADLINES_EVERY, Scheduler, read_watch};
-use crate::completion::finish;
 use crate::error::{FatalCause, FatalError};
 use crate::platform::Platform;
+use crate::scheduler::completion::finish;
 use crate::sync::Ordering;
 
 impl<P: Platform> Scheduler<'_, '_, P> {

@@ -5,10 +5,10 @@
 
 use super::cores::Inflight;
 use super::{DUMMY_BATCH, Scheduler};
-use crate::config::MAX_ARGS;
 use crate::ids::{TaskId, WorkerClass};
 use crate::platform::{Payload, Platform};
-use crate::slot::Meta;
+use crate::region::config::MAX_ARGS;
+use crate::region::slot::Meta;
 use crate::sync::Ordering;
 
 impl<P: Platform> Scheduler<'_, '_, P> {

@@ -9,7 +9,7 @@ use crate::error::{FatalCause, FatalError};
 use crate::ids::{CoreId, WorkerClass};
 use crate::platform::Platform;
 use crate::protocol::Outcome;
-use crate::slot::Meta;
+use crate::region::slot::Meta;
 use crate::sync::Ordering;
 
 /// What became of a lane the scheduler tried to retire.

@@ -3,9 +3,9 @@
 #![forbid(unsafe_code)]
 
 use super::Scheduler;
+use crate::observe::profile::{Phase, ProfileLevel};
+use crate::observe::stats::SchedCtl;
 use crate::platform::Platform;
-use crate::profile::{Phase, ProfileLevel};
-use crate::stats::SchedCtl;
 
 impl<P: Platform> Scheduler<'_, '_, P> {
     /// Cuts the lap clock after a phase that did some work, when phases are counted. A phase

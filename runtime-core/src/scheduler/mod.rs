@@ -2,7 +2,9 @@
 //! until every submitted task finished or the run failed.
 #![forbid(unsafe_code)]
 
+pub(crate) mod completion;
 mod cores;
+pub(crate) mod deferred;
 mod deferred_poll;
 mod dispatch;
 mod fin;
@@ -10,18 +12,31 @@ mod lanes;
 mod lap;
 mod watchdog;
 
-use crate::completion::{Finisher, finish};
-use crate::completion_queue::CompletionQueue;
+#[cfg(all(test, not(loom)))]
+mod deferred_tests;
+#[cfg(all(test, loom))]
+mod loom_completion;
+#[cfg(all(test, loom))]
+mod loom_deferred;
+#[cfg(all(test, loom))]
+mod loom_protocol;
+#[cfg(all(test, not(loom)))]
+mod protocol_tests;
+#[cfg(all(test, not(loom)))]
+mod tests;
+
 use crate::condition::Watch;
-use crate::config::CompletionMode;
-use crate::deferred::{DeferredSet, DeferredStore};
 use crate::error::{FatalCause, FatalError};
 use crate::ids::{TaskId, WorkerClass};
+use crate::observe::profile::{PHASES, Phase, ProfileLevel, RecordBatch};
+use crate::observe::stats::SchedCtl;
 use crate::platform::Platform;
-use crate::profile::{PHASES, Phase, ProfileLevel, RecordBatch};
-use crate::stats::SchedCtl;
+use crate::queues::completion_queue::CompletionQueue;
+use crate::region::config::CompletionMode;
+use crate::region::tables::Tables;
+use crate::scheduler::completion::{Finisher, finish};
+use crate::scheduler::deferred::{DeferredSet, DeferredStore};
 use crate::sync::Ordering;
-use crate::tables::Tables;
 use cores::CoreTable;
 
 /// DUMMY tasks finished per loop iteration at most, so dispatch is never starved.

@@ -1,0 +1,7 @@
+//! What a run tells: the run status (the first fatal error), profiling records and phase
+//! counters, and per-scheduler statistics.
+#![forbid(unsafe_code)]
+
+pub(crate) mod profile;
+pub(crate) mod stats;
+pub(crate) mod status;

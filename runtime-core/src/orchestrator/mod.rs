@@ -1,0 +1,351 @@
+//! The orchestrator: submits tasks, one thread, with back-pressure when a window is full.
+#![forbid(unsafe_code)]
+
+use crate::error::SubmitError;
+use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
+use crate::observe::profile::ProfileLevel;
+use crate::orchestrator::tensor::Footprint;
+use crate::orchestrator::tensor_map::{TensorArg, TensorMap, TensorStore};
+use crate::platform::Platform;
+use crate::queues::ready_queue::make_ready;
+use crate::region::config::MAX_TENSORS;
+use crate::region::config::{MAX_DEPS, MAX_RINGS};
+use crate::region::slot::Meta;
+use crate::region::tables::Tables;
+use crate::sync::Ordering;
+
+mod heap;
+mod scope;
+pub(crate) mod tensor;
+pub(crate) mod tensor_map;
+mod validate;
+mod wait;
+pub(crate) mod wire;
+
+#[cfg(all(test, not(loom)))]
+mod scope_heap_tests;
+
+use heap::RingHeap;
+
+/// The footprint of each tensor argument of a task.
+type Footprints = heapless::Vec<Footprint, { MAX_TENSORS as usize }>;
+/// A task's dependencies, explicit and found, each once.
+type DepList = heapless::Vec<TaskId, { MAX_DEPS as usize }>;
+
+/// What to run: a kernel on a class of core, its scalar arguments and the tasks it waits for.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskSpec<'a> {
+    /// The kernel (ignored for [`WorkerClass::Dummy`]).
+    pub kernel: KernelId,
+    /// Where it runs.
+    pub class: WorkerClass,
+    /// Scalar arguments, at most `max_args`.
+    pub args: &'a [u64],
+    /// Tasks that must finish first; duplicates count once. With the tasks found through
+    /// `tensors`, at most `max_deps`.
+    pub deps: &'a [TaskId],
+    /// Tiles the task reads and writes, at most `max_tensors`: the task waits for every
+    /// earlier live task whose tile conflicts (read after write, write after write, write
+    /// after read).
+    pub tensors: &'a [TensorArg],
+    /// The ring the task lives in.
+    pub ring: u8,
+}
+
+impl<'a> TaskSpec<'a> {
+    /// A task of `class` running `kernel`, with no arguments or dependencies, in ring 0.
+    pub const fn new(kernel: KernelId, class: WorkerClass) -> Self {
+        TaskSpec {
+            kernel,
+            class,
+            args: &[],
+            deps: &[],
+            tensors: &[],
+            ring: 0,
+        }
+    }
+    /// A task that runs on no core: it completes as soon as its dependencies have.
+    pub const fn dummy() -> Self {
+        Self::new(KernelId(0), WorkerClass::Dummy)
+    }
+    /// The same task with these arguments.
+    pub const fn args(mut self, args: &'a [u64]) -> Self {
+        self.args = args;
+        self
+    }
+    /// The same task with these dependencies.
+    pub const fn deps(mut self, deps: &'a [TaskId]) -> Self {
+        self.deps = deps;
+        self
+    }
+    /// The same task with these tensor arguments.
+    pub const fn tensors(mut self, tensors: &'a [TensorArg]) -> Self {
+        self.tensors = tensors;
+        self
+    }
+    /// The same task in `ring`.
+    pub const fn ring(mut self, ring: u8) -> Self {
+        self.ring = ring;
+        self
+    }
+}
+
+/// The submitting side of a run. One per runtime; dropping it (or [`Orchestrator::finish`])
+/// tells the schedulers that the task list is complete.
+pub struct Orchestrator<'r, 'p, P: Platform> {
+    t: Tables<'r>,
+    p: &'p P,
+    next: [u64; MAX_RINGS as usize],
+    submitted: u64,
+    timeout_ticks: u64,
+    /// Live tasks' tensor arguments.
+    tensors: TensorMap<'r>,
+    /// Each ring's watermark when the map last dropped retired tasks.
+    forgotten: [u64; MAX_RINGS as usize],
+    /// Open scopes, outermost first: the next sequence number of each ring when each began.
+    scopes: heapless::Vec<[u64; MAX_RINGS as usize], MAX_SCOPE_DEPTH>,
+    /// Each ring's share of the platform's output heap.
+    heaps: [RingHeap; MAX_RINGS as usize],
+}
+
+/// Deepest nesting of scopes.
+pub const MAX_SCOPE_DEPTH: usize = 16;
+
+impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
+    pub(crate) fn new(t: Tables<'r>, p: &'p P, tensors: TensorStore<'r>) -> Self {
+        let timeout_ticks = t
+            .cfg
+            .submit_timeout_us
+            .saturating_mul(p.ticks_per_us().max(1));
+        Orchestrator {
+            t,
+            p,
+            next: [0; MAX_RINGS as usize],
+            submitted: 0,
+            timeout_ticks,
+            tensors: TensorMap::new(tensors, t.cfg.max_tensors as usize),
+            forgotten: [0; MAX_RINGS as usize],
+            scopes: heapless::Vec::new(),
+            heaps: {
+                let (base, len) = p.heap();
+                let share = len / t.cfg.rings.max(1) as u64;
+                core::array::from_fn(|r| RingHeap {
+                    base: base + r as u64 * share,
+                    len: share,
+                    ..RingHeap::default()
+                })
+            },
+        }
+    }
+
+    /// Tasks submitted so far.
+    pub fn submitted(&self) -> u64 {
+        self.submitted
+    }
+
+    /// Entries in the tensor map (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn tensor_entries(&self) -> usize {
+        self.tensors.linked()
+    }
+
+    /// The platform the run drives (to reach its device memory, say).
+    pub fn platform(&self) -> &'p P {
+        self.p
+    }
+
+    /// Submits a task. Waits (bounded by `submit_timeout_us`) while its ring's window is
+    /// full; every other problem is reported without waiting (except more dependencies found
+    /// through the tensor arguments than `max_deps`, known once the slot is free) and leaves
+    /// nothing behind.
+    pub fn submit(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
+        self.check_running()?;
+        // Filled in place: returning these arrays by value would copy them on every submit.
+        let mut footprints = Footprints::new();
+        self.validate(spec, &mut footprints)?;
+        let ring = spec.ring as usize;
+        let seq = self.next[ring];
+        if seq > Seq::MAX.0 {
+            return Err(SubmitError::SequenceExhausted { ring: spec.ring });
+        }
+        self.wait_for_slot(ring, seq)?;
+        let id = TaskId::new(self.t.cfg.epoch, spec.ring, Seq(seq));
+        let g = self.t.gslot(id);
+        let mut deps = DepList::new();
+        self.dependencies(spec, g, id, &footprints, &mut deps)?;
+        let t = &self.t;
+        let level = t.shared.prof.level();
+        let now = if t.cfg.record_latency || level != ProfileLevel::Off {
+            self.p.now()
+        } else {
+            0
+        };
+
+        let slot = t.slot(g);
+        // A task in an open scope is also held by the scope, until the scope ends.
+        let scoped = !self.scopes.is_empty() as u32;
+        slot.begin(1 + scoped, spec.class.lanes() as u32);
+        slot.scoped.store(scoped, Ordering::Relaxed);
+        // The buffers allocated since the last submit to this ring are this task's.
+        let heap = &mut self.heaps[ring];
+        slot.heap_start.store(heap.pending, Ordering::Relaxed);
+        heap.pending = heap.head;
+        for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
+            dst.store(a, Ordering::Relaxed);
+        }
+        if level == ProfileLevel::Tasks {
+            t.prof_rows[g].reset(now);
+        }
+        slot.publish(seq);
+
+        let mut pinned = 0usize;
+        for &dep in &deps {
+            if wire::pin_producer(t, dep) {
+                wire::add_edge(t, dep, g, pinned);
+                pinned += 1;
+            }
+        }
+        let meta = Meta {
+            kernel: spec.kernel,
+            class: spec.class,
+            nargs: spec.args.len() as u8,
+            pinned: pinned as u8,
+        };
+        slot.meta.store(meta.pack(), Ordering::Relaxed);
+        // Only the orchestrator touches this word.
+        slot.tensors
+            .store(spec.tensors.len() as u32, Ordering::Relaxed);
+
+        self.next[ring] = seq + 1;
+        t.rings[ring].next.0.store(seq + 1, Ordering::Release);
+        self.submitted += 1;
+        t.shared
+            .submitted
+            .0
+            .store(self.submitted, Ordering::Release);
+        if wire::release_wiring_hold(t, g) {
+            make_ready(t, g, now, level);
+        }
+        Ok(id)
+    }
+
+    /// Fails the run with [`crate::FatalKind::Aborted`] and `code` (for an orchestration that
+    /// cannot go on); every scheduler stops promptly. Returns whether this was the run's first
+    /// error.
+    pub fn abort(&self, code: u64) -> bool {
+        self.t.shared.status.fail(crate::error::FatalError::new(
+            crate::error::FatalCause::Aborted { code },
+        ))
+    }
+
+    /// The run's first fatal error, if it has failed.
+    pub fn error(&self) -> Option<crate::error::FatalError> {
+        self.t.shared.status.get()
+    }
+
+    /// Says that nothing more will be submitted; schedulers stop once every task finished.
+    pub fn finish(self) {}
+
+    fn check_running(&self) -> Result<(), SubmitError> {
+        if self.t.shared.status.failed() {
+            return Err(match self.t.shared.status.wait_published() {
+                Some(e) => SubmitError::RunFailed(e),
+                None => SubmitError::RunFailing,
+            });
+        }
+        Ok(())
+    }
+
+    /// The dependencies of task `id`, the new tenant of slot `g`, given and found through
+    /// its tensor arguments, each once; its arguments go into the tensor map, in place of the
+    /// slot's previous tenant's. On an error the map is as if the task had not come.
+    fn dependencies(
+        &mut self,
+        spec: &TaskSpec<'_>,
+        g: usize,
+        id: TaskId,
+        footprints: &[Footprint],
+        deps: &mut DepList,
+    ) -> Result<(), SubmitError> {
+        let max = self.t.cfg.max_deps;
+        let too_many = SubmitError::TooManyDeps {
+            given: max as usize + 1,
+            max,
+        };
+        for &d in spec.deps {
+            if !deps.contains(&d) {
+                deps.push(d).map_err(|_| too_many)?;
+            }
+        }
+        // The previous tenant retired (the slot is free): its entries go, if still there.
+        let old = self.t.slot(g).tensors.load(Ordering::Relaxed) as usize;
+        self.tensors.drop_slot(g, old);
+        if spec.tensors.is_empty() {
+            return Ok(());
+        }
+        // A task retiring after this only costs an edge that wiring then finds satisfied.
+        self.forget_retired();
+        self.tensors
+            .add_task((g, id), spec.tensors, footprints, |task| {
+                if deps.contains(&task) {
+                    Ok(())
+                } else if deps.len() < max as usize {
+                    deps.push(task).map_err(|_| too_many)
+                } else {
+                    Err(too_many)
+                }
+            })
+    }
+
+    /// Drops from the tensor map the entries of the tasks that retired since the last call:
+    /// the map then holds only tasks that were live at this watermark read.
+    fn forget_retired(&mut self) {
+        let t = &self.t;
+        for (r, ring) in t.rings.iter().enumerate() {
+            let retired = ring.retired();
+            // A slot a window back from the watermark has had a new tenant since, which
+            // dropped its predecessor's entries.
+            let from = self.forgotten[r].max(retired.saturating_sub(t.window as u64));
+            if !self.tensors.is_empty() {
+                for seq in from..retired {
+                    let id = TaskId::new(t.cfg.epoch, r as u8, Seq(seq));
+                    let g = t.gslot(id);
+                    let count = t.slot(g).tensors.load(Ordering::Relaxed) as usize;
+                    self.tensors.forget(g, id, count);
+                }
+            }
+            self.forgotten[r] = retired;
+        }
+    }
+
+    /// Waits until slot `seq` of `ring` is free: everything a window back is reclaimed.
+    fn wait_for_slot(&self, ring: usize, seq: u64) -> Result<(), SubmitError> {
+        let r = &self.t.rings[ring];
+        let window = self.t.window as u64;
+        if seq - r.retired() < window {
+            return Ok(());
+        }
+        self.wait_bounded(
+            |o, slow| {
+                if slow {
+                    // The watermark may have moved up to a task an open scope holds.
+                    o.check_scope_deadlock(ring, seq)?;
+                }
+                Ok((seq - r.retired() < window).then_some(()))
+            },
+            |waited_us| SubmitError::WindowFull {
+                ring: ring as u8,
+                window: self.t.window as u32,
+                waited_us,
+            },
+        )
+    }
+}
+
+impl<P: Platform> Drop for Orchestrator<'_, '_, P> {
+    fn drop(&mut self) {
+        // Scopes left open end here, so their tasks can be reclaimed.
+        while self.scope_end().is_ok() {}
+        self.t.shared.orch_done.0.store(1, Ordering::Release);
+    }
+}

@@ -1,0 +1,90 @@
+//! The tensor map's cell index: a fixed array of list heads, one `u32` each. A cell's entries
+//! are in the list of the bucket its key (buffer, class, cell) hashes to, beside those of any
+//! other cell that hashes there; a walk tells them apart by buffer and byte range. A bucket
+//! stores no key: it never moves, and an entry leaves it by being unlinked.
+#![forbid(unsafe_code)]
+
+use crate::scheduler::deferred::NIL;
+
+/// Cells of a run: neighbours whose buckets share one cache line (16 `u32`s).
+const RUN: u64 = 16;
+
+/// Buckets for `cells` entries: a power of two, at least four times as many (4 bytes each),
+/// so that a lookup mostly finds its cell's bucket empty or holding that cell alone.
+pub(crate) fn buckets_len(cells: usize) -> usize {
+    crate::scheduler::deferred::map_len(2 * cells)
+}
+
+/// The buckets ([`buckets_len`] of them, or none when no task has tensors).
+pub(crate) struct Buckets<'r> {
+    first: &'r mut [u32],
+    /// `64 - log2(len)`: a hash's top bits pick the run.
+    shift: u32,
+}
+
+impl<'r> Buckets<'r> {
+    /// Empty buckets over `first` (a power of two long, or empty).
+    pub(crate) fn new(first: &'r mut [u32]) -> Self {
+        first.fill(NIL);
+        let shift = u64::BITS - first.len().max(2).trailing_zeros();
+        Buckets { first, shift }
+    }
+
+    /// The bucket of `cell` of `class` in `buffer`. Neighbouring cells of one class of a
+    /// buffer (tiles next to each other in memory) go to neighbouring buckets, by runs of
+    /// [`RUN`]: walking a matrix tile by tile reuses the index's cache lines.
+    #[inline]
+    pub(crate) fn of(&self, buffer: u64, class: u8, cell: u64) -> usize {
+        let x = buffer
+            ^ (cell / RUN).wrapping_mul(0xff51_afd7_ed55_8ccd)
+            ^ (class as u64).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        let run = (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize;
+        (run.wrapping_mul(RUN as usize) + (cell % RUN) as usize) & self.first.len().wrapping_sub(1)
+    }
+
+    /// The first entry of bucket `b`'s list.
+    #[inline]
+    pub(crate) fn first(&self, b: usize) -> u32 {
+        self.first[b]
+    }
+
+    /// Bucket `b`'s first entry, to change.
+    #[inline]
+    pub(crate) fn first_mut(&mut self, b: usize) -> &mut u32 {
+        &mut self.first[b]
+    }
+
+    /// Buckets with a list (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn used(&self) -> usize {
+        self.first.iter().filter(|&&e| e != NIL).count()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn neighbouring_cells_share_a_line_and_keys_spread() {
+        let len = buckets_len(1 << 12);
+        let mut first = std::vec![0u32; len];
+        let b = Buckets::new(&mut first);
+        assert!(first_is_nil(&b));
+        // A run of cells: consecutive buckets.
+        let start = b.of(0x4000, 8, 32);
+        for cell in 32..48 {
+            assert_eq!(b.of(0x4000, 8, cell), (start + (cell - 32) as usize) % len);
+        }
+        // Other buffers and classes start elsewhere (not all in one run).
+        let runs: std::collections::BTreeSet<usize> = (0..64u64)
+            .map(|i| b.of(0x4000 + i * 0x1_0000, 8, 32) / RUN as usize)
+            .chain((1..=64u8).map(|c| b.of(0x4000, c, 32) / RUN as usize))
+            .collect();
+        assert!(runs.len() > 100, "{} runs", runs.len());
+    }
+
+    fn first_is_nil(b: &Buckets<'_>) -> bool {
+        b.used() == 0 && b.first(0) == NIL
+    }
+}

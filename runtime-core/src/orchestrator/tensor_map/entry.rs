@@ -1,0 +1,99 @@
+//! What the tensor map keeps of each argument of a live task, in three arrays indexed alike
+//! (cell `k` of slot `g` is `g * max_tensors + k`), hottest first:
+//! - [`MapEntry`]: the byte range and the list links, all a lookup reads to pass an entry by
+//!   (32 bytes: two arguments of one task share a cache line);
+//! - [`EntryInfo`]: whose argument it is and which bucket lists it, read once the byte
+//!   ranges meet, and when the entry leaves;
+//! - the tile, read for the exact test, and written only for a tile that is not dense (a
+//!   dense tile is its byte range).
+#![forbid(unsafe_code)]
+
+use crate::orchestrator::tensor::Tile;
+use crate::region::config::{Config, ConfigError};
+use crate::region::layout::Carve;
+use crate::scheduler::deferred::NIL;
+
+/// An entry's byte range and its links in two lists (its cell's, its class's).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+pub(crate) struct MapEntry {
+    /// First byte.
+    pub(super) lo: u64,
+    /// One past the last byte; 0: the cell holds no entry (a tile has at least one byte).
+    pub(super) hi: u64,
+    /// `[prev, next]` in each list.
+    pub(super) links: [[u32; 2]; 2],
+}
+
+impl MapEntry {
+    /// An empty cell.
+    pub(crate) const fn new() -> Self {
+        MapEntry {
+            lo: 0,
+            hi: 0,
+            links: [[NIL; 2]; 2],
+        }
+    }
+
+    /// Whether the cell holds an entry.
+    pub(super) fn linked(&self) -> bool {
+        self.hi != 0
+    }
+}
+
+/// Whose argument an entry is, and how it uses the tile.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EntryInfo {
+    pub(super) buffer: u64,
+    pub(super) task: u64,
+    /// The bucket whose list holds the entry (it never moves).
+    pub(super) bucket: u32,
+    pub(super) writes: bool,
+    /// The tile is its byte range; it was not stored.
+    pub(super) dense: bool,
+}
+
+impl EntryInfo {
+    /// An empty cell's.
+    pub(crate) const fn new() -> Self {
+        EntryInfo {
+            buffer: 0,
+            task: 0,
+            bucket: 0,
+            writes: false,
+            dense: true,
+        }
+    }
+}
+
+/// An empty cell's tile.
+pub(crate) const NO_TILE: Tile = Tile::contiguous(0, 1, 1);
+
+/// The orchestrator's map storage: `max_tensors` cells per task slot in each of the three
+/// arrays, the buffer index ([`super::heads_len`] slots) and the cell index
+/// ([`super::buckets_len`] buckets).
+pub(crate) struct TensorStore<'r> {
+    pub(crate) entries: &'r mut [MapEntry],
+    pub(crate) infos: &'r mut [EntryInfo],
+    pub(crate) tiles: &'r mut [Tile],
+    pub(crate) heads: &'r mut [super::Head],
+    pub(crate) buckets: &'r mut [u32],
+}
+
+impl<'r> TensorStore<'r> {
+    /// Takes the map storage of `cfg` from `c`.
+    pub(crate) fn carve(cfg: &Config, c: &mut impl Carve<'r>) -> Result<Self, ConfigError> {
+        let cells = cfg.rings as usize * cfg.task_window as usize * cfg.max_tensors as usize;
+        Ok(TensorStore {
+            entries: c.table(cells, |_| MapEntry::new())?,
+            infos: c.table(cells, |_| EntryInfo::new())?,
+            tiles: c.table(cells, |_| NO_TILE)?,
+            heads: c.table(super::heads_len(cells), |_| super::Head::EMPTY)?,
+            buckets: c.table(super::buckets_len(cells), |_| NIL)?,
+        })
+    }
+}
+
+/// Entries a submitted task's writes cover exactly, found by its lookups.
+#[derive(Default)]
+pub(crate) struct Covered(pub(super) heapless::Vec<u32, 32>);

@@ -1,0 +1,426 @@
+//! The tensor map: which live tasks read or write which tiles, so a new task's dependencies
+//! follow from its tensor arguments.
+//!
+//! Only the orchestrator uses it, so it is plain data, carved from the region and handed to the
+//! orchestrator with its handle. Every task slot owns `max_tensors` entry cells (cell `k` of
+//! slot `g` holds argument `k` of the slot's tenant).
+//!
+//! An entry is filed by the smallest aligned power-of-two block of addresses that holds its
+//! tile's bytes ([`place`]): in the list of the bucket that block (its *cell*) hashes to
+//! ([`buckets`]), and in the list of every entry of that size (its *class*) in its buffer. A
+//! buffer's head ([`heads`]) keeps a mask of its classes in use and the list of one of them
+//! (its main class). A lookup visits, for each class in use, the few cells its own bytes
+//! touch, or the class's list when they are many: it walks the entries near its tile, not
+//! the buffer's.
+//!
+//! Entries of retired tasks leave as the ring watermark passes them ([`TensorMap::forget`]),
+//! or at the latest when their slot gets its next tenant; so every entry a lookup meets
+//! belongs to a task that had not retired at the last watermark read.
+#![forbid(unsafe_code)]
+
+mod buckets;
+mod entry;
+mod heads;
+mod lists;
+mod place;
+
+use crate::ids::TaskId;
+use crate::orchestrator::tensor::{Access, Footprint, Tile, overlaps, touches};
+use crate::scheduler::deferred::NIL;
+use buckets::Buckets;
+use heads::{Heads, Key, Probe};
+use lists::Probes;
+use place::{Place, cells, class_bit, lowest_class, place};
+
+pub(crate) use buckets::buckets_len;
+pub(crate) use entry::{Covered, EntryInfo, MapEntry, NO_TILE, TensorStore};
+pub(crate) use heads::{Head, heads_len};
+
+/// A tensor argument: a tile of a buffer, and how the task uses it. Tiles of different buffers
+/// never conflict; within a buffer, conflicts follow [`overlaps`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct TensorArg {
+    /// The buffer the tile belongs to (its base address, say): the map's key.
+    pub buffer: u64,
+    /// The elements the task touches.
+    pub tile: Tile,
+    /// Read, written, or both.
+    pub access: Access,
+}
+
+impl TensorArg {
+    /// The task reads `tile` of `buffer`.
+    pub const fn input(buffer: u64, tile: Tile) -> Self {
+        TensorArg {
+            buffer,
+            tile,
+            access: Access::In,
+        }
+    }
+
+    /// The task writes `tile` of `buffer`.
+    pub const fn output(buffer: u64, tile: Tile) -> Self {
+        TensorArg {
+            buffer,
+            tile,
+            access: Access::Out,
+        }
+    }
+
+    /// The task reads, then writes `tile` of `buffer`.
+    pub const fn inout(buffer: u64, tile: Tile) -> Self {
+        TensorArg {
+            buffer,
+            tile,
+            access: Access::InOut,
+        }
+    }
+}
+
+/// Cells of one class a lookup probes at most; past that it walks the class's list.
+const LOOKUP_CELLS: u64 = 8;
+/// Link pairs of an entry: in its cell's bucket's list and in its class's list.
+const IN_CELL: usize = 0;
+const IN_CLASS: usize = 1;
+
+/// The tensor map over its storage.
+pub(crate) struct TensorMap<'r> {
+    entries: &'r mut [MapEntry],
+    infos: &'r mut [EntryInfo],
+    tiles: &'r mut [Tile],
+    heads: Heads<'r>,
+    buckets: Buckets<'r>,
+    per_slot: usize,
+    /// Entries linked now.
+    linked: usize,
+}
+
+impl<'r> TensorMap<'r> {
+    /// A map with no entries, `per_slot` cells per task slot.
+    pub(crate) fn new(s: TensorStore<'r>, per_slot: usize) -> Self {
+        s.entries.fill(MapEntry::new());
+        s.infos.fill(EntryInfo::new());
+        s.tiles.fill(NO_TILE);
+        TensorMap {
+            entries: s.entries,
+            infos: s.infos,
+            tiles: s.tiles,
+            heads: Heads::new(s.heads),
+            buckets: Buckets::new(s.buckets),
+            per_slot,
+            linked: 0,
+        }
+    }
+
+    /// Whether no entry is linked.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.linked == 0
+    }
+
+    /// Adds the tensor arguments of `task`, the new tenant of slot `g` (whose earlier
+    /// tenant's entries are gone), with their tiles' footprints: calls `dep` with every other
+    /// task in the map that an argument must wait for, and records the arguments. The
+    /// entries whose tiles the task writes exactly leave: whoever would have waited for them
+    /// now waits for the task, which waits for them. If `dep` fails, the map is as it was.
+    pub(crate) fn add_task<E>(
+        &mut self,
+        (g, task): (usize, TaskId),
+        args: &[TensorArg],
+        footprints: &[Footprint],
+        mut dep: impl FnMut(TaskId) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut covered = Covered::default();
+        for (k, (arg, &fp)) in args.iter().zip(footprints).enumerate() {
+            if let Err(e) = self.add((g, task), k, arg, fp, &mut covered, &mut dep) {
+                self.drop_slot(g, k);
+                return Err(e);
+            }
+        }
+        for &c in &covered.0 {
+            if self.entries[c as usize].linked() {
+                self.unlink(c);
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds argument `k` of `task`, the tenant of slot `g`: calls `dep` with every other
+    /// task in the map that `arg` (whose tile has footprint `fp`) must wait for, then
+    /// records `arg`. Entries whose tile `arg` writes exactly go to `covered`. If `dep`
+    /// fails, `arg` is not recorded.
+    #[inline]
+    fn add<E>(
+        &mut self,
+        (g, task): (usize, TaskId),
+        k: usize,
+        arg: &TensorArg,
+        fp: Footprint,
+        covered: &mut Covered,
+        dep: &mut impl FnMut(TaskId) -> Result<(), E>,
+    ) -> Result<(), E> {
+        debug_assert!(k < self.per_slot);
+        let first = (g * self.per_slot) as u32;
+        let c = first + k as u32;
+        let at = place(fp.lo, fp.hi);
+        let query = || Query {
+            task,
+            arg,
+            fp,
+            at,
+            writes: arg.access.writes(),
+            own: first..first + self.per_slot as u32,
+        };
+        let buffer = self.heads.probe(&Key::buffer(arg.buffer));
+        if let Probe::Found(b) = buffer
+            && self.heads.at(b).mask == class_bit(at.class)
+        {
+            // The common case: the buffer holds tiles of this class only, in the list of its
+            // head, and any overlap is in the tile's own cell.
+            let own = self.buckets.of(arg.buffer, at.class, at.cell);
+            let q = query();
+            let in_cell = self.buckets.first(own);
+            if in_cell != NIL {
+                self.walk_from(in_cell, List::Bucket(at), &q, covered, dep)?;
+            }
+            self.link(
+                c,
+                &q,
+                Probes {
+                    buffer,
+                    own: Some(own),
+                },
+            );
+            return Ok(());
+        }
+        let q = query();
+        let own = self.lookup(&q, buffer, covered, dep)?;
+        self.link(c, &q, Probes { buffer, own });
+        Ok(())
+    }
+
+    /// Drops the first `count` entries of slot `g`: its previous tenant's, or those the
+    /// current one added before a failure.
+    #[inline]
+    pub(crate) fn drop_slot(&mut self, g: usize, count: usize) {
+        let first = g * self.per_slot;
+        for c in first..first + count.min(self.per_slot) {
+            if self.entries[c].linked() {
+                self.unlink(c as u32);
+            }
+        }
+    }
+
+    /// Drops the entries `task` (slot `g`'s tenant, or a former one, with `count` arguments)
+    /// still has in the map: it retired.
+    pub(crate) fn forget(&mut self, g: usize, task: TaskId, count: usize) {
+        let first = g * self.per_slot;
+        for c in first..first + count.min(self.per_slot) {
+            if self.entries[c].linked() && self.infos[c].task == task.raw() {
+                self.unlink(c as u32);
+            }
+        }
+    }
+
+    /// Calls `dep` with every task in the map that `arg` must wait for, without adding it
+    /// (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn conflicts<E>(
+        &self,
+        arg: &TensorArg,
+        range: (u64, u64),
+        covered: &mut Covered,
+        mut dep: impl FnMut(TaskId) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let q = Query {
+            task: TaskId::from_raw(u64::MAX), // nobody
+            arg,
+            fp: Footprint {
+                lo: range.0,
+                hi: range.1,
+                dense: arg.tile.is_dense(),
+            },
+            at: place(range.0, range.1),
+            writes: arg.access.writes(),
+            own: 0..0,
+        };
+        let buffer = self.heads.probe(&Key::buffer(arg.buffer));
+        self.lookup(&q, buffer, covered, &mut dep).map(|_| ())
+    }
+
+    /// Entries linked now, all buffers (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn linked(&self) -> usize {
+        debug_assert_eq!(
+            self.entries.iter().filter(|e| e.linked()).count(),
+            self.linked
+        );
+        self.linked
+    }
+
+    /// Heads in use in the buffer index (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn heads_used(&self) -> usize {
+        self.heads.used()
+    }
+
+    /// Buckets with a list in the cell index (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn buckets_used(&self) -> usize {
+        self.buckets.used()
+    }
+
+    /// Finds what `q` waits for, given the probe of its buffer's head; returns its own
+    /// cell's bucket if it visited it, for [`TensorMap::link`] to reuse.
+    fn lookup<E>(
+        &self,
+        q: &Query<'_>,
+        buffer: Probe,
+        covered: &mut Covered,
+        dep: &mut impl FnMut(TaskId) -> Result<(), E>,
+    ) -> Result<Option<usize>, E> {
+        let (arg, range, at) = (q.arg, (q.fp.lo, q.fp.hi), q.at);
+        let mut own = None;
+        let Probe::Found(b) = buffer else {
+            return Ok(own); // nothing of this buffer is in the map
+        };
+        let head = *self.heads.at(b);
+        let mut mask = head.mask;
+        while mask != 0 {
+            let class = lowest_class(mask);
+            mask &= mask - 1;
+            let (first, last) = cells(range.0, range.1, class);
+            if last - first < LOOKUP_CELLS {
+                for cell in first..=last {
+                    let b = self.buckets.of(arg.buffer, class, cell);
+                    let list = List::Bucket(Place { class, cell });
+                    self.walk(self.buckets.first(b), list, q, covered, dep)?;
+                    if class == at.class {
+                        own = Some(b); // a tile's own class: one cell, its own
+                    }
+                }
+            } else {
+                let e = if head.main == class {
+                    head.first
+                } else {
+                    self.heads
+                        .find(&Key::class(arg.buffer, class))
+                        .map_or(NIL, |h| self.heads.at(h).first)
+                };
+                self.walk(e, List::Class, q, covered, dep)?;
+            }
+        }
+        Ok(own)
+    }
+
+    /// Calls `dep` with the task of every entry of a list, from `e` on, that conflicts with
+    /// `q`: read after write, write after write, write after read, on overlapping tiles of
+    /// one buffer. The cheap tests go first.
+    #[inline(always)]
+    fn walk<E>(
+        &self,
+        e: u32,
+        list: List,
+        q: &Query<'_>,
+        covered: &mut Covered,
+        dep: &mut impl FnMut(TaskId) -> Result<(), E>,
+    ) -> Result<(), E> {
+        // Most lists a lookup visits are empty: no call for them.
+        if e == NIL {
+            return Ok(());
+        }
+        self.walk_from(e, list, q, covered, dep)
+    }
+
+    /// [`TensorMap::walk`] of a list that is not empty.
+    #[inline(never)]
+    fn walk_from<E>(
+        &self,
+        mut e: u32,
+        list: List,
+        q: &Query<'_>,
+        covered: &mut Covered,
+        dep: &mut impl FnMut(TaskId) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let Footprint { lo, hi, .. } = q.fp;
+        while e != NIL {
+            let entry = &self.entries[e as usize];
+            if entry.lo < hi && lo < entry.hi && !q.own.contains(&e) {
+                let info = &self.infos[e as usize];
+                // A bucket's list also holds the cells of other keys that hash there.
+                let listed = match list {
+                    List::Bucket(at) => {
+                        place(entry.lo, entry.hi) == at && info.buffer == q.arg.buffer
+                    }
+                    List::Class => true,
+                };
+                if listed && (q.writes || info.writes) && self.overlap(e, entry, info, q) {
+                    if q.writes && self.same_bytes(e, entry, info, q) {
+                        // Past the list's capacity an entry just stays: correct, a little
+                        // slower.
+                        let _ = covered.0.push(e);
+                    }
+                    dep(TaskId::from_raw(info.task))?;
+                }
+            }
+            e = entry.links[list.link()][1];
+        }
+        Ok(())
+    }
+
+    /// Whether entry `e`'s tile and `q`'s share a byte, their byte ranges meeting.
+    fn overlap(&self, e: u32, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
+        match (info.dense, q.fp.dense) {
+            (true, true) => true,
+            (true, false) => touches(&q.arg.tile, entry.lo, entry.hi),
+            (false, true) => touches(&self.tiles[e as usize], q.fp.lo, q.fp.hi),
+            (false, false) => overlaps(&self.tiles[e as usize], &q.arg.tile),
+        }
+    }
+
+    /// Whether entry `e` covers exactly the bytes `q` does.
+    fn same_bytes(&self, e: u32, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
+        match (info.dense, q.fp.dense) {
+            (true, true) => (entry.lo, entry.hi) == (q.fp.lo, q.fp.hi),
+            (false, false) => self.tiles[e as usize] == q.arg.tile,
+            // A dense tile and one with holes never cover the same bytes.
+            _ => false,
+        }
+    }
+}
+
+/// An argument being added: what its lookup compares entries with, and where it is filed.
+struct Query<'a> {
+    task: TaskId,
+    arg: &'a TensorArg,
+    /// The argument's byte range, and whether its tile fills it.
+    fp: Footprint,
+    at: Place,
+    writes: bool,
+    /// The task's own cells: its earlier arguments are not dependencies.
+    own: core::ops::Range<u32>,
+}
+
+/// A list a lookup walks.
+#[derive(Clone, Copy)]
+enum List {
+    /// A bucket's: the entries of the cell `Place` of the query's buffer, and of whatever
+    /// other cells hash there.
+    Bucket(Place),
+    /// A class's: every entry of one class of the query's buffer.
+    Class,
+}
+
+impl List {
+    /// Which link pair of an entry follows the list.
+    fn link(self) -> usize {
+        match self {
+            List::Bucket(_) => IN_CELL,
+            List::Class => IN_CLASS,
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod reference;
+#[cfg(all(test, not(loom)))]
+mod tests;

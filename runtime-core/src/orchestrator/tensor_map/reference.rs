@@ -1,0 +1,63 @@
+//! A plain reference for the tensor map (tests only): every live argument in a list, and a
+//! lookup that scans them all. What the map finds for a new task must be exactly this.
+
+use std::vec::Vec;
+
+use crate::orchestrator::tensor::Tile;
+use crate::orchestrator::tensor_map::TensorArg;
+
+/// The map's overlap rule: a dense tile is its byte range, so against it the test is exact
+/// ([`crate::orchestrator::tensor::touches`]); two tiles with holes are compared by
+/// [`crate::orchestrator::tensor::overlaps`].
+pub(super) fn share_a_byte(a: &Tile, b: &Tile) -> bool {
+    let (ra, rb) = (a.bytes().unwrap(), b.bytes().unwrap());
+    match (a.is_dense(), b.is_dense()) {
+        (true, true) => ra.0 < rb.1 && rb.0 < ra.1,
+        (true, false) => crate::orchestrator::tensor::touches(b, ra.0, ra.1),
+        (false, true) => crate::orchestrator::tensor::touches(a, rb.0, rb.1),
+        (false, false) => crate::orchestrator::tensor::overlaps(a, b),
+    }
+}
+
+/// Two tiles a write of one stands in for the other: the same tile, or dense tiles of one
+/// byte range.
+fn same_bytes(a: &Tile, b: &Tile) -> bool {
+    a == b || (a.is_dense() && b.is_dense() && a.bytes().unwrap() == b.bytes().unwrap())
+}
+
+/// Every live argument, with the sequence number of its task.
+#[derive(Default)]
+pub(super) struct Reference {
+    live: Vec<(u64, TensorArg)>,
+}
+
+impl Reference {
+    /// Submits task `seq` with `args` once every task below `retired` retired; returns the
+    /// live tasks it waits for, sorted, each once.
+    pub(super) fn submit(&mut self, seq: u64, args: &[TensorArg], retired: u64) -> Vec<u64> {
+        self.live.retain(|(t, _)| *t >= retired);
+        let mut want: Vec<u64> = self
+            .live
+            .iter()
+            .filter(|(_, e)| {
+                args.iter().any(|a| {
+                    a.buffer == e.buffer
+                        && (a.access.writes() || e.access.writes())
+                        && share_a_byte(&a.tile, &e.tile)
+                })
+            })
+            .map(|(t, _)| *t)
+            .collect();
+        want.sort();
+        want.dedup();
+        // A write of the same bytes stands in for the entries it covers: they leave, and
+        // this task (which waits for them) is found instead.
+        self.live.retain(|(_, e)| {
+            !args
+                .iter()
+                .any(|a| a.access.writes() && a.buffer == e.buffer && same_bytes(&a.tile, &e.tile))
+        });
+        self.live.extend(args.iter().map(|a| (seq, *a)));
+        want
+    }
+}

@@ -1,0 +1,104 @@
+//! Checking a task before anything of it is kept: every refusal is a typed error that says
+//! what to change.
+#![forbid(unsafe_code)]
+
+use super::{Footprints, Orchestrator, TaskSpec};
+use crate::error::SubmitError;
+use crate::ids::{TaskId, WorkerClass};
+use crate::platform::Platform;
+use crate::region::config::MAX_DEPS;
+
+impl<P: Platform> Orchestrator<'_, '_, P> {
+    /// Checks `spec` against the configuration and the run, and puts each tensor argument's
+    /// footprint (computed once here) in `footprints`.
+    pub(super) fn validate(
+        &self,
+        spec: &TaskSpec<'_>,
+        footprints: &mut Footprints,
+    ) -> Result<(), SubmitError> {
+        let cfg = &self.t.cfg;
+        if spec.ring >= cfg.rings {
+            return Err(SubmitError::BadRing {
+                ring: spec.ring,
+                rings: cfg.rings,
+            });
+        }
+        if spec.args.len() > cfg.max_args as usize {
+            return Err(SubmitError::TooManyArgs {
+                given: spec.args.len(),
+                max: cfg.max_args,
+            });
+        }
+        if spec.tensors.len() > cfg.max_tensors as usize {
+            return Err(SubmitError::TooManyTensors {
+                given: spec.tensors.len(),
+                max: cfg.max_tensors,
+            });
+        }
+        for (index, arg) in spec.tensors.iter().enumerate() {
+            let f = arg
+                .tile
+                .footprint()
+                .map_err(|error| SubmitError::BadTensor { index, error })?;
+            // At most max_tensors <= MAX_TENSORS (checked above): the push cannot fail.
+            let _ = footprints.push(f);
+        }
+        if spec.deps.len() > cfg.max_deps as usize {
+            // Duplicates count once: only distinct dependencies can be too many.
+            let distinct = distinct_deps(spec.deps, cfg.max_deps as usize + 1);
+            if distinct > cfg.max_deps as usize {
+                return Err(SubmitError::TooManyDeps {
+                    given: distinct,
+                    max: cfg.max_deps,
+                });
+            }
+        }
+        let cores = match spec.class {
+            WorkerClass::Aic => cfg.aic_cores,
+            WorkerClass::Aiv => cfg.aiv_cores,
+            WorkerClass::Mix => cfg.mix_clusters(),
+            WorkerClass::Dummy => 1,
+        };
+        if cores == 0 {
+            return Err(SubmitError::NoCoreForClass { class: spec.class });
+        }
+        if spec.class != WorkerClass::Dummy && !self.p.has_kernel(spec.kernel) {
+            return Err(SubmitError::UnknownKernel {
+                kernel: spec.kernel,
+            });
+        }
+        for &dep in spec.deps {
+            if dep.epoch() != cfg.epoch {
+                return Err(SubmitError::StaleDependency {
+                    dep,
+                    epoch: cfg.epoch,
+                });
+            }
+            if dep.ring() >= cfg.rings {
+                return Err(SubmitError::ForeignDependency {
+                    dep,
+                    rings: cfg.rings,
+                });
+            }
+            let next = self.next[dep.ring() as usize];
+            if dep.seq().0 >= next {
+                return Err(SubmitError::NotYetSubmitted { dep, next });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Distinct ids among `deps`, counted up to `stop` (at most `MAX_DEPS + 1`).
+fn distinct_deps(deps: &[TaskId], stop: usize) -> usize {
+    let mut seen = heapless::Vec::<TaskId, { MAX_DEPS as usize + 1 }>::new();
+    for &d in deps {
+        if !seen.contains(&d) && seen.push(d).is_err() {
+            break;
+        }
+        if seen.len() >= stop {
+            break;
+        }
+    }
+    seen.len()
+}

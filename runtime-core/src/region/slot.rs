@@ -1,0 +1,161 @@
+//! A task slot: the hot, shared state of one live task, and the words its life moves through.
+//!
+//! The life of a tenant, word by word (who writes, and what each value means):
+//!
+//! | word | at submit ([`TaskSlot::begin`]) | then | ends at |
+//! | --- | --- | --- | --- |
+//! | `seq` | the tenant's sequence number, published last | - | the next tenant's `begin` |
+//! | `state` | `PENDING` | `COMPLETED` in the funnel (`completion::finish`) | `CONSUMED` with the last hold (`reclaim`); the watermark passes it |
+//! | `pending` | 1: the wiring hold | +1 per live producer wired, -1 as each finishes, -1 when wiring ends | 0: exactly one thread makes it ready (`ready_queue::make_ready`) |
+//! | `holds` | 1 (its own completion), +1 while its scope is open | +1 per consumer wired (released when that consumer finishes) | 0: `CONSUMED` |
+//! | `fanout` | `EDGE_EMPTY` | consumers push their edges | `EDGE_CLOSED` when it finishes: later consumers count it as met |
+//! | `lanes_left` | lanes of its class (MIX: 3) | -1 per lane that finishes | 0: its last lane finished |
+//! | `deferred` | 0 (no entry) | its deferred-set entry + 1, from the FIN of a lane with unmet conditions (the owning scheduler only) | 0 when the entry closes |
+//! | `meta` | kernel, class, counts ([`Meta`]) once wiring pinned its producers | - | - |
+#![forbid(unsafe_code)]
+
+use crate::ids::{KernelId, WorkerClass};
+use crate::region::tables::EDGE_EMPTY;
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
+
+/// Task states, in the order a tenant moves through them.
+pub(crate) mod state {
+    /// Never used since the region was formatted.
+    pub(crate) const FREE: u32 = 0;
+    /// Submitted: waiting for producers, queued or running.
+    pub(crate) const PENDING: u32 = 1;
+    /// Finished: its consumers are released; its outputs may still be read.
+    pub(crate) const COMPLETED: u32 = 2;
+    /// Completed and nobody holds it: the ring watermark may pass it.
+    pub(crate) const CONSUMED: u32 = 3;
+}
+
+/// One slot of a task ring. Every field is an atomic so any thread may read it; the comments
+/// say who writes.
+#[repr(C, align(64))]
+pub(crate) struct TaskSlot {
+    /// Sequence number of the current tenant (orchestrator, at submit). `u64::MAX` if unused.
+    pub(crate) seq: AtomicU64,
+    /// Kernel, class and counts, packed by [`Meta`] (orchestrator, at submit).
+    pub(crate) meta: AtomicU64,
+    /// One of [`state`].
+    pub(crate) state: AtomicU32,
+    /// Producers still to finish, plus one while the orchestrator is wiring.
+    pub(crate) pending: AtomicU32,
+    /// Reasons the slot may not be reclaimed: its own completion, plus one per wired consumer.
+    pub(crate) holds: AtomicU32,
+    /// Head of the list of consumers' edges; `EDGE_CLOSED` once the task finished.
+    pub(crate) fanout: AtomicU32,
+    /// Lanes of a dispatched task still to report FIN.
+    pub(crate) lanes_left: AtomicU32,
+    /// The task's entry in its scheduler's deferred set, plus one; 0 when it has none.
+    /// Written only by the scheduler that owns the task's cores.
+    pub(crate) deferred: AtomicU32,
+    /// 1 while the task's scope is open (the scope holds the slot); orchestrator only.
+    pub(crate) scoped: AtomicU32,
+    /// Where the task's output buffers begin in its ring's heap (a running byte count);
+    /// orchestrator only.
+    pub(crate) heap_start: AtomicU64,
+    /// Tensor-map cells the tenant linked; orchestrator only.
+    pub(crate) tensors: AtomicU32,
+}
+
+impl TaskSlot {
+    /// Starts a new tenant (the orchestrator, once the slot is free): `PENDING`, held
+    /// `holds` times, waiting for the wiring hold only, no consumers, `lanes` lanes to
+    /// finish. The tenant is not visible until [`TaskSlot::publish`].
+    pub(crate) fn begin(&self, holds: u32, lanes: u32) {
+        self.holds.store(holds, Ordering::Relaxed);
+        self.pending.store(1, Ordering::Relaxed);
+        self.fanout.store(EDGE_EMPTY, Ordering::Relaxed);
+        self.lanes_left.store(lanes, Ordering::Relaxed);
+        self.state.store(state::PENDING, Ordering::Relaxed);
+    }
+
+    /// Publishes tenant `seq` (Release): a scheduler that reads this sequence number sees
+    /// the words [`TaskSlot::begin`] wrote, never the previous tenant's `CONSUMED`.
+    pub(crate) fn publish(&self, seq: u64) {
+        self.seq.store(seq, Ordering::Release);
+    }
+
+    /// A slot that has never held a task.
+    pub(crate) fn new() -> Self {
+        TaskSlot {
+            seq: AtomicU64::new(u64::MAX),
+            meta: AtomicU64::new(0),
+            state: AtomicU32::new(state::FREE),
+            pending: AtomicU32::new(0),
+            holds: AtomicU32::new(0),
+            fanout: AtomicU32::new(crate::region::tables::EDGE_CLOSED),
+            lanes_left: AtomicU32::new(0),
+            deferred: AtomicU32::new(0),
+            scoped: AtomicU32::new(0),
+            heap_start: AtomicU64::new(0),
+            tensors: AtomicU32::new(0),
+        }
+    }
+}
+
+/// The constant part of a task, packed in one word:
+/// `[kernel:32][unused:8][class:8][nargs:8][pinned:8]` (from the top bit down).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Meta {
+    pub(crate) kernel: KernelId,
+    pub(crate) class: WorkerClass,
+    /// Scalar arguments stored in the slot's argument row.
+    pub(crate) nargs: u8,
+    /// Producers this task holds (edges it must release when it finishes).
+    pub(crate) pinned: u8,
+}
+
+impl Meta {
+    pub(crate) fn pack(self) -> u64 {
+        ((self.kernel.0 as u64) << 32)
+            | ((self.class as u64) << 16)
+            | ((self.nargs as u64) << 8)
+            | self.pinned as u64
+    }
+
+    /// The task's constants, or `Err(class)` if the class byte is none a submit writes (the
+    /// region was overwritten). Checked where the class decides the task's fate
+    /// (`ready_queue::make_ready`): a bad class fails the run, it never runs as DUMMY.
+    #[inline]
+    pub(crate) fn decode(word: u64) -> Result<Self, u8> {
+        let class = (word >> 16) as u8;
+        match WorkerClass::from_index(class as usize) {
+            Some(_) => Ok(Self::unpack(word)),
+            None => Err(class),
+        }
+    }
+
+    /// The constants of a task that became ready (its class was checked then by
+    /// [`Meta::decode`]; the word is not written again in its tenancy).
+    #[inline]
+    pub(crate) fn unpack(word: u64) -> Self {
+        Meta {
+            kernel: KernelId((word >> 32) as u32),
+            class: WorkerClass::from_index(((word >> 16) & 0xff) as usize)
+                .unwrap_or(WorkerClass::Dummy),
+            nargs: (word >> 8) as u8,
+            pinned: word as u8,
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_round_trips() {
+        let m = Meta {
+            kernel: KernelId(0xdead_beef),
+            class: WorkerClass::Mix,
+            nargs: 32,
+            pinned: 64,
+        };
+        assert_eq!(Meta::unpack(m.pack()), m);
+        assert_eq!(Meta::decode(m.pack()), Ok(m));
+        assert_eq!(Meta::decode(m.pack() | 7 << 16), Err(7), "no class 7");
+    }
+}

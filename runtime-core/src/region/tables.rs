@@ -1,0 +1,224 @@
+//! The runtime's tables in the region, and how ids map onto them.
+#![forbid(unsafe_code)]
+
+use crate::ids::{Seq, TaskId, WorkerClass};
+use crate::observe::profile::{ProfCtl, ProfRow, RecordCell};
+use crate::observe::stats::SchedCtl;
+use crate::observe::status::RunStatus;
+use crate::queues::ready_queue::ReadyQueue;
+use crate::queues::seq_ring::CachePadded;
+use crate::region::config::{Config, ConfigError};
+use crate::region::layout::Carve;
+use crate::region::slot::TaskSlot;
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
+
+/// Fanout head of a finished task: no edge can be added any more.
+pub(crate) const EDGE_CLOSED: u32 = u32::MAX;
+/// Fanout head / end of list: no (more) edges.
+pub(crate) const EDGE_EMPTY: u32 = u32::MAX - 1;
+/// Edge references are below this value.
+pub(crate) const EDGE_SENTINELS: u32 = u32::MAX - 1;
+
+/// One dependency edge, stored in the consumer's slot row: which producer it holds, and the
+/// next edge of that producer's fanout list.
+pub(crate) struct Edge {
+    pub(crate) producer: AtomicU64,
+    pub(crate) next: AtomicU32,
+}
+
+impl Edge {
+    pub(crate) fn new() -> Self {
+        Edge {
+            producer: AtomicU64::new(0),
+            next: AtomicU32::new(EDGE_EMPTY),
+        }
+    }
+}
+
+/// Per-ring positions: `next` (orchestrator) and `retired` (watermark, any scheduler).
+pub(crate) struct RingCtl {
+    /// Sequence number the ring hands out next.
+    pub(crate) next: CachePadded<AtomicU64>,
+    /// Every task below this sequence number is consumed; its slot may be reused.
+    pub(crate) retired: CachePadded<AtomicU64>,
+}
+
+impl RingCtl {
+    pub(crate) fn new() -> Self {
+        RingCtl {
+            next: CachePadded(AtomicU64::new(0)),
+            retired: CachePadded(AtomicU64::new(0)),
+        }
+    }
+
+    /// The watermark (Acquire): every task below it is consumed, so what it held is free
+    /// and its slot may have a new tenant.
+    #[inline]
+    pub(crate) fn retired(&self) -> u64 {
+        self.retired.0.load(Ordering::Acquire)
+    }
+}
+
+/// Run-wide words.
+pub(crate) struct Shared {
+    pub(crate) status: RunStatus,
+    /// Tasks submitted so far (orchestrator).
+    pub(crate) submitted: CachePadded<AtomicU64>,
+    /// 1 once the orchestrator will submit nothing more.
+    pub(crate) orch_done: CachePadded<AtomicU32>,
+    /// Profiling level and record ring position.
+    pub(crate) prof: ProfCtl,
+}
+
+impl Shared {
+    pub(crate) fn new(cfg: &Config) -> Self {
+        Shared {
+            prof: ProfCtl::new(cfg.profile),
+            status: RunStatus::new(),
+            submitted: CachePadded(AtomicU64::new(0)),
+            orch_done: CachePadded(AtomicU32::new(0)),
+        }
+    }
+}
+
+/// Views of every table; cheap to copy into each thread's handle.
+#[derive(Clone, Copy)]
+pub(crate) struct Tables<'r> {
+    pub(crate) cfg: Config,
+    pub(crate) shift: u32,
+    pub(crate) window: usize,
+    pub(crate) max_deps: usize,
+    pub(crate) max_args: usize,
+    pub(crate) shared: &'r Shared,
+    pub(crate) rings: &'r [RingCtl],
+    pub(crate) slots: &'r [TaskSlot],
+    pub(crate) args: &'r [AtomicU64],
+    pub(crate) edges: &'r [Edge],
+    pub(crate) queues: [ReadyQueue<'r>; WorkerClass::COUNT],
+    pub(crate) sched: &'r [SchedCtl],
+    /// Timestamps of each live task, beside its slot.
+    pub(crate) prof_rows: &'r [ProfRow],
+    /// The profile ring.
+    pub(crate) records: &'r [RecordCell],
+}
+
+impl<'r> Tables<'r> {
+    /// Global slot index of `id` (ring-major).
+    #[inline]
+    pub(crate) fn gslot(&self, id: TaskId) -> usize {
+        id.ring() as usize * self.window + id.seq().index(self.shift)
+    }
+
+    #[inline]
+    pub(crate) fn slot(&self, g: usize) -> &'r TaskSlot {
+        &self.slots[g]
+    }
+
+    #[inline]
+    pub(crate) fn ring_of(&self, g: usize) -> usize {
+        g >> self.shift
+    }
+
+    /// The id of the current tenant of slot `g`.
+    #[inline]
+    pub(crate) fn task_at(&self, g: usize) -> TaskId {
+        let seq = self.slots[g].seq.load(Ordering::Relaxed);
+        TaskId::new(self.cfg.epoch, self.ring_of(g) as u8, Seq(seq))
+    }
+
+    /// Reference of edge `k` of slot `g`.
+    #[inline]
+    pub(crate) fn edge_ref(&self, g: usize, k: usize) -> u32 {
+        (g * self.max_deps + k) as u32
+    }
+
+    #[inline]
+    pub(crate) fn edge(&self, e: u32) -> &'r Edge {
+        &self.edges[e as usize]
+    }
+
+    /// The slot whose row holds edge `e`.
+    #[inline]
+    pub(crate) fn edge_owner(&self, e: u32) -> usize {
+        e as usize / self.max_deps
+    }
+
+    /// The argument row of slot `g`.
+    #[inline]
+    pub(crate) fn args_of(&self, g: usize) -> &'r [AtomicU64] {
+        &self.args[g * self.max_args..(g + 1) * self.max_args]
+    }
+
+    #[inline]
+    pub(crate) fn queue(&self, class: WorkerClass) -> &ReadyQueue<'r> {
+        &self.queues[class.index()]
+    }
+
+    /// Tasks finished by every scheduler so far.
+    pub(crate) fn finished(&self) -> u64 {
+        self.sched
+            .iter()
+            .map(|s| s.finished.load(Ordering::Acquire))
+            .sum()
+    }
+}
+
+/// The run-wide tables: shared words, rings, schedulers' blocks, task slots with their
+/// argument and edge rows.
+pub(crate) struct CoreParts<'r> {
+    pub(crate) shared: &'r mut [Shared],
+    pub(crate) rings: &'r mut [RingCtl],
+    pub(crate) sched: &'r mut [SchedCtl],
+    pub(crate) slots: &'r mut [TaskSlot],
+    pub(crate) args: &'r mut [AtomicU64],
+    pub(crate) edges: &'r mut [Edge],
+}
+
+impl<'r> CoreParts<'r> {
+    /// Takes the run-wide tables of `cfg` from `c`.
+    pub(crate) fn carve(cfg: &Config, c: &mut impl Carve<'r>) -> Result<Self, ConfigError> {
+        let slots = cfg.rings as usize * cfg.task_window as usize;
+        Ok(CoreParts {
+            shared: c.table(1, |_| Shared::new(cfg))?,
+            rings: c.table(cfg.rings as usize, |_| RingCtl::new())?,
+            sched: c.table(cfg.schedulers as usize, |_| SchedCtl::new())?,
+            slots: c.table(slots, |_| TaskSlot::new())?,
+            args: c.table(slots * cfg.max_args as usize, |_| AtomicU64::new(0))?,
+            edges: c.table(slots * cfg.max_deps as usize, |_| Edge::new())?,
+        })
+    }
+}
+
+impl<'r> Tables<'r> {
+    /// Views over freshly formatted tables.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        cfg: Config,
+        shared: &'r Shared,
+        rings: &'r [RingCtl],
+        slots: &'r [TaskSlot],
+        args: &'r [AtomicU64],
+        edges: &'r [Edge],
+        queues: [ReadyQueue<'r>; WorkerClass::COUNT],
+        sched: &'r [SchedCtl],
+        prof_rows: &'r [ProfRow],
+        records: &'r [RecordCell],
+    ) -> Self {
+        Tables {
+            cfg,
+            shift: cfg.window_shift(),
+            window: cfg.task_window as usize,
+            max_deps: cfg.max_deps as usize,
+            max_args: cfg.max_args as usize,
+            shared,
+            rings,
+            slots,
+            args,
+            edges,
+            queues,
+            sched,
+            prof_rows,
+            records,
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! The one function every task finishes through.
+//!
+//! Normal tasks (last lane's FIN), DUMMY tasks (completed by a scheduler as soon as ready) and,
+//! later, deferred tasks all call [`finish`]; accounting and profiling live here and nowhere
+//! else.
+#![forbid(unsafe_code)]
+
+use crate::ids::TaskId;
+use crate::observe::profile::{ProfileLevel, RecordBatch, RecordWords};
+use crate::observe::stats::{SchedCtl, bucket_of};
+use crate::queues::ready_queue::make_ready;
+use crate::region::reclaim::release_hold;
+use crate::region::slot::{Meta, state};
+use crate::region::tables::{EDGE_CLOSED, EDGE_SENTINELS, Tables};
+use crate::sync::Ordering;
+
+/// Who finishes a task, and when.
+#[derive(Clone, Copy)]
+pub(crate) struct Finisher<'a> {
+    /// The finishing scheduler's block.
+    pub(crate) ctl: &'a SchedCtl,
+    /// Its index.
+    pub(crate) sched: u8,
+    /// Its clock at this moment (0 when nothing is measured).
+    pub(crate) now: u64,
+    /// The profiling level it read for this loop iteration.
+    pub(crate) level: ProfileLevel,
+}
+
+/// Where the funnel puts task records (profiling at `Tasks`).
+pub(crate) type Records<'a> = Option<&'a mut RecordBatch>;
+
+/// Finishes task `id` (the caller owns its completion: this runs once per task): takes its
+/// profile, marks it COMPLETED, releases its consumers (making the last-waited-for ones
+/// ready), releases the producers it held, drops its own hold and counts it. At `Tasks` the
+/// task's record goes to `records` (the finishing scheduler's batch).
+pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>, records: Records<'_>) {
+    let g = t.gslot(id);
+    let slot = t.slot(g);
+    let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
+    if t.cfg.record_latency {
+        let ready = t.prof_rows[g].ready.load(Ordering::Relaxed);
+        SchedCtl::bump(&by.ctl.latency[bucket_of(by.now.saturating_sub(ready))], 1);
+    }
+    // Read before the slot is released: its row then belongs to the next tenant.
+    if by.level == ProfileLevel::Tasks
+        && let Some(batch) = records
+    {
+        record(t, g, id, meta, by, batch.next(&t.shared.prof, t.records));
+    }
+    slot.state.store(state::COMPLETED, Ordering::Release);
+
+    // Consumers: close the list, then walk it. Read `next` before the decrement: once a
+    // consumer is released it may finish and its slot (which holds the edge) be reused.
+    let mut e = slot.fanout.swap(EDGE_CLOSED, Ordering::AcqRel);
+    while e < EDGE_SENTINELS {
+        let next = t.edge(e).next.load(Ordering::Relaxed);
+        let consumer = t.edge_owner(e);
+        if t.slot(consumer).pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            make_ready(t, consumer, by.now, by.level);
+        }
+        e = next;
+    }
+
+    // Producers this task held.
+    for k in 0..meta.pinned as usize {
+        let producer = TaskId::from_raw(t.edge(t.edge_ref(g, k)).producer.load(Ordering::Relaxed));
+        release_hold(t, t.gslot(producer));
+    }
+
+    release_hold(t, g);
+    SchedCtl::bump(&by.ctl.finished, 1);
+}
+
+/// Writes the task's record, from its row, into `out`.
+fn record(
+    t: &Tables<'_>,
+    g: usize,
+    id: TaskId,
+    meta: Meta,
+    by: Finisher<'_>,
+    out: &mut RecordWords,
+) {
+    let row = &t.prof_rows[g];
+    let v = |a: &crate::sync::AtomicU64| a.load(Ordering::Relaxed);
+    let (ready, fin, deferred) = (v(&row.ready), v(&row.fin), v(&row.deferred));
+    *out = [
+        id.raw(),
+        meta.kernel.0 as u64 | (meta.class as u64) << 32 | (by.sched as u64) << 40,
+        v(&row.core),
+        v(&row.submit),
+        ready,
+        v(&row.dispatch),
+        v(&row.start),
+        v(&row.end),
+        fin,
+        deferred,
+        // The lap clock may predate stamps set during this phase (by this thread, or the
+        // ready stamp by another): completion follows them all.
+        by.now.max(ready).max(fin).max(deferred),
+    ];
+}

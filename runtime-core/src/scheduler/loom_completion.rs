@@ -1,0 +1,73 @@
+//! loom model of the completion funnel against the orchestrator's wiring: a fan-in consumer
+//! becomes ready exactly once.
+
+use loom::sync::Arc;
+use loom::thread;
+use std::vec::Vec;
+
+use crate::ids::WorkerClass;
+use crate::observe::profile::ProfileLevel;
+use crate::orchestrator::wire;
+use crate::scheduler::completion::finish;
+use crate::sync::Ordering;
+use crate::testing::loom_machine::{bounded, small_cfg};
+use crate::testing::owned::{Owned, plant, unmeasured};
+
+const PREEMPTIONS_FAN_IN: usize = 3;
+
+/// The orchestrator wires a consumer to two producers while two schedulers finish them: the
+/// consumer becomes ready exactly once, only after both, and every slot is reclaimed.
+#[test]
+fn fan_in_makes_the_consumer_ready_exactly_once() {
+    // Three threads; three preemptions interleave both producers' finishes anywhere inside
+    // the orchestrator's wiring (about 10 s in release).
+    bounded(PREEMPTIONS_FAN_IN).check(|| {
+        let owned = Arc::new(Owned::new(small_cfg(4)));
+        let t = owned.tables();
+        let p1 = plant(&t, 0, WorkerClass::Dummy);
+        let p2 = plant(&t, 1, WorkerClass::Dummy);
+        let finishers: Vec<_> = [p1, p2]
+            .into_iter()
+            .map(|p| {
+                let owned = owned.clone();
+                thread::spawn(move || {
+                    let t = owned.tables();
+                    finish(&t, p, unmeasured(&t), None);
+                })
+            })
+            .collect();
+        // The orchestrator's half of submit, as `Orchestrator::submit` does it.
+        let c = plant(&t, 2, WorkerClass::Dummy);
+        let g = t.gslot(c);
+        t.slot(g).pending.store(1, Ordering::Relaxed);
+        let mut pinned = 0;
+        for p in [p1, p2] {
+            if wire::pin_producer(&t, p) {
+                wire::add_edge(&t, p, g, pinned);
+                pinned += 1;
+            }
+        }
+        let meta = crate::region::slot::Meta {
+            kernel: crate::ids::KernelId(0),
+            class: WorkerClass::Dummy,
+            nargs: 0,
+            pinned: pinned as u8,
+        };
+        t.slot(g).meta.store(meta.pack(), Ordering::Relaxed);
+        if wire::release_wiring_hold(&t, g) {
+            crate::queues::ready_queue::make_ready(&t, g, 0, ProfileLevel::Off);
+        }
+        for f in finishers {
+            f.join().unwrap();
+        }
+        let q = t.queue(WorkerClass::Dummy);
+        assert_eq!(q.pop(), Some(c.raw()), "ready once both producers finished");
+        assert_eq!(q.pop(), None, "and only once");
+        finish(&t, c, unmeasured(&t), None);
+        assert_eq!(
+            t.rings[0].retired.0.load(Ordering::SeqCst),
+            3,
+            "every slot reclaimed"
+        );
+    });
+}

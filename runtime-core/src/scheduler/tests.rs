@@ -1,0 +1,298 @@
+//! The scheduler against a scripted platform: the test plays every core, step by step.
+
+use std::vec::Vec;
+
+use crate::error::{FatalCause, FatalKind, SubmitError};
+use crate::ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
+use crate::orchestrator::TaskSpec;
+use crate::region::config::Config;
+use crate::scheduler::{Step, WATCHDOG_EVERY};
+use crate::testing::rig::{Rig, aiv, one_aiv, steps, steps_until_failed};
+
+#[test]
+fn a_duplicated_or_stale_fin_completes_nothing_twice() {
+    let rig = Rig::new(Config::tiny(), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let a = o.submit(&aiv(&[])).unwrap();
+    let b = o.submit(&aiv(&[a])).unwrap();
+    s.step();
+    assert_eq!(
+        p.rung(),
+        [(CoreId(1), Token::new(1), a)],
+        "A goes to the first AIV core"
+    );
+    p.fin(1, 1);
+    s.step();
+    assert_eq!(
+        p.rung(),
+        [(CoreId(1), Token::new(2), b)],
+        "B follows once A finished"
+    );
+    assert_eq!(t.finished(), 1);
+    steps(&mut s, 5); // FIN(1) is still in the status word
+    assert_eq!(t.finished(), 1, "the old FIN is not counted again");
+    p.fin(1, 2);
+    steps(&mut s, 5);
+    assert_eq!(t.finished(), 2);
+    drop(o);
+    assert_eq!(s.step(), Step::Done);
+}
+
+#[test]
+fn fin_of_the_pending_token_completes_both_lanes() {
+    let rig = Rig::new(one_aiv(), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    o.submit(&aiv(&[])).unwrap();
+    o.submit(&aiv(&[])).unwrap();
+    s.step();
+    assert_eq!(p.rung().len(), 2, "running and pending slot both filled");
+    p.fin(0, 2); // FIN(1) was overwritten before the scheduler looked
+    s.step();
+    assert_eq!(t.finished(), 2);
+}
+
+#[test]
+fn a_token_never_dispatched_is_a_protocol_error() {
+    let rig = Rig::new(Config::tiny(), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let a = o.submit(&aiv(&[])).unwrap();
+    s.step();
+    p.fin(1, 9);
+    assert_eq!(s.step(), Step::Failed);
+    let e = t.shared.status.get().unwrap();
+    assert_eq!(
+        (e.cause, e.task, e.core),
+        (
+            FatalCause::CoreProtocol { seen: 9, newest: 1 },
+            Some(a),
+            Some(CoreId(1))
+        )
+    );
+    assert!(
+        matches!(o.submit(&aiv(&[])), Err(SubmitError::RunFailed(_))),
+        "submit stops too"
+    );
+}
+
+#[test]
+fn a_kernel_error_fails_the_run_naming_task_and_core() {
+    let rig = Rig::new(Config::tiny(), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let a = o
+        .submit(&TaskSpec::new(KernelId(1), WorkerClass::Aic))
+        .unwrap();
+    let b = o.submit(&aiv(&[a])).unwrap();
+    s.step();
+    p.fail(0, 1, 42);
+    assert_eq!(s.step(), Step::Failed);
+    let e = t.shared.status.get().unwrap();
+    assert_eq!(
+        (e.cause, e.task, e.core),
+        (
+            FatalCause::KernelFailed { code: 42 },
+            Some(a),
+            Some(CoreId(0))
+        )
+    );
+    assert!(p.rung().iter().all(|r| r.2 != b), "the consumer never ran");
+    assert!(std::format!("{e}").contains("error code 42"));
+}
+
+#[test]
+fn a_task_that_never_finishes_times_out() {
+    let rig = Rig::new(
+        Config {
+            task_timeout_us: 1_000,
+            ..Config::tiny()
+        },
+        600,
+    ); // 600 µs per clock read
+    let t = rig.tables();
+    let mut o = rig.orchestrator();
+    let mut s = rig.scheduler();
+    let a = o.submit(&aiv(&[])).unwrap();
+    assert_eq!(
+        steps_until_failed(&mut s, WATCHDOG_EVERY as usize * 4),
+        Step::Failed
+    );
+    let e = t.shared.status.get().unwrap();
+    assert_eq!(
+        (e.kind(), e.task, e.core),
+        (FatalKind::TaskTimeout, Some(a), Some(CoreId(1)))
+    );
+    assert!(matches!(e.cause, FatalCause::TaskTimeout { waited_us } if waited_us > 1_000));
+}
+
+#[test]
+fn a_full_window_pushes_back_then_times_out_leaving_nothing() {
+    let rig = Rig::new(
+        Config {
+            submit_timeout_us: 500,
+            ..Config::tiny()
+        },
+        1,
+    );
+    let p = &rig.p;
+    let mut o = rig.orchestrator();
+    for _ in 0..4 {
+        o.submit(&aiv(&[])).unwrap();
+    }
+    let e = o.submit(&aiv(&[])).unwrap_err();
+    assert!(
+        matches!(e, SubmitError::WindowFull { ring: 0, window: 4, waited_us } if waited_us > 500),
+        "{e:?}"
+    );
+    assert_eq!(o.submitted(), 4, "the refused task left nothing behind");
+    // Once the scheduler reclaims, the same submit goes through.
+    let mut s = rig.scheduler();
+    s.step();
+    p.fin(1, 1);
+    s.step();
+    o.submit(&aiv(&[])).unwrap();
+}
+
+#[test]
+fn bad_submissions_are_typed_errors_that_say_what_to_change() {
+    let rig = Rig::new(
+        Config {
+            aic_cores: 0,
+            aiv_cores: 2,
+            epoch: 7,
+            ..Config::tiny()
+        },
+        1,
+    );
+    let mut o = rig.orchestrator();
+    o.submit(&aiv(&[])).unwrap();
+    let stale = TaskId::new(6, 0, Seq(0));
+    let foreign = TaskId::new(7, 3, Seq(0));
+    let future = TaskId::new(7, 0, Seq(5));
+    // Nine distinct ids (duplicates would count once): refused before they are looked up.
+    let nine: [TaskId; 9] = core::array::from_fn(|k| TaskId::new(7, 0, Seq(k as u64)));
+    let cases: [(TaskSpec<'_>, &str); 9] = [
+        (aiv(core::slice::from_ref(&stale)), "epoch 6"),
+        (aiv(core::slice::from_ref(&foreign)), "names ring 3"),
+        (aiv(core::slice::from_ref(&future)), "never submitted"),
+        (aiv(&nine), "max_deps = 8"),
+        (aiv(&[]).args(&[0; 5]), "max_args = 4"),
+        (
+            TaskSpec::new(KernelId(99), WorkerClass::Aiv),
+            "kernel 99 is not registered",
+        ),
+        (
+            TaskSpec::new(KernelId(0), WorkerClass::Aic),
+            "no core can run a Aic task",
+        ),
+        (TaskSpec::new(KernelId(0), WorkerClass::Mix), "MIX"),
+        (aiv(&[]).ring(1), "ring 1 does not exist"),
+    ];
+    for (spec, says) in cases {
+        let e = o.submit(&spec).unwrap_err();
+        let msg = std::format!("{e}");
+        assert!(msg.contains(says), "{msg:?} should say {says:?}");
+    }
+    assert_eq!(o.submitted(), 1, "no refused task was kept");
+}
+
+#[test]
+fn a_task_refused_for_its_tensors_leaves_the_map_as_it_was() {
+    use crate::orchestrator::tensor::Tile;
+    use crate::orchestrator::tensor_map::TensorArg;
+    use crate::region::slot::Meta;
+    use crate::sync::Ordering;
+    let rig = Rig::new(
+        Config {
+            task_window: 8,
+            max_deps: 2,
+            ..Config::tiny()
+        },
+        0,
+    );
+    let mut o = rig.orchestrator();
+    let row = |r: u64| Tile::contiguous(0x1000 + r * 64, 4, 16);
+    for r in 0..3 {
+        o.submit(&aiv(&[]).tensors(&[TensorArg::output(0x1000, row(r))]))
+            .unwrap();
+    }
+    // Three writers to wait for, two allowed: refused after two of its arguments went in.
+    let all = [0, 1, 2].map(|r| TensorArg::input(0x1000, row(r)));
+    let e = o.submit(&aiv(&[]).tensors(&all)).unwrap_err();
+    assert!(std::format!("{e}").contains("max_deps = 2"), "{e}");
+    assert_eq!(
+        o.tensor_entries(),
+        3,
+        "the refused task's arguments were taken back"
+    );
+    // The same sequence number, within bounds: it waits for both writers, not for itself
+    // (it reads and writes row 0), and for nothing the refused task left.
+    let ok = [
+        TensorArg::input(0x1000, row(0)),
+        TensorArg::inout(0x1000, row(0)),
+        TensorArg::input(0x1000, row(1)),
+    ];
+    let id = o.submit(&aiv(&[]).tensors(&ok)).unwrap();
+    assert_eq!(id.seq(), Seq(3));
+    let t = rig.tables();
+    let meta = Meta::unpack(t.slot(t.gslot(id)).meta.load(Ordering::Relaxed));
+    assert_eq!(meta.pinned, 2);
+    assert_eq!(
+        o.tensor_entries(),
+        5,
+        "its write of row 0 stands in for the first writer"
+    );
+}
+
+#[test]
+fn a_dependency_on_a_reclaimed_task_is_met_and_never_aliases_the_new_tenant() {
+    let rig = Rig::new(one_aiv(), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let a = o.submit(&aiv(&[])).unwrap();
+    s.step();
+    p.fin(0, 1);
+    s.step();
+    // Fill the window so a's slot gets a new tenant that will not finish.
+    let mut tenants = Vec::new();
+    for _ in 0..3 {
+        tenants.push(o.submit(&TaskSpec::dummy().deps(&[])).unwrap());
+        steps(&mut s, 2);
+    }
+    let new_tenant = o.submit(&aiv(&[])).unwrap();
+    assert_eq!(
+        t.gslot(new_tenant),
+        t.gslot(a),
+        "same slot, next generation"
+    );
+    s.step(); // new tenant dispatched, not finished
+    let c = o.submit(&TaskSpec::dummy().deps(&[a])).unwrap();
+    s.step();
+    assert_eq!(
+        t.finished(),
+        5,
+        "c ran at once: a finished long ago, the new tenant is not a"
+    );
+    let _ = c;
+}
+
+#[test]
+fn a_slot_whose_class_was_overwritten_fails_the_run_instead_of_running_as_dummy() {
+    use crate::region::slot::Meta;
+    use crate::sync::Ordering;
+    let rig = Rig::new(one_aiv(), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let a = o.submit(&aiv(&[])).unwrap();
+    let b = o.submit(&aiv(&[a])).unwrap();
+    drop(o);
+    // B waits for A; a stray write puts class byte 9 into its slot meanwhile.
+    let word = &t.slot(t.gslot(b)).meta;
+    word.store(word.load(Ordering::Relaxed) | 9 << 16, Ordering::Relaxed);
+    assert!(Meta::decode(word.load(Ordering::Relaxed)).is_err());
+    s.step();
+    p.fin(0, 1);
+    assert_eq!(steps_until_failed(&mut s, 4), Step::Failed);
+    let e = t.shared.status.get().unwrap();
+    assert_eq!(
+        (e.cause, e.task),
+        (FatalCause::CorruptSlot { class: 9 }, Some(b))
+    );
+    assert_eq!(t.finished(), 1, "B neither ran nor completed");
+}

@@ -1,0 +1,9 @@
+//! Test support, never compiled into the product: the runtime's tables in heap memory, the
+//! scripted machine for scheduler tests, and the machine the loom models run on.
+#![forbid(unsafe_code)]
+
+#[cfg(all(test, loom))]
+pub(crate) mod loom_machine;
+pub(crate) mod owned;
+#[cfg(all(test, not(loom)))]
+pub(crate) mod rig;
