@@ -47,6 +47,7 @@ pub use condition::{Condition, MAX_CONDITIONS, Watch};
 pub use error::{ClaimError, FatalCause, FatalError, FatalKind, SubmitError};
 pub use ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
 pub use observe::profile::{PHASES, Phase, PhaseCounters, ProfileLevel, TaskRecord};
+pub use observe::stall::Stall;
 pub use observe::stats::LatencyHistogram;
 pub use orchestrator::tensor::{Access, MAX_RANK, Tile, TileError, overlaps, touches};
 pub use orchestrator::tensor_map::TensorArg;

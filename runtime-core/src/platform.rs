@@ -3,6 +3,7 @@
 
 use crate::condition::Watch;
 use crate::ids::{CoreId, KernelId, TaskId, Token};
+use crate::observe::stall::Stall;
 use crate::protocol::{RawCondition, ResultWord, StatusWord};
 use crate::queues::completion_queue::CompletionQueue;
 
@@ -123,6 +124,11 @@ pub trait Platform: Sync {
     fn heap(&self) -> (u64, u64) {
         (0, 0)
     }
+
+    /// Told, by each scheduler as it stops a failed run, what its cores ran and what its
+    /// deferred set held: one call per running or held lane and per deferred task. The
+    /// default drops them; a platform keeps them for its run report or log. Never blocks.
+    fn stalled(&self, _stall: Stall) {}
 
     /// Called in every loop iteration that found nothing to do. Never blocks for long: it may
     /// pause the pipeline or briefly yield, nothing more.

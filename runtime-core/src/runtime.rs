@@ -2,7 +2,9 @@
 #![forbid(unsafe_code)]
 
 use crate::error::{ClaimError, FatalCause, FatalError};
+use crate::ids::TaskId;
 use crate::observe::profile::{PhaseCounters, ProfileLevel, TaskRecord};
+use crate::observe::stall::Stall;
 use crate::observe::stats::{LatencyHistogram, SchedCtl};
 use crate::orchestrator::Orchestrator;
 use crate::orchestrator::tensor_map::TensorStore;
@@ -164,6 +166,19 @@ impl<'r> Runtime<'r> {
             .sched
             .get(index as usize)
             .map(SchedCtl::phase_counters)
+    }
+
+    /// Every submitted task that had not finished and was not in a deferred set: what it
+    /// waited for ([`Stall::Producers`], [`Stall::Ready`]). With what the schedulers told
+    /// [`Platform::stalled`] as they stopped, this says why a failed run's tasks did not
+    /// finish. Exact once every thread has stopped.
+    pub fn stalls(&self) -> impl Iterator<Item = Stall> + '_ {
+        self.t.stalls()
+    }
+
+    /// The producers of `task` that had not finished. Exact once every thread has stopped.
+    pub fn producers_of(&self, task: TaskId) -> impl Iterator<Item = TaskId> + '_ {
+        self.t.producers_of(task)
     }
 
     /// The first fatal error, if the run has failed.

@@ -9,6 +9,7 @@ use pto_runtime_core::{ClaimError, ConfigError, FatalError, PhaseCounters, RunRe
 use crate::kernel_error::KernelFailure;
 use crate::kernels::KernelTable;
 use crate::memory_map::MemoryMap;
+use crate::stall_report::StallReport;
 
 /// `: ` and the kernel failure, if there is one.
 struct KernelNote<'a>(Option<&'a KernelFailure>);
@@ -18,6 +19,19 @@ impl std::fmt::Display for KernelNote<'_> {
         match self.0 {
             Some(k) => write!(f, ": {k}"),
             None => Ok(()),
+        }
+    }
+}
+
+/// The stall report on lines of its own, if any task was live.
+struct StallNote<'a>(&'a StallReport);
+
+impl std::fmt::Display for StallNote<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            write!(f, "\n{}", self.0)
         }
     }
 }
@@ -62,7 +76,11 @@ pub enum SimError {
     SchedulerPanicked(u8),
     /// The run started and failed: `error` is its first fatal error, and `run` keeps what the
     /// run left (its report, task records, memory and what the orchestration returned).
-    #[error("the run failed: {error}{}", KernelNote(run.kernel.as_ref()))]
+    #[error(
+        "the run failed: {error}{}{}",
+        KernelNote(run.kernel.as_ref()),
+        StallNote(&run.stalls)
+    )]
     Run {
         /// The run's first fatal error (also in `run.report.error`).
         error: FatalError,
@@ -91,6 +109,8 @@ pub struct FailedRun {
     pub kernel: Option<KernelFailure>,
     /// The runtime's report; its `error` is the run's error.
     pub report: RunReport,
+    /// Every live task and what it waited for when the run stopped.
+    pub stalls: StallReport,
     /// Wall time from the first submit to the last scheduler stopping.
     pub wall: Duration,
     /// The task records (profiling at `Tasks`), in the order the tasks finished.

@@ -14,6 +14,7 @@ use crate::kernel_error::{Failures, KernelFailure};
 use crate::kernels::KernelTable;
 use crate::memory_map::MemoryMap;
 use crate::slab::Slab;
+use pto_runtime_core::Stall;
 
 /// `spin_hint` yields the CPU once every this many calls.
 const YIELD_EVERY: u32 = 16;
@@ -105,6 +106,9 @@ pub struct SimPlatform {
     pub(crate) shutdown: AtomicBool,
     /// What the kernels that failed said (the result word carries only their codes).
     pub(crate) failures: Failures,
+    /// What the schedulers reported about their lanes and deferred tasks as they stopped a
+    /// failed run.
+    pub(crate) stalls: std::sync::Mutex<Vec<Stall>>,
     /// Times a core thread parked.
     pub(crate) parks: AtomicU64,
     /// Times a doorbell had to wake a parked core.
@@ -158,6 +162,7 @@ impl SimPlatform {
             heap,
             shutdown: AtomicBool::new(false),
             failures: Failures::default(),
+            stalls: std::sync::Mutex::new(Vec::new()),
             parks: AtomicU64::new(0),
             wakes: AtomicU64::new(0),
         }
@@ -299,6 +304,13 @@ impl Platform for SimPlatform {
 
     fn completion_queue(&self, scheduler: u8) -> Option<CompletionQueue<'_>> {
         self.queues.get(scheduler as usize).map(SimQueue::view)
+    }
+
+    fn stalled(&self, stall: Stall) {
+        self.stalls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(stall);
     }
 
     fn spin_hint(&self) {

@@ -15,6 +15,7 @@ use crate::memory::DeviceMemory;
 use crate::memory_map::MemoryMap;
 use crate::platform::SimPlatform;
 use crate::region::Region;
+use crate::stall_report::StallReport;
 
 /// What a simulated run that succeeded did (a failed run is [`SimError::Run`]).
 #[derive(Debug)]
@@ -166,9 +167,16 @@ where
             (FatalCause::KernelFailed { code }, Some(task)) => platform.kernel_failure(task, code),
             _ => None,
         };
+        let lanes = std::mem::take(
+            &mut *platform
+                .stalls
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
         return Err(SimError::Run {
             error,
             run: Box::new(FailedRun {
+                stalls: StallReport::gather(&rt, lanes),
                 kernel,
                 report,
                 wall,

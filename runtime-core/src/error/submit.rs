@@ -121,6 +121,9 @@ pub enum SubmitError {
     /// The window (or the heap) of `ring` is full and only a task held by a scope that is
     /// still open could free it: waiting could never succeed.
     ScopeDeadlock {
+        /// The oldest task of the ring: an open scope holds it, and room comes only from
+        /// its retiring.
+        held: TaskId,
         /// The ring.
         ring: u8,
         /// Its slots.
@@ -223,11 +226,17 @@ impl fmt::Display for SubmitError {
                 write!(f, "scopes nest at most {max} deep: end a scope first")
             }
             Self::NoOpenScope => write!(f, "scope_end without an open scope"),
-            Self::ScopeDeadlock { ring, window, open } => write!(
+            Self::ScopeDeadlock {
+                held,
+                ring,
+                window,
+                open,
+            } => write!(
                 f,
-                "the task window of ring {ring} ({window} slots) is full of tasks held by the \
-                 {open} open scope(s), so waiting cannot free a slot: end a scope sooner, or \
-                 raise task_window"
+                "ring {ring} (a window of {window} slots and its heap) has room only once \
+                 {held}, its oldest task, retires, but one of the {open} open scope(s) holds \
+                 {held} until scope_end, so waiting cannot succeed: end a scope sooner, or raise \
+                 task_window or the heap"
             ),
             Self::RunFailed(e) => write!(f, "the run has failed: {e}"),
             Self::RunFailing => write!(f, "the run is failing; no task is accepted"),

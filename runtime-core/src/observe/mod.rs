@@ -3,5 +3,6 @@
 #![forbid(unsafe_code)]
 
 pub(crate) mod profile;
+pub(crate) mod stall;
 pub(crate) mod stats;
 pub(crate) mod status;

@@ -100,6 +100,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 match oldest {
                     Some(g) if o.t.slot(g).scoped.load(Ordering::Relaxed) == 1 => {
                         Err(SubmitError::ScopeDeadlock {
+                            held: o.t.task_at(g),
                             ring,
                             window: o.t.window as u32,
                             open: o.scopes.len(),

@@ -60,6 +60,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
             let slot = t.slot(t.gslot(TaskId::new(t.cfg.epoch, ring as u8, Seq(s))));
             if slot.seq.load(Ordering::Relaxed) == s && slot.scoped.load(Ordering::Relaxed) == 1 {
                 return Err(SubmitError::ScopeDeadlock {
+                    held: TaskId::new(t.cfg.epoch, ring as u8, Seq(s)),
                     ring: ring as u8,
                     window: t.window as u32,
                     open: self.scopes.len(),

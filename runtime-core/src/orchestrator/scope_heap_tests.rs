@@ -70,7 +70,8 @@ fn a_window_full_of_scoped_tasks_is_a_deadlock_error_at_once() {
     let mut o = rig.orchestrator();
     let mut s = rig.scheduler();
     o.scope_begin().unwrap();
-    for _ in 0..4 {
+    let first = o.submit(&crate::orchestrator::TaskSpec::dummy()).unwrap();
+    for _ in 1..4 {
         o.submit(&crate::orchestrator::TaskSpec::dummy()).unwrap();
     }
     steps(&mut s, 3);
@@ -80,6 +81,7 @@ fn a_window_full_of_scoped_tasks_is_a_deadlock_error_at_once() {
     assert_eq!(
         e,
         SubmitError::ScopeDeadlock {
+            held: first,
             ring: 0,
             window: 4,
             open: 1
@@ -165,11 +167,12 @@ fn a_heap_only_a_scope_could_free_is_a_deadlock_error_at_once() {
     let mut s = rig.scheduler();
     o.scope_begin().unwrap();
     o.alloc(0, 200, 8).unwrap();
-    o.submit(&crate::orchestrator::TaskSpec::dummy()).unwrap();
+    let owner = o.submit(&crate::orchestrator::TaskSpec::dummy()).unwrap();
     steps(&mut s, 2);
     assert_eq!(
         o.alloc(0, 100, 8),
         Err(SubmitError::ScopeDeadlock {
+            held: owner,
             ring: 0,
             window: 4,
             open: 1

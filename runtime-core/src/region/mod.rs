@@ -4,6 +4,7 @@
 
 pub(crate) mod config;
 pub(crate) mod layout;
+mod live;
 pub(crate) mod raw;
 pub(crate) mod reclaim;
 pub(crate) mod slot;

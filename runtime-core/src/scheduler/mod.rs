@@ -10,6 +10,7 @@ mod dispatch;
 mod fin;
 mod lanes;
 mod lap;
+mod stalls;
 mod watchdog;
 
 #[cfg(all(test, not(loom)))]
@@ -149,7 +150,10 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
                 Step::Progress => {}
                 Step::Idle => self.p.spin_hint(),
                 Step::Done => return Ok(()),
-                Step::Failed => return Err(self.run_error()),
+                Step::Failed => {
+                    self.report_stalls();
+                    return Err(self.run_error());
+                }
             }
         }
     }

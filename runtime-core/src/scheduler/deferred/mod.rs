@@ -17,6 +17,10 @@ pub(crate) use store::{DeferredStore, Entry, NIL, Waiter, WatchSlot, map_len};
 use crate::condition::{Condition, Watch};
 use crate::ids::TaskId;
 
+/// The task word of an entry on the free list: no task id has every bit set (its ring
+/// field would name ring 15, and rings are fewer than `MAX_RINGS`).
+const FREE_ENTRY: u64 = u64::MAX;
+
 /// A condition that outlived its deadline.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Expired {
@@ -62,6 +66,7 @@ impl<'r> DeferredSet<'r> {
         let entries = s.entries.len();
         for (i, e) in s.entries.iter_mut().enumerate() {
             *e = Entry::new();
+            e.task = FREE_ENTRY;
             e.next = link(i + 1, entries);
         }
         let watches = s.watches.len();
@@ -178,6 +183,35 @@ impl<'r> DeferredSet<'r> {
         false
     }
 
+    /// Each open entry's task with the first condition it still waits for (`None` if every
+    /// one of its conditions held: its lanes have not all finished). For reports only: it
+    /// walks every entry.
+    pub(crate) fn waiting(&self) -> impl Iterator<Item = (TaskId, Option<Expired>)> + '_ {
+        self.s
+            .entries
+            .iter()
+            .filter(|e| e.task != FREE_ENTRY)
+            .map(|entry| {
+                let task = TaskId::from_raw(entry.task);
+                let mut n = entry.first;
+                while n != NIL {
+                    let w = &self.s.waiters[n as usize];
+                    if !w.met {
+                        let slot = &self.s.watches[w.watch as usize];
+                        let unmet = Expired {
+                            task,
+                            watch: slot.watch,
+                            expected: w.expected,
+                            last: slot.last,
+                        };
+                        return (task, Some(unmet));
+                    }
+                    n = w.task_next;
+                }
+                (task, None)
+            })
+    }
+
     /// Frees entry `e`, whose conditions all hold, and its waiters; returns its task.
     pub(crate) fn close(&mut self, e: u32) -> TaskId {
         let entry = self.s.entries[e as usize];
@@ -191,6 +225,7 @@ impl<'r> DeferredSet<'r> {
             n = next;
         }
         self.s.entries[e as usize].next = self.free_entry;
+        self.s.entries[e as usize].task = FREE_ENTRY;
         self.free_entry = e;
         self.free_entries += 1;
         self.open -= 1;

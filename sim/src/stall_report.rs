@@ -1,0 +1,101 @@
+//! The stall report of a failed run: every live task and what it waited for when the run
+//! stopped, from the schedulers' reports and the runtime's walk of its slots.
+
+use std::fmt;
+
+use pto_runtime_core::{Runtime, Stall, TaskId};
+
+/// Lines the report prints before it sums up the rest.
+const SHOWN: usize = 24;
+/// Producers named per waiting task.
+const PRODUCERS_SHOWN: usize = 4;
+
+/// One live task of a failed run and what it waited for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StalledTask {
+    /// What it waited for.
+    pub stall: Stall,
+    /// For [`Stall::Producers`]: the producers that had not finished (at most a few).
+    pub producers: Vec<TaskId>,
+}
+
+/// Every live task of a failed run and what it waited for, running tasks first, then
+/// deferred ones, then those waiting for producers, then ready ones.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StallReport {
+    /// The tasks, in that order.
+    pub tasks: Vec<StalledTask>,
+}
+
+impl StallReport {
+    /// Merges what the schedulers reported as they stopped (`lanes`) with the runtime's
+    /// walk. A task a scheduler reported, or the one whose failure is the run's error, is
+    /// not also listed as ready.
+    pub(crate) fn gather(rt: &Runtime<'_>, mut lanes: Vec<Stall>) -> Self {
+        lanes.sort_by_key(|s| (rank(s), s.task().raw()));
+        let mut reported: std::collections::HashSet<TaskId> =
+            lanes.iter().map(Stall::task).collect();
+        reported.extend(rt.error().and_then(|e| e.task));
+        let mut walked: Vec<Stall> = rt
+            .stalls()
+            .filter(|s| !(matches!(s, Stall::Ready { .. }) && reported.contains(&s.task())))
+            .collect();
+        walked.sort_by_key(|s| (rank(s), s.task().raw()));
+        let tasks = lanes
+            .into_iter()
+            .chain(walked)
+            .map(|stall| StalledTask {
+                producers: match stall {
+                    Stall::Producers { task, .. } => {
+                        rt.producers_of(task).take(PRODUCERS_SHOWN).collect()
+                    }
+                    _ => Vec::new(),
+                },
+                stall,
+            })
+            .collect();
+        StallReport { tasks }
+    }
+
+    /// Whether no task was live.
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+}
+
+fn rank(s: &Stall) -> u8 {
+    match s {
+        Stall::Running { .. } | Stall::Behind { .. } | Stall::Held { .. } => 0,
+        Stall::Deferred { .. } => 1,
+        Stall::Producers { .. } => 2,
+        Stall::Ready { .. } => 3,
+    }
+}
+
+impl fmt::Display for StalledTask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.stall)?;
+        for (i, p) in self.producers.iter().enumerate() {
+            write!(f, "{}{p}", if i == 0 { ": " } else { ", " })?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for StallReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.tasks.len();
+        write!(
+            f,
+            "{n} live task{} when the run stopped:",
+            if n == 1 { "" } else { "s" }
+        )?;
+        for t in self.tasks.iter().take(SHOWN) {
+            write!(f, "\n  - {t}")?;
+        }
+        if n > SHOWN {
+            write!(f, "\n  - and {} more", n - SHOWN)?;
+        }
+        Ok(())
+    }
+}
