@@ -230,9 +230,7 @@ mod tests {
     use crate::testing::owned::NoCores;
     use std::vec::Vec;
 
-    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-    #[repr(C, align(64))]
-    struct Block([u8; 64]);
+    use crate::testing::Block;
 
     #[test]
     fn a_formatted_region_runs_a_task_and_reports_it() {

@@ -110,9 +110,7 @@ impl RegionLayout {
 mod tests {
     use super::*;
 
-    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-    #[repr(C, align(64))]
-    struct Block([u8; 64]);
+    use crate::testing::Block;
 
     #[test]
     fn the_measured_size_is_exactly_what_the_carving_takes() {

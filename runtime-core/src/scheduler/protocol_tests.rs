@@ -7,11 +7,11 @@ use std::vec::Vec;
 use crate::condition::{Condition, Watch};
 use crate::error::{FatalCause, FatalKind};
 use crate::ids::{CoreId, KernelId, TaskId, Token, WorkerClass};
-use crate::orchestrator::TaskSpec;
+use crate::orchestrator::{Orchestrator, TaskSpec};
 use crate::protocol::{RawCondition, ResultWord, StatusWord};
 use crate::region::config::Config;
-use crate::scheduler::{Step, WATCHDOG_EVERY};
-use crate::testing::rig::{Rig, aiv, one_aiv, steps, steps_until_failed};
+use crate::scheduler::{Scheduler, Step, WATCHDOG_EVERY};
+use crate::testing::rig::{Rig, Script, aiv, one_aiv, steps, steps_until_failed};
 
 fn tasks_rung(rig: &Rig) -> Vec<TaskId> {
     rig.p.rung().into_iter().map(|r| r.2).collect()
@@ -165,6 +165,30 @@ fn one_waiter(tick: u64, cfg: Config) -> Rig {
 const X: Watch = Watch::Counter32(0x100);
 const Y: Watch = Watch::Counter32(0x200);
 
+/// Core 0's tokens 1 and 2 defer on X and on Y, neither set yet.
+fn defer_on_x_then_y(p: &Script) {
+    p.defer(0, 1, &[Condition::counter32(0x100, 1)]);
+    p.defer(0, 2, &[Condition::counter32(0x200, 1)]);
+    p.word(X, 0);
+    p.word(Y, 0);
+}
+
+/// Submits A and B to core 0 and lets both finish: A enters the one-entry set (waiting for
+/// X) and B's lane is held for room (waiting for Y).
+fn a_waits_and_b_is_held(
+    o: Orchestrator<'_, '_, Script>,
+    p: &Script,
+    s: &mut Scheduler<'_, '_, Script>,
+) {
+    let mut o = o;
+    o.submit(&aiv(&[])).unwrap();
+    o.submit(&aiv(&[])).unwrap();
+    drop(o);
+    defer_on_x_then_y(p);
+    s.step();
+    p.fin(0, 2);
+}
+
 #[test]
 fn a_lane_held_for_deferred_room_is_not_timed_as_running() {
     let rig = one_waiter(
@@ -174,16 +198,8 @@ fn a_lane_held_for_deferred_room_is_not_timed_as_running() {
             ..one_aiv()
         },
     );
-    let (t, p, mut o, mut s) = rig.start();
-    o.submit(&aiv(&[])).unwrap();
-    o.submit(&aiv(&[])).unwrap();
-    drop(o);
-    p.defer(0, 1, &[Condition::counter32(0x100, 1)]);
-    p.defer(0, 2, &[Condition::counter32(0x200, 1)]);
-    p.word(X, 0);
-    p.word(Y, 0);
-    s.step();
-    p.fin(0, 2);
+    let (t, p, o, mut s) = rig.start();
+    a_waits_and_b_is_held(o, p, &mut s);
     // Two watchdog passes (the first starts timing, the second compares), 100 µs a clock
     // read: well past the task timeout.
     steps(&mut s, 2 * WATCHDOG_EVERY as usize + 1);
@@ -211,10 +227,7 @@ fn a_set_that_cannot_drain_fails_naming_the_knob_not_a_lost_transfer() {
         o.submit(&aiv(&[])).unwrap();
     }
     drop(o);
-    p.defer(0, 1, &[Condition::counter32(0x100, 1)]);
-    p.defer(0, 2, &[Condition::counter32(0x200, 1)]);
-    p.word(X, 0);
-    p.word(Y, 0);
+    defer_on_x_then_y(p);
     s.step();
     p.fin(0, 1);
     s.step();
@@ -282,16 +295,8 @@ fn a_held_lane_whose_conditions_came_to_hold_completes_without_room() {
     // A stays in the set (X never lands in this test); B is held for room, then its own
     // word lands: B needs no room any more and completes, with nothing closing meanwhile.
     let rig = one_waiter(0, one_aiv());
-    let (t, p, mut o, mut s) = rig.start();
-    o.submit(&aiv(&[])).unwrap();
-    o.submit(&aiv(&[])).unwrap();
-    drop(o);
-    p.defer(0, 1, &[Condition::counter32(0x100, 1)]);
-    p.defer(0, 2, &[Condition::counter32(0x200, 1)]);
-    p.word(X, 0);
-    p.word(Y, 0);
-    s.step();
-    p.fin(0, 2);
+    let (t, p, o, mut s) = rig.start();
+    a_waits_and_b_is_held(o, p, &mut s);
     steps(&mut s, 8);
     assert_eq!(t.finished(), 0);
     p.word(Y, 1);

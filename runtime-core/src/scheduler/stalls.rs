@@ -16,7 +16,10 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         // A lane whose result word is written has finished (a failed one is the run's
         // error): it waited for nothing.
         let finished = |c: &CoreSlot, lane: Inflight| {
-            self.p.result(c.id, lane.token).outcome(lane.token).is_some()
+            self.p
+                .result(c.id, lane.token)
+                .outcome(lane.token)
+                .is_some()
         };
         for c in &self.cores.cores {
             let Some(run) = c.running else { continue };
