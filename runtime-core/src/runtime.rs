@@ -9,11 +9,10 @@ use crate::observe::stats::{LatencyHistogram, SchedCtl};
 use crate::orchestrator::Orchestrator;
 use crate::orchestrator::tensor_map::TensorStore;
 use crate::platform::Platform;
-use crate::queues::ready_queue::{QueueCtl, QueueParts, ReadyQueue};
 use crate::region::config::{CompletionMode, Config, ConfigError, MAX_SCHEDULERS};
 use crate::region::layout::{REGION_ALIGN, RegionLayout, carve};
 use crate::region::raw::region::Carver;
-use crate::region::tables::{CoreParts, Tables};
+use crate::region::tables::Tables;
 use crate::scheduler::Scheduler;
 use crate::scheduler::deferred::DeferredStore;
 use crate::sync::Ordering;
@@ -65,38 +64,12 @@ impl<'r> Runtime<'r> {
                 given,
             });
         }
-        let parts = carve(&cfg, &mut Carver::new(region))?;
-        let CoreParts {
-            shared,
-            rings,
-            sched,
-            slots,
-            args,
-            edges,
-        } = parts.core;
-        let QueueParts { ctl, cells } = parts.queues;
-        let ctl: &'r [QueueCtl] = ctl;
-        let mut cells = cells.into_iter();
-        let queues = core::array::from_fn(|i| {
-            // One table per class: the iterator has exactly COUNT of them.
-            ReadyQueue::new(cells.next().map_or(&[][..], |c| &*c), &ctl[i])
-        });
-        let mut deferred = parts.deferred.into_iter();
+        let (t, deferred, tensors) = carve(&cfg, &mut Carver::new(region))?.split(cfg);
+        let mut deferred = deferred.into_iter();
         Ok(Runtime {
-            t: Tables::new(
-                cfg,
-                &shared[0],
-                rings,
-                slots,
-                args,
-                edges,
-                queues,
-                sched,
-                parts.prof.rows,
-                parts.prof.records,
-            ),
+            t,
             deferred: core::array::from_fn(|_| spin::mutex::SpinMutex::new(deferred.next())),
-            tensors: spin::mutex::SpinMutex::new(Some(parts.tensors)),
+            tensors: spin::mutex::SpinMutex::new(Some(tensors)),
         })
     }
 

@@ -9,9 +9,9 @@ use core::mem::{align_of, size_of};
 
 use crate::observe::profile::ProfParts;
 use crate::orchestrator::tensor_map::TensorStore;
-use crate::queues::ready_queue::QueueParts;
+use crate::queues::ready_queue::{QueueCtl, QueueParts, ReadyQueue};
 use crate::region::config::{Config, ConfigError, MAX_SCHEDULERS};
-use crate::region::tables::CoreParts;
+use crate::region::tables::{CoreParts, Tables};
 use crate::scheduler::deferred::DeferredStore;
 
 /// Alignment of the region and of every table in it.
@@ -67,6 +67,47 @@ pub(crate) struct Parts<'r> {
     pub(crate) deferred: heapless::Vec<DeferredStore<'r>, { MAX_SCHEDULERS as usize }>,
     /// The orchestrator's tensor map.
     pub(crate) tensors: TensorStore<'r>,
+}
+
+impl<'r> Parts<'r> {
+    /// The shared tables as views, each scheduler's deferred pools and the tensor map.
+    pub(crate) fn split(
+        self,
+        cfg: Config,
+    ) -> (
+        Tables<'r>,
+        heapless::Vec<DeferredStore<'r>, { MAX_SCHEDULERS as usize }>,
+        TensorStore<'r>,
+    ) {
+        let CoreParts {
+            shared,
+            rings,
+            sched,
+            slots,
+            args,
+            edges,
+        } = self.core;
+        let QueueParts { ctl, cells } = self.queues;
+        let ctl: &'r [QueueCtl] = ctl;
+        let mut cells = cells.into_iter();
+        let queues = core::array::from_fn(|i| {
+            // One table per class: the iterator has exactly COUNT of them.
+            ReadyQueue::new(cells.next().map_or(&[][..], |c| &*c), &ctl[i])
+        });
+        let tables = Tables::new(
+            cfg,
+            &shared[0],
+            rings,
+            slots,
+            args,
+            edges,
+            queues,
+            sched,
+            self.prof.rows,
+            self.prof.records,
+        );
+        (tables, self.deferred, self.tensors)
+    }
 }
 
 /// Takes every table of `cfg`'s region from `c`, in order.

@@ -9,10 +9,9 @@ use loom::thread;
 use crate::ids::{KernelId, Token, WorkerClass};
 use crate::orchestrator::{Orchestrator, TaskSpec};
 use crate::protocol::{ResultWord, StatusWord};
-use crate::region::config::Config;
 use crate::scheduler::{Scheduler, Step};
 use crate::testing::loom_machine::{Machine, one_core, two_preemptions};
-use crate::testing::owned::{Owned, leaked_store, leaked_tensors};
+use crate::testing::owned::Owned;
 
 /// A producer's kernel registers `counter >= 1` and reports FIN while an engine lands the
 /// producer's data and bumps the counter. Whenever the scheduler has completed the producer,
@@ -27,7 +26,7 @@ fn a_deferred_producer_completes_only_after_its_data_landed() {
         let owned = Arc::new(Owned::new(cfg));
         let m = Arc::new(Machine::new());
         {
-            let mut o = Orchestrator::new(owned.tables(), &*m, leaked_tensors(&cfg));
+            let mut o = Orchestrator::new(owned.tables(), &*m, owned.take_tensors());
             let a = o
                 .submit(&TaskSpec::new(KernelId(0), WorkerClass::Aiv))
                 .unwrap();
@@ -37,7 +36,7 @@ fn a_deferred_producer_completes_only_after_its_data_landed() {
         let (o2, m2) = (owned.clone(), m.clone());
         let sched = thread::Builder::new()
             .stack_size(1 << 20)
-            .spawn(move || scheduler(&o2, m2, cfg))
+            .spawn(move || scheduler(&o2, m2))
             .unwrap();
         sched.join().unwrap();
         assert_eq!(owned.tables().finished(), 2);
@@ -46,9 +45,9 @@ fn a_deferred_producer_completes_only_after_its_data_landed() {
 
 /// Dispatches the producer, starts its core and its engine, and runs the scheduler to the end,
 /// checking the data whenever the producer has completed.
-fn scheduler(owned: &Owned, m: Arc<Machine>, cfg: Config) {
+fn scheduler(owned: &Owned, m: Arc<Machine>) {
     let t = owned.tables();
-    let mut s = Scheduler::new(t, &*m, 0, &t.sched[0], leaked_store(&cfg));
+    let mut s = Scheduler::new(t, &*m, 0, &t.sched[0], owned.take_store());
     assert_eq!(s.step(), Step::Progress, "A is dispatched");
     assert_eq!(m.rung.load(Ordering::Relaxed), 1);
     let core = {

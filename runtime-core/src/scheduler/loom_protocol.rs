@@ -14,10 +14,9 @@ use crate::observe::profile::{ProfCtl, ProfileLevel, RECORD_WORDS, RecordCell, R
 use crate::observe::status::RunStatus;
 use crate::orchestrator::{Orchestrator, TaskSpec};
 use crate::protocol::{ResultWord, StatusWord};
-use crate::region::config::Config;
 use crate::scheduler::{Scheduler, Step};
 use crate::testing::loom_machine::{Machine, one_core, two_preemptions};
-use crate::testing::owned::{Owned, leaked_store, leaked_tensors};
+use crate::testing::owned::Owned;
 
 /// The core fails token 1 and finishes token 2 at once, each result written before its FIN.
 /// Whatever the scheduler happens to read (nothing yet, FIN(1), or only FIN(2)), it reports
@@ -30,7 +29,7 @@ fn loom_a_failed_token_is_seen_behind_the_next_fin() {
         let owned = Arc::new(Owned::new(cfg));
         let core = Arc::new(Machine::new());
         let a = {
-            let mut o = Orchestrator::new(owned.tables(), &*core, leaked_tensors(&cfg));
+            let mut o = Orchestrator::new(owned.tables(), &*core, owned.take_tensors());
             let aiv = TaskSpec::new(KernelId(0), WorkerClass::Aiv);
             let a = o.submit(&aiv).unwrap();
             o.submit(&aiv).unwrap();
@@ -40,7 +39,7 @@ fn loom_a_failed_token_is_seen_behind_the_next_fin() {
         let (o2, c2) = (owned.clone(), core.clone());
         let sched = thread::Builder::new()
             .stack_size(1 << 20)
-            .spawn(move || run_until_failed(&o2, c2, cfg))
+            .spawn(move || run_until_failed(&o2, c2))
             .unwrap();
         let err = sched.join().unwrap();
         assert_eq!(
@@ -52,9 +51,9 @@ fn loom_a_failed_token_is_seen_behind_the_next_fin() {
 }
 
 /// Dispatches A and B (running and pending), starts the core, steps until the run failed.
-fn run_until_failed(owned: &Owned, core: Arc<Machine>, cfg: Config) -> FatalError {
+fn run_until_failed(owned: &Owned, core: Arc<Machine>) -> FatalError {
     let t = owned.tables();
-    let mut s = Scheduler::new(t, &*core, 0, &t.sched[0], leaked_store(&cfg));
+    let mut s = Scheduler::new(t, &*core, 0, &t.sched[0], owned.take_store());
     assert_eq!(s.step(), Step::Progress);
     assert_eq!(core.rung.load(Ordering::Relaxed), 2, "A running, B pending");
     let c = core.clone();

@@ -17,7 +17,7 @@ use crate::region::config::{CompletionMode, Config};
 use crate::region::tables::Tables;
 use crate::scheduler::{Scheduler, Step};
 use crate::sync::{AtomicU64, Ordering};
-use crate::testing::owned::{Owned, leaked_store, leaked_tensors};
+use crate::testing::owned::Owned;
 
 /// One scripted core: its status word, its two result words (by token parity), and the
 /// tokens rung on it that it has not finished yet, oldest first.
@@ -220,7 +220,7 @@ impl Rig {
         self.owned.tables()
     }
     pub(crate) fn orchestrator(&self) -> Orchestrator<'_, '_, Script> {
-        Orchestrator::new(self.tables(), &self.p, leaked_tensors(&self.tables().cfg))
+        Orchestrator::new(self.tables(), &self.p, self.owned.take_tensors())
     }
     /// What most tests start with: the tables, the scripted machine, an orchestrator and
     /// scheduler 0.
@@ -241,7 +241,7 @@ impl Rig {
     }
     pub(crate) fn scheduler(&self) -> Scheduler<'_, '_, Script> {
         let t = self.tables();
-        Scheduler::new(t, &self.p, 0, &t.sched[0], leaked_store(&t.cfg))
+        Scheduler::new(t, &self.p, 0, &t.sched[0], self.owned.take_store())
     }
 }
 

@@ -4,7 +4,17 @@ use std::vec::Vec;
 
 use super::*;
 use crate::ids::Seq;
-use crate::testing::owned::OwnedDeferred;
+use crate::region::config::Config;
+use crate::testing::owned::Owned;
+
+/// A region whose scheduler has deferred pools for `capacity` conditions.
+fn pools(capacity: u32) -> Owned {
+    Owned::new(Config {
+        deferred_capacity: capacity,
+        max_conditions: capacity.min(4) as u16,
+        ..Config::tiny()
+    })
+}
 
 fn task(i: u64) -> TaskId {
     TaskId::new(1, 0, Seq(i))
@@ -28,8 +38,8 @@ fn poll_all(set: &mut DeferredSet<'_>, value: impl Fn(Watch) -> u64) -> (Vec<u64
 
 #[test]
 fn waiters_on_one_word_share_one_read_and_complete_in_expected_order() {
-    let mut store = OwnedDeferred::new(16);
-    let mut set = DeferredSet::new(store.store());
+    let store = pools(16);
+    let mut set = DeferredSet::new(store.take_store());
     let c = Watch::Counter32(0x100);
     // Registered out of order: 3, 1, 2.
     for (i, expected) in [(0u64, 3u64), (1, 1), (2, 2)] {
@@ -49,8 +59,8 @@ fn waiters_on_one_word_share_one_read_and_complete_in_expected_order() {
 
 #[test]
 fn a_task_completes_when_its_last_condition_holds_and_only_once_armed() {
-    let mut store = OwnedDeferred::new(8);
-    let mut set = DeferredSet::new(store.store());
+    let store = pools(8);
+    let mut set = DeferredSet::new(store.take_store());
     let e = set.open(task(5));
     set.add(e, Condition::counter64(0x8, 1), 0);
     set.add(e, Condition::engine(2, 4), 0);
@@ -65,8 +75,8 @@ fn a_task_completes_when_its_last_condition_holds_and_only_once_armed() {
 
 #[test]
 fn an_entry_whose_conditions_held_before_arming_completes_at_arming() {
-    let mut store = OwnedDeferred::new(4);
-    let mut set = DeferredSet::new(store.store());
+    let store = pools(4);
+    let mut set = DeferredSet::new(store.take_store());
     let e = set.open(task(1));
     set.add(e, Condition::counter32(0x4, 1), 0);
     assert!(poll_all(&mut set, |_| 1).0.is_empty());
@@ -77,8 +87,8 @@ fn an_entry_whose_conditions_held_before_arming_completes_at_arming() {
 
 #[test]
 fn the_oldest_armed_task_expires_naming_its_unmet_word() {
-    let mut store = OwnedDeferred::new(8);
-    let mut set = DeferredSet::new(store.store());
+    let store = pools(8);
+    let mut set = DeferredSet::new(store.take_store());
     let a = set.open(task(1));
     set.add(a, Condition::counter32(0x40, 2), 0);
     set.add(a, Condition::counter32(0x80, 5), 0);
@@ -111,8 +121,8 @@ fn the_oldest_armed_task_expires_naming_its_unmet_word() {
 
 #[test]
 fn the_budget_bounds_reads_and_round_robin_reaches_every_word() {
-    let mut store = OwnedDeferred::new(8);
-    let mut set = DeferredSet::new(store.store());
+    let store = pools(8);
+    let mut set = DeferredSet::new(store.take_store());
     for i in 0..6u64 {
         let e = set.open(task(i));
         set.add(e, Condition::counter64(i * 8, 1), 0);
@@ -139,8 +149,8 @@ fn the_budget_bounds_reads_and_round_robin_reaches_every_word() {
 
 #[test]
 fn an_unreadable_word_names_a_waiting_task() {
-    let mut store = OwnedDeferred::new(2);
-    let mut set = DeferredSet::new(store.store());
+    let store = pools(2);
+    let mut set = DeferredSet::new(store.take_store());
     let e = set.open(task(3));
     set.add(e, Condition::engine(9, 1), 0);
     let r = set.poll(4, |_| None, |_, _| {});
@@ -149,8 +159,8 @@ fn an_unreadable_word_names_a_waiting_task() {
 
 #[test]
 fn pools_refuse_what_does_not_fit() {
-    let mut store = OwnedDeferred::new(2);
-    let mut set = DeferredSet::new(store.store());
+    let store = pools(2);
+    let mut set = DeferredSet::new(store.take_store());
     assert!(set.has_room(2, true) && !set.has_room(3, true));
     let e = set.open(task(0));
     set.add(e, Condition::counter64(0, 1), 0);
