@@ -147,13 +147,13 @@ fn abort_fails_every_pending_request_at_once() {
         .collect();
     let recvs: Vec<_> = (0..4).map(|_| ca.irecv(64).unwrap().unwrap()).collect();
     assert_eq!(ca.test(sends[3]).unwrap(), None);
-    let start = Instant::now();
     ca.abort();
+    // Each request reports the abort on its first test, with the peer still silent: the
+    // abort waited for nothing.
     for id in sends.iter().chain(&recvs) {
         let e = ca.test(*id).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Aborted, "{e}");
     }
-    assert!(start.elapsed() < Duration::from_secs(1));
     assert_eq!(a.live().requests, 0);
     assert_eq!(
         ca.isend(&mr, &big[..1]).unwrap_err().kind,
@@ -312,7 +312,9 @@ fn a_silent_caller_is_dropped_after_the_hello_timeout() {
     let e = accept_one(&b, &mut l).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Timeout, "{e}");
     assert!(e.retryable);
-    assert!(start.elapsed() < Duration::from_secs(2));
+    // The hello timeout, not something sooner, dropped the caller (`accept_one` bounds the
+    // wait from above).
+    assert!(start.elapsed() >= Duration::from_millis(100));
     assert_eq!(b.live().without_listeners(), Default::default());
 }
 
@@ -340,7 +342,9 @@ fn nobody_listening_is_a_bounded_retryable_timeout_that_leaks_nothing() {
     assert_eq!(e.kind, ErrorKind::Timeout, "{e}");
     assert!(e.retryable);
     assert!(e.to_string().contains(&addr.to_string()), "{e}");
-    assert!(start.elapsed() < Duration::from_secs(2));
+    // Refused connections were retried until the connect timeout (the loop bounds the wait
+    // from above).
+    assert!(start.elapsed() >= Duration::from_millis(150));
     assert!(pto_host::transport::Progress::is_idle(&st));
     assert!(a.live().is_zero(), "{:?}", a.live());
 }

@@ -79,8 +79,8 @@ fn buffers_are_reused_only_after_their_readers_are_done() {
     };
     let report = out.report;
     assert_eq!(report.finished, 600);
-    assert!(
-        distinct <= 4,
-        "the heap was reused: {distinct} distinct buffers"
-    );
+    // 300 buffers from 4 places: each place was handed out again about 75 times, and every
+    // check of a buffer passed (a checker reading a buffer its next producer overwrote
+    // fails the run), so no buffer was reused before its reader was done.
+    assert_eq!(distinct, 4, "every place of the heap was used, and reused");
 }
