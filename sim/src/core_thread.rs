@@ -12,26 +12,47 @@ use crate::kernel_error::{KernelError, KernelFailure, error_code, panic_message}
 use crate::kernels::KernelCtx;
 use crate::platform::{SimCore, SimPlatform, read_payload};
 
-/// Runs core `id` until the machine shuts down: takes each rung token in order, runs its
-/// kernel, writes the token's result word (done, or failed with a code) and then reports FIN
-/// in its status word. Parks when idle.
+/// Runs the simulated cores `ids` on this thread until the machine shuts down, as an event
+/// loop: each pass looks at every core's doorbell and runs the kernel of each token rung.
+/// For every core, tokens are taken in order, the kernel runs, the token's result word is
+/// written (done, or failed with a code) and then FIN is reported in the core's status word.
+/// When no core had work for `spin_before_park` passes, the thread parks until a doorbell
+/// of one of its cores wakes it.
 ///
-/// The core reports no separate ACK: on the simulator a kernel starts the moment its token is
+/// With one core per thread this is the classic simulated core; with many, no core parks
+/// while another of its thread has work, but a kernel that blocks holds up its thread's
+/// other cores (so tests that want kernels truly concurrent use one thread per core).
+///
+/// A core reports no separate ACK: on the simulator a kernel starts the moment its token is
 /// seen, and one status write per token halves the traffic on the status line.
-pub(crate) fn core_loop(p: &SimPlatform, id: CoreId, spin_before_park: u32) {
-    let core = &p.cores[id.0 as usize];
-    let mut next = Token::FIRST;
+pub(crate) fn core_loop(p: &SimPlatform, ids: &[CoreId], spin_before_park: u32) {
+    let mut next = vec![Token::FIRST; ids.len()];
     let mut args = [0u64; MAX_ARGS as usize];
+    let mut idle = 0u32;
     loop {
-        if rung(core, next) {
-            run_token(p, core, id, next, &mut args);
-            next = next.next();
+        let mut ran = false;
+        for (&id, next) in ids.iter().zip(next.iter_mut()) {
+            let core = &p.cores[id.0 as usize];
+            if rung(core, *next) {
+                run_token(p, core, id, *next, &mut args);
+                *next = next.next();
+                ran = true;
+            }
+        }
+        if ran {
+            idle = 0;
             continue;
         }
         if p.shutdown.load(Ordering::Acquire) {
             return;
         }
-        if !wait_for_doorbell(p, core, next, spin_before_park) {
+        idle += 1;
+        if idle < spin_before_park {
+            std::hint::spin_loop();
+            continue;
+        }
+        idle = 0;
+        if !park_until_rung(p, ids, &next) {
             return;
         }
     }
@@ -135,25 +156,34 @@ fn post(p: &SimPlatform, q: &CompletionQueue<'_>, id: CoreId, token: Token, r: R
     }
 }
 
-/// Spins a little, then parks until `token` is rung. Returns `false` on shutdown.
-fn wait_for_doorbell(p: &SimPlatform, core: &SimCore, token: Token, spin_before_park: u32) -> bool {
-    let bell = &core.payload[(token.bits() & 1) as usize].rung;
-    for _ in 0..spin_before_park {
-        if bell.load(Ordering::Relaxed) == token.bits() {
-            return true;
-        }
-        std::hint::spin_loop();
+/// Parks until one of `ids` has its next token rung. Returns `false` on shutdown.
+fn park_until_rung(p: &SimPlatform, ids: &[CoreId], next: &[Token]) -> bool {
+    let cores = || ids.iter().map(|id| &p.cores[id.0 as usize]);
+    // SeqCst, as the doorbell's store and its check of `sleeping`: either a ringer sees a
+    // core asleep and wakes this thread, or the re-check below sees its token.
+    for core in cores() {
+        core.sleeping.0.store(true, Ordering::SeqCst);
     }
-    core.sleeping.0.store(true, Ordering::SeqCst);
     p.parks.fetch_add(1, Ordering::Relaxed);
-    while bell.load(Ordering::SeqCst) != token.bits() {
+    let any_rung = || {
+        cores().zip(next).any(|(core, &token)| {
+            core.payload[(token.bits() & 1) as usize]
+                .rung
+                .load(Ordering::SeqCst)
+                == token.bits()
+        })
+    };
+    let mut running = true;
+    while !any_rung() {
         if p.shutdown.load(Ordering::Acquire) {
-            core.sleeping.0.store(false, Ordering::Relaxed);
-            return false;
+            running = false;
+            break;
         }
         // The timeout only bounds a missed wake-up; wake-ups come from `ring_doorbell`.
         std::thread::park_timeout(Duration::from_millis(1));
     }
-    core.sleeping.0.store(false, Ordering::Relaxed);
-    true
+    for core in cores() {
+        core.sleeping.0.store(false, Ordering::Relaxed);
+    }
+    running
 }

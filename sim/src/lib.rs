@@ -34,7 +34,7 @@ pub use engine::{Engine, EngineError, EngineOptions, Signal, Transfer};
 pub use error::{FailedRun, SimError};
 pub use kernel_error::{KernelError, KernelFailure, error_code};
 pub use kernels::{KernelCtx, KernelFn, KernelTable};
-pub use machine::{CpuPlan, MEMORY_BASE, SimMachine, SimOptions};
+pub use machine::{CoreThreads, CpuPlan, MEMORY_BASE, SimMachine, SimOptions};
 pub use memory::{DeviceMemory, MemoryError, SharedWords};
 pub use memory_map::MemoryMap;
 pub use platform::SimPlatform;

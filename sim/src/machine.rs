@@ -40,6 +40,38 @@ pub struct SimOptions {
     pub engines: u32,
     /// Latency and jitter of every engine.
     pub engine: EngineOptions,
+    /// How many host threads run the simulated cores.
+    pub core_threads: CoreThreads,
+}
+
+/// How the simulated cores map onto host threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoreThreads {
+    /// One thread per core: kernels run truly concurrently, but on a host with fewer CPUs
+    /// than cores an idle core parks and costs a wake-up (the default; what tests want).
+    PerCore,
+    /// This many threads (at most one per core), each running its share of the cores as an
+    /// event loop: no core parks while another of its thread has work, so many cores cost
+    /// what few do. A kernel that blocks holds up the other cores of its thread.
+    Shared(usize),
+}
+
+impl CoreThreads {
+    /// One shared thread per host CPU left after `reserved` (schedulers and the
+    /// orchestrator), at least one: what `pto-launch bench` uses.
+    pub fn per_spare_cpu(reserved: usize) -> Self {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        CoreThreads::Shared(cpus.saturating_sub(reserved).max(1))
+    }
+
+    /// The cores of thread `t` of `threads`, for `cores` cores: round robin, so AIC and AIV
+    /// cores spread evenly.
+    fn cores_of(t: usize, threads: usize, cores: u16) -> Vec<CoreId> {
+        (0..cores)
+            .filter(|&i| i as usize % threads == t)
+            .map(CoreId)
+            .collect()
+    }
 }
 
 impl Default for SimOptions {
@@ -51,6 +83,7 @@ impl Default for SimOptions {
             heap_bytes: 1 << 20,
             engines: 2,
             engine: EngineOptions::default(),
+            core_threads: CoreThreads::PerCore,
         }
     }
 }
@@ -98,15 +131,15 @@ impl CpuPlan {
     }
 }
 
-/// The simulated cores of one run, each on its own thread. Dropping the machine stops and
-/// joins them.
+/// The simulated cores of one run, on threads as [`SimOptions::core_threads`] says.
+/// Dropping the machine stops and joins them.
 pub struct SimMachine {
     platform: Arc<SimPlatform>,
     threads: Vec<JoinHandle<()>>,
 }
 
 impl SimMachine {
-    /// Starts one thread per core of `cfg` (AIC first, then AIV).
+    /// Starts the cores of `cfg` (AIC first, then AIV) on their threads.
     pub fn start(cfg: &Config, kernels: KernelTable, opts: SimOptions) -> Result<Self, SimError> {
         Self::start_with(cfg, kernels, opts, Vec::new())
     }
@@ -157,24 +190,36 @@ impl SimMachine {
             platform: platform.clone(),
             threads: Vec::new(),
         };
-        for i in 0..cfg.cores() {
+        let cores = cfg.cores();
+        let threads = match opts.core_threads {
+            CoreThreads::PerCore => cores as usize,
+            CoreThreads::Shared(n) => n.clamp(1, cores as usize),
+        };
+        for t in 0..threads {
+            let ids = CoreThreads::cores_of(t, threads, cores);
             let p = platform.clone();
             let plan = plan.clone();
-            let kind = if i < cfg.aic_cores { "aic" } else { "aiv" };
-            let name = format!("sim-{kind}-{i}");
+            let name = match ids.as_slice() {
+                [one] if one.0 < cfg.aic_cores => format!("sim-aic-{}", one.0),
+                [one] => format!("sim-aiv-{}", one.0),
+                _ => format!("sim-cores-{t}"),
+            };
+            let mine = ids.clone();
             let handle = std::thread::Builder::new()
                 .name(name.clone())
                 .stack_size(256 * 1024)
                 .spawn(move || {
                     if let Some(plan) = plan {
-                        plan.pin_core(i as usize);
+                        plan.pin_core(t);
                     }
-                    crate::core_thread::core_loop(&p, CoreId(i), opts.spin_before_park)
+                    crate::core_thread::core_loop(&p, &mine, opts.spin_before_park)
                 })
                 .map_err(|source| SimError::Spawn { name, source })?;
-            let _ = platform.cores[i as usize]
-                .thread
-                .set(handle.thread().clone());
+            for id in ids {
+                let _ = platform.cores[id.0 as usize]
+                    .thread
+                    .set(handle.thread().clone());
+            }
             machine.threads.push(handle);
         }
         Ok(machine)
