@@ -5,12 +5,14 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use pto_runtime_core::{
-    Completion, CompletionQueue, CoreId, MAX_ARGS, Outcome, Platform, ResultWord, StatusWord, Token,
+    Completion, CompletionQueue, CoreId, KernelId, MAX_ARGS, Outcome, Platform, ResultWord,
+    StatusWord, Token,
 };
 
 use crate::kernel_error::{KernelError, KernelFailure, error_code, panic_message};
 use crate::kernels::KernelCtx;
 use crate::platform::{SimCore, SimPlatform, read_payload};
+use crate::silicon::{SiliconSums, SiliconTicks};
 
 /// Runs the simulated cores `ids` on this thread until the machine shuts down, as an event
 /// loop: each pass looks at every core's doorbell and runs the kernel of each token rung.
@@ -26,21 +28,52 @@ use crate::platform::{SimCore, SimPlatform, read_payload};
 /// A core reports no separate ACK: on the simulator a kernel starts the moment its token is
 /// seen, and one status write per token halves the traffic on the status line.
 pub(crate) fn core_loop(p: &SimPlatform, ids: &[CoreId], spin_before_park: u32) {
-    let mut next = vec![Token::FIRST; ids.len()];
+    let mut cores: Vec<CoreState> = ids.iter().map(|&id| CoreState::new(id)).collect();
     let mut args = [0u64; MAX_ARGS as usize];
     let mut idle = 0u32;
     loop {
         let mut ran = false;
-        for (&id, next) in ids.iter().zip(next.iter_mut()) {
-            let core = &p.cores[id.0 as usize];
-            if rung(core, *next) {
-                run_token(p, core, id, *next, &mut args);
-                *next = next.next();
+        let mut waiting = false;
+        // With the chip's costs modelled, one clock read a pass decides what is due.
+        let now = p.silicon.as_ref().map_or(0, |_| p.now());
+        for c in &mut cores {
+            let core = &p.cores[c.id.0 as usize];
+            ran |= c.report_due(p, core, now);
+            if rung(core, c.next) {
+                match &p.silicon {
+                    None => {
+                        let (outcome, _) = execute(p, core, c.id, c.next, &mut args);
+                        report(p, core, c.id, c.next, outcome);
+                    }
+                    Some(s) => {
+                        let rung_at = core.payload[(c.next.bits() & 1) as usize]
+                            .rung_at
+                            .load(Ordering::Relaxed);
+                        if c.busy_until > now || rung_at.saturating_add(s.dispatch) > now {
+                            waiting = true;
+                            continue;
+                        }
+                        SiliconSums::add(&p.silicon_sums.dispatch, now - rung_at);
+                        let (outcome, kernel) = execute(p, core, c.id, c.next, &mut args);
+                        c.busy_until = now.saturating_add(s.kernel(kernel));
+                        // The modelled kernel times, not the host's: read after the FIN.
+                        let times = &core.status.0.times[(c.next.bits() & 1) as usize];
+                        times.0.store(now, Ordering::Relaxed);
+                        times.1.store(c.busy_until, Ordering::Relaxed);
+                        let fin = c.schedule(s, c.next, outcome);
+                        SiliconSums::add(&p.silicon_sums.fin, fin - c.busy_until);
+                    }
+                }
+                c.next = c.next.next();
                 ran = true;
             }
+            waiting |= !c.due.is_empty();
         }
-        if ran {
+        if ran || waiting {
             idle = 0;
+            if !ran {
+                std::hint::spin_loop();
+            }
             continue;
         }
         if p.shutdown.load(Ordering::Acquire) {
@@ -52,9 +85,79 @@ pub(crate) fn core_loop(p: &SimPlatform, ids: &[CoreId], spin_before_park: u32) 
             continue;
         }
         idle = 0;
+        let next: Vec<Token> = cores.iter().map(|c| c.next).collect();
         if !park_until_rung(p, ids, &next) {
             return;
         }
+    }
+}
+
+/// A FIN, or a completion record, the modelled chip shows at `at`.
+struct Due {
+    at: u64,
+    token: Token,
+    outcome: ResultWord,
+    /// The FIN (written first); else the record.
+    fin: bool,
+}
+
+/// One simulated core as its thread drives it.
+struct CoreState {
+    id: CoreId,
+    /// The token it takes next.
+    next: Token,
+    /// With the chip's costs: until when its current kernel runs.
+    busy_until: u64,
+    /// With the chip's costs: what it will show, in time order.
+    due: std::collections::VecDeque<Due>,
+}
+
+impl CoreState {
+    fn new(id: CoreId) -> Self {
+        CoreState {
+            id,
+            next: Token::FIRST,
+            busy_until: 0,
+            due: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// Queues the FIN and the record of `token`, whose kernel ends at `busy_until`: each no
+    /// sooner than the one before it (a core's reports keep their order), the record no
+    /// sooner than its FIN. Returns when the FIN shows.
+    fn schedule(&mut self, s: &SiliconTicks, token: Token, outcome: ResultWord) -> u64 {
+        let seed = (self.id.0 as u64) << 32 | token.bits() as u64;
+        let last = self.due.back().map_or(0, |d| d.at);
+        let fin = (self.busy_until + s.fin(seed)).max(last);
+        let record = (self.busy_until + s.record(seed)).max(fin);
+        self.due.push_back(Due {
+            at: fin,
+            token,
+            outcome,
+            fin: true,
+        });
+        self.due.push_back(Due {
+            at: record,
+            token,
+            outcome,
+            fin: false,
+        });
+        fin
+    }
+
+    /// Shows what is due by `now`; whether anything was.
+    fn report_due(&mut self, p: &SimPlatform, core: &SimCore, now: u64) -> bool {
+        let mut any = false;
+        while let Some(d) = self.due.front().filter(|d| d.at <= now) {
+            if d.fin {
+                write_fin(core, d.token, d.outcome);
+            } else {
+                post_record(p, core, self.id, d.token, d.outcome);
+            }
+            self.due.pop_front();
+            any = true;
+        }
+        any
     }
 }
 
@@ -67,13 +170,14 @@ fn rung(core: &SimCore, token: Token) -> bool {
         == token.bits()
 }
 
-fn run_token(
+/// Runs the kernel of `token` on core `id` and says how it ended (and which kernel it was).
+fn execute(
     p: &SimPlatform,
     core: &SimCore,
     id: CoreId,
     token: Token,
     args: &mut [u64; MAX_ARGS as usize],
-) {
+) -> (ResultWord, KernelId) {
     let (task, kernel, lane, lanes, n) = read_payload(core, token, args);
     let slab = &core.slabs[(token.bits() & 1) as usize];
     slab.clear();
@@ -125,12 +229,28 @@ fn run_token(
             ResultWord::failed(token, code)
         }
     };
+    (outcome, kernel)
+}
+
+/// Reports `token` finished with `outcome`: its result word, then FIN in the status word,
+/// then (in ring mode) a record in the scheduler's completion queue.
+fn report(p: &SimPlatform, core: &SimCore, id: CoreId, token: Token, outcome: ResultWord) {
+    write_fin(core, token, outcome);
+    post_record(p, core, id, token, outcome);
+}
+
+/// The result word of `token`, then FIN in the status word.
+fn write_fin(core: &SimCore, token: Token, outcome: ResultWord) {
     let line = &core.status.0;
     line.results[(token.bits() & 1) as usize].store(outcome.bits(), Ordering::Relaxed);
     // Release: the result word, the times, the conditions and the kernel's own writes are
     // visible to whoever reads this FIN (or any later report).
     line.word
         .store(StatusWord::fin(token).bits(), Ordering::Release);
+}
+
+/// In ring mode, the completion record of `token`, after its FIN.
+fn post_record(p: &SimPlatform, core: &SimCore, id: CoreId, token: Token, outcome: ResultWord) {
     if let Some(q) = core.queue.and_then(|q| p.queues.get(q)) {
         post(p, &q.view(), id, token, outcome);
     }

@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod calibrate;
 mod core_thread;
 mod engine;
 mod error;
@@ -27,9 +28,11 @@ mod memory_map;
 mod platform;
 mod region;
 mod run;
+mod silicon;
 mod slab;
 mod stall_report;
 
+pub use calibrate::{Calibration, calibrate};
 pub use engine::{Engine, EngineError, EngineOptions, Signal, Transfer};
 pub use error::{FailedRun, SimError};
 pub use kernel_error::{KernelError, KernelFailure, error_code};
@@ -40,5 +43,6 @@ pub use memory_map::MemoryMap;
 pub use platform::SimPlatform;
 pub use region::Region;
 pub use run::{SimOrchestrator, SimRun, run, run_with};
+pub use silicon::Silicon;
 pub use slab::SlabFull;
 pub use stall_report::{StallReport, StalledTask};

@@ -16,12 +16,13 @@ use crate::kernels::KernelTable;
 use crate::memory::DeviceMemory;
 use crate::memory_map::MemoryMap;
 use crate::platform::SimPlatform;
+use crate::silicon::Silicon;
 
 /// Device address of the first byte of simulated device memory (address 0 stays invalid).
 pub const MEMORY_BASE: u64 = 0x1_0000_0000;
 
 /// Knobs of the simulated machine.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SimOptions {
     /// Spin iterations an idle core polls its doorbell before it parks (tens of nanoseconds
     /// each). A few microseconds of spinning keeps back-to-back dispatches off the futex path;
@@ -42,6 +43,9 @@ pub struct SimOptions {
     pub engine: EngineOptions,
     /// How many host threads run the simulated cores.
     pub core_threads: CoreThreads,
+    /// What the chip charges ([`Silicon::a2a3`]), or `None` (the default): every operation
+    /// costs what the host takes, and kernels run as long as their functions do.
+    pub silicon: Option<Silicon>,
 }
 
 /// How the simulated cores map onto host threads.
@@ -84,6 +88,7 @@ impl Default for SimOptions {
             engines: 2,
             engine: EngineOptions::default(),
             core_threads: CoreThreads::PerCore,
+            silicon: None,
         }
     }
 }
@@ -180,7 +185,15 @@ impl SimMachine {
             .map(|i| Engine::start(i, memory.clone(), opts.engine))
             .collect::<Result<Vec<_>, _>>()
             .map_err(SimError::Engine)?;
-        let platform = Arc::new(SimPlatform::new(cfg, kernels, memory, engines, heap));
+        let platform = Arc::new(SimPlatform::new(
+            cfg,
+            kernels,
+            memory,
+            engines,
+            heap,
+            opts.silicon.as_ref(),
+        ));
+        let spin_before_park = opts.spin_before_park;
         let plan = if opts.pin_threads {
             CpuPlan::new(cfg.schedulers)
         } else {
@@ -212,7 +225,7 @@ impl SimMachine {
                     if let Some(plan) = plan {
                         plan.pin_core(t);
                     }
-                    crate::core_thread::core_loop(&p, &mine, opts.spin_before_park)
+                    crate::core_thread::core_loop(&p, &mine, spin_before_park)
                 })
                 .map_err(|source| SimError::Spawn { name, source })?;
             for id in ids {

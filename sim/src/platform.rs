@@ -13,6 +13,7 @@ use crate::engine::Engine;
 use crate::kernel_error::{Failures, KernelFailure};
 use crate::kernels::KernelTable;
 use crate::memory_map::MemoryMap;
+use crate::silicon::{Silicon, SiliconSums, SiliconTicks, spin_for};
 use crate::slab::Slab;
 use pto_runtime_core::Stall;
 
@@ -25,6 +26,8 @@ const YIELD_EVERY: u32 = 16;
 pub(crate) struct PayloadBuf {
     /// The token whose payload this is, stored last (the doorbell).
     pub(crate) rung: AtomicU32,
+    /// When the doorbell rang (clock ticks; written only when the run models silicon).
+    pub(crate) rung_at: AtomicU64,
     pub(crate) task: AtomicU64,
     pub(crate) kernel: AtomicU32,
     /// `lane | lanes << 8 | nargs << 16 | profile << 24`.
@@ -36,6 +39,7 @@ impl PayloadBuf {
     fn new() -> Self {
         PayloadBuf {
             rung: AtomicU32::new(0),
+            rung_at: AtomicU64::new(0),
             task: AtomicU64::new(0),
             kernel: AtomicU32::new(0),
             shape: AtomicU32::new(0),
@@ -109,6 +113,10 @@ pub struct SimPlatform {
     /// What the schedulers reported about their lanes and deferred tasks as they stopped a
     /// failed run.
     pub(crate) stalls: std::sync::Mutex<Vec<Stall>>,
+    /// The chip's costs, if the run models them.
+    pub(crate) silicon: Option<SiliconTicks>,
+    /// What the modelled cores took.
+    pub(crate) silicon_sums: SiliconSums,
     /// Times a core thread parked.
     pub(crate) parks: AtomicU64,
     /// Times a doorbell had to wake a parked core.
@@ -122,8 +130,10 @@ impl SimPlatform {
         memory: Arc<MemoryMap>,
         engines: Vec<Engine>,
         heap: (u64, u64),
+        silicon: Option<&Silicon>,
     ) -> Self {
         let clock = quanta::Clock::new();
+        let per_us = ticks_per_us(&clock);
         let ring = cfg.completion == CompletionMode::Ring;
         let queues = if ring {
             let cap = cfg.completion_queue_capacity();
@@ -139,7 +149,9 @@ impl SimPlatform {
         let cores = cfg.cores();
         SimPlatform {
             queues,
-            ticks_per_us: ticks_per_us(&clock),
+            ticks_per_us: per_us,
+            silicon: silicon.map(|s| SiliconTicks::new(s, per_us)),
+            silicon_sums: SiliconSums::default(),
             origin: clock.raw(),
             clock,
             cores: (0..cores)
@@ -188,6 +200,17 @@ impl SimPlatform {
     /// machine (the first 64 failures of a run are kept).
     pub fn kernel_failure(&self, task: TaskId, code: u32) -> Option<KernelFailure> {
         self.failures.find(task, code)
+    }
+
+    /// With the silicon model: the mean doorbell-to-start and kernel-end-to-FIN delays the
+    /// modelled cores took, in ns, so far.
+    pub fn silicon_delays_ns(&self) -> Option<(f64, f64)> {
+        self.silicon.as_ref()?;
+        let ns = |ticks: f64| ticks * 1_000.0 / self.ticks_per_us.max(1) as f64;
+        Some((
+            ns(SiliconSums::mean(&self.silicon_sums.dispatch)),
+            ns(SiliconSums::mean(&self.silicon_sums.fin)),
+        ))
     }
 
     /// How often core threads parked, and how often a doorbell had to wake one.
@@ -248,6 +271,12 @@ impl Platform for SimPlatform {
 
     fn ring_doorbell(&self, core: CoreId, token: Token) {
         let Some(c) = self.core(core) else { return };
+        if let Some(s) = &self.silicon {
+            c.payload[(token.bits() & 1) as usize]
+                .rung_at
+                .store(self.now(), Ordering::Relaxed);
+            spin_for(|| self.now(), s.doorbell);
+        }
         // SeqCst pairs with the core's `sleeping` store and doorbell re-check: either the
         // core sees the token, or this thread sees it asleep and wakes it.
         c.payload[(token.bits() & 1) as usize]
@@ -257,6 +286,9 @@ impl Platform for SimPlatform {
     }
 
     fn core_status(&self, core: CoreId) -> StatusWord {
+        if let Some(s) = &self.silicon {
+            spin_for(|| self.now(), s.status_read);
+        }
         self.core(core).map_or(StatusWord::NONE, |c| {
             StatusWord::from_bits(c.status.0.word.load(Ordering::Acquire))
         })

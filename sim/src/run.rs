@@ -36,6 +36,9 @@ pub struct SimRun<R> {
     pub memory: Arc<MemoryMap>,
     /// The kernel table the run used (for kernel names: [`KernelTable::name`]).
     pub kernels: KernelTable,
+    /// With [`SimOptions::silicon`]: the mean doorbell-to-start and kernel-end-to-FIN
+    /// delays the modelled cores took, in ns.
+    pub silicon_delays_ns: Option<(f64, f64)>,
 }
 
 /// The orchestrator handle an orchestration function gets.
@@ -89,6 +92,7 @@ where
     let layout = RegionLayout::new(&cfg)?;
     let mut region = Region::new(layout.size())?;
     let rt = Runtime::init(region.bytes(), cfg)?;
+    let pin_threads = opts.pin_threads;
     let machine = SimMachine::start_with(&cfg, kernels, opts, extra)?;
     let platform = machine.platform();
     let mut orch = rt.orchestrator(platform)?;
@@ -99,7 +103,7 @@ where
     let start = Instant::now();
     let (value, panicked) = std::thread::scope(|s| -> Result<_, SimError> {
         let mut handles = Vec::new();
-        let plan = if opts.pin_threads {
+        let plan = if pin_threads {
             CpuPlan::new(cfg.schedulers)
         } else {
             None
@@ -190,6 +194,7 @@ where
         });
     }
     Ok(SimRun {
+        silicon_delays_ns: platform.silicon_delays_ns(),
         records,
         phases,
         ticks_per_us,

@@ -86,7 +86,7 @@ pub fn run_bench(
     let mut submitted = 0;
     let mut last = None;
     for r in 0..=repeats {
-        let mut out = run(cfg, bench_kernels(), sim, |o| {
+        let mut out = run(cfg, bench_kernels(), sim.clone(), |o| {
             let counter = o.platform().memory().alloc(8, 8).map_err(|e| {
                 o.abort(1);
                 BenchError::Usage(format!("no device memory for the counter: {e}"))

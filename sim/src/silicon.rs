@@ -1,0 +1,175 @@
+//! A cost model of the chip for the simulator: what a status-register read, a doorbell, a
+//! dispatch, a FIN and a completion record cost on silicon, and how long each kernel runs,
+//! so the scheduler's figures on the simulator mean what they would on the chip.
+//!
+//! The default figures are the published a2a3 ones (see the README's measurement section):
+//! a `COND` read ~100 ns with one outstanding per AICPU thread, a posted MMIO store ~20 ns,
+//! a dispatch seen by the AICore ~140 ns after the doorbell, a FIN seen by the AICPU ~600 ns
+//! on average (180 ns at best) after the kernel ends, and a record in device memory seen
+//! ~1 040 ns on average after it is written (GM plus cache invalidation).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use pto_runtime_core::KernelId;
+
+/// What the simulated chip charges. Every figure is wall time on the host clock: a status
+/// read spins the reading thread; the other delays are when a core sees or shows something.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Silicon {
+    /// A read of a core's status register, charged to the reading thread.
+    pub status_read: Duration,
+    /// Ringing a doorbell (a posted MMIO store), charged to the ringing thread.
+    pub doorbell: Duration,
+    /// From the doorbell to the core starting the kernel.
+    pub dispatch: Duration,
+    /// From the kernel's end to its FIN showing in the status register: at least
+    /// `fin_min`, on average `fin_avg` (uniformly spread).
+    pub fin_min: Duration,
+    /// See `fin_min`.
+    pub fin_avg: Duration,
+    /// From the kernel's end to its completion record showing in the scheduler's queue, on
+    /// average (uniform from half to one and a half of it); never before the FIN shows.
+    pub record_avg: Duration,
+    /// How long each kernel runs (the kernel's function itself runs at the start, at once).
+    pub kernel: HashMap<KernelId, Duration>,
+    /// How long kernels not in `kernel` run.
+    pub default_kernel: Duration,
+}
+
+impl Silicon {
+    /// The published a2a3 figures, with kernels that take no time.
+    pub fn a2a3() -> Self {
+        Silicon {
+            status_read: Duration::from_nanos(100),
+            doorbell: Duration::from_nanos(20),
+            dispatch: Duration::from_nanos(140),
+            fin_min: Duration::from_nanos(180),
+            fin_avg: Duration::from_nanos(600),
+            record_avg: Duration::from_nanos(1_040),
+            kernel: HashMap::new(),
+            default_kernel: Duration::ZERO,
+        }
+    }
+
+    /// The same model, with kernel `id` running for `d`.
+    pub fn with_kernel(mut self, id: KernelId, d: Duration) -> Self {
+        self.kernel.insert(id, d);
+        self
+    }
+}
+
+/// What the modelled cores really took, added up by the core threads (clock ticks).
+#[derive(Default)]
+pub(crate) struct SiliconSums {
+    /// Doorbell to kernel start, summed, and how many.
+    pub(crate) dispatch: (AtomicU64, AtomicU64),
+    /// Kernel end to FIN shown, summed, and how many.
+    pub(crate) fin: (AtomicU64, AtomicU64),
+}
+
+impl SiliconSums {
+    pub(crate) fn add(sum: &(AtomicU64, AtomicU64), ticks: u64) {
+        sum.0.fetch_add(ticks, Ordering::Relaxed);
+        sum.1.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The mean of `sum`, in ticks.
+    pub(crate) fn mean(sum: &(AtomicU64, AtomicU64)) -> f64 {
+        let n = sum.1.load(Ordering::Relaxed).max(1);
+        sum.0.load(Ordering::Relaxed) as f64 / n as f64
+    }
+}
+
+/// The model in clock ticks, as the core threads and the platform use it.
+#[derive(Clone, Debug)]
+pub(crate) struct SiliconTicks {
+    pub(crate) status_read: u64,
+    pub(crate) doorbell: u64,
+    pub(crate) dispatch: u64,
+    fin_min: u64,
+    fin_spread: u64,
+    record_min: u64,
+    record_spread: u64,
+    kernel: HashMap<KernelId, u64>,
+    default_kernel: u64,
+}
+
+impl SiliconTicks {
+    pub(crate) fn new(s: &Silicon, ticks_per_us: u64) -> Self {
+        let t = |d: Duration| (d.as_nanos() as u64).saturating_mul(ticks_per_us) / 1_000;
+        let fin_min = t(s.fin_min).min(t(s.fin_avg));
+        let record = t(s.record_avg);
+        SiliconTicks {
+            status_read: t(s.status_read),
+            doorbell: t(s.doorbell),
+            dispatch: t(s.dispatch),
+            fin_min,
+            // Uniform on [min, 2 avg - min]: its mean is avg.
+            fin_spread: 2 * (t(s.fin_avg) - fin_min),
+            record_min: record / 2,
+            record_spread: record,
+            kernel: s.kernel.iter().map(|(&k, &d)| (k, t(d))).collect(),
+            default_kernel: t(s.default_kernel),
+        }
+    }
+
+    /// How long `kernel` runs.
+    pub(crate) fn kernel(&self, kernel: KernelId) -> u64 {
+        self.kernel
+            .get(&kernel)
+            .copied()
+            .unwrap_or(self.default_kernel)
+    }
+
+    /// The FIN delay of draw `seed`.
+    pub(crate) fn fin(&self, seed: u64) -> u64 {
+        self.fin_min + spread(seed, self.fin_spread)
+    }
+
+    /// The completion record delay of draw `seed`.
+    pub(crate) fn record(&self, seed: u64) -> u64 {
+        self.record_min + spread(seed ^ 0x5bd1_e995, self.record_spread)
+    }
+}
+
+/// A value in `0..=width` from `seed` (a fixed mix, so runs repeat).
+fn spread(seed: u64, width: u64) -> u64 {
+    if width == 0 {
+        return 0;
+    }
+    let mut x = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^= x >> 31;
+    x % (width + 1)
+}
+
+/// Spins the calling thread until `ticks` have passed on `now`.
+pub(crate) fn spin_for(now: impl Fn() -> u64, ticks: u64) {
+    if ticks == 0 {
+        return;
+    }
+    let until = now().saturating_add(ticks);
+    while now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_average_what_the_model_says() {
+        let m = SiliconTicks::new(&Silicon::a2a3(), 1_000); // 1 tick = 1 ns
+        let n = 100_000u64;
+        let fin: u64 = (0..n).map(|i| m.fin(i)).sum::<u64>() / n;
+        let rec: u64 = (0..n).map(|i| m.record(i)).sum::<u64>() / n;
+        assert!((570..=630).contains(&fin), "FIN average {fin} ns");
+        assert!((0..n).all(|i| m.fin(i) >= 180), "FIN at best 180 ns");
+        assert!((990..=1090).contains(&rec), "record average {rec} ns");
+        assert_eq!((m.status_read, m.doorbell, m.dispatch), (100, 20, 140));
+    }
+}
