@@ -4,7 +4,7 @@
 //! `cargo bench -p pto-host --bench submit_tensors` prints ns per submit (median of 11 runs of
 //! 8 000 tasks, independent tiles as in `pto-launch bench --workload tensors`) at K = 0, 2, 8
 //! (`-- K...` for others), and how much of that the loop spends building each task's
-//! arguments (the same loop submitting nothing).
+//! arguments (the same loop submitting nothing). `--once K` runs once, for callgrind.
 
 use std::time::Instant;
 
@@ -65,6 +65,13 @@ fn build_only(k: u16) -> f64 {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // `--once K`: one run at K, for `valgrind --tool=callgrind` (scripts/instructions).
+    if let Some(i) = args.iter().position(|a| a == "--once") {
+        let k = args.get(i + 1).and_then(|a| a.parse().ok()).unwrap_or(2);
+        println!("submit, K = {k}: {:.1} ns/task", run(k));
+        return;
+    }
     // `-- 2 8` measures only those K (cargo passes `--bench` too: skip what is not a number).
     let mut ks: Vec<u16> = std::env::args()
         .skip(1)
