@@ -20,7 +20,10 @@
 pub mod allreduce;
 pub mod bench;
 pub mod comm;
+pub mod envelope;
+pub mod human;
 pub mod launch;
 pub mod profile;
+pub mod progress;
 pub mod signals;
 pub mod transport;

@@ -91,8 +91,10 @@ impl fmt::Display for BootstrapResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "bootstrap: {} ranks (threads) on loopback, job secret proven: median {:.2} ms over {} runs",
-            self.ranks, self.bootstrap_ms, self.runs
+            "bootstrap: {} (threads) on loopback, job secret proven: median {} ms over {}",
+            crate::human::count(self.ranks.into(), "rank"),
+            crate::human::sig3(self.bootstrap_ms),
+            crate::human::count(self.runs.into(), "run")
         )
     }
 }
