@@ -6,6 +6,7 @@ mod allreduce;
 mod bench;
 mod error;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -46,7 +47,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // One write, so that ranks sharing the launcher's stderr do not interleave
+            // their lines (stderr is unbuffered: `eprintln!` writes piece by piece).
+            let line = format!("error: {e}\n");
+            let _ = std::io::stderr().write_all(line.as_bytes());
             e.exit_code()
         }
     }
