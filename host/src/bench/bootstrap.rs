@@ -42,7 +42,7 @@ pub fn run_bootstrap_bench(ranks: u32, runs: u32) -> Result<BootstrapResult, Boo
             source,
         })?;
         let run_id = format!("bench-{}-{run}", std::process::id());
-        let secret = JobSecret::generate().map_err(|e| BootstrapError::Invalid(e.to_string()))?;
+        let secret = JobSecret::generate()?;
         let start = Instant::now();
         let mut listener = Some(listener);
         let took = std::thread::scope(|s| -> Result<Duration, BootstrapError> {
