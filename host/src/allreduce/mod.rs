@@ -29,6 +29,8 @@ const REDUCE: KernelId = KernelId(2);
 pub const WRONG_SUM: u32 = 90;
 /// Words per read or write chunk of the reduce kernel.
 const CHUNK: usize = 256;
+/// Elements written between two updates of the progress bar (a multiple of `CHUNK`).
+const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// What one rank needs.
 #[derive(Clone, Debug)]
@@ -143,7 +145,7 @@ fn kernels(shared: Arc<Shared>) -> KernelTable {
 }
 
 /// Runs this rank's part of the allreduce; returns how long it took. `progress` follows
-/// the elements reduced.
+/// the elements of the input written, then those reduced.
 pub fn run_rank(job: &RankJob, progress: &Progress) -> Result<Duration, AllreduceError> {
     let start = Instant::now();
     let (n, e) = (job.ranks as u64, job.elements);
@@ -216,6 +218,8 @@ fn run_joined(
             let src = mem.alloc(bytes as usize, 64)?;
             let dst = mem.alloc(bytes as usize, 64)?;
             // The input, a chunk at a time (no second copy of a large vector on the heap).
+            progress.set_message(format!("rank {me}: writing the input"));
+            progress.set_length(e);
             let mut data = Vec::with_capacity(CHUNK);
             let mut at = 0u64;
             while at < e {
@@ -223,7 +227,12 @@ fn run_joined(
                 data.extend((at..e.min(at + CHUNK as u64)).map(|i| input(me, i)));
                 mem.write(src + at * 8, &data)?;
                 at += data.len() as u64;
+                if at.is_multiple_of(PROGRESS_EVERY) {
+                    progress.set_position(at);
+                }
             }
+            progress.set_message(format!("rank {me}: putting, waiting, reducing"));
+            progress.set_position(0);
             let my_slot = slots + me * bytes;
             for peer in (0..job.ranks).filter(|&p| p as u64 != me) {
                 let at = ctx.peer_address(peer, my_slot, bytes)?;

@@ -10,7 +10,6 @@ use pto_runtime_core::PoisonReason;
 use crate::allreduce::poison_reason;
 use crate::comm::{HUNG_AFTER, sanitize_run_id};
 use crate::human;
-use crate::progress::Progress;
 use crate::transport::secret::JobSecret;
 
 use super::{JobEnd, JobOptions, LaunchError, RankEnd, SpawnPlan, parse_rendezvous, spawn_ranks};
@@ -153,8 +152,9 @@ fn report(ranks: u32, stopped: Option<u32>, job: JobEnd) -> JobReport {
 
 /// Spawns the ranks of the job `opts` describes as processes of this binary (each runs
 /// `allreduce` as its rank), watches them until every one ended (bounded by the timeout), and
-/// reports how each did. `progress` counts the ranks that ended.
-pub fn spawn_job(opts: &JobOptions, progress: &Progress) -> Result<JobReport, LaunchError> {
+/// reports how each did. Rank 0 draws the job's progress bar, if its standard error (the
+/// launcher's) is a terminal.
+pub fn spawn_job(opts: &JobOptions) -> Result<JobReport, LaunchError> {
     let ranks = opts.ranks.unwrap_or(DEFAULT_RANKS);
     for (flag, fault) in [("--kill-rank", opts.kill), ("--stop-rank", opts.stop)] {
         if let Some((rank, _)) = fault
@@ -219,10 +219,7 @@ pub fn spawn_job(opts: &JobOptions, progress: &Progress) -> Result<JobReport, La
         grace: opts.grace,
         capture_stdout: opts.json,
     };
-    progress.set_message("allreduce: ranks ended");
-    progress.set_length(ranks.into());
-    let job = spawn_ranks(&plan, progress)?;
-    progress.finish();
+    let job = spawn_ranks(&plan)?;
     Ok(report(ranks, opts.stop.map(|(r, _)| r), job))
 }
 

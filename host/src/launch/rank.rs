@@ -41,7 +41,7 @@ impl fmt::Display for RankReport {
 
 /// Runs this process as rank `env.rank` of the job `opts` describes, reading what the
 /// options leave open (run id, job secret, rendezvous) from the environment. `progress`
-/// follows the elements reduced.
+/// follows the elements written, then the elements reduced.
 pub fn run_as_rank(
     opts: &JobOptions,
     env: &RankEnv,
@@ -122,8 +122,6 @@ pub fn run_as_rank(
         timeout,
         watched,
     };
-    progress.set_message(format!("rank {rank}: reducing"));
-    progress.set_length(opts.elements);
     let took: Duration =
         run_rank(&job, progress).map_err(|source| RankError::Allreduce { rank, source })?;
     if let Some(mut f) = formed {

@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 use pto_runtime_core::PoisonReason;
 
 use crate::comm::{HUNG_AFTER, JobWatch};
-use crate::progress::Progress;
 use crate::signals;
 use crate::transport::secret::{JobSecret, SECRET_ENV};
 
@@ -127,8 +126,7 @@ struct Running {
 /// to fail poisons the job's barrier in its name, so the others stop within milliseconds
 /// instead of at their timeout. SIGINT, SIGTERM and SIGHUP to the launcher are passed on to
 /// the ranks. The job's shared object is removed at the end if no rank removed it.
-/// `progress` counts the ranks that ended.
-pub fn spawn_ranks(plan: &SpawnPlan, progress: &Progress) -> Result<JobEnd, LaunchError> {
+pub fn spawn_ranks(plan: &SpawnPlan) -> Result<JobEnd, LaunchError> {
     let exe = std::env::current_exe().map_err(LaunchError::NoBinary)?;
     signals::record_signals().map_err(LaunchError::Signals)?;
     let start = Instant::now();
@@ -228,7 +226,6 @@ pub fn spawn_ranks(plan: &SpawnPlan, progress: &Progress) -> Result<JobEnd, Laun
                 after_poison: job.poisoned_at.map(|t| t.elapsed()),
                 stdout,
             });
-            progress.set_position(exits.len() as u64);
         }
         std::thread::sleep(POLL);
     }

@@ -6,9 +6,7 @@ use std::time::Duration;
 
 use clap::value_parser;
 
-use pto_host::launch::{
-    DEFAULT_RANKS, JobOptions, Launcher, rank_from_env, run_as_rank, spawn_job,
-};
+use pto_host::launch::{JobOptions, rank_from_env, run_as_rank, spawn_job};
 use pto_host::progress::Progress;
 
 use crate::error::CliError;
@@ -132,9 +130,9 @@ pub fn allreduce(a: &AllreduceArgs) -> Result<(), CliError> {
     let opts = a.options();
     match rank_from_env(|k| std::env::var(k).ok())? {
         Some(env) => {
-            // One bar per job: rank 0's, unless pto-launch spawned the ranks (it draws its
-            // own).
-            let progress = if env.launcher != Launcher::PtoLaunch && env.rank == 0 {
+            // One bar per job, rank 0's: the ranks share the terminal, if any (pto-launch's
+            // spawned ranks write to the launcher's).
+            let progress = if env.rank == 0 {
                 Progress::on_terminal(opts.elements, "elements")
             } else {
                 Progress::hidden()
@@ -143,9 +141,7 @@ pub fn allreduce(a: &AllreduceArgs) -> Result<(), CliError> {
             print("allreduce", &opts, &report, a.json)
         }
         None => {
-            let ranks = opts.ranks.unwrap_or(DEFAULT_RANKS);
-            let progress = Progress::on_terminal(ranks.into(), "ranks");
-            let report = spawn_job(&opts, &progress)?;
+            let report = spawn_job(&opts)?;
             print("allreduce", &opts, &report, a.json)?;
             if let Some(sig) = report.interrupted_by {
                 return Err(CliError::Interrupted(sig));
