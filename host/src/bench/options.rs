@@ -56,19 +56,29 @@ pub struct BenchOptions {
     pub completion: CompletionMode,
 }
 
-fn profile_name<S: serde::Serializer>(p: &ProfileLevel, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(match p {
+/// The name `--profile` takes for `p`.
+pub(crate) fn level_name(p: ProfileLevel) -> &'static str {
+    match p {
         ProfileLevel::Off => "off",
         ProfileLevel::Counters => "counters",
         ProfileLevel::Tasks => "tasks",
-    })
+    }
+}
+
+/// The name `--completion` takes for `c`.
+pub(crate) fn mode_name(c: CompletionMode) -> &'static str {
+    match c {
+        CompletionMode::Poll => "poll",
+        CompletionMode::Ring => "ring",
+    }
+}
+
+fn profile_name<S: serde::Serializer>(p: &ProfileLevel, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(level_name(*p))
 }
 
 fn completion_name<S: serde::Serializer>(c: &CompletionMode, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(match c {
-        CompletionMode::Poll => "poll",
-        CompletionMode::Ring => "ring",
-    })
+    s.serialize_str(mode_name(*c))
 }
 
 /// What a bench found: a task DAG's figures (and its last run's records), or a

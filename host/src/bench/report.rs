@@ -153,8 +153,8 @@ pub fn run_bench_with(
     let ns =
         |ticks: Option<u64>| ticks.map_or(0, |t| t.saturating_mul(1000) / last.ticks_per_us.max(1));
     let result = BenchResult {
-        profile: format!("{:?}", cfg.profile).to_lowercase(),
-        completion: format!("{:?}", cfg.completion).to_lowercase(),
+        profile: super::options::level_name(cfg.profile).into(),
+        completion: super::options::mode_name(cfg.completion).into(),
         profile_summary,
         workload,
         tasks: submitted,

@@ -242,9 +242,10 @@ impl fmt::Display for RankOutcome {
                 HUNG_AFTER.as_millis()
             ),
         };
-        write!(f, "rank {}: {how} after {:.1} ms", self.rank, self.after_ms)?;
+        let after = human::sig3(self.after_ms);
+        write!(f, "rank {}: {how} after {after} ms", self.rank)?;
         if let Some(t) = self.after_poison_ms {
-            write!(f, ", {t:.1} ms after the poison")?;
+            write!(f, ", {} ms after the poison", human::sig3(t))?;
         }
         Ok(())
     }
@@ -264,8 +265,9 @@ impl fmt::Display for JobReport {
         }
         if let Some(n) = self.stopped_rank_named {
             lines.push(format!(
-                "rank {} was named unresponsive {:.1} ms after it was stopped",
-                n.rank, n.after_ms
+                "rank {} was named unresponsive {} ms after it was stopped",
+                n.rank,
+                human::sig3(n.after_ms)
             ));
         }
         if self.passed {

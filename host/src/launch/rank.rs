@@ -33,8 +33,11 @@ impl fmt::Display for RankReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "rank {}/{}: sum of {} elements checked in {:.1} ms",
-            self.rank, self.ranks, self.elements, self.checked_ms
+            "rank {}/{}: sum of {} elements checked in {} ms",
+            self.rank,
+            self.ranks,
+            self.elements,
+            crate::human::sig3(self.checked_ms)
         )
     }
 }

@@ -60,7 +60,11 @@ impl ProfileSummary {
 impl fmt::Display for ProfileSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, (p, us)) in self.phase_percent.iter().zip(&self.loop_us).enumerate() {
-            write!(f, "  scheduler {i}: loop {} µs =", crate::human::sig3(*us))?;
+            write!(
+                f,
+                "  scheduler {i}: loop {} =",
+                crate::human::nanos(us * 1e3)
+            )?;
             for (name, pct) in PHASE_NAMES.iter().zip(p) {
                 write!(f, " {name} {pct:.1}%")?;
             }
