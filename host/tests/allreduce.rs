@@ -213,6 +213,7 @@ fn under_another_launcher_each_rank_prints_its_own_json_envelope() {
             (Some(1), Some("allreduce"))
         );
         assert_eq!(v["config"]["elements"], 700, "{v}");
+        assert_eq!(v["config"]["ranks"], 2, "the launcher's world size: {v}");
         let res = &v["results"];
         assert_eq!(
             (res["rank"].as_u64(), res["ranks"].as_u64()),

@@ -86,6 +86,7 @@ fn every_subcommand_s_json_is_one_envelope_with_its_config() {
             assert_eq!(v["results"]["workload"], args[2], "{what}: {v}");
         } else {
             assert_eq!(v["config"]["elements"], 500, "{what}: {v}");
+            assert_eq!(v["config"]["ranks"], 2, "{what}: {v}");
             let r = &v["results"];
             assert_eq!(
                 (r["ranks"].as_u64(), r["passed"].as_bool()),

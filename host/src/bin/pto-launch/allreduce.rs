@@ -127,7 +127,7 @@ pub fn allreduce(a: &AllreduceArgs) -> Result<(), CliError> {
     if a.backend == Backend::Hccl {
         return Err(hccl_backend());
     }
-    let opts = a.options();
+    let mut opts = a.options();
     match rank_from_env(|k| std::env::var(k).ok())? {
         Some(env) => {
             // One bar per job, rank 0's: the ranks share the terminal, if any (pto-launch's
@@ -138,10 +138,12 @@ pub fn allreduce(a: &AllreduceArgs) -> Result<(), CliError> {
                 Progress::hidden()
             };
             let report = run_as_rank(&opts, &env, &progress)?;
+            opts.ranks = Some(report.ranks);
             print("allreduce", &opts, &report, a.json)
         }
         None => {
             let report = spawn_job(&opts)?;
+            opts.ranks = Some(report.ranks);
             print("allreduce", &opts, &report, a.json)?;
             if let Some(sig) = report.interrupted_by {
                 return Err(CliError::Interrupted(sig));
