@@ -279,3 +279,73 @@ impl fmt::Display for JobReport {
         write!(f, "{}", lines.join("\n"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::RankExit;
+
+    fn exit(rank: u32, end: RankEnd, after_ms: u64, stdout: Option<&str>) -> RankExit {
+        RankExit {
+            rank,
+            end,
+            after: Duration::from_millis(after_ms),
+            after_poison: (end != RankEnd::Passed).then(|| Duration::from_micros(27_540)),
+            stdout: stdout.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_failed_job_reports_each_rank_the_culprit_and_no_verdict() {
+        let end = JobEnd {
+            exits: vec![
+                exit(0, RankEnd::Failed(1), 44, Some("")),
+                exit(1, RankEnd::Killed(9), 16, None),
+                exit(2, RankEnd::Passed, 12, Some(r#"{"results":{"rank":2}}"#)),
+            ],
+            culprit: Some((1, PoisonReason::Died)),
+            named_after: None,
+            interrupted: None,
+        };
+        let r = report(3, None, end);
+        assert!(!r.passed);
+        assert_eq!(r.failed(), [0, 1]);
+        assert_eq!(
+            r.to_string(),
+            "rank 0: failed (exit code 1) after 44.0 ms, 27.5 ms after the poison\n\
+             rank 1: was killed by signal 9 after 16.0 ms, 27.5 ms after the poison\n\
+             rank 2: passed after 12.0 ms\n\
+             the job was given up because rank 1 died"
+        );
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["exits"][1]["end"], "killed");
+        assert_eq!(v["exits"][1]["signal"], 9);
+        assert_eq!(v["exits"][0]["exit_code"], 1);
+        assert!(
+            v["exits"][0].get("checked").is_none(),
+            "no envelope, no results"
+        );
+        assert_eq!(
+            v["exits"][2]["checked"]["rank"], 2,
+            "the rank's own results"
+        );
+        assert_eq!(v["culprit"]["reason"], "died");
+    }
+
+    #[test]
+    fn a_passed_job_says_so_in_words() {
+        let end = JobEnd {
+            exits: vec![exit(0, RankEnd::Passed, 5, None)],
+            culprit: None,
+            named_after: None,
+            interrupted: None,
+        };
+        let r = report(1, None, end);
+        assert_eq!(r.failed(), Vec::<u32>::new());
+        assert!(
+            r.to_string()
+                .ends_with("allreduce over 1 rank: every rank passed"),
+            "{r}"
+        );
+    }
+}
