@@ -14,7 +14,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// A bar of `len` steps of `unit` (`"tasks"`, `"ranks"`), drawn on standard error if it is
+    /// A bar of `len` steps of `unit` (`"tasks"`, `"elements"`), drawn on standard error if it is
     /// a terminal; otherwise [`Progress::hidden`].
     pub fn on_terminal(len: u64, unit: &str) -> Self {
         if !std::io::stderr().is_terminal() {
@@ -34,11 +34,6 @@ impl Progress {
     /// A bar that draws nothing.
     pub fn hidden() -> Self {
         Progress { bar: None }
-    }
-
-    /// Whether anything is drawn.
-    pub fn is_drawn(&self) -> bool {
-        self.bar.is_some()
     }
 
     /// Steps done so far.
