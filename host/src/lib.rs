@@ -1,18 +1,32 @@
-//! pto-host: the host side of the PTO runtime.
+//! pto-host: the host side of the PTO runtime, and the `pto-launch` binary over it.
 //!
-//! It ships `pto-launch`: `allreduce` boots N rank processes (or joins mpirun, a PMI
-//! launcher, Slurm or torchrun), forms the job over TCP when asked (`transport`, with a
-//! job secret), gives each rank a communication window (`comm`: POSIX shared memory on the
-//! simulator, ACL/HCCL windows behind feature `cann`, CANN loaded at run time) and runs the
-//! scheduler core on the simulator (`allreduce`); `bench` measures the scheduler on
-//! synthetic workloads (`bench`). `profile` exports task records as a Chrome trace
-//! (`write_chrome_trace`) and a summary.
+//! What it holds, by module:
+//! - `launch`: starting a job. [`launch::spawn_job`] spawns N rank processes of this binary,
+//!   watches them (a rank that dies, hangs or is stopped takes the job down, naming it) and
+//!   reports how each ended; [`launch::run_as_rank`] runs this process as the rank that
+//!   `pto-launch`, mpirun, a PMI launcher, Slurm or torchrun named in the environment, forming
+//!   the job over TCP first when a rendezvous is given.
+//! - `transport`: the TCP transport (non-blocking connect and accept, registered memory,
+//!   isend/irecv/test) and the bootstrap that forms a job over it, with a job secret.
+//! - `comm`: communication windows every rank can address: POSIX shared memory on the
+//!   simulator (`comm::ShmComm`), ACL/HCCL windows behind feature `cann` (CANN loaded at run
+//!   time), the same calls with a C ABI; barriers that a dead or stalled rank poisons.
+//! - `allreduce`: one rank's sum across ranks on the simulator, through peers' windows and
+//!   deferred completion.
+//! - `bench`: the scheduler's speed on synthetic DAGs, and the barrier, bootstrap and
+//!   transport timed.
+//! - `profile`: task records as a Chrome trace (`profile::write_chrome_trace`), its check,
+//!   and a text summary.
+//! - `envelope`, `progress`, `human`: what `pto-launch` prints: one JSON envelope per
+//!   command, progress bars on a terminal only, figures and counts as people read them.
 //!
 //! Principles:
 //! - No unsafe but two small modules: POSIX shared memory (`comm/raw_shm.rs`) and signal
-//!   handlers (`signals.rs`), every block with its SAFETY comment. The device is reached through `pto-device-sys`, the simulator
-//!   through `pto-sim`.
-//! - Errors are sentences a user can act on (`thiserror`), never panics.
+//!   handlers (`signals.rs`), every block with its SAFETY comment. The device is reached
+//!   through `pto-device-sys`, the simulator through `pto-sim`.
+//! - Errors are typed per subsystem (`thiserror`) and print as sentences a user can act on;
+//!   never a panic, never a bare `String` for an error type.
+//! - Every wait is bounded, and nothing a job creates (processes, shared objects) outlives it.
 //! - Benchmarks report medians of repeated runs; nothing here asserts on time.
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
@@ -20,7 +34,10 @@
 pub mod allreduce;
 pub mod bench;
 pub mod comm;
+pub mod envelope;
+pub mod human;
 pub mod launch;
 pub mod profile;
+pub mod progress;
 pub mod signals;
 pub mod transport;

@@ -179,6 +179,51 @@ fn started_by_mpirun_each_process_runs_as_its_rank() {
     assert!(!leftover(&format!("ompi-{job}")));
 }
 
+#[test]
+fn under_another_launcher_each_rank_prints_its_own_json_envelope() {
+    let job = format!("json{}", std::process::id());
+    let children: Vec<_> = (0..2)
+        .map(|r| {
+            rank_process(
+                &[
+                    "allreduce",
+                    "--elements",
+                    "700",
+                    "--timeout-s",
+                    "20",
+                    "--json",
+                ],
+                &[
+                    ("OMPI_COMM_WORLD_RANK", r.to_string()),
+                    ("OMPI_COMM_WORLD_SIZE", "2".to_string()),
+                    ("OMPI_MCA_ess_base_jobid", job.clone()),
+                ],
+            )
+            .spawn()
+            .expect("starts")
+        })
+        .collect();
+    for (r, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "rank {r}: {stdout}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+        assert_eq!(
+            (v["version"].as_u64(), v["command"].as_str()),
+            (Some(1), Some("allreduce"))
+        );
+        assert_eq!(v["config"]["elements"], 700, "{v}");
+        assert_eq!(v["config"]["ranks"], 2, "the launcher's world size: {v}");
+        let res = &v["results"];
+        assert_eq!(
+            (res["rank"].as_u64(), res["ranks"].as_u64()),
+            (Some(r as u64), Some(2))
+        );
+        assert!(res["checked_ms"].as_f64().unwrap() > 0.0, "{v}");
+    }
+    assert!(!leftover(&format!("ompi-{job}")));
+}
+
 /// A rank as another launcher starts it: `vars` name it, nothing of pto-launch's is set.
 fn rank_process(args: &[&str], vars: &[(&str, String)]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_pto-launch"));

@@ -9,8 +9,8 @@ fn launch(args: &[&str]) -> std::process::Output {
         .expect("pto-launch runs")
 }
 
-/// Runs `pto-launch` with `args`, which must succeed and print one JSON object; `what` names
-/// the run in a failure.
+/// Runs `pto-launch` with `args`, which must succeed and print one JSON envelope; returns
+/// its `results`. `what` names the run in a failure.
 fn launch_json(what: &str, args: &[&str]) -> serde_json::Value {
     let out = launch(args);
     assert!(
@@ -18,7 +18,158 @@ fn launch_json(what: &str, args: &[&str]) -> serde_json::Value {
         "{what}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("one JSON object")
+    let mut v = envelope(what, args[0], &out.stdout);
+    v["results"].take()
+}
+
+/// Checks that `stdout` is one JSON envelope of `command` (version, the binary's version,
+/// command, config, results) and returns it.
+fn envelope(what: &str, command: &str, stdout: &[u8]) -> serde_json::Value {
+    let text = String::from_utf8_lossy(stdout);
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{what}: one JSON object, not {text:?}: {e}"));
+    assert_eq!(v["version"], 1, "{what}: the envelope's version: {v}");
+    assert_eq!(v["pto_launch"], env!("CARGO_PKG_VERSION"), "{what}: {v}");
+    assert_eq!(v["command"], command, "{what}: {v}");
+    assert!(v["config"].is_object(), "{what}: config: {v}");
+    assert!(v["results"].is_object(), "{what}: results: {v}");
+    v
+}
+
+#[test]
+fn every_subcommand_s_json_is_one_envelope_with_its_config() {
+    let cases: &[&[&str]] = &[
+        &[
+            "bench",
+            "--workload",
+            "chain",
+            "--tasks",
+            "300",
+            "--repeat",
+            "1",
+            "--json",
+        ],
+        &["bench", "--workload", "barrier", "--ranks", "2", "--json"],
+        &[
+            "bench",
+            "--workload",
+            "bootstrap",
+            "--ranks",
+            "2",
+            "--repeat",
+            "1",
+            "--json",
+        ],
+        &[
+            "bench",
+            "--workload",
+            "transport",
+            "--repeat",
+            "1",
+            "--message-bytes",
+            "65536",
+            "--json",
+        ],
+        &["allreduce", "--ranks", "2", "--elements", "500", "--json"],
+    ];
+    for args in cases {
+        let what = format!("{args:?}");
+        let out = launch(args);
+        assert!(
+            out.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v = envelope(&what, args[0], &out.stdout);
+        if args[0] == "bench" {
+            assert_eq!(v["config"]["workload"], args[2], "{what}: {v}");
+            assert_eq!(v["results"]["workload"], args[2], "{what}: {v}");
+        } else {
+            assert_eq!(v["config"]["elements"], 500, "{what}: {v}");
+            assert_eq!(v["config"]["ranks"], 2, "{what}: {v}");
+            let r = &v["results"];
+            assert_eq!(
+                (r["ranks"].as_u64(), r["passed"].as_bool()),
+                (Some(2), Some(true))
+            );
+            for (i, e) in r["exits"].as_array().unwrap().iter().enumerate() {
+                assert_eq!(
+                    (e["rank"].as_u64(), e["end"].as_str()),
+                    (Some(i as u64), Some("passed"))
+                );
+                assert_eq!(
+                    e["checked"]["elements"], 500,
+                    "each rank's own results: {e}"
+                );
+                assert!(e["checked"]["checked_ms"].as_f64().unwrap() > 0.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_failed_job_s_json_names_the_killed_rank_and_the_culprit() {
+    let run_id = format!("cli-json-kill-{}", std::process::id());
+    let out = launch(&[
+        "allreduce",
+        "--ranks",
+        "2",
+        "--elements",
+        "300000",
+        "--run-id",
+        &run_id,
+        "--kill-rank",
+        "1",
+        "--kill-after-ms",
+        "0",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = envelope("a killed rank", "allreduce", &out.stdout);
+    let r = &v["results"];
+    assert_eq!(r["passed"], false, "{v}");
+    let killed = &r["exits"][1];
+    assert_eq!(
+        (killed["end"].as_str(), killed["signal"].as_i64()),
+        (Some("killed"), Some(9)),
+        "{v}"
+    );
+    assert_eq!(r["culprit"]["rank"], 1, "{v}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Rank 0 fails too, naming rank 1: the error lists both, in words.
+    assert!(err.contains("error: ranks 0 and 1 did not pass"), "{err}");
+    assert!(err.contains("stopped because rank 1 died"), "{err}");
+}
+
+#[test]
+fn nothing_of_the_progress_bar_reaches_a_pipe() {
+    // Long enough for the bar to update many times were it drawn.
+    for args in [
+        &[
+            "bench",
+            "--workload",
+            "random",
+            "--tasks",
+            "50000",
+            "--repeat",
+            "1",
+        ][..],
+        &["allreduce", "--ranks", "2", "--elements", "200000"][..],
+    ] {
+        let out = launch(args);
+        assert!(out.status.success(), "{args:?}");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(stderr.is_empty(), "{args:?}: nothing on stderr: {stderr:?}");
+        for text in [&stdout, &stderr] {
+            assert!(
+                !text.contains('\r') && !text.contains('\u{1b}') && !text.contains("=>"),
+                "{args:?}: no bar, no terminal codes: {text:?}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -462,4 +613,51 @@ fn every_numeric_flag_at_0_1_max_and_u64_max_is_a_clear_error_or_a_correct_run()
             );
         }
     }
+}
+
+/// What `pto-launch args` draws and prints on a pseudo-terminal: `script` gives it one and
+/// copies what it wrote to our pipe.
+fn on_a_terminal(args: &str) -> String {
+    let cmd = format!("{} {args}", env!("CARGO_BIN_EXE_pto-launch"));
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .expect("script (util-linux) runs");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The last thing drawn in `text` is a line clear (`ESC [2K`), after the bar's last
+/// drawing (which ends in `marker`).
+fn assert_cleared(text: &str, marker: &str) {
+    let drawn = text.rfind(marker).expect("the bar was drawn");
+    let cleared = text.rfind("\u{1b}[2K").expect("a line clear");
+    assert!(drawn < cleared, "the bar is cleared at the end: {text:?}");
+}
+
+#[test]
+fn on_a_terminal_a_long_allreduce_draws_rank_0_s_bar_and_clears_it_before_the_report() {
+    let text = on_a_terminal("allreduce --ranks 2 --elements 2000000");
+    let bar = text
+        .find("rank 0: writing the input")
+        .expect("the bar names the phase");
+    assert!(
+        text.contains("/2,000,000 elements"),
+        "the bar counts elements: {text:?}"
+    );
+    let report = text.rfind("rank 0: passed").expect("the report");
+    assert!(bar < report, "the bar comes first: {text:?}");
+    assert_cleared(&text[..report], "elements (");
+}
+
+#[test]
+fn on_a_terminal_a_long_bench_draws_a_bar_and_clears_it_before_the_figures() {
+    let text = on_a_terminal("bench --workload random --tasks 50000 --repeat 1");
+    let bar = text
+        .find("bench: run 1 of 1")
+        .expect("the bar names the run");
+    let figures = text.rfind("workload random: ").expect("the figures");
+    assert!(bar < figures, "the bar comes first: {text:?}");
+    assert!(text.contains("tasks ("), "the bar counts tasks: {text:?}");
+    assert_cleared(&text[..figures], "tasks (");
 }

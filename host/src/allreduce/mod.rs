@@ -2,14 +2,19 @@
 //! every peer's window (a simulated RDMA put that bumps a counter there), waits on its own
 //! counter through deferred completion, then reduces the slots and checks the result.
 
+mod error;
+
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use pto_runtime_core::{BarrierError, Config, KernelId, PoisonReason, TaskSpec, WorkerClass};
+use pto_runtime_core::{Config, KernelId, PoisonReason, TaskSpec, WorkerClass};
 use pto_sim::{KernelError, KernelTable, Signal, SimOptions, Transfer, run_with};
 
-use crate::comm::{CommError, ShmComm, ShmConfig};
+use crate::comm::{ShmComm, ShmConfig};
+use crate::progress::Progress;
+
+pub use error::AllreduceError;
 
 /// `[src, dst, words, counter]`: puts `words` words into a peer's window, then adds 1 to the
 /// peer's counter; completes once the engine landed it.
@@ -24,6 +29,8 @@ const REDUCE: KernelId = KernelId(2);
 pub const WRONG_SUM: u32 = 90;
 /// Words per read or write chunk of the reduce kernel.
 const CHUNK: usize = 256;
+/// Elements written between two updates of the progress bar (a multiple of `CHUNK`).
+const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// What one rank needs.
 #[derive(Clone, Debug)]
@@ -52,16 +59,6 @@ pub fn poison_reason(reason: PoisonReason) -> &'static str {
     }
 }
 
-/// A communicator error as a rank reports it: a poisoned job names the culprit.
-fn describe(e: CommError) -> String {
-    match e {
-        CommError::Barrier(BarrierError::Poisoned { rank, reason }) => {
-            format!("stopped because rank {rank} {}", poison_reason(reason))
-        }
-        e => e.to_string(),
-    }
-}
-
 /// What one rank's windows and memory take, computed without overflow: the window (a
 /// counter, then one slot of `elements` words per rank) and the simulator's memory (input
 /// and output, plus room for the runtime).
@@ -85,10 +82,19 @@ pub fn expected(ranks: u64, i: u64) -> u64 {
 /// Error code of a reduce cut short because the job was given up.
 const STOPPED: u32 = 91;
 
-/// `done`: set by the reduce once the sum is checked. `stop`: set by the rank's watch loop
-/// once the job is given up, so that a reduce in progress returns at its next chunk instead
-/// of finishing a sum nobody will use.
-fn kernels(done: Arc<AtomicBool>, stop: Arc<AtomicBool>) -> KernelTable {
+/// What the kernels and the rank's watch loop share.
+#[derive(Default)]
+struct Shared {
+    /// Set by the reduce once the sum is checked.
+    done: AtomicBool,
+    /// Set by the watch loop once the job is given up, so that a reduce in progress returns
+    /// at its next chunk instead of finishing a sum nobody will use.
+    stop: AtomicBool,
+    /// Elements the reduce has summed and checked (for the progress bar).
+    reduced: AtomicU64,
+}
+
+fn kernels(shared: Arc<Shared>) -> KernelTable {
     KernelTable::new()
         .with(PUT, "put", |ctx| {
             let [src, dst, words, counter] = ctx.args_array()?;
@@ -109,7 +115,7 @@ fn kernels(done: Arc<AtomicBool>, stop: Arc<AtomicBool>) -> KernelTable {
             let (mut acc, mut part) = (vec![0u64; CHUNK], vec![0u64; CHUNK]);
             let mut at = 0u64;
             while at < elements {
-                if stop.load(Ordering::Acquire) {
+                if shared.stop.load(Ordering::Acquire) {
                     return Err(KernelError::new(STOPPED, "the job was given up"));
                 }
                 let n = (elements - at).min(CHUNK as u64) as usize;
@@ -131,21 +137,24 @@ fn kernels(done: Arc<AtomicBool>, stop: Arc<AtomicBool>) -> KernelTable {
                 }
                 mem.write(out + at * 8, &acc[..n])?;
                 at += n as u64;
+                shared.reduced.store(at, Ordering::Relaxed);
             }
-            done.store(true, Ordering::Release);
+            shared.done.store(true, Ordering::Release);
             Ok(())
         })
 }
 
-/// Runs this rank's part of the allreduce; returns how long it took.
-pub fn run_rank(job: &RankJob) -> Result<Duration, String> {
+/// Runs this rank's part of the allreduce; returns how long it took. `progress` follows
+/// the elements of the input written, then those reduced.
+pub fn run_rank(job: &RankJob, progress: &Progress) -> Result<Duration, AllreduceError> {
     let start = Instant::now();
     let (n, e) = (job.ranks as u64, job.elements);
     if e == 0 {
-        return Err("--elements 0: give at least one element".into());
+        return Err(AllreduceError::NoElements);
     }
-    let (bytes, window, memory) = sizes(n, e).ok_or_else(|| {
-        format!("{n} ranks of {e} elements: the window size overflows; lower --elements or --ranks")
+    let (bytes, window, memory) = sizes(n, e).ok_or(AllreduceError::TooLarge {
+        ranks: n,
+        elements: e,
     })?;
     let cfg = ShmConfig {
         rank: job.rank,
@@ -159,8 +168,8 @@ pub fn run_rank(job: &RankJob) -> Result<Duration, String> {
     } else {
         ShmComm::init(&cfg)
     };
-    let comm = Arc::new(comm.map_err(describe)?);
-    let result = run_joined(job, &comm, bytes, memory, start);
+    let comm = Arc::new(comm?);
+    let result = run_joined(job, &comm, bytes, memory, start, progress);
     if result.is_err() {
         // Every failure gives the job up in this rank's name (unless a culprit was named
         // already), so peers stop now, with or without a launcher watching.
@@ -176,10 +185,11 @@ fn run_joined(
     bytes: u64,
     memory: usize,
     start: Instant,
-) -> Result<Duration, String> {
+    progress: &Progress,
+) -> Result<Duration, AllreduceError> {
     let (n, e) = (job.ranks as u64, job.elements);
-    let ctx = comm.context().map_err(|e| e.to_string())?;
-    let ranges = comm.window_ranges().map_err(|e| e.to_string())?;
+    let ctx = comm.context()?;
+    let ranges = comm.window_ranges()?;
     let (me, counter, slots) = (job.rank as u64, ctx.local_window(), ctx.local_window() + 64);
     // Room for every task of the rank (a put per peer, the receive, the reduce) and every
     // deferred one: submit never waits for reclaim, so the rank reaches its watch loop (and
@@ -196,54 +206,53 @@ fn run_joined(
         memory_bytes: memory,
         ..SimOptions::default()
     };
-    let done = Arc::new(AtomicBool::new(false));
-    let stop = Arc::new(AtomicBool::new(false));
+    let shared = Arc::new(Shared::default());
     let out = run_with(
         cfg,
-        kernels(done.clone(), stop.clone()),
+        kernels(shared.clone()),
         opts,
         ranges,
-        |o| -> Result<(), String> {
+        |o| -> Result<(), AllreduceError> {
             let mem = o.platform().memory();
             // `sizes` checked that twice `bytes` fits a usize.
-            let src = mem.alloc(bytes as usize, 64).map_err(|e| e.to_string())?;
-            let dst = mem.alloc(bytes as usize, 64).map_err(|e| e.to_string())?;
+            let src = mem.alloc(bytes as usize, 64)?;
+            let dst = mem.alloc(bytes as usize, 64)?;
             // The input, a chunk at a time (no second copy of a large vector on the heap).
+            progress.set_message(format!("rank {me}: writing the input"));
+            progress.set_length(e);
             let mut data = Vec::with_capacity(CHUNK);
             let mut at = 0u64;
             while at < e {
                 data.clear();
                 data.extend((at..e.min(at + CHUNK as u64)).map(|i| input(me, i)));
-                mem.write(src + at * 8, &data).map_err(|e| e.to_string())?;
+                mem.write(src + at * 8, &data)?;
                 at += data.len() as u64;
+                if at.is_multiple_of(PROGRESS_EVERY) {
+                    progress.set_position(at);
+                }
             }
+            progress.set_message(format!("rank {me}: putting, waiting, reducing"));
+            progress.set_position(0);
             let my_slot = slots + me * bytes;
             for peer in (0..job.ranks).filter(|&p| p as u64 != me) {
-                let at = ctx
-                    .peer_address(peer, my_slot, bytes)
-                    .map_err(|e| e.to_string())?;
-                let their_counter = ctx
-                    .peer_address(peer, counter, 8)
-                    .map_err(|e| e.to_string())?;
-                o.submit(&TaskSpec::new(PUT, WorkerClass::Aiv).args(&[src, at, e, their_counter]))
-                    .map_err(|e| e.to_string())?;
+                let at = ctx.peer_address(peer, my_slot, bytes)?;
+                let their_counter = ctx.peer_address(peer, counter, 8)?;
+                o.submit(&TaskSpec::new(PUT, WorkerClass::Aiv).args(&[src, at, e, their_counter]))?;
             }
-            let recv = o
-                .submit(&TaskSpec::new(RECV, WorkerClass::Aiv).args(&[counter, n - 1]))
-                .map_err(|e| e.to_string())?;
+            let recv = o.submit(&TaskSpec::new(RECV, WorkerClass::Aiv).args(&[counter, n - 1]))?;
             o.submit(
                 &TaskSpec::new(REDUCE, WorkerClass::Aic)
                     .args(&[src, slots, n, e, dst, me])
                     .deps(&[recv]),
-            )
-            .map_err(|e| e.to_string())?;
+            )?;
             // Watch the job while the tasks run: say this rank is alive, and stop now, not at
             // the deferred timeout, once the job is poisoned (the launcher does it in the
             // name of a rank that died) or a peer is found dead or unresponsive.
-            while !done.load(Ordering::Acquire) && o.error().is_none() {
+            while !shared.done.load(Ordering::Acquire) && o.error().is_none() {
                 comm.heartbeat();
+                progress.set_position(shared.reduced.load(Ordering::Relaxed));
                 if let Some((rank, _)) = comm.check_peers() {
-                    stop.store(true, Ordering::Release);
+                    shared.stop.store(true, Ordering::Release);
                     o.abort(rank as u64);
                     break;
                 }
@@ -256,19 +265,17 @@ fn run_joined(
         Ok(out) => out,
         Err(failed @ pto_sim::SimError::Run { .. }) => {
             if let Some((rank, reason)) = comm.poisoned() {
-                return Err(format!(
-                    "stopped because rank {rank} {}",
-                    poison_reason(reason)
-                ));
+                return Err(AllreduceError::Poisoned { rank, reason });
             }
             comm.poison(PoisonReason::Aborted);
             // The run's error, with what a failed kernel said.
-            return Err(failed.to_string());
+            return Err(failed.into());
         }
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(e.into()),
     };
     out.value?;
+    progress.set_position(e);
     // Nobody leaves before every rank has its sum (and no put is still on its way).
-    comm.barrier().map_err(describe)?;
+    comm.barrier()?;
     Ok(start.elapsed())
 }

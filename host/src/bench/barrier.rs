@@ -83,8 +83,11 @@ impl fmt::Display for BarrierResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "barrier: {} ranks (threads), {} rounds: median {:.1} µs, p90 {:.1} µs per barrier",
-            self.ranks, self.rounds, self.median_us, self.p90_us
+            "barrier: {} (threads), {} barriers: median {} µs, p90 {} µs per barrier",
+            crate::human::count(self.ranks.into(), "rank"),
+            self.rounds,
+            crate::human::sig3(self.median_us),
+            crate::human::sig3(self.p90_us)
         )
     }
 }

@@ -42,7 +42,7 @@ pub fn run_bootstrap_bench(ranks: u32, runs: u32) -> Result<BootstrapResult, Boo
             source,
         })?;
         let run_id = format!("bench-{}-{run}", std::process::id());
-        let secret = JobSecret::generate().map_err(|e| BootstrapError::Invalid(e.to_string()))?;
+        let secret = JobSecret::generate()?;
         let start = Instant::now();
         let mut listener = Some(listener);
         let took = std::thread::scope(|s| -> Result<Duration, BootstrapError> {
@@ -91,8 +91,10 @@ impl fmt::Display for BootstrapResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "bootstrap: {} ranks (threads) on loopback, job secret proven: median {:.2} ms over {} runs",
-            self.ranks, self.bootstrap_ms, self.runs
+            "bootstrap: {} (threads) on loopback, job secret proven: median {} ms over {}",
+            crate::human::count(self.ranks.into(), "rank"),
+            crate::human::sig3(self.bootstrap_ms),
+            crate::human::count(self.runs.into(), "run")
         )
     }
 }

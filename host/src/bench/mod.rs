@@ -1,13 +1,16 @@
-//! `pto-launch bench`: runs a synthetic DAG on the simulator and reports the scheduler's speed.
+//! `pto-launch bench`: runs a synthetic DAG on the simulator and reports the scheduler's speed
+//! (or times the communicator's barrier, the TCP bootstrap or the TCP transport).
 
 mod barrier;
 mod bootstrap;
+mod options;
 mod report;
 mod transport;
 mod workload;
 
 pub use barrier::{BarrierResult, run_barrier_bench};
 pub use bootstrap::{BootstrapResult, run_bootstrap_bench};
-pub use report::{BenchOutcome, BenchResult, run_bench};
+pub use options::{BenchOptions, BenchOutput, MAX_PENDING};
+pub use report::{BenchOutcome, BenchResult, run_bench, run_bench_with};
 pub use transport::{TransportResult, run_transport_bench};
 pub use workload::{BenchError, BenchPlan, Workload, bench_kernels, submit_workload};

@@ -4,7 +4,9 @@ use std::fmt;
 
 use pto_runtime_core::{Config, ProfileLevel, TaskRecord};
 
+use crate::human;
 use crate::profile::ProfileSummary;
+use crate::progress::Progress;
 use pto_sim::{SimOptions, run};
 
 use super::workload::{BenchError, BenchPlan, Workload, bench_kernels, submit_workload};
@@ -69,6 +71,20 @@ pub fn run_bench(
     sim: SimOptions,
     plan: &BenchPlan,
 ) -> Result<BenchOutcome, BenchError> {
+    run_bench_with(cfg, sim, plan, &Progress::hidden())
+}
+
+/// Tasks submitted between two updates of the progress bar: the count costs one add and one
+/// compare per task, the update a little more.
+const PROGRESS_EVERY: u64 = 4096;
+
+/// [`run_bench`], with `progress` following the tasks submitted over every run.
+pub fn run_bench_with(
+    cfg: Config,
+    sim: SimOptions,
+    plan: &BenchPlan,
+    progress: &Progress,
+) -> Result<BenchOutcome, BenchError> {
     let BenchPlan {
         workload,
         tasks,
@@ -86,17 +102,35 @@ pub fn run_bench(
     let mut submitted = 0;
     let mut last = None;
     for r in 0..=repeats {
+        progress.set_message(match r {
+            0 => "bench: warm-up run".to_string(),
+            r => format!("bench: run {r} of {repeats}"),
+        });
+        if r == 0 {
+            progress.set_length(tasks.saturating_mul(u64::from(repeats) + 1));
+        }
+        // Tasks submitted before this run (fanout's joins make a run longer than `tasks`).
+        let before = submitted * u64::from(r);
         let mut out = run(cfg, bench_kernels(), sim.clone(), |o| {
             let counter = o.platform().memory().alloc(8, 8).map_err(|e| {
                 o.abort(1);
                 BenchError::Usage(format!("no device memory for the counter: {e}"))
             })?;
             let cpu = cpu_time::ThreadTime::now();
-            let n = submit_workload(&cfg, plan, counter, |spec| o.submit(spec))?;
+            let mut k = 0u64;
+            let n = submit_workload(&cfg, plan, counter, |spec| {
+                k += 1;
+                if k.is_multiple_of(PROGRESS_EVERY) {
+                    progress.set_position(before + k);
+                }
+                o.submit(spec)
+            })?;
             Ok::<_, BenchError>((n, cpu.elapsed()))
         })?;
         let (n, submit_cpu) = std::mem::replace(&mut out.value, Ok((0, Default::default())))?;
         submitted = n;
+        progress.set_length(n.saturating_mul(u64::from(repeats) + 1));
+        progress.set_position(n * (u64::from(r) + 1));
         if r == 0 {
             continue; // warm-up: page faults, thread start-up
         }
@@ -105,6 +139,7 @@ pub fn run_bench(
         latency.merge(&out.report.latency);
         last = Some(out);
     }
+    progress.finish();
     let last = last.ok_or_else(|| BenchError::Usage("no run was measured".into()))?;
     let profile_summary = (cfg.profile != ProfileLevel::Off).then(|| {
         ProfileSummary::new(
@@ -118,8 +153,8 @@ pub fn run_bench(
     let ns =
         |ticks: Option<u64>| ticks.map_or(0, |t| t.saturating_mul(1000) / last.ticks_per_us.max(1));
     let result = BenchResult {
-        profile: format!("{:?}", cfg.profile).to_lowercase(),
-        completion: format!("{:?}", cfg.completion).to_lowercase(),
+        profile: super::options::level_name(cfg.profile).into(),
+        completion: super::options::mode_name(cfg.completion).into(),
         profile_summary,
         workload,
         tasks: submitted,
@@ -154,31 +189,40 @@ impl fmt::Display for BenchResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "workload {:?}: {} tasks, {} scheduler(s), {} AIC + {} AIV cores, completion by {}, \
-             median of {} runs",
-            self.workload,
-            self.tasks,
-            self.schedulers,
+            "workload {}: {}, {}, {} AIC + {} AIV cores, completion by {}, median of {}",
+            self.workload.name(),
+            human::count(self.tasks, "task"),
+            human::count(self.schedulers.into(), "scheduler"),
             self.aic,
             self.aiv,
             self.completion,
-            self.repeats
+            human::count(self.repeats.into(), "run"),
         )?;
         if let Some(p) = self.pending {
-            writeln!(f, "  {p} tasks kept pending on deferred conditions")?;
+            writeln!(
+                f,
+                "  {} kept pending on deferred conditions",
+                human::count(p, "task")
+            )?;
         }
         writeln!(
             f,
-            "  wall        {:>10.1} ns/task   {:>12.0} tasks/s",
-            self.ns_per_task, self.tasks_per_s
+            "  wall        {:>8} ns/task   {:>8} tasks/s",
+            human::sig3(self.ns_per_task),
+            human::si(self.tasks_per_s)
         )?;
         writeln!(
             f,
-            "  submit      {:>10.1} ns/task   (orchestrator CPU time)",
-            self.submit_ns_per_task
+            "  submit      {:>8} ns/task   (orchestrator CPU time)",
+            human::sig3(self.submit_ns_per_task)
         )?;
         match (self.p50_ready_to_complete_ns, self.p99_ready_to_complete_ns) {
-            (Some(p50), Some(p99)) => write!(f, "  ready->done p50 {p50} ns   p99 {p99} ns")?,
+            (Some(p50), Some(p99)) => write!(
+                f,
+                "  ready->done p50 {}   p99 {}",
+                human::nanos(p50 as f64),
+                human::nanos(p99 as f64)
+            )?,
             _ => write!(f, "  ready->done not recorded")?,
         }
         if let Some(s) = &self.profile_summary {

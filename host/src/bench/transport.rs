@@ -220,11 +220,16 @@ fn serve(t: &TcpTransport, c: &mut TcpConn, bulk: usize) -> Result<(), Transport
 
 impl fmt::Display for TransportResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::human::{count, sig3};
         write!(
             f,
-            "transport (TCP, loopback): 8-byte round trip median {:.1} µs (p99 {:.1} µs); \
-             bulk {:.2} GB/s with {}-byte messages (median of {} runs)",
-            self.rtt_us, self.rtt_p99_us, self.bandwidth_gbps, self.message_bytes, self.runs
+            "transport (TCP, loopback): 8-byte round trip median {} µs (p99 {} µs); bulk {} \
+             GB/s with {}-byte messages (median of {})",
+            sig3(self.rtt_us),
+            sig3(self.rtt_p99_us),
+            sig3(self.bandwidth_gbps),
+            self.message_bytes,
+            count(self.runs.into(), "run")
         )
     }
 }

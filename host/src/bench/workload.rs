@@ -39,6 +39,23 @@ pub enum Workload {
     Transport,
 }
 
+impl Workload {
+    /// The name `--workload` takes and JSON prints (`independent`, `chain`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Independent => "independent",
+            Workload::Chain => "chain",
+            Workload::Fanout => "fanout",
+            Workload::Random => "random",
+            Workload::Deferred => "deferred",
+            Workload::Tensors => "tensors",
+            Workload::Barrier => "barrier",
+            Workload::Bootstrap => "bootstrap",
+            Workload::Transport => "transport",
+        }
+    }
+}
+
 /// What to run: the DAG, its size and its knobs.
 #[derive(Clone, Copy, Debug)]
 pub struct BenchPlan {
@@ -74,6 +91,15 @@ pub enum BenchError {
     /// The options make no sense.
     #[error("{0}")]
     Usage(String),
+    /// The barrier workload's communicator failed.
+    #[error("the barrier bench: {0}")]
+    Barrier(#[from] crate::comm::CommError),
+    /// The bootstrap workload's job did not form.
+    #[error("the bootstrap bench: {0}")]
+    Bootstrap(#[from] crate::transport::bootstrap::BootstrapError),
+    /// The transport workload's connection failed.
+    #[error("the transport bench: {0}")]
+    Transport(#[from] crate::transport::TransportError),
 }
 
 /// The no-op kernel every bench task runs.

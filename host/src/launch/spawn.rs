@@ -4,8 +4,9 @@
 //! outlives the launcher (each dies with it, SIGKILL included) and no shared object of the job
 //! outlives the job.
 
+use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pto_runtime_core::PoisonReason;
@@ -13,6 +14,8 @@ use pto_runtime_core::PoisonReason;
 use crate::comm::{HUNG_AFTER, JobWatch};
 use crate::signals;
 use crate::transport::secret::{JobSecret, SECRET_ENV};
+
+use super::LaunchError;
 
 /// The variable that tells a spawned rank which process launched it (it dies with it).
 pub const LAUNCHER_PID: &str = "PTO_LAUNCHER_PID";
@@ -41,6 +44,9 @@ pub struct SpawnPlan {
     /// After a rank failed, how long the others get to stop on their own (they see the
     /// poisoned barrier within milliseconds) before the launcher stops them.
     pub grace: Duration,
+    /// Take what each rank prints on its standard output (its JSON envelope) into its
+    /// [`RankExit::stdout`], instead of letting it through to the launcher's.
+    pub capture_stdout: bool,
 }
 
 /// How a rank ended.
@@ -65,7 +71,7 @@ pub enum RankEnd {
 }
 
 /// One rank's end and when it came.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct RankExit {
     /// The rank.
     pub rank: u32,
@@ -75,6 +81,8 @@ pub struct RankExit {
     pub after: Duration,
     /// Time from the job's poisoning to this rank's end, for ranks that ended after it.
     pub after_poison: Option<Duration>,
+    /// What it printed on its standard output, when the plan captured it.
+    pub stdout: Option<String>,
 }
 
 /// How the job ended.
@@ -118,13 +126,17 @@ struct Running {
 /// to fail poisons the job's barrier in its name, so the others stop within milliseconds
 /// instead of at their timeout. SIGINT, SIGTERM and SIGHUP to the launcher are passed on to
 /// the ranks. The job's shared object is removed at the end if no rank removed it.
-pub fn spawn_ranks(plan: &SpawnPlan) -> Result<JobEnd, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
-    signals::record_signals().map_err(|e| format!("cannot install signal handlers: {e}"))?;
+pub fn spawn_ranks(plan: &SpawnPlan) -> Result<JobEnd, LaunchError> {
+    let exe = std::env::current_exe().map_err(LaunchError::NoBinary)?;
+    signals::record_signals().map_err(LaunchError::Signals)?;
     let start = Instant::now();
     let mut ranks: Vec<Running> = Vec::new();
     for rank in 0..plan.ranks {
-        let child = rank_command(&exe, plan, rank).spawn();
+        let mut command = rank_command(&exe, plan, rank);
+        if plan.capture_stdout {
+            command.stdout(Stdio::piped());
+        }
+        let child = command.spawn();
         match child {
             Ok(c) => ranks.push(Running {
                 rank,
@@ -139,7 +151,7 @@ pub fn spawn_ranks(plan: &SpawnPlan) -> Result<JobEnd, String> {
                         let _ = c.wait();
                     }
                 }
-                return Err(format!("cannot start rank {rank}: {e}"));
+                return Err(LaunchError::Start { rank, source: e });
             }
         }
     }
@@ -185,7 +197,16 @@ pub fn spawn_ranks(plan: &SpawnPlan) -> Result<JobEnd, String> {
             let Some(end) = job.end_of(r, now, creator_gone) else {
                 continue;
             };
-            r.child = None;
+            // The rank has exited: its pipe holds what it printed, and is closed.
+            let stdout = r
+                .child
+                .take()
+                .and_then(|mut c| c.stdout.take())
+                .map(|mut out| {
+                    let mut text = String::new();
+                    let _ = out.read_to_string(&mut text);
+                    text
+                });
             if end != RankEnd::Passed && job.culprit.is_none() {
                 let reason = match end {
                     RankEnd::Killed(_) => PoisonReason::Died,
@@ -203,6 +224,7 @@ pub fn spawn_ranks(plan: &SpawnPlan) -> Result<JobEnd, String> {
                 end,
                 after: start.elapsed(),
                 after_poison: job.poisoned_at.map(|t| t.elapsed()),
+                stdout,
             });
         }
         std::thread::sleep(POLL);
@@ -361,13 +383,13 @@ impl Job<'_> {
 
     /// Removes the job's name if no rank did: through the mapping if the launcher has one,
     /// else by mapping it now (rank 0 may have made it and died at once).
-    fn remove_name(&mut self) -> Result<(), String> {
+    fn remove_name(&mut self) -> Result<(), LaunchError> {
         if self.watch.is_none() {
             self.watch = JobWatch::open(&self.plan.run_id, self.plan.ranks, self.creator)
-                .map_err(|e| e.to_string())?;
+                .map_err(LaunchError::Cleanup)?;
         }
         match &self.watch {
-            Some(w) => w.remove().map_err(|e| e.to_string()),
+            Some(w) => w.remove().map_err(LaunchError::Cleanup),
             None => Ok(()),
         }
     }
@@ -393,6 +415,7 @@ mod tests {
             stop: None,
             secret: Some(secret.clone()),
             grace: Duration::from_secs(1),
+            capture_stdout: false,
         };
         let c = rank_command(std::path::Path::new("/bin/true"), &plan, 1);
         let hex = secret.to_hex();

@@ -60,7 +60,11 @@ impl ProfileSummary {
 impl fmt::Display for ProfileSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, (p, us)) in self.phase_percent.iter().zip(&self.loop_us).enumerate() {
-            write!(f, "  scheduler {i}: loop {us:.0} µs =")?;
+            write!(
+                f,
+                "  scheduler {i}: loop {} =",
+                crate::human::nanos(us * 1e3)
+            )?;
             for (name, pct) in PHASE_NAMES.iter().zip(p) {
                 write!(f, " {name} {pct:.1}%")?;
             }
@@ -69,8 +73,10 @@ impl fmt::Display for ProfileSummary {
         match (self.deferred_p50_ns, self.deferred_p99_ns) {
             (Some(p50), Some(p99)) => writeln!(
                 f,
-                "  deferred waits: {} (p50 {p50} ns, p99 {p99} ns)",
-                self.deferred_waits
+                "  deferred waits: {} (p50 {}, p99 {})",
+                self.deferred_waits,
+                crate::human::nanos(p50 as f64),
+                crate::human::nanos(p99 as f64)
             )?,
             _ => writeln!(f, "  deferred waits: none")?,
         }

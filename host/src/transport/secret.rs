@@ -62,7 +62,7 @@ pub enum SecretError {
     },
     /// The system's random source failed.
     #[error("drawing random bytes for the job secret: {0}")]
-    Random(String),
+    Random(#[source] getrandom::Error),
     /// No secret, and one is required.
     #[error(
         "no job secret, and --require-secret or {REQUIRE_ENV} asks for one: export \
@@ -119,7 +119,7 @@ impl JobSecret {
     /// 128 fresh random bits.
     pub fn generate() -> Result<Self, SecretError> {
         let mut raw = [0u8; SECRET_BYTES];
-        getrandom::fill(&mut raw).map_err(|e| SecretError::Random(e.to_string()))?;
+        getrandom::fill(&mut raw).map_err(SecretError::Random)?;
         Ok(Self::from_bytes(raw))
     }
 
@@ -200,7 +200,7 @@ impl JobSecret {
 /// A fresh random nonce.
 pub fn fresh_nonce() -> Result<Nonce, SecretError> {
     let mut n = [0u8; NONCE_BYTES];
-    getrandom::fill(&mut n).map_err(|e| SecretError::Random(e.to_string()))?;
+    getrandom::fill(&mut n).map_err(SecretError::Random)?;
     Ok(n)
 }
 

@@ -49,6 +49,9 @@ pub enum BootstrapError {
     /// Bad input from the caller or a peer.
     #[error("{0}")]
     Invalid(String),
+    /// The job secret could not be had.
+    #[error(transparent)]
+    Secret(#[from] crate::transport::secret::SecretError),
     /// Rank 0 refused this rank: another caller holds its number.
     #[error(
         "rank 0 refused rank {rank}: a caller from {holder} holds it already (two ranks were \

@@ -1,0 +1,163 @@
+//! `pto-launch bench`: its flags, and printing what the library's bench found.
+
+use std::path::PathBuf;
+
+use clap::builder::RangedU64ValueParser;
+use clap::value_parser;
+
+use pto_host::bench::{BenchOptions, BenchOutput, MAX_PENDING, Workload, bench_kernels};
+use pto_host::profile::write_chrome_trace;
+use pto_host::progress::Progress;
+use pto_runtime_core::{CompletionMode, ProfileLevel};
+use pto_sim::SimOptions;
+
+use crate::error::CliError;
+use crate::print;
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Shape of the DAG.
+    #[arg(long, value_enum, default_value = "independent")]
+    pub workload: Workload,
+    /// Tasks per run (1 to 10^8).
+    #[arg(long, default_value_t = 10_000, value_parser = value_parser!(u64).range(1..=100_000_000))]
+    pub tasks: u64,
+    /// Scheduler threads (1 to 16).
+    #[arg(long, default_value_t = 1, value_parser = value_parser!(u8).range(1..=16))]
+    pub schedulers: u8,
+    /// Simulated AIC (cube) cores (0 to 128; AIC and AIV together at most 128).
+    #[arg(long, default_value_t = 1, value_parser = value_parser!(u16).range(0..=128))]
+    pub aic: u16,
+    /// Simulated AIV (vector) cores (0 to 128).
+    #[arg(long, default_value_t = 2, value_parser = value_parser!(u16).range(0..=128))]
+    pub aiv: u16,
+    /// Task slots of the one ring the bench uses (a power of two). The default holds a
+    /// 10 000-task run, so the orchestrator never waits for reclaim; lower it to measure
+    /// back-pressure (2 to 2^20).
+    #[arg(long, default_value_t = 16384, value_parser = value_parser!(u32).range(2..=1 << 20))]
+    pub task_window: u32,
+    /// Measured runs; the figures are their medians (1 to 1000).
+    #[arg(long, default_value_t = 5, value_parser = value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// Spin iterations an idle simulated core polls before it parks (0 to 10^9).
+    #[arg(long, default_value_t = SimOptions::default().spin_before_park,
+          value_parser = value_parser!(u32).range(0..=1_000_000_000))]
+    pub spin_before_park: u32,
+    /// Let threads float over the host CPUs instead of pinning schedulers and simulated cores
+    /// to separate CPUs.
+    #[arg(long)]
+    pub no_pin: bool,
+    /// Seed of the random workload (any 64-bit number).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Tasks the deferred workload keeps waiting on deferred conditions (0 to 2^20). The
+    /// task window and the deferred sets grow to hold them.
+    #[arg(long, default_value_t = 1000, value_parser = value_parser!(u64).range(0..=MAX_PENDING))]
+    pub pending: u64,
+    /// Ranks of the barrier and bootstrap workloads (threads, 1 to 64).
+    #[arg(long, default_value_t = 2, value_parser = value_parser!(u32).range(1..=64))]
+    pub ranks: u32,
+    /// Bytes per message of the transport workload's bandwidth run (4 KiB to 64 MiB: it
+    /// moves 256 MiB).
+    #[arg(long, default_value_t = 4 << 20,
+          value_parser = RangedU64ValueParser::<usize>::new().range(4096..=64 << 20))]
+    pub message_bytes: usize,
+    /// Tensor arguments per task of the tensors workload (0 to 32).
+    #[arg(long = "args", default_value_t = 2, value_parser = value_parser!(u16).range(0..=32))]
+    pub tensor_args: u16,
+    /// What the runtime measures: `counters` adds per-scheduler phase times, `tasks` also one
+    /// record per task (a run-time flag: the same binary).
+    #[arg(long, value_enum, default_value = "off")]
+    pub profile: Profile,
+    /// How schedulers learn that cores finished: `poll` reads every busy core's status word
+    /// each loop; `ring` has the cores post a record to a completion queue after each FIN
+    /// and reads only the cores named.
+    #[arg(long, value_enum, default_value = "poll")]
+    pub completion: Completion,
+    /// Write the last run's task records as a Chrome trace (open it in Perfetto); implies
+    /// `--profile tasks`.
+    #[arg(long, value_name = "FILE.json")]
+    pub trace: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--completion` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Completion {
+    /// Read every busy core's status word each loop.
+    Poll,
+    /// Drain a completion queue the cores post to.
+    Ring,
+}
+
+/// `--profile` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Profile {
+    /// Measure nothing.
+    Off,
+    /// Per-scheduler phase counters.
+    Counters,
+    /// Counters and one record per task.
+    Tasks,
+}
+
+impl BenchArgs {
+    fn options(&self) -> BenchOptions {
+        BenchOptions {
+            workload: self.workload,
+            tasks: self.tasks,
+            schedulers: self.schedulers,
+            aic: self.aic,
+            aiv: self.aiv,
+            task_window: self.task_window,
+            repeat: self.repeat,
+            spin_before_park: self.spin_before_park,
+            pin: !self.no_pin,
+            seed: self.seed,
+            pending: self.pending,
+            ranks: self.ranks,
+            message_bytes: self.message_bytes,
+            tensor_args: self.tensor_args,
+            profile: match (self.profile, &self.trace) {
+                (_, Some(_)) | (Profile::Tasks, None) => ProfileLevel::Tasks,
+                (Profile::Counters, None) => ProfileLevel::Counters,
+                (Profile::Off, None) => ProfileLevel::Off,
+            },
+            completion: match self.completion {
+                Completion::Poll => CompletionMode::Poll,
+                Completion::Ring => CompletionMode::Ring,
+            },
+        }
+    }
+}
+
+/// Runs the bench, writes the trace if asked, prints the figures.
+pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
+    let opts = a.options();
+    let progress = match opts.workload {
+        Workload::Barrier | Workload::Bootstrap | Workload::Transport => Progress::hidden(),
+        _ => Progress::on_terminal(opts.tasks, "tasks"),
+    };
+    let out = opts.run(&progress)?;
+    drop(progress);
+    match out {
+        BenchOutput::Barrier(r) => print("bench", &opts, &r, a.json),
+        BenchOutput::Bootstrap(r) => print("bench", &opts, &r, a.json),
+        BenchOutput::Transport(r) => print("bench", &opts, &r, a.json),
+        BenchOutput::Dag(out) => {
+            if let Some(path) = &a.trace {
+                write_chrome_trace(path, &out.records, out.ticks_per_us, &bench_kernels())?;
+            }
+            print("bench", &opts, &out.result, a.json)?;
+            if let Some(path) = a.trace.as_ref().filter(|_| !a.json) {
+                println!(
+                    "trace of the last run: {} (open in Perfetto)",
+                    path.display()
+                );
+            }
+            Ok(())
+        }
+    }
+}

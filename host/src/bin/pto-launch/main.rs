@@ -1,0 +1,172 @@
+//! `pto-launch`: runs PTO jobs and benchmarks. A thin shell over `pto_host`: the flags
+//! (clap), the choice of the library call, and printing (text, or one JSON envelope with
+//! `--json`, see `pto_host::envelope`).
+
+mod allreduce;
+mod bench;
+mod error;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use serde::Serialize;
+
+use pto_host::envelope::Envelope;
+
+use allreduce::AllreduceArgs;
+use bench::BenchArgs;
+use error::CliError;
+
+/// Launcher of the PTO device runtime (simulator backend by default).
+#[derive(Parser, Debug)]
+#[command(name = "pto-launch", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Sums a vector across ranks on the simulator: spawns --ranks rank processes (or, when
+    /// mpirun, a PMI launcher, Slurm or torchrun started this process, runs as the rank they
+    /// name), each checking its result; exits 0 only if every rank passed.
+    Allreduce(AllreduceArgs),
+    /// Runs a synthetic task DAG on the simulator and reports ns/task, tasks/s and the
+    /// ready-to-complete latency (medians over --repeat runs, after one warm-up run).
+    Bench(BenchArgs),
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Bench(a) => bench::bench(&a),
+        Command::Allreduce(a) => allreduce::allreduce(&a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One write, so that ranks sharing the launcher's stderr do not interleave
+            // their lines (stderr is unbuffered: `eprintln!` writes piece by piece).
+            let line = format!("error: {e}\n");
+            let _ = std::io::stderr().write_all(line.as_bytes());
+            e.exit_code()
+        }
+    }
+}
+
+/// Prints `command`'s `results` as text, or with `json` as one envelope with its `config`.
+fn print<C: Serialize, R: Serialize + std::fmt::Display>(
+    command: &str,
+    config: &C,
+    results: &R,
+    json: bool,
+) -> Result<(), CliError> {
+    if json {
+        println!("{}", Envelope::new(command, config, results).to_json()?);
+    } else {
+        println!("{results}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::allreduce::MAX_ELEMENTS;
+    use pto_host::bench::MAX_PENDING;
+
+    /// Every numeric flag: its subcommand, its range, and how to read it back.
+    type Read = fn(&Command) -> Option<u64>;
+
+    fn allreduce(c: &Command) -> Option<&AllreduceArgs> {
+        match c {
+            Command::Allreduce(a) => Some(a),
+            Command::Bench(_) => None,
+        }
+    }
+
+    fn bench(c: &Command) -> Option<&BenchArgs> {
+        match c {
+            Command::Bench(b) => Some(b),
+            Command::Allreduce(_) => None,
+        }
+    }
+
+    const FLAGS: &[(&str, &str, u64, u64, Read)] = &[
+        ("allreduce", "--ranks", 1, 64, |c| {
+            allreduce(c)?.ranks.map(u64::from)
+        }),
+        ("allreduce", "--elements", 1, MAX_ELEMENTS, |c| {
+            Some(allreduce(c)?.elements)
+        }),
+        ("allreduce", "--timeout-s", 1, 86_400, |c| {
+            Some(allreduce(c)?.timeout_s)
+        }),
+        ("allreduce", "--grace-ms", 0, 600_000, |c| {
+            Some(allreduce(c)?.grace_ms)
+        }),
+        ("allreduce", "--kill-rank", 0, 63, |c| {
+            allreduce(c)?.kill_rank.map(u64::from)
+        }),
+        ("allreduce", "--kill-after-ms", 0, 86_400_000, |c| {
+            Some(allreduce(c)?.kill_after_ms)
+        }),
+        ("allreduce", "--stop-rank", 0, 63, |c| {
+            allreduce(c)?.stop_rank.map(u64::from)
+        }),
+        ("allreduce", "--stop-after-ms", 0, 86_400_000, |c| {
+            Some(allreduce(c)?.stop_after_ms)
+        }),
+        ("bench", "--tasks", 1, 100_000_000, |c| {
+            Some(bench(c)?.tasks)
+        }),
+        ("bench", "--schedulers", 1, 16, |c| {
+            Some(bench(c)?.schedulers.into())
+        }),
+        ("bench", "--aic", 0, 128, |c| Some(bench(c)?.aic.into())),
+        ("bench", "--aiv", 0, 128, |c| Some(bench(c)?.aiv.into())),
+        ("bench", "--task-window", 2, 1 << 20, |c| {
+            Some(bench(c)?.task_window.into())
+        }),
+        ("bench", "--repeat", 1, 1000, |c| {
+            Some(bench(c)?.repeat.into())
+        }),
+        ("bench", "--spin-before-park", 0, 1_000_000_000, |c| {
+            Some(bench(c)?.spin_before_park.into())
+        }),
+        ("bench", "--seed", 0, u64::MAX, |c| Some(bench(c)?.seed)),
+        ("bench", "--pending", 0, MAX_PENDING, |c| {
+            Some(bench(c)?.pending)
+        }),
+        ("bench", "--ranks", 1, 64, |c| Some(bench(c)?.ranks.into())),
+        ("bench", "--message-bytes", 4096, 64 << 20, |c| {
+            Some(bench(c)?.message_bytes as u64)
+        }),
+        ("bench", "--args", 0, 32, |c| {
+            Some(bench(c)?.tensor_args.into())
+        }),
+    ];
+
+    #[test]
+    fn every_numeric_flag_parses_exactly_its_range_at_0_1_max_and_u64_max() {
+        for &(sub, flag, lo, hi, read) in FLAGS {
+            for v in [0, 1, hi, hi.saturating_add(1), u64::MAX] {
+                let text = v.to_string();
+                let parsed = Cli::try_parse_from(["pto-launch", sub, flag, &text]);
+                if (lo..=hi).contains(&v) {
+                    let cli = parsed.unwrap_or_else(|e| panic!("{sub} {flag} {v}: {e}"));
+                    assert_eq!(read(&cli.command), Some(v), "{sub} {flag} {v}: no wrap");
+                } else {
+                    let e = parsed.expect_err(&format!("{sub} {flag} {v} is refused"));
+                    let msg = e.to_string();
+                    assert!(
+                        msg.contains(flag) && msg.contains(&text),
+                        "{sub} {flag} {v}: the error names the flag and value: {msg}"
+                    );
+                }
+            }
+        }
+    }
+}
