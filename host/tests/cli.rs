@@ -288,6 +288,83 @@ fn bad_options_are_errors_not_panics() {
     assert!(err.contains("--args") && err.contains("0..=32"), "{err}");
     let out = launch(&["bench", "--workload", "nonsense"]);
     assert_eq!(out.status.code(), Some(2), "clap's usage error");
+    for bad in ["0", "129", "many"] {
+        let out = launch(&["bench", "--core-threads", bad]);
+        assert_eq!(out.status.code(), Some(2), "--core-threads {bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("`auto`, `per-core` or a thread count"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn every_core_thread_layout_with_and_without_the_silicon_model_runs_and_shows_in_the_config() {
+    for threads in ["auto", "1", "per-core"] {
+        for silicon in ["none", "a2a3"] {
+            let what = format!("--core-threads {threads} --silicon {silicon}");
+            let args = [
+                "bench",
+                "--workload",
+                "random",
+                "--tasks",
+                "500",
+                "--repeat",
+                "1",
+                "--core-threads",
+                threads,
+                "--silicon",
+                silicon,
+                "--json",
+            ];
+            let out = launch(&args);
+            assert!(
+                out.status.success(),
+                "{what}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let v = envelope(&what, "bench", &out.stdout);
+            assert_eq!(v["config"]["silicon"], silicon == "a2a3", "{what}: {v}");
+            let n = &v["config"]["core_threads"];
+            match threads {
+                "per-core" => assert!(n.is_null(), "{what}: {v}"),
+                "1" => assert_eq!(*n, 1, "{what}: {v}"),
+                _ => assert!(n.as_u64().is_some_and(|n| n >= 1), "{what}: {v}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn the_calibration_bench_reports_the_model_beside_what_it_measured() {
+    let r = launch_json(
+        "calibrate",
+        &[
+            "bench",
+            "--workload",
+            "calibrate",
+            "--repeat",
+            "1",
+            "--json",
+        ],
+    );
+    for field in [
+        "status_read_ns",
+        "dispatch_ns",
+        "fin_ns",
+        "hop_poll_ns",
+        "hop_ring_ns",
+    ] {
+        assert!(r[field].as_f64().is_some_and(|v| v > 0.0), "{field}: {r}");
+    }
+    assert_eq!(r["model_status_read_ns"], 100.0, "{r}");
+    let out = launch(&["bench", "--workload", "calibrate", "--repeat", "1"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("calibration of the a2a3 model") && text.contains("chain hop"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 mod barrier;
 mod bootstrap;
+mod calibrate;
 mod options;
 mod report;
 mod transport;
@@ -10,6 +11,7 @@ mod workload;
 
 pub use barrier::{BarrierResult, run_barrier_bench};
 pub use bootstrap::{BootstrapResult, run_bootstrap_bench};
+pub use calibrate::{CalibrationResult, run_calibration};
 pub use options::{BenchOptions, BenchOutput, MAX_PENDING};
 pub use report::{BenchOutcome, BenchResult, run_bench, run_bench_with};
 pub use transport::{TransportResult, run_transport_bench};

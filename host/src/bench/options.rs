@@ -2,13 +2,14 @@
 //! options and the plan, checked before anything runs.
 
 use pto_runtime_core::{CompletionMode, Config, MAX_TENSORS, ProfileLevel};
-use pto_sim::SimOptions;
+use pto_sim::{CoreThreads, Silicon, SimOptions};
 
 use crate::progress::Progress;
 
 use super::{
-    BarrierResult, BenchError, BenchOutcome, BenchPlan, BootstrapResult, TransportResult, Workload,
-    run_barrier_bench, run_bench_with, run_bootstrap_bench, run_transport_bench,
+    BarrierResult, BenchError, BenchOutcome, BenchPlan, BootstrapResult, CalibrationResult,
+    TransportResult, Workload, run_barrier_bench, run_bench_with, run_bootstrap_bench,
+    run_calibration, run_transport_bench,
 };
 
 /// Most tasks the deferred workload keeps waiting: the window (and the region) grows with them.
@@ -54,6 +55,10 @@ pub struct BenchOptions {
     /// How schedulers learn that cores finished.
     #[serde(serialize_with = "completion_name")]
     pub completion: CompletionMode,
+    /// Host threads running the simulated cores as event loops; `None`: one per core.
+    pub core_threads: Option<usize>,
+    /// Charge what the a2a3 chip charges (the silicon cost model).
+    pub silicon: bool,
 }
 
 /// The name `--profile` takes for `p`.
@@ -92,6 +97,8 @@ pub enum BenchOutput {
     Bootstrap(BootstrapResult),
     /// The TCP transport.
     Transport(TransportResult),
+    /// The silicon cost model's calibration.
+    Calibrate(CalibrationResult),
 }
 
 impl BenchOptions {
@@ -154,6 +161,10 @@ impl BenchOptions {
         let sim = SimOptions {
             spin_before_park: self.spin_before_park,
             pin_threads: self.pin,
+            core_threads: self
+                .core_threads
+                .map_or(CoreThreads::PerCore, CoreThreads::Shared),
+            silicon: self.silicon.then(Silicon::a2a3),
             ..SimOptions::default()
         };
         let plan = BenchPlan {
@@ -179,6 +190,7 @@ impl BenchOptions {
             Workload::Transport => {
                 BenchOutput::Transport(run_transport_bench(self.message_bytes, self.repeat)?)
             }
+            Workload::Calibrate => BenchOutput::Calibrate(run_calibration(self.repeat)?),
             _ => {
                 let (cfg, sim, plan) = self.setup()?;
                 BenchOutput::Dag(Box::new(run_bench_with(cfg, sim, &plan, progress)?))

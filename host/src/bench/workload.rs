@@ -37,6 +37,9 @@ pub enum Workload {
     /// Not a task DAG: the TCP transport on loopback; reports `rtt_us` (8-byte round trip)
     /// and `bandwidth_gbps` (messages of `--message-bytes`).
     Transport,
+    /// Not a task DAG: the silicon cost model's figures beside what the modelled chip did
+    /// (status read, dispatch, FIN), and a dependent hop polling and in ring mode.
+    Calibrate,
 }
 
 impl Workload {
@@ -52,6 +55,7 @@ impl Workload {
             Workload::Barrier => "barrier",
             Workload::Bootstrap => "bootstrap",
             Workload::Transport => "transport",
+            Workload::Calibrate => "calibrate",
         }
     }
 }
@@ -252,7 +256,7 @@ pub fn submit_workload(
             }
         }
         // Run by `run_barrier_bench` and `run_bootstrap_bench`, not as tasks.
-        Workload::Barrier | Workload::Bootstrap | Workload::Transport => {}
+        Workload::Barrier | Workload::Bootstrap | Workload::Transport | Workload::Calibrate => {}
         Workload::Deferred => {
             for i in 0..tasks {
                 let expected = (i + 1).saturating_add(plan.pending).min(tasks);

@@ -9,7 +9,7 @@ use pto_host::bench::{BenchOptions, BenchOutput, MAX_PENDING, Workload, bench_ke
 use pto_host::profile::write_chrome_trace;
 use pto_host::progress::Progress;
 use pto_runtime_core::{CompletionMode, ProfileLevel};
-use pto_sim::SimOptions;
+use pto_sim::{CoreThreads, SimOptions};
 
 use crate::error::CliError;
 use crate::print;
@@ -74,6 +74,16 @@ pub struct BenchArgs {
     /// and reads only the cores named.
     #[arg(long, value_enum, default_value = "poll")]
     pub completion: Completion,
+    /// Host threads that run the simulated cores: `auto` (one per host CPU the schedulers
+    /// and the orchestrator leave, each an event loop over its share of the cores, so no
+    /// core parks while another has work), a number (1 to 128), or `per-core` (one thread
+    /// per core: kernels truly concurrent, idle cores park).
+    #[arg(long, default_value = "auto", value_parser = parse_core_threads)]
+    pub core_threads: CoreThreadsArg,
+    /// Charge what the chip charges: `a2a3` models status reads, doorbells, dispatch and FIN
+    /// latencies as published for the a2a3 chip; `none` lets the host decide.
+    #[arg(long, value_enum, default_value = "none")]
+    pub silicon: SiliconArg,
     /// Write the last run's task records as a Chrome trace (open it in Perfetto); implies
     /// `--profile tasks`.
     #[arg(long, value_name = "FILE.json")]
@@ -81,6 +91,39 @@ pub struct BenchArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--core-threads` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoreThreadsArg {
+    /// One per spare host CPU.
+    Auto,
+    /// This many.
+    Shared(usize),
+    /// One per core.
+    PerCore,
+}
+
+fn parse_core_threads(s: &str) -> Result<CoreThreadsArg, String> {
+    match s {
+        "auto" => Ok(CoreThreadsArg::Auto),
+        "per-core" => Ok(CoreThreadsArg::PerCore),
+        n => match n.parse::<usize>() {
+            Ok(n @ 1..=128) => Ok(CoreThreadsArg::Shared(n)),
+            _ => Err(format!(
+                "`{n}` is not `auto`, `per-core` or a thread count from 1 to 128"
+            )),
+        },
+    }
+}
+
+/// `--silicon` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SiliconArg {
+    /// No cost model: operations cost what the host takes.
+    None,
+    /// The published a2a3 figures.
+    A2a3,
 }
 
 /// `--completion` values.
@@ -129,6 +172,17 @@ impl BenchArgs {
                 Completion::Poll => CompletionMode::Poll,
                 Completion::Ring => CompletionMode::Ring,
             },
+            core_threads: match self.core_threads {
+                CoreThreadsArg::PerCore => None,
+                CoreThreadsArg::Shared(n) => Some(n),
+                CoreThreadsArg::Auto => {
+                    match CoreThreads::per_spare_cpu(self.schedulers as usize + 1) {
+                        CoreThreads::Shared(n) => Some(n),
+                        CoreThreads::PerCore => None,
+                    }
+                }
+            },
+            silicon: self.silicon == SiliconArg::A2a3,
         }
     }
 }
@@ -137,7 +191,9 @@ impl BenchArgs {
 pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
     let opts = a.options();
     let progress = match opts.workload {
-        Workload::Barrier | Workload::Bootstrap | Workload::Transport => Progress::hidden(),
+        Workload::Barrier | Workload::Bootstrap | Workload::Transport | Workload::Calibrate => {
+            Progress::hidden()
+        }
         _ => Progress::on_terminal(opts.tasks, "tasks"),
     };
     let out = opts.run(&progress)?;
@@ -146,6 +202,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
         BenchOutput::Barrier(r) => print("bench", &opts, &r, a.json),
         BenchOutput::Bootstrap(r) => print("bench", &opts, &r, a.json),
         BenchOutput::Transport(r) => print("bench", &opts, &r, a.json),
+        BenchOutput::Calibrate(r) => print("bench", &opts, &r, a.json),
         BenchOutput::Dag(out) => {
             if let Some(path) = &a.trace {
                 write_chrome_trace(path, &out.records, out.ticks_per_us, &bench_kernels())?;
