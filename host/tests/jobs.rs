@@ -204,19 +204,27 @@ fn start_job(run_id: &str, ranks: u32) -> Child {
 #[test]
 fn ctrl_c_to_the_process_group_leaves_nothing_at_4_and_8_ranks() {
     let _one = serial();
+    each_job_at_4_and_8_ranks("int", |ranks, run_id, child, delay| {
+        let group = child.id();
+        // What a terminal does on Ctrl-C: SIGINT to every process of the group.
+        rustix::process::kill_process_group(pid(group), Signal::INT).expect("SIGINT");
+        let out = finish(child);
+        let what = format!("{ranks} ranks, SIGINT {delay:?} after the object appeared");
+        assert_eq!(out.status.code(), Some(130), "{what}: {}", text(&out));
+        assert!(text(&out).contains("interrupted by signal 2"), "{what}");
+        assert_clean(&what, run_id, group, &text(&out));
+    });
+}
+
+/// Three trials at 4 and at 8 ranks: starts a job named after `prefix`, waits one of
+/// `delays` after its object appeared, and hands it to `f` (ranks, run id, launcher, delay).
+fn each_job_at_4_and_8_ranks(prefix: &str, mut f: impl FnMut(u32, &str, Child, Duration)) {
     for ranks in [4u32, 8] {
         for (trial, delay) in delays(3).into_iter().enumerate() {
-            let run_id = id(&format!("int{ranks}-{trial}"));
+            let run_id = id(&format!("{prefix}{ranks}-{trial}"));
             let child = start_job(&run_id, ranks);
-            let group = child.id();
             std::thread::sleep(delay);
-            // What a terminal does on Ctrl-C: SIGINT to every process of the group.
-            rustix::process::kill_process_group(pid(group), Signal::INT).expect("SIGINT");
-            let out = finish(child);
-            let what = format!("{ranks} ranks, SIGINT {delay:?} after the object appeared");
-            assert_eq!(out.status.code(), Some(130), "{what}: {}", text(&out));
-            assert!(text(&out).contains("interrupted by signal 2"), "{what}");
-            assert_clean(&what, &run_id, group, &text(&out));
+            f(ranks, &run_id, child, delay);
         }
     }
 }
@@ -225,18 +233,13 @@ fn ctrl_c_to_the_process_group_leaves_nothing_at_4_and_8_ranks() {
 fn sigkill_of_the_launcher_takes_its_ranks_down_and_leaves_nothing_at_4_and_8_ranks() {
     let _one = serial();
     become_subreaper();
-    for ranks in [4u32, 8] {
-        for (trial, delay) in delays(3).into_iter().enumerate() {
-            let run_id = id(&format!("lk{ranks}-{trial}"));
-            let child = start_job(&run_id, ranks);
-            let group = child.id();
-            std::thread::sleep(delay);
-            rustix::process::kill_process(pid(group), Signal::KILL).expect("SIGKILL");
-            let out = finish(child);
-            let what = format!("{ranks} ranks, launcher SIGKILLed {delay:?} after the object");
-            assert_clean(&what, &run_id, group, &text(&out));
-        }
-    }
+    each_job_at_4_and_8_ranks("lk", |ranks, run_id, child, delay| {
+        let group = child.id();
+        rustix::process::kill_process(pid(group), Signal::KILL).expect("SIGKILL");
+        let out = finish(child);
+        let what = format!("{ranks} ranks, launcher SIGKILLed {delay:?} after the object");
+        assert_clean(&what, run_id, group, &text(&out));
+    });
 }
 
 #[test]

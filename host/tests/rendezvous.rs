@@ -124,21 +124,26 @@ fn spawned_ranks_form_the_job_over_tcp() {
 #[test]
 fn ranks_started_like_torchrun_meet_at_master_addr() {
     let port = free_port().to_string();
-    let children: Vec<Child> = (0..3)
+    let children = torchrun_style(&port, |c| c);
+    assert_ranks_passed(&wait_all(children), 3);
+}
+
+/// Three allreduce ranks started as torchrun starts them (`RANK`, `WORLD_SIZE`,
+/// `MASTER_ADDR`, `MASTER_PORT` = `port`), each command first given to `more`.
+fn torchrun_style(port: &str, more: impl Fn(&mut Command) -> &mut Command) -> Vec<Child> {
+    (0..3)
         .map(|r| {
-            command(&[])
-                .args(["allreduce", "--elements", "500", "--timeout-s", "20"])
+            let mut c = command(&[]);
+            c.args(["allreduce", "--elements", "500", "--timeout-s", "20"])
                 .env("RANK", r.to_string())
                 .env("WORLD_SIZE", "3")
                 .env("MASTER_ADDR", "127.0.0.1")
-                .env("MASTER_PORT", &port)
+                .env("MASTER_PORT", port)
                 .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+                .stderr(Stdio::piped());
+            more(&mut c).spawn().unwrap()
         })
-        .collect();
-    assert_ranks_passed(&wait_all(children), 3);
+        .collect()
 }
 
 #[test]
@@ -194,23 +199,11 @@ fn bad_rendezvous_addresses_are_clear_errors() {
 fn ranks_started_like_torchrun_with_an_exported_secret_form_the_job() {
     let port = free_port().to_string();
     let secret = "00112233445566778899aabbccddeeff";
-    let children: Vec<Child> = (0..3)
-        .map(|r| {
-            command(&[])
-                .args(["allreduce", "--elements", "500", "--timeout-s", "20"])
-                .arg("--require-secret")
-                .env("PTO_JOB_SECRET", secret)
-                .env("RUST_LOG", "warn")
-                .env("RANK", r.to_string())
-                .env("WORLD_SIZE", "3")
-                .env("MASTER_ADDR", "127.0.0.1")
-                .env("MASTER_PORT", &port)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let children = torchrun_style(&port, |c| {
+        c.arg("--require-secret")
+            .env("PTO_JOB_SECRET", secret)
+            .env("RUST_LOG", "warn")
+    });
     let outs = wait_all(children);
     assert_ranks_passed(&outs, 3);
     assert!(
