@@ -14,6 +14,10 @@
 
 use crate::seq_ring::{RingEnds, SeqCell, SeqRing};
 
+/// Engines whose completion queues a scheduler drains: engine indices below this one
+/// ([`crate::Platform::engine_queue`] is not asked about the others).
+pub const MAX_ENGINE_QUEUES: usize = 8;
+
 /// One cell of a completion queue: a sequence number and a 3-word record (32 bytes).
 pub type CompletionCell = SeqCell<3>;
 
@@ -79,6 +83,17 @@ impl<'a> CompletionQueue<'a> {
     /// Records usable at once.
     pub fn capacity(&self) -> usize {
         self.0.capacity()
+    }
+
+    /// Records queued, as a statistic: a snapshot that may be stale by the time it returns
+    /// (see the module's ring; the consumer's own reading is exact between its pops).
+    pub fn len(&self) -> u64 {
+        self.0.len()
+    }
+
+    /// Whether the snapshot of [`Self::len`] is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Appends `c` (any producer thread), or gives it back when the queue is full: the

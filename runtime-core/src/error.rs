@@ -45,6 +45,12 @@ pub enum FatalKind {
     /// A task's slot holds a worker class no submit writes (`detail`: the class byte): the
     /// region was overwritten. The task never runs.
     CorruptSlot = 11,
+    /// A DMA/RDMA transfer the task waited on reported an error entry on its engine's
+    /// completion queue (`watch`: the engine's queue, `detail`: the post id, `detail2`: the
+    /// status, see [`crate::transfer_status`]). Unlike the other kinds this one does not stop
+    /// the run at once: the task and, transitively, its consumers finish cancelled without
+    /// running, every other task runs, and the run ends with this error.
+    TransferFailed = 12,
 }
 
 impl FatalKind {
@@ -60,6 +66,7 @@ impl FatalKind {
             9 => Self::MissingResult,
             10 => Self::DeferredFull,
             11 => Self::CorruptSlot,
+            12 => Self::TransferFailed,
             _ => Self::Aborted,
         }
     }
@@ -180,6 +187,15 @@ impl fmt::Display for FatalError {
                  scheduler's full deferred set (deferred_capacity = {}){at}, and the set did \
                  not drain in time: raise deferred_capacity, or let fewer tasks wait at once",
                 self.detail2, self.detail
+            ),
+            FatalKind::TransferFailed => write!(
+                f,
+                "transfer {} on the {} ended with status {} ({}){at}: the task and every task \
+                 depending on it were cancelled without running; the other tasks completed",
+                self.detail,
+                WatchName(self.watch),
+                self.detail2,
+                crate::transfer_status::name(self.detail2 as u32)
             ),
             FatalKind::KernelFailed => {
                 write!(f, "a kernel reported error code {}{at}", self.detail)

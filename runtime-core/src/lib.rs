@@ -51,6 +51,7 @@ mod sync;
 mod tables;
 mod tensor;
 mod tensor_map;
+pub mod transfer_status;
 mod wire;
 
 #[cfg(all(test, not(loom)))]
@@ -76,7 +77,9 @@ mod test_rig;
 
 pub use barrier::{BarrierError, BarrierWords, PoisonReason};
 pub use comm_context::{CommContext, CommError, MAX_RANKS};
-pub use completion_queue::{Completion, CompletionCell, CompletionEnds, CompletionQueue};
+pub use completion_queue::{
+    Completion, CompletionCell, CompletionEnds, CompletionQueue, MAX_ENGINE_QUEUES,
+};
 pub use condition::{Condition, MAX_CONDITIONS, Watch};
 pub use config::{
     CompletionMode, Config, ConfigError, MAX_ARGS, MAX_CORES, MAX_DEPS, MAX_RINGS, MAX_SCHEDULERS,
@@ -90,7 +93,7 @@ pub use profile::{PHASES, Phase, PhaseCounters, ProfileLevel, TaskRecord};
 pub use protocol::{Outcome, RawCondition, ResultWord, StatusWord};
 pub use runtime::{RunReport, Runtime};
 pub use scheduler::Scheduler;
-pub use stats::LatencyHistogram;
+pub use stats::{LatencyHistogram, QueueCounters, QueueReport};
 pub use submit::{MAX_SCOPE_DEPTH, Orchestrator, TaskSpec};
 pub use tensor::{Access, MAX_RANK, Tile, TileError, overlaps, touches};
 pub use tensor_map::TensorArg;

@@ -10,7 +10,7 @@ use crate::profile::{PhaseCounters, ProfileLevel, TaskRecord};
 use crate::raw::region::Carver;
 use crate::ready_queue::{QueueCtl, QueueParts, ReadyQueue};
 use crate::scheduler::Scheduler;
-use crate::stats::{LatencyHistogram, SchedCtl};
+use crate::stats::{LatencyHistogram, QueueReport, SchedCtl};
 use crate::submit::Orchestrator;
 use crate::sync::Ordering;
 use crate::tables::{CoreParts, Tables};
@@ -45,6 +45,9 @@ pub struct RunReport {
     pub latency: LatencyHistogram,
     /// Task records that did not fit the profile ring.
     pub profile_dropped: u64,
+    /// Tasks finished cancelled (a transfer they waited on, or one of a task they depend
+    /// on, failed): they did not run, or their result did not count.
+    pub cancelled: u64,
 }
 
 impl<'r> Runtime<'r> {
@@ -166,6 +169,11 @@ impl<'r> Runtime<'r> {
             .map(SchedCtl::phase_counters)
     }
 
+    /// Completion-queue counters and cancellations of scheduler `index`.
+    pub fn queue_counters(&self, index: u8) -> Option<QueueReport> {
+        self.t.sched.get(index as usize).map(SchedCtl::queue_report)
+    }
+
     /// The first fatal error, if the run has failed.
     pub fn error(&self) -> Option<FatalError> {
         self.t.shared.status.get()
@@ -184,8 +192,9 @@ impl<'r> Runtime<'r> {
     pub fn report(&self) -> RunReport {
         let t = &self.t;
         let mut latency = LatencyHistogram::default();
-        let (mut dispatched, mut loops) = (0, 0);
+        let (mut dispatched, mut loops, mut cancelled) = (0, 0, 0);
         for s in t.sched {
+            cancelled += s.cancelled.load(Ordering::Relaxed);
             latency.merge(&s.histogram());
             dispatched += s.dispatched.load(Ordering::Relaxed);
             loops += s.loops.load(Ordering::Relaxed);
@@ -204,6 +213,7 @@ impl<'r> Runtime<'r> {
             live_slots,
             error: self.error(),
             latency,
+            cancelled,
         }
     }
 }

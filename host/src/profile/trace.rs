@@ -247,6 +247,7 @@ mod tests {
             fin: 7000,
             deferred_done: deferred,
             complete: 9000,
+            cancelled: false,
         }
     }
 
