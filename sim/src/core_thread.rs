@@ -62,6 +62,7 @@ fn run_token(
         lane,
         lanes,
         args: &args[..n],
+        scheduler: core.scheduler,
         memory: &p.memory,
         engines: &p.engines,
         slab,

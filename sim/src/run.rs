@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pto_runtime_core::{
-    Config, FatalKind, Orchestrator, PhaseCounters, Platform, RegionLayout, RunReport, Runtime,
-    TaskRecord,
+    Config, FatalKind, Orchestrator, PhaseCounters, Platform, QueueReport, RegionLayout, RunReport,
+    Runtime, TaskRecord,
 };
 
 use crate::error::{FailedRun, SimError};
@@ -29,6 +29,9 @@ pub struct SimRun<R> {
     pub records: Vec<TaskRecord>,
     /// Each scheduler's phase counters (profiling at `Counters` or above).
     pub phases: Vec<PhaseCounters>,
+    /// Each scheduler's completion-queue counters (drains at `Counters` or above) and
+    /// cancellations.
+    pub queues: Vec<QueueReport>,
     /// Clock ticks per microsecond of the timestamps.
     pub ticks_per_us: u64,
     /// The run's memory, as the tasks left it.
@@ -158,6 +161,9 @@ where
     let phases = (0..cfg.schedulers)
         .filter_map(|i| rt.phase_counters(i))
         .collect();
+    let queues = (0..cfg.schedulers)
+        .filter_map(|i| rt.queue_counters(i))
+        .collect();
     let memory = platform.memory.clone();
     let ticks_per_us = platform.ticks_per_us();
     let kernels = platform.kernels.clone();
@@ -176,6 +182,7 @@ where
                 wall,
                 records,
                 phases,
+                queues,
                 ticks_per_us,
                 memory,
                 kernels,
@@ -186,6 +193,7 @@ where
     Ok(SimRun {
         records,
         phases,
+        queues,
         ticks_per_us,
         memory,
         kernels,
