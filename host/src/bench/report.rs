@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use pto_runtime_core::{Config, ProfileLevel, TaskRecord};
+use pto_runtime_core::{Config, ProfileLevel, QueueReport, TaskRecord};
 
 use crate::profile::ProfileSummary;
 use pto_sim::{SimOptions, run};
@@ -61,6 +61,9 @@ pub struct BenchOutcome {
     pub records: Vec<TaskRecord>,
     /// Clock ticks per µs of the records' timestamps.
     pub ticks_per_us: u64,
+    /// Each scheduler's completion-queue counters in the last run (drains counted at
+    /// `Counters` or above).
+    pub queues: Vec<QueueReport>,
 }
 
 /// Runs `plan` `plan.repeats` times (after one warm-up run) and takes medians.
@@ -140,6 +143,7 @@ pub fn run_bench(
         result,
         records: last.records,
         ticks_per_us: last.ticks_per_us,
+        queues: last.queues,
     })
 }
 

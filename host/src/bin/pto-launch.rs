@@ -16,7 +16,7 @@ use pto_host::launch::{
     LAUNCHER_PID, Launcher, RankEnd, RankEnv, SpawnPlan, form_job, job_id_from_env,
     master_rendezvous, parse_rendezvous, rank_from_env, spawn_ranks,
 };
-use pto_host::profile::chrome_trace;
+use pto_host::profile::{add_queue_counters, chrome_trace};
 use pto_host::signals;
 use pto_host::transport::secret::{self, JobSecret};
 use pto_runtime_core::{CompletionMode, Config, ProfileLevel};
@@ -584,7 +584,8 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
     };
     let out = run_bench(cfg, sim, &plan).map_err(|e| e.to_string())?;
     if let Some(path) = &a.trace {
-        let trace = chrome_trace(&out.records, out.ticks_per_us);
+        let mut trace = chrome_trace(&out.records, out.ticks_per_us);
+        add_queue_counters(&mut trace, &out.queues);
         let text =
             serde_json::to_string(&trace).map_err(|e| format!("cannot encode the trace: {e}"))?;
         std::fs::write(path, text)
