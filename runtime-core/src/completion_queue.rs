@@ -212,6 +212,45 @@ mod loom_completion_queue {
     }
 
     #[test]
+    fn loom_an_engine_entry_publishes_the_data_its_transfer_landed() {
+        // An engine lands a transfer's word, then posts its entry; the scheduler that pops
+        // the entry reads the word (a consumer released by it would): never the old value.
+        static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        loom::model(|| {
+            RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let (cells, ends) = queue(2);
+            let data = Arc::new(crate::sync::AtomicU64::new(0));
+            let engine = {
+                let (cells, ends, data) = (cells.clone(), ends.clone(), data.clone());
+                thread::spawn(move || {
+                    data.store(42, crate::sync::Ordering::Relaxed);
+                    CompletionQueue::new(&cells, &ends).push(rec(7, 0)).unwrap();
+                })
+            };
+            let q = CompletionQueue::new(&cells, &ends);
+            thread::yield_now();
+            let mut seen = None;
+            for _ in 0..2 {
+                if let Some(c) = q.pop() {
+                    seen = Some((c, data.load(crate::sync::Ordering::Relaxed)));
+                    break;
+                }
+                thread::yield_now();
+            }
+            engine.join().unwrap();
+            if let Some((c, value)) = seen {
+                assert_eq!(c, rec(7, 0));
+                assert_eq!(value, 42, "the entry's pop sees the landed data");
+            } else {
+                assert_eq!(q.pop(), Some(rec(7, 0)), "the entry is there after all");
+            }
+        });
+        let runs = RUNS.load(std::sync::atomic::Ordering::Relaxed);
+        std::println!("engine entry publication: {runs} interleavings");
+        assert!(runs > 3, "loom explored only {runs} interleavings");
+    }
+
+    #[test]
     fn loom_a_full_ring_refuses_and_a_producers_records_stay_in_order_through_the_wrap() {
         // Three records into two cells while the consumer pops once: the third push is
         // refused unless that pop freed a cell first; refused, it comes back whole and is
