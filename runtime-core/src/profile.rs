@@ -42,7 +42,7 @@ pub enum Phase {
     Complete = 0,
     /// Popping ready tasks and ringing doorbells.
     Dispatch = 1,
-    /// Polling deferred completion conditions.
+    /// Polling deferred completion conditions, and draining the engines' completion queues.
     DeferredPoll = 2,
     /// Iterations that found nothing to do, and the spin hint after them.
     Idle = 3,

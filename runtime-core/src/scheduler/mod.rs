@@ -167,7 +167,9 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             && (!self.deferred.is_empty() || (self.loops as u32).is_multiple_of(DEADLINES_EVERY))
         {
             let stats = (level != ProfileLevel::Off).then_some(&self.ctl.engine_queues);
-            progress |= self.eq.drain(self.ctl, stats);
+            let drained = self.eq.drain(self.ctl, stats);
+            self.phase_cut(Phase::DeferredPoll, drained);
+            progress |= drained;
         }
         if !self.deferred.is_empty() {
             let released = self.poll_deferred();
