@@ -210,6 +210,8 @@ impl Platform for AicpuPlatform<'_> {
             Watch::Counter32(a) => self.cfg.memory.read_u32(a).map(u64::from),
             Watch::Counter64(a) => self.cfg.memory.read_u64(a),
             Watch::Engine(e) => self.cfg.engines.read(e as usize),
+            // The chip backend's engines have watermarks only, no completion queues.
+            Watch::Queue(_) => None,
         };
         arch::device_acquire();
         v

@@ -24,6 +24,11 @@ pub enum Watch {
     Counter64(u64),
     /// The completed post-id watermark of this DMA/RDMA engine.
     Engine(u32),
+    /// The completion queue of this DMA/RDMA engine that reports to the watching scheduler
+    /// ([`crate::Platform::engine_queue`]). Its value is the highest post id whose entry the
+    /// scheduler drained; entries arrive in post order, so every post up to it has reported,
+    /// and an error entry fails its task ([`crate::FatalKind::TransferFailed`]).
+    Queue(u32),
 }
 
 impl Watch {
@@ -32,7 +37,7 @@ impl Watch {
         match self {
             Watch::Counter32(a) => Some((a, 4)),
             Watch::Counter64(a) => Some((a, 8)),
-            Watch::Engine(_) => None,
+            Watch::Engine(_) | Watch::Queue(_) => None,
         }
     }
 
@@ -63,6 +68,7 @@ impl fmt::Display for Watch {
             Watch::Counter32(a) => write!(f, "32-bit counter at {a:#x}"),
             Watch::Counter64(a) => write!(f, "64-bit counter at {a:#x}"),
             Watch::Engine(e) => write!(f, "completion watermark of engine {e}"),
+            Watch::Queue(e) => write!(f, "completion queue of engine {e}"),
         }
     }
 }
@@ -101,6 +107,15 @@ impl Condition {
         }
     }
 
+    /// The entry of post `post` on engine `engine`'s completion queue has arrived (an error
+    /// entry fails the task with [`crate::FatalKind::TransferFailed`]).
+    pub const fn entry(engine: u32, post: u64) -> Self {
+        Condition {
+            watch: Watch::Queue(engine),
+            expected: post,
+        }
+    }
+
     /// Whether `value` (read from the watch) satisfies the condition.
     #[inline]
     pub fn holds(&self, value: u64) -> bool {
@@ -118,6 +133,7 @@ mod tests {
             Watch::Counter32(0x40),
             Watch::Counter64(8),
             Watch::Engine(3),
+            Watch::Queue(2),
         ] {
             let (k, v) = w.encode();
             assert_eq!(Watch::decode(k, v), Some(w));

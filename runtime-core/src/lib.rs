@@ -37,6 +37,7 @@ mod region;
 mod runtime;
 mod scheduler;
 mod sync;
+pub mod transfer_status;
 
 #[cfg(test)]
 mod testing;
@@ -48,13 +49,15 @@ pub use error::{ClaimError, FatalCause, FatalError, FatalKind, SubmitError};
 pub use ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
 pub use observe::profile::{PHASES, Phase, PhaseCounters, ProfileLevel, TaskRecord};
 pub use observe::stall::Stall;
-pub use observe::stats::LatencyHistogram;
+pub use observe::stats::{LatencyHistogram, QueueCounters, QueueReport};
 pub use orchestrator::tensor::{Access, MAX_RANK, Tile, TileError, overlaps, touches};
 pub use orchestrator::tensor_map::TensorArg;
 pub use orchestrator::{MAX_SCOPE_DEPTH, Orchestrator, TaskSpec};
 pub use platform::{CoreKind, Payload, Platform};
 pub use protocol::{Outcome, RawCondition, ResultWord, StatusWord};
-pub use queues::completion_queue::{Completion, CompletionCell, CompletionEnds, CompletionQueue};
+pub use queues::completion_queue::{
+    Completion, CompletionCell, CompletionEnds, CompletionQueue, MAX_ENGINE_QUEUES,
+};
 pub use region::config::{
     CompletionMode, Config, ConfigError, MAX_ARGS, MAX_CORES, MAX_DEPS, MAX_RINGS, MAX_SCHEDULERS,
     MAX_TENSORS,

@@ -118,6 +118,18 @@ pub trait Platform: Sync {
         None
     }
 
+    /// The completion queue engine `engine` posts to for the transfers of scheduler
+    /// `scheduler`'s cores: one record per transfer (`source` the engine, `id` the post id,
+    /// `status` a [`crate::transfer_status`] code, `time` when it ended or 0), in post order,
+    /// after the transfer's data and signal landed (Release: they are visible once the record
+    /// is popped). A full queue makes the engine wait, never drop. The scheduler is the
+    /// queue's one consumer and drains it every loop; conditions of kind
+    /// [`crate::Watch::Queue`] wait on it. `None` (the default) where the engine has only a
+    /// watermark. Never blocks.
+    fn engine_queue(&self, _scheduler: u8, _engine: u32) -> Option<CompletionQueue<'_>> {
+        None
+    }
+
     /// The device memory the orchestrator hands out as task output buffers
     /// ([`crate::Orchestrator::alloc`]): base address and length in bytes, split evenly
     /// between the rings. `(0, 0)` (the default) means no output heap.

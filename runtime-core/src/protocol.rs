@@ -124,7 +124,8 @@ impl ResultWord {
 #[repr(C)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub struct RawCondition {
-    /// [`RawCondition::COUNTER32`], [`RawCondition::COUNTER64`] or [`RawCondition::ENGINE`].
+    /// [`RawCondition::COUNTER32`], [`RawCondition::COUNTER64`], [`RawCondition::ENGINE`] or
+    /// [`RawCondition::QUEUE`].
     pub kind: u32,
     /// Zero.
     pub reserved: u32,
@@ -141,6 +142,8 @@ impl RawCondition {
     pub const COUNTER64: u32 = 2;
     /// The completed post-id watermark of engine `word` reached `expected`.
     pub const ENGINE: u32 = 3;
+    /// The entry of post `expected` arrived on engine `word`'s completion queue.
+    pub const QUEUE: u32 = 4;
 
     /// The record of `c`.
     pub const fn encode(c: Condition) -> Self {
@@ -148,6 +151,7 @@ impl RawCondition {
             Watch::Counter32(a) => (Self::COUNTER32, a),
             Watch::Counter64(a) => (Self::COUNTER64, a),
             Watch::Engine(e) => (Self::ENGINE, e as u64),
+            Watch::Queue(e) => (Self::QUEUE, e as u64),
         };
         RawCondition {
             kind,
@@ -170,6 +174,9 @@ impl RawCondition {
             Self::COUNTER64 => Ok(Condition::counter64(self.word, self.expected)),
             Self::ENGINE if self.word <= u32::MAX as u64 => {
                 Ok(Condition::engine(self.word as u32, self.expected))
+            }
+            Self::QUEUE if self.word <= u32::MAX as u64 => {
+                Ok(Condition::entry(self.word as u32, self.expected))
             }
             kind => Err(kind),
         }

@@ -5,6 +5,7 @@ use crate::error::{ClaimError, FatalCause, FatalError};
 use crate::ids::TaskId;
 use crate::observe::profile::{PhaseCounters, ProfileLevel, TaskRecord};
 use crate::observe::stall::Stall;
+use crate::observe::stats::QueueReport;
 use crate::observe::stats::{LatencyHistogram, SchedCtl};
 use crate::orchestrator::Orchestrator;
 use crate::orchestrator::tensor_map::TensorStore;
@@ -46,6 +47,9 @@ pub struct RunReport {
     pub latency: LatencyHistogram,
     /// Task records that did not fit the profile ring.
     pub profile_dropped: u64,
+    /// Tasks finished cancelled (a transfer they waited on, or one of a task they depend
+    /// on, failed): they did not run, or their result did not count.
+    pub cancelled: u64,
 }
 
 impl<'r> Runtime<'r> {
@@ -154,6 +158,11 @@ impl<'r> Runtime<'r> {
         self.t.producers_of(task)
     }
 
+    /// Completion-queue counters and cancellations of scheduler `index`.
+    pub fn queue_counters(&self, index: u8) -> Option<QueueReport> {
+        self.t.sched.get(index as usize).map(SchedCtl::queue_report)
+    }
+
     /// The first fatal error, if the run has failed.
     pub fn error(&self) -> Option<FatalError> {
         self.t.shared.status.get()
@@ -172,8 +181,9 @@ impl<'r> Runtime<'r> {
     pub fn report(&self) -> RunReport {
         let t = &self.t;
         let mut latency = LatencyHistogram::default();
-        let (mut dispatched, mut loops) = (0, 0);
+        let (mut dispatched, mut loops, mut cancelled) = (0, 0, 0);
         for s in t.sched {
+            cancelled += s.cancelled.load(Ordering::Relaxed);
             latency.merge(&s.histogram());
             dispatched += s.dispatched.load(Ordering::Relaxed);
             loops += s.loops.load(Ordering::Relaxed);
@@ -192,6 +202,7 @@ impl<'r> Runtime<'r> {
             live_slots,
             error: self.error(),
             latency,
+            cancelled,
         }
     }
 }

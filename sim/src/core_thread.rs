@@ -187,6 +187,7 @@ fn execute(
         lane,
         lanes,
         args: &args[..n],
+        scheduler: core.scheduler,
         memory: &p.memory,
         engines: &p.engines,
         slab,

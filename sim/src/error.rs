@@ -4,7 +4,9 @@ use std::any::Any;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use pto_runtime_core::{ClaimError, ConfigError, FatalError, PhaseCounters, RunReport, TaskRecord};
+use pto_runtime_core::{
+    ClaimError, ConfigError, FatalError, PhaseCounters, QueueReport, RunReport, TaskRecord,
+};
 
 use crate::kernel_error::KernelFailure;
 use crate::kernels::KernelTable;
@@ -117,6 +119,8 @@ pub struct FailedRun {
     pub records: Vec<TaskRecord>,
     /// Each scheduler's phase counters (profiling at `Counters` or above).
     pub phases: Vec<PhaseCounters>,
+    /// Each scheduler's completion-queue counters and cancellations.
+    pub queues: Vec<QueueReport>,
     /// Clock ticks per microsecond of the timestamps.
     pub ticks_per_us: u64,
     /// The run's memory, as the tasks left it.

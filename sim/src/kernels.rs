@@ -23,6 +23,8 @@ pub struct KernelCtx<'a> {
     pub lanes: u8,
     /// Scalar arguments.
     pub args: &'a [u64],
+    /// The scheduler that owns the core (its engine queues get this lane's reports).
+    pub(crate) scheduler: u8,
     pub(crate) memory: &'a MemoryMap,
     pub(crate) engines: &'a [Engine],
     pub(crate) slab: &'a Slab,
@@ -97,6 +99,33 @@ impl KernelCtx<'_> {
                 engines: self.engines.len(),
             })?
             .post(t)
+    }
+
+    /// Posts `t` to engine `engine`, reporting its end as an entry on the engine's
+    /// completion queue of this core's scheduler; returns its post id. Wait for the entry
+    /// with [`KernelCtx::defer_entry`]: an error entry ([`Transfer::fail`], or a transfer
+    /// that could not land) fails the task with the runtime's `TransferFailed` at once, and
+    /// its consumers are cancelled.
+    ///
+    /// ```
+    /// use pto_sim::{KernelCtx, KernelError, Transfer};
+    ///
+    /// fn put(ctx: &KernelCtx<'_>) -> Result<(), KernelError> {
+    ///     let [src, dst, words] = ctx.args_array()?;
+    ///     let post = ctx.post_queued(0, Transfer::copy(src, dst, words as usize))?;
+    ///     ctx.defer_entry(0, post)?;
+    ///     Ok(())
+    /// }
+    /// # let _ = put;
+    /// ```
+    pub fn post_queued(&self, engine: u32, t: Transfer) -> Result<u64, EngineError> {
+        self.post(engine, t.report_to(self.scheduler))
+    }
+
+    /// The task completes only once the entry of post `post` arrived on engine `engine`'s
+    /// completion queue (a post made with [`KernelCtx::post_queued`] on that engine).
+    pub fn defer_entry(&self, engine: u32, post: u64) -> Result<(), SlabFull> {
+        self.defer(Condition::entry(engine, post))
     }
 
     /// The task completes only once `c` holds (after this kernel returns). A lane may

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 /// How long dropping a machine waits for its core threads to leave their kernels.
 pub const JOIN_DEADLINE: Duration = Duration::from_secs(2);
 
-use pto_runtime_core::{Config, ConfigError, CoreId};
+use pto_runtime_core::{Config, ConfigError, CoreId, MAX_ENGINE_QUEUES};
 
 use crate::engine::{Engine, EngineOptions};
 use crate::error::SimError;
@@ -182,7 +182,15 @@ impl SimMachine {
             ),
         };
         let engines = (0..opts.engines)
-            .map(|i| Engine::start(i, memory.clone(), opts.engine))
+            .map(|i| {
+                // Engines the schedulers drain get a completion queue per scheduler.
+                let queues = if (i as usize) < MAX_ENGINE_QUEUES {
+                    cfg.schedulers
+                } else {
+                    0
+                };
+                Engine::start_with_queues(i, memory.clone(), opts.engine, queues)
+            })
             .collect::<Result<Vec<_>, _>>()
             .map_err(SimError::Engine)?;
         let platform = Arc::new(SimPlatform::new(

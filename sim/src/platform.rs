@@ -80,6 +80,8 @@ impl SimQueue {
 pub(crate) struct SimCore {
     /// The completion queue this core posts to after each FIN (ring mode only).
     pub(crate) queue: Option<usize>,
+    /// The scheduler that owns this core (whose engine queues its transfers report to).
+    pub(crate) scheduler: u8,
     /// Written by the core only.
     pub(crate) status: Line<StatusLine>,
     /// Written by the scheduler, selected by token parity.
@@ -157,6 +159,7 @@ impl SimPlatform {
             cores: (0..cores)
                 .map(|i| SimCore {
                     queue: ring.then(|| cfg.scheduler_of(CoreId(i)) as usize),
+                    scheduler: cfg.scheduler_of(CoreId(i)),
                     status: Line(StatusLine {
                         word: AtomicU32::new(StatusWord::NONE.bits()),
                         results: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -325,6 +328,8 @@ impl Platform for SimPlatform {
             Watch::Counter32(a) => self.memory.load32(a).ok().map(u64::from),
             Watch::Counter64(a) => self.memory.load64(a).ok(),
             Watch::Engine(e) => self.engines.get(e as usize).map(Engine::completed),
+            // The scheduler drains engine queues itself (`engine_queue`).
+            Watch::Queue(_) => None,
         }
     }
 
@@ -343,6 +348,10 @@ impl Platform for SimPlatform {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(stall);
+    }
+
+    fn engine_queue(&self, scheduler: u8, engine: u32) -> Option<CompletionQueue<'_>> {
+        self.engines.get(engine as usize)?.queue(scheduler)
     }
 
     fn spin_hint(&self) {

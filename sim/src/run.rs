@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pto_runtime_core::{
-    Config, FatalCause, Orchestrator, PhaseCounters, Platform, RegionLayout, RunReport, Runtime,
-    TaskRecord,
+    Config, FatalCause, Orchestrator, PhaseCounters, Platform, QueueReport, RegionLayout,
+    RunReport, Runtime, TaskRecord,
 };
 
 use crate::error::{FailedRun, SimError};
@@ -30,6 +30,9 @@ pub struct SimRun<R> {
     pub records: Vec<TaskRecord>,
     /// Each scheduler's phase counters (profiling at `Counters` or above).
     pub phases: Vec<PhaseCounters>,
+    /// Each scheduler's completion-queue counters (drains at `Counters` or above) and
+    /// cancellations.
+    pub queues: Vec<QueueReport>,
     /// Clock ticks per microsecond of the timestamps.
     pub ticks_per_us: u64,
     /// The run's memory, as the tasks left it.
@@ -163,6 +166,9 @@ where
     let phases = (0..cfg.schedulers)
         .filter_map(|i| rt.phase_counters(i))
         .collect();
+    let queues = (0..cfg.schedulers)
+        .filter_map(|i| rt.queue_counters(i))
+        .collect();
     let memory = platform.memory.clone();
     let ticks_per_us = platform.ticks_per_us();
     let kernels = platform.kernels.clone();
@@ -186,6 +192,7 @@ where
                 wall,
                 records,
                 phases,
+                queues,
                 ticks_per_us,
                 memory,
                 kernels,
@@ -197,6 +204,7 @@ where
         silicon_delays_ns: platform.silicon_delays_ns(),
         records,
         phases,
+        queues,
         ticks_per_us,
         memory,
         kernels,

@@ -91,20 +91,23 @@ proptest! {
         schedulers in 1u8..4,
         aic in 1u16..3,
         aiv in 2u16..5,
-        ring in any::<bool>(),
     ) {
-        let cfg = Config {
-            rings: 1,
-            task_window: 1 << window_log,
-            max_deps: 4,
-            max_args: 1,
-            aic_cores: aic,
-            aiv_cores: aiv,
-            schedulers,
-            completion: if ring { CompletionMode::Ring } else { CompletionMode::Poll },
-            ..Config::default()
-        };
-        let (lanes, report) = run_program(&nodes, cfg);
-        check(&nodes, &lanes, &report)?;
+        // Each case in both completion modes: status polling and the completion ring.
+        for completion in [CompletionMode::Poll, CompletionMode::Ring] {
+            let cfg = Config {
+                rings: 1,
+                task_window: 1 << window_log,
+                max_deps: 4,
+                max_args: 1,
+                aic_cores: aic,
+                aiv_cores: aiv,
+                schedulers,
+                completion,
+                ..Config::default()
+            };
+            let (lanes, report) = run_program(&nodes, cfg);
+            check(&nodes, &lanes, &report)
+                .map_err(|e| TestCaseError::fail(format!("{completion:?}: {e}")))?;
+        }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use pto_runtime_core::{Config, ProfileLevel, TaskRecord};
+use pto_runtime_core::{Config, ProfileLevel, QueueReport, TaskRecord};
 
 use crate::human;
 use crate::profile::ProfileSummary;
@@ -63,6 +63,9 @@ pub struct BenchOutcome {
     pub records: Vec<TaskRecord>,
     /// Clock ticks per µs of the records' timestamps.
     pub ticks_per_us: u64,
+    /// Each scheduler's completion-queue counters in the last run (drains counted at
+    /// `Counters` or above).
+    pub queues: Vec<QueueReport>,
 }
 
 /// Runs `plan` `plan.repeats` times (after one warm-up run) and takes medians.
@@ -175,6 +178,7 @@ pub fn run_bench_with(
         result,
         records: last.records,
         ticks_per_us: last.ticks_per_us,
+        queues: last.queues,
     })
 }
 

@@ -8,4 +8,7 @@ mod trace;
 
 pub use check::{TraceDefect, check_chrome_trace};
 pub use summary::ProfileSummary;
-pub use trace::{TraceError, chrome_trace, chrome_trace_named, write_chrome_trace};
+pub use trace::{
+    TraceError, add_queue_counters, chrome_trace, chrome_trace_named, write_chrome_trace,
+    write_trace,
+};

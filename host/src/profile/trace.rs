@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use pto_runtime_core::{KernelId, TaskRecord, WorkerClass};
+use pto_runtime_core::{KernelId, QueueReport, TaskRecord, WorkerClass};
 use pto_sim::KernelTable;
 use serde_json::{Value, json};
 
@@ -74,6 +74,7 @@ pub fn chrome_trace_named(
             "class": format!("{:?}", r.class),
             "ready_us": us(ns(r.ready)),
             "submit_us": us(ns(r.submit)),
+            "cancelled": r.cancelled,
         });
         if let Some(core) = r.core.filter(|_| r.end >= r.start && r.start > 0) {
             cores.insert(core.0);
@@ -91,10 +92,21 @@ pub fn chrome_trace_named(
         }
         scheds.insert(r.scheduler);
         let (from, what) = match r.class {
+            // Cancelled without running: from ready (it was never dispatched).
+            _ if r.cancelled && r.fin == 0 => (r.ready, "cancelled"),
             WorkerClass::Dummy => (r.ready, "dummy"),
+            _ if r.cancelled => (r.dispatch, "dispatch→cancelled"),
             _ => (r.dispatch, "dispatch→complete"),
         };
         let tid = u32::from(r.scheduler);
+        if r.cancelled && r.fin > 0 {
+            // It ran, so a transfer it waited on failed: the moment the scheduler found out.
+            events.push(json!({
+                "ph": "i", "s": "t", "pid": SCHEDULERS_PID, "tid": tid,
+                "name": "transfer failed", "ts": us(ns(r.complete)),
+                "args": {"task": format!("{}", r.task)},
+            }));
+        }
         push_async(
             &mut events,
             "task",
@@ -134,6 +146,36 @@ pub fn chrome_trace_named(
         );
     }
     json!({"traceEvents": events, "displayTimeUnit": "ns"})
+}
+
+/// Adds each scheduler's completion-queue counters to `trace` (a [`chrome_trace`]): an
+/// instant event per scheduler, after the last task, whose arguments are the records its
+/// queues carried (cores' completion ring and engine queues: drains, entries, largest
+/// batch, depth high-water) and the transfer failures and cancellations it saw.
+pub fn add_queue_counters(trace: &mut Value, queues: &[QueueReport]) {
+    let Some(events) = trace["traceEvents"].as_array_mut() else {
+        return;
+    };
+    let end = events
+        .iter()
+        .filter_map(|e| {
+            e["ts"]
+                .as_f64()
+                .map(|t| t + e["dur"].as_f64().unwrap_or(0.0))
+        })
+        .fold(0.0, f64::max);
+    let q = |c: &pto_runtime_core::QueueCounters| {
+        json!({"drains": c.drains, "entries": c.entries, "max_batch": c.max_batch,
+            "high_water": c.high_water})
+    };
+    for (i, r) in queues.iter().enumerate() {
+        events.push(json!({
+            "ph": "i", "s": "t", "pid": SCHEDULERS_PID, "tid": i as u32,
+            "name": "completion queues", "ts": end,
+            "args": {"cores": q(&r.cores), "engines": q(&r.engines),
+                "transfer_failures": r.transfer_failures, "cancelled": r.cancelled},
+        }));
+    }
 }
 
 /// Whole nanoseconds as the trace's µs.
@@ -219,7 +261,13 @@ pub fn write_chrome_trace(
     ticks_per_us: u64,
     kernels: &KernelTable,
 ) -> Result<(), TraceError> {
-    let text = serde_json::to_string(&chrome_trace_named(records, ticks_per_us, kernels))?;
+    write_trace(path, &chrome_trace_named(records, ticks_per_us, kernels))
+}
+
+/// Writes a Chrome trace built by [`chrome_trace_named`] (and perhaps extended, e.g. by
+/// [`add_queue_counters`]) to `path`.
+pub fn write_trace(path: &std::path::Path, trace: &Value) -> Result<(), TraceError> {
+    let text = serde_json::to_string(trace)?;
     std::fs::write(path, text).map_err(|source| TraceError::Write {
         path: path.to_path_buf(),
         source,
@@ -247,6 +295,7 @@ mod tests {
             fin: 7000,
             deferred_done: deferred,
             complete: 9000,
+            cancelled: false,
         }
     }
 
@@ -283,6 +332,34 @@ mod tests {
         let count = |ph: &str| ev.iter().filter(|e| e["ph"] == ph).count();
         assert_eq!(count("X"), 2, "2 kernels");
         assert_eq!((count("b"), count("e")), (4, 4), "3 task spans, 1 wait");
+    }
+
+    #[test]
+    fn cancelled_tasks_and_transfer_failures_and_queue_counters_show_in_the_trace() {
+        let mut failed = record(Some(1), WorkerClass::Aiv, 8000);
+        failed.cancelled = true;
+        let mut consumer = record(None, WorkerClass::Aic, 0);
+        consumer.task = TaskId::from_raw(8);
+        (consumer.fin, consumer.dispatch, consumer.cancelled) = (0, 0, true);
+        let mut v = chrome_trace(&[failed, consumer], 1000);
+        let queues = [QueueReport {
+            transfer_failures: 1,
+            cancelled: 2,
+            ..QueueReport::default()
+        }];
+        add_queue_counters(&mut v, &queues);
+        check_chrome_trace(&v).unwrap();
+        let ev = v["traceEvents"].as_array().unwrap();
+        let named = |n: &str| ev.iter().filter(|e| e["name"] == n).count();
+        assert_eq!(named("transfer failed"), 1, "only the task that ran");
+        assert_eq!(named("dispatch→cancelled"), 2, "its span begins and ends");
+        assert_eq!(named("cancelled"), 2, "the consumer's span, from ready");
+        let q = ev
+            .iter()
+            .find(|e| e["name"] == "completion queues")
+            .unwrap();
+        assert_eq!(q["args"]["transfer_failures"], 1);
+        assert_eq!(q["ts"].as_f64(), Some(8.0), "at the last task's end");
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub enum FatalKind {
     CorruptSlot = 11,
     /// [`FatalCause::StrayCompletion`].
     StrayCompletion = 12,
+    /// [`FatalCause::TransferFailed`].
+    TransferFailed = 13,
 }
 
 impl FatalKind {
@@ -50,6 +52,7 @@ impl FatalKind {
             10 => Self::DeferredFull,
             11 => Self::CorruptSlot,
             12 => Self::StrayCompletion,
+            13 => Self::TransferFailed,
             _ => Self::Aborted,
         }
     }
@@ -137,6 +140,18 @@ pub enum FatalCause {
         /// The class byte found.
         class: u8,
     },
+    /// A DMA/RDMA transfer the task waited on reported an error entry on its engine's
+    /// completion queue. Unlike the other causes this one does not stop the run at once:
+    /// the task and, transitively, its consumers finish cancelled without running, every
+    /// other task runs, and the run ends with this error.
+    TransferFailed {
+        /// The engine's queue ([`Watch::Queue`]).
+        watch: Watch,
+        /// The post that failed.
+        post: u64,
+        /// Its status ([`crate::transfer_status`]).
+        status: u32,
+    },
     /// A completion queue holds a record from a source the scheduler does not drive.
     StrayCompletion {
         /// The record's source.
@@ -162,6 +177,7 @@ impl FatalCause {
             Self::DeferredFull { .. } => FatalKind::DeferredFull,
             Self::CorruptSlot { .. } => FatalKind::CorruptSlot,
             Self::StrayCompletion { .. } => FatalKind::StrayCompletion,
+            Self::TransferFailed { .. } => FatalKind::TransferFailed,
         }
     }
 }

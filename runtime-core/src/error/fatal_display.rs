@@ -71,6 +71,17 @@ impl fmt::Display for FatalError {
                  set did not drain in time: raise deferred_capacity, or let fewer tasks wait \
                  at once"
             ),
+            FatalCause::TransferFailed {
+                watch,
+                post,
+                status,
+            } => write!(
+                f,
+                "transfer {post} on the {watch} ended with status {status} ({}){at}: the task and \
+                 every task depending on it were cancelled without running; the other tasks \
+                 completed",
+                crate::transfer_status::name(status)
+            ),
             FatalCause::KernelFailed { code } => {
                 write!(f, "a kernel reported error code {code}{at}")
             }

@@ -42,7 +42,7 @@ pub enum Phase {
     Complete = 0,
     /// Popping ready tasks and ringing doorbells.
     Dispatch = 1,
-    /// Polling deferred completion conditions.
+    /// Polling deferred completion conditions, and draining the engines' completion queues.
     DeferredPoll = 2,
     /// Iterations that found nothing to do, and the spin hint after them.
     Idle = 3,
@@ -137,12 +137,18 @@ pub struct TaskRecord {
     pub deferred_done: u64,
     /// Completed (released its consumers).
     pub complete: u64,
+    /// Cancelled: a transfer it waited on failed, or a task it depends on was cancelled, so
+    /// it finished without running (or without its result counting).
+    pub cancelled: bool,
 }
 
 pub(crate) const RECORD_WORDS: usize = 12;
 
+/// Bit of a record's second word that marks a cancelled task.
+pub(crate) const CANCELLED_BIT: u32 = 48;
+
 /// A record as stored (every word but the trailing "written" flag): task, `kernel | class <<
-/// 32 | scheduler << 40`, core (`u64::MAX`: none), then the stamps in [`TaskRecord`] order.
+/// 32 | scheduler << 40 | cancelled << 48`, core (`u64::MAX`: none), then the stamps in [`TaskRecord`] order.
 pub(crate) type RecordWords = [u64; RECORD_WORDS - 1];
 
 /// A record's storage in the region.
@@ -179,6 +185,7 @@ impl RecordCell {
             class: WorkerClass::from_index(((meta >> 32) & 0xff) as usize)
                 .unwrap_or(WorkerClass::Dummy),
             scheduler: (meta >> 40) as u8,
+            cancelled: (meta >> CANCELLED_BIT) & 1 != 0,
             core: (core != u64::MAX).then_some(CoreId(core as u16)),
             submit: v(3),
             ready: v(4),

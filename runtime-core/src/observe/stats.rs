@@ -92,6 +92,85 @@ pub(crate) struct SchedCtl {
     pub(crate) phases: [AtomicU64; PHASES],
     /// Loop iterations the phases cover.
     pub(crate) phase_loops: AtomicU64,
+    /// Tasks this scheduler finished cancelled.
+    pub(crate) cancelled: AtomicU64,
+    /// Error entries drained from engine queues.
+    pub(crate) transfer_failures: AtomicU64,
+    /// The cores' completion queue (ring mode), when profiling is at least `Counters`.
+    pub(crate) cores_queue: QueueStats,
+    /// The engine queues, together, when profiling is at least `Counters`.
+    pub(crate) engine_queues: QueueStats,
+}
+
+/// Drain statistics of a completion queue, in a scheduler's block.
+pub(crate) struct QueueStats {
+    /// Drains that found at least one record.
+    pub(crate) drains: AtomicU64,
+    /// Records drained.
+    pub(crate) entries: AtomicU64,
+    /// Most records one drain took.
+    pub(crate) max_batch: AtomicU64,
+    /// Most records the queue held when a drain began.
+    pub(crate) high_water: AtomicU64,
+}
+
+impl QueueStats {
+    fn new() -> Self {
+        QueueStats {
+            drains: AtomicU64::new(0),
+            entries: AtomicU64::new(0),
+            max_batch: AtomicU64::new(0),
+            high_water: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts a drain that found `depth` records queued and took `batch` of them (the
+    /// owning scheduler only).
+    #[inline]
+    pub(crate) fn drained(&self, depth: u64, batch: u64) {
+        if batch > 0 {
+            SchedCtl::bump(&self.drains, 1);
+            SchedCtl::bump(&self.entries, batch);
+        }
+        SchedCtl::raise(&self.max_batch, batch);
+        SchedCtl::raise(&self.high_water, depth);
+    }
+
+    pub(crate) fn read(&self) -> QueueCounters {
+        let v = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        QueueCounters {
+            drains: v(&self.drains),
+            entries: v(&self.entries),
+            max_batch: v(&self.max_batch),
+            high_water: v(&self.high_water),
+        }
+    }
+}
+
+/// How one scheduler drained a kind of completion queue (profiling at `Counters` or more).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct QueueCounters {
+    /// Drains that found at least one record.
+    pub drains: u64,
+    /// Records drained (the mean batch is `entries / drains`).
+    pub entries: u64,
+    /// Most records one drain took.
+    pub max_batch: u64,
+    /// Depth high-water: most records the queue held when a drain began.
+    pub high_water: u64,
+}
+
+/// One scheduler's completion-queue and cancellation counters.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct QueueReport {
+    /// The cores' completion queue ([`crate::CompletionMode::Ring`]).
+    pub cores: QueueCounters,
+    /// The engine completion queues, together.
+    pub engines: QueueCounters,
+    /// Error entries of failed transfers drained (counted at every profiling level).
+    pub transfer_failures: u64,
+    /// Tasks finished cancelled (counted at every profiling level).
+    pub cancelled: u64,
 }
 
 impl SchedCtl {
@@ -103,6 +182,27 @@ impl SchedCtl {
             latency: core::array::from_fn(|_| AtomicU64::new(0)),
             phases: core::array::from_fn(|_| AtomicU64::new(0)),
             phase_loops: AtomicU64::new(0),
+            cancelled: AtomicU64::new(0),
+            transfer_failures: AtomicU64::new(0),
+            cores_queue: QueueStats::new(),
+            engine_queues: QueueStats::new(),
+        }
+    }
+
+    /// Raises a maximum that only this scheduler writes.
+    #[inline]
+    pub(crate) fn raise(counter: &AtomicU64, v: u64) {
+        if v > counter.load(Ordering::Relaxed) {
+            counter.store(v, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn queue_report(&self) -> QueueReport {
+        QueueReport {
+            cores: self.cores_queue.read(),
+            engines: self.engine_queues.read(),
+            transfer_failures: self.transfer_failures.load(Ordering::Relaxed),
+            cancelled: self.cancelled.load(Ordering::Relaxed),
         }
     }
 

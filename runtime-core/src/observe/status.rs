@@ -151,6 +151,11 @@ impl Packed {
             } => (capacity as u64, waited_us, None),
             FatalCause::CorruptSlot { class } => (class as u64, 0, None),
             FatalCause::StrayCompletion { source, id } => (source as u64, id, None),
+            FatalCause::TransferFailed {
+                watch,
+                post,
+                status,
+            } => (post, status as u64, Some(watch)),
         };
         let variant = match cause {
             FatalCause::UnknownCondition { .. } => VARIANT,
@@ -205,6 +210,14 @@ impl Packed {
                 waited_us: d2,
             },
             FatalKind::CorruptSlot => FatalCause::CorruptSlot { class: d as u8 },
+            FatalKind::TransferFailed => match self.watch {
+                Some(watch) => FatalCause::TransferFailed {
+                    watch,
+                    post: d,
+                    status: d2 as u32,
+                },
+                None => FatalCause::BadCondition { watch: None },
+            },
             FatalKind::StrayCompletion => FatalCause::StrayCompletion {
                 source: d as u32,
                 id: d2,
@@ -268,6 +281,11 @@ mod tests {
             FatalCause::StrayCompletion {
                 source: 99,
                 id: 1 << 40,
+            },
+            FatalCause::TransferFailed {
+                watch: Watch::Queue(2),
+                post: 17,
+                status: 3,
             },
         ];
         for cause in causes {

@@ -200,7 +200,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
 
         let mut pinned = 0usize;
         for &dep in &deps {
-            if wire::pin_producer(t, dep) {
+            if wire::pin_producer(t, dep, g) {
                 wire::add_edge(t, dep, g, pinned);
                 pinned += 1;
             }

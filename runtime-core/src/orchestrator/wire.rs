@@ -13,10 +13,13 @@ use crate::region::tables::{EDGE_CLOSED, Tables};
 use crate::sync::Ordering;
 
 /// Takes a hold on producer `dep` if it is still alive. `false` means it was consumed (it
-/// completed and nothing holds it): the dependency is already satisfied.
+/// completed and nothing holds it): the dependency is already satisfied, and if `dep` was
+/// cancelled, consumer slot `g` is cancelled too.
 ///
 /// Only the orchestrator reuses slots, so `dep`'s slot cannot change tenant during this call.
-pub(crate) fn pin_producer(t: &Tables<'_>, dep: TaskId) -> bool {
+/// A producer whose slot already has a later tenant has left no trace: a consumer submitted
+/// that late cannot learn it was cancelled (the run still ends with the producer's error).
+pub(crate) fn pin_producer(t: &Tables<'_>, dep: TaskId, g: usize) -> bool {
     let slot = t.slot(t.gslot(dep));
     if slot.seq.load(Ordering::Acquire) != dep.seq().0 {
         // The slot has a later tenant: `dep` was reclaimed long ago, so it completed.
@@ -25,6 +28,8 @@ pub(crate) fn pin_producer(t: &Tables<'_>, dep: TaskId) -> bool {
     let mut holds = slot.holds.load(Ordering::Acquire);
     loop {
         if holds == 0 {
+            // Consumed: its last hold was released after it finished (Acquire above).
+            inherit_cancel(t, slot, g);
             return false;
         }
         match slot.holds.compare_exchange_weak(
@@ -53,6 +58,9 @@ pub(crate) fn add_edge(t: &Tables<'_>, producer: TaskId, g: usize, k: usize) {
     let mut head = p.fanout.load(Ordering::Acquire);
     loop {
         if head == EDGE_CLOSED {
+            // Finished (the Acquire load saw its fanout swap): a cancelled producer cancels
+            // the consumer, before the wiring hold that will release it.
+            inherit_cancel(t, p, g);
             // Cannot reach zero: the wiring hold is still counted.
             consumer.pending.fetch_sub(1, Ordering::Relaxed);
             return;
@@ -65,6 +73,13 @@ pub(crate) fn add_edge(t: &Tables<'_>, producer: TaskId, g: usize, k: usize) {
             Ok(_) => return,
             Err(now) => head = now,
         }
+    }
+}
+
+/// Cancels consumer slot `g` if the finished producer in `p` was cancelled.
+fn inherit_cancel(t: &Tables<'_>, p: &crate::region::slot::TaskSlot, g: usize) {
+    if p.failed.load(Ordering::Relaxed) != 0 {
+        t.slot(g).failed.store(1, Ordering::Relaxed);
     }
 }
 

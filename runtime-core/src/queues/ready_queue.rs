@@ -96,7 +96,14 @@ pub(crate) fn make_ready(t: &Tables<'_>, g: usize, now: u64, level: ProfileLevel
             return;
         }
     };
-    if t.queue(meta.class).push(id.raw()).is_err() {
+    // A cancelled task never runs: it finishes as a DUMMY task would, releasing (and so
+    // cancelling) its consumers. Ready queues hold every live task, so DUMMY's has room.
+    let class = if slot.failed.load(Ordering::Relaxed) != 0 {
+        WorkerClass::Dummy
+    } else {
+        meta.class
+    };
+    if t.queue(class).push(id.raw()).is_err() {
         t.shared.status.fail(
             FatalError::new(FatalCause::ReadyQueueOverflow {
                 class: meta.class as u8,

@@ -83,6 +83,14 @@ impl<'a, const N: usize> SeqRing<'a, N> {
         self.cells.len()
     }
 
+    /// Records pushed and not yet popped, as two relaxed loads see them: exact when no push
+    /// or pop runs meanwhile, else a snapshot for statistics (never used to decide).
+    pub(crate) fn len(&self) -> u64 {
+        let enq = self.ends.enqueue.0.load(Ordering::Relaxed);
+        let deq = self.ends.dequeue.0.load(Ordering::Relaxed);
+        enq.saturating_sub(deq)
+    }
+
     #[inline]
     fn cell(&self, pos: u64) -> &SeqCell<N> {
         // In bounds: `mask == cells.len() - 1` and the length is a power of two.

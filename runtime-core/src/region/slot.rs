@@ -11,6 +11,7 @@
 //! | `fanout` | `EDGE_EMPTY` | consumers push their edges | `EDGE_CLOSED` when it finishes: later consumers count it as met |
 //! | `lanes_left` | lanes of its class (MIX: 3) | -1 per lane that finishes | 0: its last lane finished |
 //! | `deferred` | 0 (no entry) | its deferred-set entry + 1, from the FIN of a lane with unmet conditions (the owning scheduler only) | 0 when the entry closes |
+//! | `failed` | 0 | 1 when the task is cancelled: a transfer it waited on failed, or a producer of it was cancelled (set before the decrement that releases it, read once it is ready or finishes) | the next tenant's `begin` |
 //! | `meta` | kernel, class, counts ([`Meta`]) once wiring pinned its producers | - | - |
 #![forbid(unsafe_code)]
 
@@ -58,6 +59,9 @@ pub(crate) struct TaskSlot {
     pub(crate) heap_start: AtomicU64,
     /// Tensor-map cells the tenant linked; orchestrator only.
     pub(crate) tensors: AtomicU32,
+    /// 1 once the task is cancelled ([`crate::FatalKind::TransferFailed`]): it finishes
+    /// without running (or, if it ran, without counting as done), and so do its consumers.
+    pub(crate) failed: AtomicU32,
 }
 
 impl TaskSlot {
@@ -69,6 +73,7 @@ impl TaskSlot {
         self.pending.store(1, Ordering::Relaxed);
         self.fanout.store(EDGE_EMPTY, Ordering::Relaxed);
         self.lanes_left.store(lanes, Ordering::Relaxed);
+        self.failed.store(0, Ordering::Relaxed);
         self.state.store(state::PENDING, Ordering::Relaxed);
     }
 
@@ -92,6 +97,7 @@ impl TaskSlot {
             scoped: AtomicU32::new(0),
             heap_start: AtomicU64::new(0),
             tensors: AtomicU32::new(0),
+            failed: AtomicU32::new(0),
         }
     }
 }

@@ -62,6 +62,10 @@ impl RingCtl {
 /// Run-wide words.
 pub(crate) struct Shared {
     pub(crate) status: RunStatus,
+    /// The first failed transfer ([`crate::FatalKind::TransferFailed`]): recorded at once,
+    /// but the run goes on (its consumers are cancelled, the other tasks run) and ends with
+    /// it once every task finished.
+    pub(crate) task_failure: RunStatus,
     /// Tasks submitted so far (orchestrator).
     pub(crate) submitted: CachePadded<AtomicU64>,
     /// 1 once the orchestrator will submit nothing more.
@@ -75,6 +79,7 @@ impl Shared {
         Shared {
             prof: ProfCtl::new(cfg.profile),
             status: RunStatus::new(),
+            task_failure: RunStatus::new(),
             submitted: CachePadded(AtomicU64::new(0)),
             orch_done: CachePadded(AtomicU32::new(0)),
         }

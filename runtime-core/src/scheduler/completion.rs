@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 use crate::ids::TaskId;
-use crate::observe::profile::{ProfileLevel, RecordBatch, RecordWords};
+use crate::observe::profile::{CANCELLED_BIT, ProfileLevel, RecordBatch, RecordWords};
 use crate::observe::stats::{SchedCtl, bucket_of};
 use crate::queues::ready_queue::make_ready;
 use crate::region::reclaim::release_hold;
@@ -46,16 +46,33 @@ pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>, records: Reco
     if by.level == ProfileLevel::Tasks
         && let Some(batch) = records
     {
-        record(t, g, id, meta, by, batch.next(&t.shared.prof, t.records));
+        let cancelled = slot.failed.load(Ordering::Relaxed) != 0;
+        record(
+            t,
+            g,
+            id,
+            meta,
+            cancelled,
+            by,
+            batch.next(&t.shared.prof, t.records),
+        );
     }
+    // Written before COMPLETED and the fanout swap below, and set only before the decrement
+    // that made the task ready (or by its own scheduler), so this read sees it.
+    let cancelled = slot.failed.load(Ordering::Relaxed) != 0;
     slot.state.store(state::COMPLETED, Ordering::Release);
 
     // Consumers: close the list, then walk it. Read `next` before the decrement: once a
-    // consumer is released it may finish and its slot (which holds the edge) be reused.
+    // consumer is released it may finish and its slot (which holds the edge) be reused. A
+    // cancelled task cancels each consumer before releasing it: the decrement (AcqRel, a
+    // release sequence with the others) carries the flag to whoever makes it ready.
     let mut e = slot.fanout.swap(EDGE_CLOSED, Ordering::AcqRel);
     while e < EDGE_SENTINELS {
         let next = t.edge(e).next.load(Ordering::Relaxed);
         let consumer = t.edge_owner(e);
+        if cancelled {
+            t.slot(consumer).failed.store(1, Ordering::Relaxed);
+        }
         if t.slot(consumer).pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             make_ready(t, consumer, by.now, by.level);
         }
@@ -69,6 +86,9 @@ pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>, records: Reco
     }
 
     release_hold(t, g);
+    if cancelled {
+        SchedCtl::bump(&by.ctl.cancelled, 1);
+    }
     SchedCtl::bump(&by.ctl.finished, 1);
 }
 
@@ -78,6 +98,7 @@ fn record(
     g: usize,
     id: TaskId,
     meta: Meta,
+    cancelled: bool,
     by: Finisher<'_>,
     out: &mut RecordWords,
 ) {
@@ -86,7 +107,10 @@ fn record(
     let (ready, fin, deferred) = (v(&row.ready), v(&row.fin), v(&row.deferred));
     *out = [
         id.raw(),
-        meta.kernel.0 as u64 | (meta.class as u64) << 32 | (by.sched as u64) << 40,
+        meta.kernel.0 as u64
+            | (meta.class as u64) << 32
+            | (by.sched as u64) << 40
+            | (cancelled as u64) << CANCELLED_BIT,
         v(&row.core),
         v(&row.submit),
         ready,

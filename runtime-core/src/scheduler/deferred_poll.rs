@@ -2,7 +2,9 @@
 //! and failing the run on a deadline passed.
 #![forbid(unsafe_code)]
 
+use super::engine_queues::cancel;
 use super::{DEADLINES_EVERY, Scheduler, read_watch};
+use crate::condition::Watch;
 use crate::error::{FatalCause, FatalError};
 use crate::platform::Platform;
 use crate::scheduler::completion::finish;
@@ -17,9 +19,21 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         let by = self.finisher();
         let tasks_level = self.tasks_level;
         let records = &mut self.records;
-        let polled = self.deferred.poll(
+        let seen = self.eq.seen;
+        let eq = &mut self.eq;
+        let polled = self.deferred.poll_with(
             self.t.cfg.deferred_poll_budget as usize,
-            |w| read_watch(p, w),
+            |w| match w {
+                Watch::Queue(e) => seen.get(e as usize).copied(),
+                w => read_watch(p, w),
+            },
+            |w, post, task| {
+                if let Watch::Queue(e) = w
+                    && let Some(f) = eq.take_failure(e, post)
+                {
+                    cancel(&t, task, f);
+                }
+            },
             |set, e| {
                 let task = set.close(e);
                 let g = t.gslot(task);

@@ -212,3 +212,109 @@ fn mix_lanes_add_their_conditions_and_the_task_waits_for_all() {
     steps(&mut s, 2);
     assert_eq!(t.finished(), 1);
 }
+
+#[test]
+fn an_error_entry_cancels_its_task_and_consumer_in_the_loop_that_drains_it() {
+    let rig = Rig::new(one_aiv(), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let a = o.submit(&aiv(&[])).unwrap();
+    let b = o.submit(&aiv(&[a])).unwrap();
+    let c = o.submit(&aiv(&[])).unwrap();
+    drop(o);
+    p.defer(0, 1, &[Condition::entry(0, 5)]);
+    s.step();
+    let rung = [(CoreId(0), Token::new(1), a), (CoreId(0), Token::new(2), c)];
+    assert_eq!(p.rung(), rung, "A, and C pending behind it");
+    p.fin(0, 1);
+    steps(&mut s, 4);
+    assert_eq!(t.finished(), 0, "A waits for its entry");
+    p.entry(4, 0);
+    p.entry(5, crate::transfer_status::REMOTE_ACCESS);
+    s.step();
+    let e = t.shared.task_failure.get().expect("recorded in that loop");
+    assert_eq!(
+        (e.cause, e.task),
+        (
+            FatalCause::TransferFailed {
+                watch: Watch::Queue(0),
+                post: 5,
+                status: 1
+            },
+            Some(a)
+        )
+    );
+    assert_eq!(
+        t.finished(),
+        2,
+        "A, and B without running, in that same loop"
+    );
+    assert!(!t.shared.status.failed(), "the run goes on");
+    p.fin(0, 2);
+    assert_eq!(steps_until_failed(&mut s, 8), Step::Failed, "then ends");
+    assert!(p.rung().is_empty(), "B never reached a core");
+    assert_eq!(t.finished(), 3);
+    assert_eq!(t.shared.status.get(), Some(e));
+    assert_eq!(t.sched[0].cancelled.load(crate::sync::Ordering::Relaxed), 2);
+    let _ = b;
+}
+
+#[test]
+fn an_error_entry_drained_before_the_fin_cancels_the_task_at_its_fin() {
+    let rig = Rig::new(one_aiv(), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let a = o.submit(&aiv(&[])).unwrap();
+    o.submit(&aiv(&[a])).unwrap();
+    drop(o);
+    p.defer(
+        0,
+        1,
+        &[Condition::entry(0, 1), Condition::counter32(0x1000, 1)],
+    );
+    p.word(C, 1);
+    s.step();
+    assert_eq!(p.rung(), [(CoreId(0), Token::new(1), a)]);
+    p.entry(1, crate::transfer_status::LOST);
+    // With nothing deferred, engine queues are drained every DEADLINES_EVERY loops.
+    steps(&mut s, DEADLINES_EVERY as usize);
+    assert!(t.shared.task_failure.get().is_none(), "no task named yet");
+    p.fin(0, 1);
+    s.step();
+    let e = t.shared.task_failure.get().expect("named at the FIN");
+    assert!(
+        matches!(
+            e.cause,
+            FatalCause::TransferFailed {
+                post: 1,
+                status: 2,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(e.task, Some(a));
+    assert_eq!(t.finished(), 2);
+    assert_eq!(steps_until_failed(&mut s, 4), Step::Failed);
+    assert!(p.rung().is_empty(), "the consumer never ran");
+}
+
+#[test]
+fn a_queue_condition_on_an_engine_without_a_queue_is_a_bad_condition() {
+    let rig = Rig::new(one_aiv(), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let a = o.submit(&aiv(&[])).unwrap();
+    drop(o);
+    p.defer(0, 1, &[Condition::entry(3, 1)]);
+    s.step();
+    p.fin(0, 1);
+    assert_eq!(steps_until_failed(&mut s, 4), Step::Failed);
+    let e = t.shared.status.get().unwrap();
+    assert_eq!(
+        (e.cause, e.task),
+        (
+            FatalCause::BadCondition {
+                watch: Some(Watch::Queue(3))
+            },
+            Some(a)
+        )
+    );
+}

@@ -3,10 +3,12 @@
 #![forbid(unsafe_code)]
 
 use super::cores::Inflight;
+use super::engine_queues::cancel;
 use super::{DEADLINES_EVERY, Scheduler, fin, read_watch};
-use crate::condition::{Condition, MAX_CONDITIONS};
+use crate::condition::{Condition, MAX_CONDITIONS, Watch};
 use crate::error::{FatalCause, FatalError};
 use crate::ids::{CoreId, WorkerClass};
+use crate::observe::profile::ProfileLevel;
 use crate::platform::Platform;
 use crate::protocol::Outcome;
 use crate::region::slot::Meta;
@@ -36,9 +38,13 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         if let Some(cq) = self.cq {
             // Held lanes wait for room, not for a report: they are tried regardless.
             let mut named = self.cores.held;
+            let counted = self.level != ProfileLevel::Off;
+            let depth = if counted { cq.len() } else { 0 };
+            let mut batch = 0;
             // Bounded: at most a queue's worth per loop, so a flood never starves dispatch.
             for _ in 0..cq.capacity() {
                 let Some(c) = cq.pop() else { break };
+                batch += 1;
                 match self.cores.local(CoreId(c.source as u16)) {
                     Some(i) if c.source <= u16::MAX as u32 => named |= 1 << i,
                     _ => {
@@ -49,6 +55,9 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                         return true;
                     }
                 }
+            }
+            if counted {
+                self.ctl.cores_queue.drained(depth, batch);
             }
             busy &= named;
         }
@@ -254,12 +263,23 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                     return false;
                 }
             };
-            let Some(value) = read_watch(self.p, c.watch) else {
+            let value = match c.watch {
+                Watch::Queue(e) => self.eq.value(e),
+                w => read_watch(self.p, w),
+            };
+            let Some(value) = value else {
                 self.fail(bad(FatalCause::BadCondition {
                     watch: Some(c.watch),
                 }));
                 return false;
             };
+            // An entry that arrived before this FIN: its failure cancels the task now.
+            if let Watch::Queue(e) = c.watch
+                && c.holds(value)
+                && let Some(f) = self.eq.take_failure(e, c.expected)
+            {
+                cancel(&self.t, lane.task, f);
+            }
             // At most max_conditions <= MAX_CONDITIONS (checked by the caller).
             let _ = out.push((c, value));
         }

@@ -15,13 +15,17 @@ use crate::testing::owned::{Owned, plant, unmeasured};
 
 const PREEMPTIONS_FAN_IN: usize = 3;
 
-/// The orchestrator wires a consumer to two producers while two schedulers finish them: the
-/// consumer becomes ready exactly once, only after both, and every slot is reclaimed.
+/// The orchestrator wires a vector consumer to two producers while two schedulers finish
+/// them, the first one cancelled (its transfer failed): the consumer becomes ready exactly
+/// once, only after both, cancelled however the wiring and the finishes interleave (so it goes
+/// to the DUMMY queue, never to a core), and every slot is reclaimed.
 #[test]
-fn fan_in_makes_the_consumer_ready_exactly_once() {
+fn fan_in_makes_the_consumer_ready_exactly_once_and_a_cancelled_producer_cancels_it() {
     // Three threads; three preemptions interleave both producers' finishes anywhere inside
     // the orchestrator's wiring (about 10 s in release).
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     bounded(PREEMPTIONS_FAN_IN).check(|| {
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let owned = Arc::new(Owned::new(small_cfg(4)));
         let t = owned.tables();
         let p1 = plant(&t, 0, WorkerClass::Dummy);
@@ -32,24 +36,28 @@ fn fan_in_makes_the_consumer_ready_exactly_once() {
                 let owned = owned.clone();
                 thread::spawn(move || {
                     let t = owned.tables();
+                    if p == p1 {
+                        // As its scheduler does when the transfer's error entry arrives.
+                        t.slot(t.gslot(p)).failed.store(1, Ordering::Relaxed);
+                    }
                     finish(&t, p, unmeasured(&t), None);
                 })
             })
             .collect();
         // The orchestrator's half of submit, as `Orchestrator::submit` does it.
-        let c = plant(&t, 2, WorkerClass::Dummy);
+        let c = plant(&t, 2, WorkerClass::Aiv);
         let g = t.gslot(c);
         t.slot(g).pending.store(1, Ordering::Relaxed);
         let mut pinned = 0;
         for p in [p1, p2] {
-            if wire::pin_producer(&t, p) {
+            if wire::pin_producer(&t, p, g) {
                 wire::add_edge(&t, p, g, pinned);
                 pinned += 1;
             }
         }
         let meta = crate::region::slot::Meta {
             kernel: crate::ids::KernelId(0),
-            class: WorkerClass::Dummy,
+            class: WorkerClass::Aiv,
             nargs: 0,
             pinned: pinned as u8,
         };
@@ -63,6 +71,9 @@ fn fan_in_makes_the_consumer_ready_exactly_once() {
         let q = t.queue(WorkerClass::Dummy);
         assert_eq!(q.pop(), Some(c.raw()), "ready once both producers finished");
         assert_eq!(q.pop(), None, "and only once");
+        assert_eq!(t.queue(WorkerClass::Aiv).pop(), None, "never to a core");
+        // The scheduler that pops it finishes it, Acquire through the queue.
+        assert_eq!(t.slot(g).failed.load(Ordering::Relaxed), 1, "cancelled");
         finish(&t, c, unmeasured(&t), None);
         assert_eq!(
             t.rings[0].retired.0.load(Ordering::SeqCst),
@@ -70,4 +81,7 @@ fn fan_in_makes_the_consumer_ready_exactly_once() {
             "every slot reclaimed"
         );
     });
+    let runs = RUNS.load(std::sync::atomic::Ordering::Relaxed);
+    std::println!("fan-in with a cancelled producer: {runs} interleavings");
+    assert!(runs > 1_000, "loom explored only {runs} interleavings");
 }

@@ -7,6 +7,7 @@ mod cores;
 pub(crate) mod deferred;
 mod deferred_poll;
 mod dispatch;
+mod engine_queues;
 mod fin;
 mod lanes;
 mod lap;
@@ -71,6 +72,8 @@ pub struct Scheduler<'r, 'p, P: Platform> {
     /// The queue the cores post completions to ([`CompletionMode::Ring`]); `None` when the
     /// scheduler polls every busy core.
     cq: Option<CompletionQueue<'p>>,
+    /// The engines' completion queues of this scheduler's transfers.
+    eq: engine_queues::EngineQueues<'p>,
     timeout_ticks: u64,
     deferred_timeout_ticks: u64,
     loops: u64,
@@ -116,6 +119,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             ctl,
             cores,
             cq,
+            eq: engine_queues::EngineQueues::new(p, index),
             deferred: DeferredSet::new(store),
             timeout_ticks: t.cfg.task_timeout_us.saturating_mul(ticks),
             deferred_timeout_ticks: t.cfg.deferred_timeout_us.saturating_mul(ticks),
@@ -176,6 +180,16 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         }
         let mut progress = self.poll_completions();
         self.phase_cut(Phase::Complete, progress);
+        // Engine entries matter to deferred tasks; with none waiting they are still drained
+        // now and then, so a queue nobody waits on never fills and stalls its engine.
+        if self.eq.present()
+            && (!self.deferred.is_empty() || (self.loops as u32).is_multiple_of(DEADLINES_EVERY))
+        {
+            let stats = (level != ProfileLevel::Off).then_some(&self.ctl.engine_queues);
+            let drained = self.eq.drain(self.ctl, stats);
+            self.phase_cut(Phase::DeferredPoll, drained);
+            progress |= drained;
+        }
         if !self.deferred.is_empty() {
             let released = self.poll_deferred();
             self.phase_cut(Phase::DeferredPoll, released);
@@ -213,10 +227,29 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         } else if progress {
             Step::Progress
         } else if self.all_done() {
-            Step::Done
+            self.end_of_run()
         } else {
             Step::Idle
         }
+    }
+
+    /// Every task finished: the run succeeded, unless a transfer failed (its tasks were
+    /// cancelled), or an error entry no task claimed was drained. Then the run ends with
+    /// that [`FatalKind::TransferFailed`].
+    fn end_of_run(&self) -> Step {
+        let pending = &self.t.shared.task_failure;
+        if !pending.failed()
+            && let Some(f) = self.eq.unclaimed()
+        {
+            pending.fail(f.error(None));
+        }
+        if !pending.failed() {
+            return Step::Done;
+        }
+        if let Some(e) = pending.wait_published() {
+            self.fail(e);
+        }
+        Step::Failed
     }
 
     fn run_error(&self) -> FatalError {

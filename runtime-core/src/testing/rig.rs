@@ -45,6 +45,8 @@ pub(crate) struct Script {
     tick: u64,
     /// Scheduler 0's completion queue (a config in ring mode).
     queue: Option<(Vec<CompletionCell>, CompletionEnds)>,
+    /// Engine 0's completion queue for scheduler 0.
+    engine_queue: (Vec<CompletionCell>, CompletionEnds),
 }
 
 impl Script {
@@ -57,6 +59,10 @@ impl Script {
                     .collect();
                 (cells, CompletionEnds::new())
             }),
+            engine_queue: (
+                (0..8).map(CompletionCell::new).collect(),
+                CompletionEnds::new(),
+            ),
             cores: (0..cores).map(|_| Mutex::default()).collect(),
             rung: Mutex::new(Vec::new()),
             conditions: Mutex::new(HashMap::new()),
@@ -141,6 +147,17 @@ impl Script {
         })
         .unwrap();
     }
+    /// Engine 0 reports post `post` ended with `status` (to scheduler 0).
+    pub(crate) fn entry(&self, post: u64, status: u32) {
+        let q = self.engine_queue(0, 0).expect("engine 0 has a queue");
+        q.push(Completion {
+            source: 0,
+            status,
+            id: post,
+            time: 0,
+        })
+        .unwrap();
+    }
     pub(crate) fn rung(&self) -> Vec<(CoreId, Token, TaskId)> {
         core::mem::take(&mut *self.rung.lock().unwrap())
     }
@@ -199,6 +216,10 @@ impl Platform for Script {
         self.queue
             .as_ref()
             .map(|(cells, ends)| CompletionQueue::new(cells, ends))
+    }
+    fn engine_queue(&self, scheduler: u8, engine: u32) -> Option<CompletionQueue<'_>> {
+        let (cells, ends) = &self.engine_queue;
+        (scheduler == 0 && engine == 0).then(|| CompletionQueue::new(cells, ends))
     }
 }
 

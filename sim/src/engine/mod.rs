@@ -8,7 +8,7 @@
 
 use std::cmp::{Ordering as CmpOrdering, Reverse};
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -16,8 +16,12 @@ use std::time::{Duration, Instant};
 use crate::memory::MemoryError;
 use crate::memory_map::MemoryMap;
 
+mod reports;
 mod transfer;
 mod watermark;
+
+use pto_runtime_core::{Completion, CompletionQueue, transfer_status};
+use reports::{EngineQueue, Reports};
 
 use transfer::MAX_DELAY;
 pub use transfer::{EngineError, EngineOptions, Signal, Transfer};
@@ -57,6 +61,8 @@ struct Queue {
     last_id: u64,
     rng: SplitMix,
     stop: bool,
+    /// The posts that report to a completion queue, and their order.
+    reports: Reports,
 }
 
 /// State shared by an [`Engine`] handle and its thread.
@@ -68,6 +74,12 @@ struct Shared {
     /// The completion watermark.
     completed: AtomicU64,
     landed: AtomicU64,
+    /// This engine's index (the `source` of its entries).
+    index: u32,
+    /// One completion queue per scheduler (none for an engine started without).
+    queues: Box<[EngineQueue]>,
+    /// Set with `stop`, readable without the lock (a full queue's wait checks it).
+    stopping: AtomicBool,
 }
 
 impl Shared {
@@ -92,17 +104,35 @@ impl Engine {
         memory: Arc<MemoryMap>,
         opts: EngineOptions,
     ) -> Result<Self, EngineError> {
+        Self::start_with_queues(index, memory, opts, 0)
+    }
+
+    /// Starts engine `index` with a completion queue for each of `schedulers` schedulers
+    /// (`opts.queue_capacity` records each), so transfers may report (see
+    /// [`Transfer::report_to`]).
+    pub fn start_with_queues(
+        index: u32,
+        memory: Arc<MemoryMap>,
+        opts: EngineOptions,
+        schedulers: u8,
+    ) -> Result<Self, EngineError> {
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
                 heap: BinaryHeap::new(),
                 last_id: 0,
                 rng: SplitMix(opts.seed ^ index as u64),
                 stop: false,
+                reports: Reports::new(schedulers as usize),
             }),
             wake: Condvar::new(),
             memory,
             completed: AtomicU64::new(0),
             landed: AtomicU64::new(0),
+            index,
+            queues: (0..schedulers)
+                .map(|_| EngineQueue::new(opts.queue_capacity))
+                .collect(),
+            stopping: AtomicBool::new(false),
         });
         let s = shared.clone();
         let thread = std::thread::Builder::new()
@@ -119,14 +149,31 @@ impl Engine {
     /// Posts `t` and returns its post id (1, 2, 3, ... in posting order). Every address the
     /// transfer touches is checked now: a bad one is an error and nothing is posted. A lost
     /// transfer takes an id but never lands.
+    ///
+    /// A transfer with [`Transfer::report_to`] posts one entry to that scheduler's queue once
+    /// it ended (landed, or failed with [`Transfer::fail`]'s status), after the entries of the
+    /// transfers posted before it for that queue. A lost one never reports, so the queue's
+    /// later entries wait behind it.
     pub fn post(&self, t: Transfer) -> Result<u64, EngineError> {
         self.validate(&t)?;
         let mut q = self.shared.lock();
         if q.stop {
             return Err(EngineError::Stopped);
         }
+        if let Some(s) = t.report
+            && s as usize >= q.reports.queues()
+        {
+            return Err(EngineError::NoQueue {
+                engine: self.shared.index,
+                scheduler: s,
+                queues: q.reports.queues(),
+            });
+        }
         q.last_id += 1;
         let id = q.last_id;
+        if let Some(s) = t.report {
+            q.reports.posted(s as usize, id);
+        }
         if t.lost {
             return Ok(id);
         }
@@ -163,7 +210,22 @@ impl Engine {
         self.shared.landed.load(Ordering::Acquire)
     }
 
-    fn validate(&self, t: &Transfer) -> Result<(), MemoryError> {
+    /// This engine's completion queue for scheduler `scheduler`, if it has one.
+    pub fn queue(&self, scheduler: u8) -> Option<CompletionQueue<'_>> {
+        self.shared
+            .queues
+            .get(scheduler as usize)
+            .map(EngineQueue::view)
+    }
+
+    fn validate(&self, t: &Transfer) -> Result<(), EngineError> {
+        if t.fail == Some(transfer_status::OK) {
+            return Err(EngineError::ZeroFailStatus);
+        }
+        self.validate_memory(t).map_err(EngineError::from)
+    }
+
+    fn validate_memory(&self, t: &Transfer) -> Result<(), MemoryError> {
         let m = &self.shared.memory;
         if t.words > 0 {
             let len = t.words.checked_mul(8).ok_or(MemoryError::OutOfRange {
@@ -184,6 +246,7 @@ impl Engine {
 impl Drop for Engine {
     fn drop(&mut self) {
         self.shared.lock().stop = true;
+        self.shared.stopping.store(true, Ordering::Release);
         self.shared.wake.notify_all();
         if let Some(t) = self.thread.take()
             && t.join().is_err()
@@ -243,6 +306,42 @@ fn engine_loop(s: &Shared) {
 /// Copies, signals, then publishes the landing. Addresses were checked at posting and memory
 /// never shrinks, so the accesses cannot fail; if one did, the post would count as lost.
 fn land(s: &Shared, p: &Pending, marks: &mut Watermark) {
+    let status = match p.transfer.fail {
+        Some(status) => status,
+        None => copy_and_signal(s, p, marks),
+    };
+    if let Some(queue) = p.transfer.report {
+        report(s, queue, p.id, status);
+    }
+}
+
+/// Posts the entries that post `id` ending with `status` makes due, in order. A full queue
+/// makes the engine wait for its scheduler to drain it (or for shutdown), never drop.
+fn report(s: &Shared, queue: u8, id: u64, status: u32) {
+    let mut due = Vec::new();
+    s.lock().reports.ended(queue as usize, id, status, &mut due);
+    let Some(q) = s.queues.get(queue as usize).map(EngineQueue::view) else {
+        return;
+    };
+    for (post, status) in due {
+        let mut c = Completion {
+            source: s.index,
+            status,
+            id: post,
+            time: 0,
+        };
+        while let Err(back) = q.push(c) {
+            c = back;
+            if s.stopping.load(Ordering::Acquire) {
+                return;
+            }
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// Lands a transfer that does not fail by injection; returns its status.
+fn copy_and_signal(s: &Shared, p: &Pending, marks: &mut Watermark) -> u32 {
     let t = &p.transfer;
     let m = &s.memory;
     let copied = match t.words {
@@ -258,12 +357,13 @@ fn land(s: &Shared, p: &Pending, marks: &mut Watermark) {
     });
     if let Err(e) = done {
         log::error!("simulated transfer {} failed to land: {e}", p.id);
-        return;
+        return transfer_status::REMOTE_ACCESS;
     }
     s.landed.fetch_add(1, Ordering::Release);
     if let Some(w) = marks.land(p.id) {
         s.completed.store(w, Ordering::Release);
     }
+    transfer_status::OK
 }
 
 /// SplitMix64: a tiny PRNG for jitter.

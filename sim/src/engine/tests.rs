@@ -199,6 +199,7 @@ fn jittered_transfers_all_land_and_the_watermark_reaches_the_last() {
         latency: Duration::from_micros(10),
         jitter: Duration::from_micros(200),
         seed: 42,
+        ..EngineOptions::default()
     };
     let (m, e) = setup(opts);
     let counter = BASE + 2048;
@@ -225,4 +226,83 @@ fn the_watermark_moves_over_contiguous_ids_only() {
     assert_eq!(w.land(1), Some(2));
     assert_eq!(w.land(3), Some(4));
     assert!(w.ahead.is_empty(), "nothing left out of order");
+}
+
+#[test]
+fn queued_transfers_report_in_posting_order_with_their_status() {
+    let m = Arc::new(
+        MemoryMap::new(
+            Arc::new(crate::memory::DeviceMemory::new(BASE, 4096).unwrap()),
+            Vec::new(),
+        )
+        .unwrap(),
+    );
+    let opts = EngineOptions {
+        queue_capacity: 4,
+        ..EngineOptions::default()
+    };
+    let e = Engine::start_with_queues(3, m.clone(), opts, 2).unwrap();
+    let counter = BASE + 1024;
+    // Later posts land first; a failing one copies and signals nothing; queue 1 gets post 2
+    // only. Six entries on queue 0 through 4 cells: the engine waits for room.
+    let sig = Signal::Add32 {
+        addr: counter,
+        delta: 1,
+    };
+    let mut want = Vec::new();
+    for i in 0..7u64 {
+        let t = Transfer::signal_only(sig).after(Duration::from_micros(300 - 40 * i));
+        let (t, queue, status) = match i {
+            2 => (t.report_to(1), 1, 0),
+            4 => (t.fail(transfer_status::TIMED_OUT).report_to(0), 0, 3),
+            _ => (t.report_to(0), 0, 0),
+        };
+        assert_eq!(e.post(t).unwrap(), i + 1);
+        if queue == 0 {
+            want.push((i + 1, status));
+        }
+    }
+    let q = e.queue(0).unwrap();
+    let mut got = Vec::new();
+    assert!(eventually(|| {
+        while let Some(c) = q.pop() {
+            assert_eq!(c.source, 3, "entries name their engine");
+            got.push((c.id, c.status));
+        }
+        got.len() == want.len()
+    }));
+    assert_eq!(got, want, "posting order, whatever the landing order");
+    // Post 3 is due before post 1, which every entry of queue 0 waited for.
+    let other = e.queue(1).unwrap().pop().map(|c| (c.id, c.status));
+    assert_eq!(other, Some((3, 0)), "queue 1 does not wait for queue 0");
+    assert!(
+        eventually(|| e.landed() == 6),
+        "the failed one does not land"
+    );
+    assert_eq!(m.load32(counter).unwrap(), 6, "nor signal");
+    assert_eq!(
+        e.completed(),
+        4,
+        "the watermark stops below the failed post"
+    );
+    assert!(e.queue(2).is_none());
+}
+
+#[test]
+fn a_report_to_a_missing_queue_or_a_zero_failure_is_refused() {
+    let (_m, e) = setup(EngineOptions::default());
+    let t = Transfer::signal_only(Signal::None);
+    assert!(matches!(
+        e.post(t.report_to(0)),
+        Err(EngineError::NoQueue {
+            engine: 0,
+            scheduler: 0,
+            queues: 0
+        })
+    ));
+    assert!(matches!(
+        e.post(t.fail(0)),
+        Err(EngineError::ZeroFailStatus)
+    ));
+    assert_eq!(e.post(t).unwrap(), 1, "nothing was posted before");
 }

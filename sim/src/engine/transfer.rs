@@ -17,6 +17,9 @@ pub struct EngineOptions {
     pub jitter: Duration,
     /// Seed of the jitter generator (mixed with the engine index).
     pub seed: u64,
+    /// Records each of the engine's completion queues holds (one queue per scheduler; see
+    /// [`Transfer::report_to`]). Default 256; a full queue makes the engine wait.
+    pub queue_capacity: usize,
 }
 
 impl Default for EngineOptions {
@@ -25,6 +28,7 @@ impl Default for EngineOptions {
             latency: Duration::from_micros(2),
             jitter: Duration::ZERO,
             seed: 0,
+            queue_capacity: 256,
         }
     }
 }
@@ -65,6 +69,14 @@ pub struct Transfer {
     pub latency: Option<Duration>,
     /// Fault injection: the transfer never lands and never signals.
     pub lost: bool,
+    /// Fault injection: at its landing time the transfer fails with this status (a
+    /// [`pto_runtime_core::transfer_status`] code, nonzero): nothing is copied or signalled,
+    /// the watermark stops below it, and its completion entry (if it reports) carries the
+    /// status.
+    pub fail: Option<u32>,
+    /// The scheduler whose completion queue gets this transfer's entry, if any (set by
+    /// [`crate::KernelCtx::post_queued`]).
+    pub report: Option<u8>,
 }
 
 impl Transfer {
@@ -77,6 +89,8 @@ impl Transfer {
             signal: Signal::None,
             latency: None,
             lost: false,
+            fail: None,
+            report: None,
         }
     }
 
@@ -102,6 +116,24 @@ impl Transfer {
     pub fn lost(self) -> Self {
         Transfer { lost: true, ..self }
     }
+
+    /// The same transfer, failing with `status` at its landing time (see [`Transfer::fail`];
+    /// a status of 0 is refused at posting).
+    pub fn fail(self, status: u32) -> Self {
+        Transfer {
+            fail: Some(status),
+            ..self
+        }
+    }
+
+    /// The same transfer, reporting its completion entry to scheduler `scheduler`'s queue of
+    /// the engine.
+    pub fn report_to(self, scheduler: u8) -> Self {
+        Transfer {
+            report: Some(scheduler),
+            ..self
+        }
+    }
 }
 
 /// Why a transfer could not be posted or an engine not started.
@@ -116,6 +148,22 @@ pub enum EngineError {
     /// The engine thread has stopped.
     #[error("the engine has stopped")]
     Stopped,
+    /// The transfer asks to report to a completion queue the engine does not have.
+    #[error(
+        "engine {engine} has {queues} completion queue(s), none for scheduler {scheduler}: \
+         post with KernelCtx::post_queued on a machine whose engines have queues"
+    )]
+    NoQueue {
+        /// The engine.
+        engine: u32,
+        /// The scheduler asked for.
+        scheduler: u8,
+        /// Queues the engine has.
+        queues: usize,
+    },
+    /// A transfer set to fail with status 0, which means success.
+    #[error("a transfer cannot fail with status 0 (success): use a nonzero status")]
+    ZeroFailStatus,
     /// A kernel named an engine the machine does not have.
     #[error("engine {engine} does not exist: the machine has {engines} engine(s)")]
     NoSuchEngine {

@@ -6,7 +6,7 @@ use clap::builder::RangedU64ValueParser;
 use clap::value_parser;
 
 use pto_host::bench::{BenchOptions, BenchOutput, MAX_PENDING, Workload, bench_kernels};
-use pto_host::profile::write_chrome_trace;
+use pto_host::profile::{add_queue_counters, chrome_trace_named, write_trace};
 use pto_host::progress::Progress;
 use pto_runtime_core::{CompletionMode, ProfileLevel};
 use pto_sim::{CoreThreads, SimOptions};
@@ -205,7 +205,10 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
         BenchOutput::Calibrate(r) => print("bench", &opts, &r, a.json),
         BenchOutput::Dag(out) => {
             if let Some(path) = &a.trace {
-                write_chrome_trace(path, &out.records, out.ticks_per_us, &bench_kernels())?;
+                let mut trace =
+                    chrome_trace_named(&out.records, out.ticks_per_us, &bench_kernels());
+                add_queue_counters(&mut trace, &out.queues);
+                write_trace(path, &trace)?;
             }
             print("bench", &opts, &out.result, a.json)?;
             if let Some(path) = a.trace.as_ref().filter(|_| !a.json) {

@@ -237,10 +237,23 @@ impl<'r> DeferredSet<'r> {
     /// calls `done` with every entry whose last condition that read met (armed entries only;
     /// `done` must close it). Stops at the first word `read` cannot read and returns it with
     /// a task waiting on it.
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn poll(
         &mut self,
         budget: usize,
+        read: impl FnMut(Watch) -> Option<u64>,
+        done: impl FnMut(&mut Self, u32),
+    ) -> Result<usize, (Watch, TaskId)> {
+        self.poll_with(budget, read, |_, _, _| {}, done)
+    }
+
+    /// [`Self::poll`], calling `met` with each waiter released on a [`Watch::Queue`] (its
+    /// watch, the post it waited for and its task) before `done` sees its entry.
+    pub(crate) fn poll_with(
+        &mut self,
+        budget: usize,
         mut read: impl FnMut(Watch) -> Option<u64>,
+        mut met: impl FnMut(Watch, u64, TaskId),
         mut done: impl FnMut(&mut Self, u32),
     ) -> Result<usize, (Watch, TaskId)> {
         let reads = budget.min(self.active);
@@ -260,6 +273,7 @@ impl<'r> DeferredSet<'r> {
                 return Err((watch, TaskId::from_raw(self.s.entries[e as usize].task)));
             };
             self.s.watches[w as usize].last = value;
+            let queue = matches!(watch, Watch::Queue(_));
             let mut emptied = false;
             loop {
                 let head = self.s.watches[w as usize].head;
@@ -272,8 +286,15 @@ impl<'r> DeferredSet<'r> {
                     break;
                 }
                 waiter.met = true;
-                let e = waiter.entry;
+                let (e, expected) = (waiter.entry, waiter.expected);
                 self.s.watches[w as usize].head = heap::pop(self.s.waiters, head);
+                if queue {
+                    met(
+                        watch,
+                        expected,
+                        TaskId::from_raw(self.s.entries[e as usize].task),
+                    );
+                }
                 let entry = &mut self.s.entries[e as usize];
                 entry.left -= 1;
                 released += 1;
