@@ -50,6 +50,7 @@ mod submit;
 mod sync;
 mod tables;
 mod tensor;
+mod tensor_arg;
 mod tensor_map;
 mod wire;
 
@@ -93,4 +94,4 @@ pub use scheduler::Scheduler;
 pub use stats::LatencyHistogram;
 pub use submit::{MAX_SCOPE_DEPTH, Orchestrator, TaskSpec};
 pub use tensor::{Access, MAX_RANK, Tile, TileError, overlaps, touches};
-pub use tensor_map::TensorArg;
+pub use tensor_arg::{Buffer, KernelTensor, TensorArg, TensorCell};

@@ -15,6 +15,7 @@ use crate::slot::{Meta, TaskSlot};
 use crate::stats::SchedCtl;
 use crate::sync::{AtomicU64, Ordering};
 use crate::tables::{Edge, RingCtl, Shared, Tables};
+use crate::tensor_arg::TensorCell;
 use crate::tensor_map::{EntryInfo, Head, MapEntry, NO_TILE, TensorStore, buckets_len, heads_len};
 
 /// Owned storage for every table of `cfg`.
@@ -24,6 +25,7 @@ pub(crate) struct Owned {
     rings: Vec<RingCtl>,
     slots: Vec<TaskSlot>,
     args: Vec<AtomicU64>,
+    tensors: Vec<TensorCell>,
     edges: Vec<Edge>,
     qctl: Vec<QueueCtl>,
     cells: Vec<Vec<QueueCell>>,
@@ -48,6 +50,9 @@ impl Owned {
             args: (0..n * cfg.max_args as usize)
                 .map(|_| AtomicU64::new(0))
                 .collect(),
+            tensors: (0..n * cfg.max_tensors as usize)
+                .map(|_| TensorCell::new())
+                .collect(),
             edges: (0..n * cfg.max_deps as usize)
                 .map(|_| Edge::new())
                 .collect(),
@@ -67,6 +72,7 @@ impl Owned {
             &self.rings,
             &self.slots,
             &self.args,
+            &self.tensors,
             &self.edges,
             queues,
             &self.sched,

@@ -5,6 +5,7 @@ use crate::completion_queue::CompletionQueue;
 use crate::condition::Watch;
 use crate::ids::{CoreId, KernelId, TaskId, Token};
 use crate::protocol::{RawCondition, ResultWord, StatusWord};
+use crate::tensor_arg::KernelTensor;
 
 /// What a core is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -28,6 +29,8 @@ pub struct Payload<'a> {
     pub lanes: u8,
     /// Scalar arguments.
     pub args: &'a [u64],
+    /// Tensor arguments, in the order the task gave them.
+    pub tensors: &'a [KernelTensor],
     /// Record when the kernel starts and ends (profiling at `Tasks`), for
     /// [`Platform::lane_times`].
     pub profile: bool,

@@ -70,6 +70,7 @@ impl<'r> Runtime<'r> {
             sched,
             slots,
             args,
+            tensors,
             edges,
         } = parts.core;
         let QueueParts { ctl, cells } = parts.queues;
@@ -87,6 +88,7 @@ impl<'r> Runtime<'r> {
                 rings,
                 slots,
                 args,
+                tensors,
                 edges,
                 queues,
                 sched,

@@ -11,6 +11,7 @@ use crate::slot::TaskSlot;
 use crate::stats::SchedCtl;
 use crate::status::RunStatus;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::tensor_arg::TensorCell;
 
 /// Fanout head of a finished task: no edge can be added any more.
 pub(crate) const EDGE_CLOSED: u32 = u32::MAX;
@@ -89,10 +90,13 @@ pub(crate) struct Tables<'r> {
     pub(crate) window: usize,
     pub(crate) max_deps: usize,
     pub(crate) max_args: usize,
+    pub(crate) max_tensors: usize,
     pub(crate) shared: &'r Shared,
     pub(crate) rings: &'r [RingCtl],
     pub(crate) slots: &'r [TaskSlot],
     pub(crate) args: &'r [AtomicU64],
+    /// Each slot's tensor arguments, for the kernel.
+    pub(crate) tensors: &'r [TensorCell],
     pub(crate) edges: &'r [Edge],
     pub(crate) queues: [ReadyQueue<'r>; WorkerClass::COUNT],
     pub(crate) sched: &'r [SchedCtl],
@@ -149,6 +153,12 @@ impl<'r> Tables<'r> {
         &self.args[g * self.max_args..(g + 1) * self.max_args]
     }
 
+    /// The tensor argument row of slot `g`.
+    #[inline]
+    pub(crate) fn tensors_of(&self, g: usize) -> &'r [TensorCell] {
+        &self.tensors[g * self.max_tensors..(g + 1) * self.max_tensors]
+    }
+
     #[inline]
     pub(crate) fn queue(&self, class: WorkerClass) -> &ReadyQueue<'r> {
         &self.queues[class.index()]
@@ -171,6 +181,7 @@ pub(crate) struct CoreParts<'r> {
     pub(crate) sched: &'r mut [SchedCtl],
     pub(crate) slots: &'r mut [TaskSlot],
     pub(crate) args: &'r mut [AtomicU64],
+    pub(crate) tensors: &'r mut [TensorCell],
     pub(crate) edges: &'r mut [Edge],
 }
 
@@ -184,6 +195,7 @@ impl<'r> CoreParts<'r> {
             sched: c.table(cfg.schedulers as usize, |_| SchedCtl::new())?,
             slots: c.table(slots, |_| TaskSlot::new())?,
             args: c.table(slots * cfg.max_args as usize, |_| AtomicU64::new(0))?,
+            tensors: c.table(slots * cfg.max_tensors as usize, |_| TensorCell::new())?,
             edges: c.table(slots * cfg.max_deps as usize, |_| Edge::new())?,
         })
     }
@@ -198,6 +210,7 @@ impl<'r> Tables<'r> {
         rings: &'r [RingCtl],
         slots: &'r [TaskSlot],
         args: &'r [AtomicU64],
+        tensors: &'r [TensorCell],
         edges: &'r [Edge],
         queues: [ReadyQueue<'r>; WorkerClass::COUNT],
         sched: &'r [SchedCtl],
@@ -210,10 +223,12 @@ impl<'r> Tables<'r> {
             window: cfg.task_window as usize,
             max_deps: cfg.max_deps as usize,
             max_args: cfg.max_args as usize,
+            max_tensors: cfg.max_tensors as usize,
             shared,
             rings,
             slots,
             args,
+            tensors,
             edges,
             queues,
             sched,

@@ -26,7 +26,8 @@ mod place;
 
 use crate::deferred::NIL;
 use crate::ids::TaskId;
-use crate::tensor::{Access, Footprint, Tile, overlaps, touches};
+use crate::tensor::{Footprint, Tile, overlaps, touches};
+pub(crate) use crate::tensor_arg::TensorArg;
 use buckets::Buckets;
 use heads::{Heads, Key, Probe};
 use lists::Probes;
@@ -35,47 +36,6 @@ use place::{Place, cells, class_bit, lowest_class, place};
 pub(crate) use buckets::buckets_len;
 pub(crate) use entry::{Covered, EntryInfo, MapEntry, NO_TILE, TensorStore};
 pub(crate) use heads::{Head, heads_len};
-
-/// A tensor argument: a tile of a buffer, and how the task uses it. Tiles of different buffers
-/// never conflict; within a buffer, conflicts follow [`overlaps`].
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct TensorArg {
-    /// The buffer the tile belongs to (its base address, say): the map's key.
-    pub buffer: u64,
-    /// The elements the task touches.
-    pub tile: Tile,
-    /// Read, written, or both.
-    pub access: Access,
-}
-
-impl TensorArg {
-    /// The task reads `tile` of `buffer`.
-    pub const fn input(buffer: u64, tile: Tile) -> Self {
-        TensorArg {
-            buffer,
-            tile,
-            access: Access::In,
-        }
-    }
-
-    /// The task writes `tile` of `buffer`.
-    pub const fn output(buffer: u64, tile: Tile) -> Self {
-        TensorArg {
-            buffer,
-            tile,
-            access: Access::Out,
-        }
-    }
-
-    /// The task reads, then writes `tile` of `buffer`.
-    pub const fn inout(buffer: u64, tile: Tile) -> Self {
-        TensorArg {
-            buffer,
-            tile,
-            access: Access::InOut,
-        }
-    }
-}
 
 /// Cells of one class a lookup probes at most; past that it walks the class's list.
 const LOOKUP_CELLS: u64 = 8;
@@ -170,13 +130,13 @@ impl<'r> TensorMap<'r> {
             writes: arg.access.writes(),
             own: first..first + self.per_slot as u32,
         };
-        let buffer = self.heads.probe(&Key::buffer(arg.buffer));
+        let buffer = self.heads.probe(&Key::buffer(arg.buffer.base));
         if let Probe::Found(b) = buffer
             && self.heads.at(b).mask == class_bit(at.class)
         {
             // The common case: the buffer holds tiles of this class only, in the list of its
             // head, and any overlap is in the tile's own cell.
-            let own = self.buckets.of(arg.buffer, at.class, at.cell);
+            let own = self.buckets.of(arg.buffer.base, at.class, at.cell);
             let q = query();
             let in_cell = self.buckets.first(own);
             if in_cell != NIL {
@@ -243,7 +203,7 @@ impl<'r> TensorMap<'r> {
             writes: arg.access.writes(),
             own: 0..0,
         };
-        let buffer = self.heads.probe(&Key::buffer(arg.buffer));
+        let buffer = self.heads.probe(&Key::buffer(arg.buffer.base));
         self.lookup(&q, buffer, covered, &mut dep).map(|_| ())
     }
 
@@ -291,7 +251,7 @@ impl<'r> TensorMap<'r> {
             let (first, last) = cells(range.0, range.1, class);
             if last - first < LOOKUP_CELLS {
                 for cell in first..=last {
-                    let b = self.buckets.of(arg.buffer, class, cell);
+                    let b = self.buckets.of(arg.buffer.base, class, cell);
                     let list = List::Bucket(Place { class, cell });
                     self.walk(self.buckets.first(b), list, q, covered, dep)?;
                     if class == at.class {
@@ -303,7 +263,7 @@ impl<'r> TensorMap<'r> {
                     head.first
                 } else {
                     self.heads
-                        .find(&Key::class(arg.buffer, class))
+                        .find(&Key::class(arg.buffer.base, class))
                         .map_or(NIL, |h| self.heads.at(h).first)
                 };
                 self.walk(e, List::Class, q, covered, dep)?;
@@ -349,7 +309,7 @@ impl<'r> TensorMap<'r> {
                 // A bucket's list also holds the cells of other keys that hash there.
                 let listed = match list {
                     List::Bucket(at) => {
-                        place(entry.lo, entry.hi) == at && info.buffer == q.arg.buffer
+                        place(entry.lo, entry.hi) == at && info.buffer == q.arg.buffer.base
                     }
                     List::Class => true,
                 };

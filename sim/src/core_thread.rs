@@ -5,7 +5,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use pto_runtime_core::{
-    Completion, CompletionQueue, CoreId, MAX_ARGS, Outcome, Platform, ResultWord, StatusWord, Token,
+    Completion, CompletionQueue, CoreId, KernelTensor, MAX_ARGS, MAX_TENSORS, Outcome, Platform,
+    ResultWord, StatusWord, Token,
 };
 
 use crate::kernel_error::{KernelError, KernelFailure, error_code, panic_message};
@@ -22,9 +23,10 @@ pub(crate) fn core_loop(p: &SimPlatform, id: CoreId, spin_before_park: u32) {
     let core = &p.cores[id.0 as usize];
     let mut next = Token::FIRST;
     let mut args = [0u64; MAX_ARGS as usize];
+    let mut tensors = Vec::with_capacity(MAX_TENSORS as usize);
     loop {
         if rung(core, next) {
-            run_token(p, core, id, next, &mut args);
+            run_token(p, core, id, next, &mut args, &mut tensors);
             next = next.next();
             continue;
         }
@@ -52,8 +54,9 @@ fn run_token(
     id: CoreId,
     token: Token,
     args: &mut [u64; MAX_ARGS as usize],
+    tensors: &mut Vec<KernelTensor>,
 ) {
-    let (task, kernel, lane, lanes, n) = read_payload(core, token, args);
+    let (task, kernel, lane, lanes, n) = read_payload(core, token, args, tensors);
     let slab = &core.slabs[(token.bits() & 1) as usize];
     slab.clear();
     let ctx = KernelCtx {
@@ -62,6 +65,7 @@ fn run_token(
         lane,
         lanes,
         args: &args[..n],
+        tensors,
         memory: &p.memory,
         engines: &p.engines,
         slab,

@@ -28,6 +28,7 @@ mod platform;
 mod region;
 mod run;
 mod slab;
+mod tensor_view;
 
 pub use engine::{Engine, EngineError, EngineOptions, Signal, Transfer};
 pub use error::{FailedRun, SimError};
@@ -40,3 +41,4 @@ pub use platform::SimPlatform;
 pub use region::Region;
 pub use run::{SimOrchestrator, SimRun, run, run_with};
 pub use slab::SlabFull;
+pub use tensor_view::TensorView;

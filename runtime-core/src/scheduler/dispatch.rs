@@ -5,11 +5,12 @@
 
 use super::cores::Inflight;
 use super::{DUMMY_BATCH, Scheduler};
-use crate::config::MAX_ARGS;
+use crate::config::{MAX_ARGS, MAX_TENSORS};
 use crate::ids::{TaskId, WorkerClass};
 use crate::platform::{Payload, Platform};
 use crate::slot::Meta;
 use crate::sync::Ordering;
+use crate::tensor_arg::KernelTensor;
 
 impl<P: Platform> Scheduler<'_, '_, P> {
     /// Fills idle cores of `class` (except `reserved` ones) first, then pending slots, while
@@ -70,6 +71,12 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         for (dst, src) in buf[..n].iter_mut().zip(self.t.args_of(g)) {
             *dst = src.load(Ordering::Relaxed);
         }
+        let mut tensors = heapless::Vec::<KernelTensor, { MAX_TENSORS as usize }>::new();
+        let nt = self.t.slot(g).tensors.load(Ordering::Relaxed) as usize;
+        for cell in self.t.tensors_of(g).iter().take(nt) {
+            // At most max_tensors <= MAX_TENSORS cells: the push cannot fail.
+            let _ = tensors.push(cell.load());
+        }
         let (id, token) = {
             let c = &self.cores.cores[i];
             (c.id, c.next_token)
@@ -80,6 +87,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             lane,
             lanes,
             args: &buf[..n],
+            tensors: &tensors,
             profile: self.tasks_level,
         };
         if self.tasks_level && lane == 0 {

@@ -188,6 +188,9 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
             dst.store(a, Ordering::Relaxed);
         }
+        if !spec.tensors.is_empty() {
+            store_tensors(t, g, spec.tensors);
+        }
         if level == ProfileLevel::Tasks {
             t.prof_rows[g].reset(now);
         }
@@ -207,7 +210,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             pinned: pinned as u8,
         };
         slot.meta.store(meta.pack(), Ordering::Relaxed);
-        // Only the orchestrator touches this word.
+        // Written by the orchestrator only; the scheduler that dispatches the task reads it.
         slot.tensors
             .store(spec.tensors.len() as u32, Ordering::Relaxed);
 
@@ -334,6 +337,14 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 waited_us,
             },
         )
+    }
+}
+
+/// Copies a task's tensor arguments into its slot's row, for the kernel.
+#[inline(never)]
+fn store_tensors(t: &Tables<'_>, g: usize, tensors: &[TensorArg]) {
+    for (dst, a) in t.tensors_of(g).iter().zip(tensors) {
+        dst.store_arg(a);
     }
 }
 

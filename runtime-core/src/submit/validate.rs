@@ -7,6 +7,7 @@ use crate::config::MAX_DEPS;
 use crate::error::SubmitError;
 use crate::ids::{TaskId, WorkerClass};
 use crate::platform::Platform;
+use crate::tensor::TileError;
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
     /// Checks `spec` against the configuration and the run, and puts each tensor argument's
@@ -40,6 +41,17 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 .tile
                 .footprint()
                 .map_err(|error| SubmitError::BadTensor { index, error })?;
+            if !arg.buffer.holds(f.lo, f.hi) {
+                return Err(SubmitError::BadTensor {
+                    index,
+                    error: TileError::OutsideBuffer {
+                        first: f.lo,
+                        end: f.hi,
+                        base: arg.buffer.base,
+                        len: arg.buffer.len,
+                    },
+                });
+            }
             // At most max_tensors <= MAX_TENSORS (checked above): the push cannot fail.
             let _ = footprints.push(f);
         }
