@@ -92,6 +92,6 @@ pub use protocol::{Outcome, RawCondition, ResultWord, StatusWord};
 pub use runtime::{RunReport, Runtime};
 pub use scheduler::Scheduler;
 pub use stats::LatencyHistogram;
-pub use submit::{MAX_SCOPE_DEPTH, Orchestrator, TaskSpec};
+pub use submit::{DepReason, Dependency, MAX_SCOPE_DEPTH, Orchestrator, TaskSpec};
 pub use tensor::{Access, MAX_RANK, Tile, TileError, overlaps, touches};
 pub use tensor_arg::{Buffer, KernelTensor, TensorArg, TensorCell};

@@ -79,7 +79,8 @@ impl<'r> TensorMap<'r> {
 
     /// Adds the tensor arguments of `task`, the new tenant of slot `g` (whose earlier
     /// tenant's entries are gone), with their tiles' footprints: calls `dep` with every other
-    /// task in the map that an argument must wait for, and records the arguments. The
+    /// task in the map that an argument must wait for (and the argument's index), and records
+    /// the arguments. The
     /// entries whose tiles the task writes exactly leave: whoever would have waited for them
     /// now waits for the task, which waits for them. If `dep` fails, the map is as it was.
     pub(crate) fn add_task<E>(
@@ -87,11 +88,11 @@ impl<'r> TensorMap<'r> {
         (g, task): (usize, TaskId),
         args: &[TensorArg],
         footprints: &[Footprint],
-        mut dep: impl FnMut(TaskId) -> Result<(), E>,
+        mut dep: impl FnMut(TaskId, usize) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut covered = Covered::default();
         for (k, (arg, &fp)) in args.iter().zip(footprints).enumerate() {
-            if let Err(e) = self.add((g, task), k, arg, fp, &mut covered, &mut dep) {
+            if let Err(e) = self.add((g, task), k, arg, fp, &mut covered, &mut |t| dep(t, k)) {
                 self.drop_slot(g, k);
                 return Err(e);
             }

@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 
 mod core_thread;
+mod dep_graph;
 mod engine;
 mod error;
 mod kernel_error;
@@ -30,6 +31,7 @@ mod run;
 mod slab;
 mod tensor_view;
 
+pub use dep_graph::{DepGraph, DepTask};
 pub use engine::{Engine, EngineError, EngineOptions, Signal, Transfer};
 pub use error::{FailedRun, SimError};
 pub use kernel_error::{KernelError, KernelFailure, error_code};

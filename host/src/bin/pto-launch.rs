@@ -10,6 +10,7 @@ use std::time::Duration;
 use pto_host::allreduce::{RankJob, poison_reason, run_rank};
 use pto_host::bench::{
     BenchPlan, Workload, run_barrier_bench, run_bench, run_bootstrap_bench, run_transport_bench,
+    write_bench_deps,
 };
 use pto_host::comm::{HUNG_AFTER, sanitize_run_id};
 use pto_host::launch::{
@@ -170,6 +171,11 @@ struct BenchArgs {
     /// `--profile tasks`.
     #[arg(long, value_name = "FILE.json")]
     trace: Option<PathBuf>,
+    /// Also run the workload once more, unmeasured, and write the dependencies the runtime
+    /// wired for each task (named, or found through which tensor argument): Graphviz DOT,
+    /// or JSON if FILE ends in `.json`.
+    #[arg(long, value_name = "FILE.dot")]
+    deps: Option<PathBuf>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -583,6 +589,10 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
         tensor_args: a.tensor_args,
     };
     let out = run_bench(cfg, sim, &plan).map_err(|e| e.to_string())?;
+    let deps = match &a.deps {
+        Some(path) => Some(write_bench_deps(cfg, sim, &plan, path).map_err(|e| e.to_string())?),
+        None => None,
+    };
     if let Some(path) = &a.trace {
         let trace = chrome_trace(&out.records, out.ticks_per_us);
         let text =
@@ -596,6 +606,12 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
         println!("{s}");
     } else {
         println!("{}", out.result);
+        if let (Some(path), Some((tasks, deps))) = (&a.deps, deps) {
+            println!(
+                "dependency graph: {} ({tasks} tasks, {deps} dependencies)",
+                path.display()
+            );
+        }
         if let Some(path) = &a.trace {
             println!(
                 "trace of the last run: {} (open in Perfetto)",

@@ -44,7 +44,7 @@ impl Map<'_> {
         let mut out = Vec::new();
         let fps: Vec<_> = args.iter().map(|a| a.tile.footprint().unwrap()).collect();
         self.map
-            .add_task((g, task), args, &fps, |t| {
+            .add_task((g, task), args, &fps, |t, _| {
                 out.push(t.seq().0);
                 Ok::<(), ()>(())
             })
