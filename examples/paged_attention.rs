@@ -363,7 +363,7 @@ fn main() -> Result<(), Error> {
         a.max_error
     );
     if let Some(path) = trace {
-        pto_host::profile::write_chrome_trace(&path, &a.records, a.ticks_per_us, &a.kernels)?;
+        pto_sim::write_chrome_trace(&path, &a.records, a.ticks_per_us, &a.kernels)?;
         println!("trace: {} (open in Perfetto)", path.display());
     }
     if let Some(path) = deps {
@@ -444,12 +444,11 @@ mod tests {
         let a = paged_attention(true).unwrap();
         let path =
             std::env::temp_dir().join(format!("paged_attention-{}.json", std::process::id()));
-        pto_host::profile::write_chrome_trace(&path, &a.records, a.ticks_per_us, &a.kernels)
-            .unwrap();
+        pto_sim::write_chrome_trace(&path, &a.records, a.ticks_per_us, &a.kernels).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         let trace: serde_json::Value = serde_json::from_str(&text).unwrap();
-        pto_host::profile::check_chrome_trace(&trace).expect("Perfetto can draw every track");
+        pto_sim::check_chrome_trace(&trace).expect("Perfetto can draw every track");
         assert_eq!(
             text.matches("\"name\":\"merge\"").count(),
             LAYERS * HEADS * BLOCKS,

@@ -217,7 +217,7 @@ fn rank_job(
         }
     }
     if let Some(path) = trace {
-        pto_host::profile::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
+        pto_sim::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
     }
     Ok(RankOutcome {
         tasks: out.report.finished,
@@ -335,7 +335,7 @@ mod tests {
         for r in 0..2 {
             let text = std::fs::read_to_string(rank_trace(&trace, r)).unwrap();
             let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-            pto_host::profile::check_chrome_trace(&v).expect("Perfetto can draw every track");
+            pto_sim::check_chrome_trace(&v).expect("Perfetto can draw every track");
             assert_eq!(text.matches("\"name\":\"recv\"").count(), 2, "two receives");
         }
         std::fs::remove_dir_all(&dir).unwrap();

@@ -193,7 +193,7 @@ fn tiled_gemm(profile: ProfileLevel, trace: Option<&std::path::Path>) -> Result<
         .into());
     }
     if let Some(path) = trace {
-        pto_host::profile::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
+        pto_sim::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
     }
     Ok(Gemm {
         tasks: out.report.finished,
@@ -237,7 +237,7 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         let trace: serde_json::Value = serde_json::from_str(&text).unwrap();
-        pto_host::profile::check_chrome_trace(&trace).expect("Perfetto can draw every track");
+        pto_sim::check_chrome_trace(&trace).expect("Perfetto can draw every track");
         assert_eq!(
             text.matches("\"name\":\"matmul\"").count(),
             24,

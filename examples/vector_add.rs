@@ -109,7 +109,7 @@ fn vector_add(trace: Option<&std::path::Path>) -> Result<Summary, Error> {
         return Err(format!("z[{i}] is {} but plain Rust says {}", z[i], want[i]).into());
     }
     if let Some(path) = trace {
-        pto_host::profile::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
+        pto_sim::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
     }
     Ok(Summary {
         tasks: out.report.finished,
@@ -157,6 +157,6 @@ mod tests {
             assert_eq!(text.matches(name).count(), 4, "four {name} slices");
         }
         let trace: serde_json::Value = serde_json::from_str(&text).unwrap();
-        pto_host::profile::check_chrome_trace(&trace).expect("Perfetto can draw every track");
+        pto_sim::check_chrome_trace(&trace).expect("Perfetto can draw every track");
     }
 }

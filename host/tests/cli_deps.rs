@@ -50,3 +50,30 @@ fn bench_deps_writes_the_graph_the_runtime_wired() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot write the dependency graph"), "{err}");
 }
+
+#[test]
+fn bench_traces_name_the_kernels() {
+    let path = std::env::temp_dir().join(format!("pto-named-{}.json", std::process::id()));
+    let out = launch(&[
+        "bench",
+        "--tasks",
+        "10",
+        "--repeat",
+        "1",
+        "--trace",
+        path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(
+        text.matches("\"name\":\"noop\"").count(),
+        10,
+        "a named slice per task"
+    );
+    assert!(!text.contains("\"name\":\"kernel 0\""));
+}

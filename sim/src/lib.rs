@@ -6,6 +6,10 @@
 //! the simulator measures the scheduler, not the operating system. Scheduler and orchestrator
 //! threads run the real `pto-runtime-core`.
 //!
+//! A run's task records become a Chrome trace that Perfetto draws ([`write_chrome_trace`],
+//! kernel slices named as the [`KernelTable`] names them; [`check_chrome_trace`] checks one),
+//! and its wiring a dependency graph ([`DepGraph`]).
+//!
 //! Principles:
 //! - The same core: nothing here changes how tasks are scheduled, only what a core is.
 //! - No unsafe: the region is a plain aligned buffer, cores talk through atomics.
@@ -30,6 +34,8 @@ mod region;
 mod run;
 mod slab;
 mod tensor_view;
+mod trace;
+mod trace_check;
 
 pub use dep_graph::{DepGraph, DepTask};
 pub use engine::{Engine, EngineError, EngineOptions, Signal, Transfer};
@@ -44,3 +50,5 @@ pub use region::Region;
 pub use run::{SimOrchestrator, SimRun, run, run_with};
 pub use slab::SlabFull;
 pub use tensor_view::TensorView;
+pub use trace::{TraceError, chrome_trace, chrome_trace_named, write_chrome_trace};
+pub use trace_check::{TraceDefect, check_chrome_trace};

@@ -9,15 +9,15 @@ use std::time::Duration;
 
 use pto_host::allreduce::{RankJob, poison_reason, run_rank};
 use pto_host::bench::{
-    BenchPlan, Workload, run_barrier_bench, run_bench, run_bootstrap_bench, run_transport_bench,
-    write_bench_deps,
+    BenchPlan, Workload, bench_kernels, run_barrier_bench, run_bench, run_bootstrap_bench,
+    run_transport_bench, write_bench_deps,
 };
 use pto_host::comm::{HUNG_AFTER, sanitize_run_id};
 use pto_host::launch::{
     LAUNCHER_PID, Launcher, RankEnd, RankEnv, SpawnPlan, form_job, job_id_from_env,
     master_rendezvous, parse_rendezvous, rank_from_env, spawn_ranks,
 };
-use pto_host::profile::chrome_trace;
+use pto_host::profile::chrome_trace_named;
 use pto_host::signals;
 use pto_host::transport::secret::{self, JobSecret};
 use pto_runtime_core::{CompletionMode, Config, ProfileLevel};
@@ -594,7 +594,7 @@ fn bench(a: &BenchArgs) -> Result<(), String> {
         None => None,
     };
     if let Some(path) = &a.trace {
-        let trace = chrome_trace(&out.records, out.ticks_per_us);
+        let trace = chrome_trace_named(&out.records, out.ticks_per_us, &bench_kernels());
         let text =
             serde_json::to_string(&trace).map_err(|e| format!("cannot encode the trace: {e}"))?;
         std::fs::write(path, text)
