@@ -73,9 +73,11 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         }
         let mut tensors = heapless::Vec::<KernelTensor, { MAX_TENSORS as usize }>::new();
         let nt = self.t.slot(g).tensors.load(Ordering::Relaxed) as usize;
-        for cell in self.t.tensors_of(g).iter().take(nt) {
-            // At most max_tensors <= MAX_TENSORS cells: the push cannot fail.
-            let _ = tensors.push(cell.load());
+        if nt != 0 {
+            for cell in self.t.tensors_of(g).iter().take(nt) {
+                // At most max_tensors <= MAX_TENSORS cells: the push cannot fail.
+                let _ = tensors.push(cell.load());
+            }
         }
         let (id, token) = {
             let c = &self.cores.cores[i];
