@@ -190,6 +190,7 @@ fn fan_in_makes_the_consumer_ready_exactly_once() {
             class: WorkerClass::Dummy,
             nargs: 0,
             pinned: pinned as u8,
+            ntensors: 0,
         };
         t.slot(g).meta.store(meta.pack(), Ordering::Relaxed);
         if wire::release_wiring_hold(&t, g) {

@@ -72,7 +72,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             *dst = src.load(Ordering::Relaxed);
         }
         let mut tensors = heapless::Vec::<KernelTensor, { MAX_TENSORS as usize }>::new();
-        let nt = self.t.slot(g).tensors.load(Ordering::Relaxed) as usize;
+        let nt = meta.ntensors as usize;
         if nt != 0 {
             for cell in self.t.tensors_of(g).iter().take(nt) {
                 // At most max_tensors <= MAX_TENSORS cells: the push cannot fail.

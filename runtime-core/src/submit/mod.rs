@@ -225,9 +225,10 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             class: spec.class,
             nargs: spec.args.len() as u8,
             pinned: pinned as u8,
+            ntensors: spec.tensors.len() as u8,
         };
         slot.meta.store(meta.pack(), Ordering::Relaxed);
-        // Written by the orchestrator only; the scheduler that dispatches the task reads it.
+        // Only the orchestrator touches this word.
         slot.tensors
             .store(spec.tensors.len() as u32, Ordering::Relaxed);
 
