@@ -7,6 +7,12 @@
 //!   vector epilogue, every dependency found through tensor arguments
 //!   (`cargo run --example tiled_gemm`).
 //!
+//! - `paged_attention.rs`: the decode-phase DAG of attention over a paged KV cache (per-block
+//!   QK, softmax, PV and an online-softmax merge per head, a scope per layer, intermediates
+//!   from the output heap; `cargo run --example paged_attention [-- --deps FILE.dot]`).
+//! - `ring_allreduce.rs`: ranks putting chunks into their neighbour's window, consumers
+//!   waiting through deferred completion (`cargo run --example ring_allreduce`).
+//!
 //! Each takes `--trace FILE.json` to write a Chrome trace of its run (open it in Perfetto).
 //! `cargo test -p pto-examples` runs every example and checks its result.
 #![forbid(unsafe_code)]
@@ -16,7 +22,17 @@ use std::path::PathBuf;
 
 /// The file after `--trace` on the command line, if any.
 pub fn trace_arg() -> Option<PathBuf> {
-    let mut args = std::env::args_os().skip_while(|a| a != "--trace");
+    path_after("--trace")
+}
+
+/// The file after `--deps` on the command line, if any (the examples that record their
+/// dependency graph write it there: JSON if it ends in `.json`, Graphviz DOT otherwise).
+pub fn deps_arg() -> Option<PathBuf> {
+    path_after("--deps")
+}
+
+fn path_after(flag: &str) -> Option<PathBuf> {
+    let mut args = std::env::args_os().skip_while(|a| a != flag);
     args.next()?;
     args.next().map(PathBuf::from)
 }

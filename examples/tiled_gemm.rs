@@ -14,9 +14,9 @@
 //! ```
 
 use pto_runtime_core::{
-    Config, KernelId, ProfileLevel, TaskId, TaskSpec, TensorArg, Tile, WorkerClass,
+    Access, Buffer, Config, KernelId, ProfileLevel, TaskId, TaskSpec, TensorArg, Tile, WorkerClass,
 };
-use pto_sim::{KernelCtx, KernelError, KernelTable, MemoryMap, SimOptions};
+use pto_sim::{KernelCtx, KernelError, KernelTable, SimOptions};
 
 /// Any error: the simulator's, a submit's, memory's, or a wrong result.
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -34,52 +34,20 @@ const ALPHA: f32 = 0.5;
 /// Bytes per element.
 const F32: u32 = 4;
 
-/// `acc (+)= A[i-block, k-block] x B[k-block, j-block]`; `args = [a, b, acc, first]`, the
-/// addresses of the tiles' first elements (row strides K, N and N), `first` = 1 on the first
-/// K block (the accumulator starts from zero).
+/// `acc (+)= A[i-block, k-block] x B[k-block, j-block]`; tensors `[a, b, acc]`. The first K
+/// step only writes `acc` (an output: it starts from zero); later ones read it too (inout).
 const MATMUL: KernelId = KernelId(0);
-/// `C = relu(alpha * acc + bias)` on one tile; `args = [acc, bias, c, alpha]` (bias: the
-/// tile's TN columns; alpha: the f32's bits).
+/// `C = relu(alpha * acc + bias)` on one tile; tensors `[acc, bias, c]` (bias: the tile's TN
+/// columns), `args = [alpha]` (the f32's bits).
 const EPILOGUE: KernelId = KernelId(1);
 
-/// Reads `rows` rows of `cols` f32s from `at` on, rows `stride` elements apart.
-fn read_tile(
-    mem: &MemoryMap,
-    at: u64,
-    rows: usize,
-    cols: usize,
-    stride: usize,
-) -> Result<Vec<f32>, KernelError> {
-    let mut t = vec![0f32; rows * cols];
-    for (r, row) in t.chunks_mut(cols).enumerate() {
-        mem.read_f32s(at + (r * stride) as u64 * 4, row)?;
-    }
-    Ok(t)
-}
-
-/// Writes `t` (rows of `cols` f32s) from `at` on, rows `stride` elements apart.
-fn write_tile(
-    mem: &MemoryMap,
-    at: u64,
-    t: &[f32],
-    cols: usize,
-    stride: usize,
-) -> Result<(), KernelError> {
-    for (r, row) in t.chunks(cols).enumerate() {
-        mem.write_f32s(at + (r * stride) as u64 * 4, row)?;
-    }
-    Ok(())
-}
-
 fn matmul(ctx: &KernelCtx<'_>) -> Result<(), KernelError> {
-    let [a, b, acc, first] = ctx.args_array()?;
-    let mem = ctx.memory();
-    let at = read_tile(mem, a, TM, TK, K)?;
-    let bt = read_tile(mem, b, TK, TN, N)?;
-    let mut ct = if first == 1 {
+    let (a, b, acc) = (ctx.tensor(0)?, ctx.tensor(1)?, ctx.tensor(2)?);
+    let (at, bt) = (a.read_f32s()?, b.read_f32s()?);
+    let mut ct = if acc.access() == Access::Out {
         vec![0f32; TM * TN]
     } else {
-        read_tile(mem, acc, TM, TN, N)?
+        acc.read_f32s()?
     };
     for r in 0..TM {
         for kk in 0..TK {
@@ -89,22 +57,23 @@ fn matmul(ctx: &KernelCtx<'_>) -> Result<(), KernelError> {
             }
         }
     }
-    write_tile(mem, acc, &ct, TN, N)
+    acc.write_f32s(&ct)?;
+    Ok(())
 }
 
 fn epilogue(ctx: &KernelCtx<'_>) -> Result<(), KernelError> {
-    let [acc, bias, c, alpha] = ctx.args_array()?;
+    let [alpha] = ctx.args_array()?;
     let alpha = f32::from_bits(alpha as u32);
-    let mem = ctx.memory();
-    let mut t = read_tile(mem, acc, TM, TN, N)?;
-    let mut b = vec![0f32; TN];
-    mem.read_f32s(bias, &mut b)?;
+    let (acc, bias, c) = (ctx.tensor(0)?, ctx.tensor(1)?, ctx.tensor(2)?);
+    let mut t = acc.read_f32s()?;
+    let b = bias.read_f32s()?;
     for row in t.chunks_mut(TN) {
         for (v, bias) in row.iter_mut().zip(&b) {
             *v = (alpha * *v + bias).max(0.0);
         }
     }
-    write_tile(mem, c, &t, TN, N)
+    c.write_f32s(&t)?;
+    Ok(())
 }
 
 /// The plain Rust answer.
@@ -160,71 +129,48 @@ fn tiled_gemm(profile: ProfileLevel, trace: Option<&std::path::Path>) -> Result<
     };
     let out = pto_sim::run(cfg, kernels, SimOptions::default(), |o| {
         let mem = o.platform().memory();
-        let da = mem.alloc(M * K * 4, 64)?;
-        let db = mem.alloc(K * N * 4, 64)?;
-        let dacc = mem.alloc(M * N * 4, 64)?;
-        let dbias = mem.alloc(N * 4, 64)?;
-        let dc = mem.alloc(M * N * 4, 64)?;
-        mem.write_f32s(da, &a)?;
-        mem.write_f32s(db, &b)?;
-        mem.write_f32s(dbias, &bias)?;
-        // The address of element (r, c) of a row-major matrix at `base` with `cols` columns.
-        let at = |base: u64, cols: usize, r: usize, c: usize| base + ((r * cols + c) * 4) as u64;
-        let block = |base: u64, cols: usize, r: usize, c: usize, rows: usize, width: usize| {
-            Tile::block(
-                at(base, cols, r, c),
-                F32,
-                rows as u32,
-                width as u32,
-                cols as u64,
-            )
+        let da = mem.alloc_buffer(M * K * 4, 64)?;
+        let db = mem.alloc_buffer(K * N * 4, 64)?;
+        let dacc = mem.alloc_buffer(M * N * 4, 64)?;
+        let dbias = mem.alloc_buffer(N * 4, 64)?;
+        let dc = mem.alloc_buffer(M * N * 4, 64)?;
+        mem.write_f32s(da.base, &a)?;
+        mem.write_f32s(db.base, &b)?;
+        mem.write_f32s(dbias.base, &bias)?;
+        // The `rows x width` block from element (r, c) of a row-major matrix with `cols`
+        // columns.
+        let block = |m: Buffer, cols: usize, (r, c): (usize, usize), rows: usize, width: usize| {
+            let at = m.at(((r * cols + c) * 4) as u64);
+            Tile::block(at, F32, rows as u32, width as u32, cols as u64)
         };
         let mut tiles = Vec::new();
         for i in (0..M).step_by(TM) {
             for j in (0..N).step_by(TN) {
-                let acc = block(dacc, N, i, j, TM, TN);
+                let acc = block(dacc, N, (i, j), TM, TN);
                 let mut steps = Vec::new();
                 for k in (0..K).step_by(TK) {
-                    let first = k == 0;
                     let tensors = [
-                        TensorArg::input(da, block(da, K, i, k, TM, TK)),
-                        TensorArg::input(db, block(db, N, k, j, TK, TN)),
+                        TensorArg::input(da, block(da, K, (i, k), TM, TK)),
+                        TensorArg::input(db, block(db, N, (k, j), TK, TN)),
                         // The first step only writes the accumulator; later ones read it too.
-                        if first {
+                        if k == 0 {
                             TensorArg::output(dacc, acc)
                         } else {
                             TensorArg::inout(dacc, acc)
                         },
                     ];
-                    let args = [
-                        at(da, K, i, k),
-                        at(db, N, k, j),
-                        at(dacc, N, i, j),
-                        first as u64,
-                    ];
-                    steps.push(
-                        o.submit(
-                            &TaskSpec::new(MATMUL, WorkerClass::Aic)
-                                .args(&args)
-                                .tensors(&tensors),
-                        )?,
-                    );
+                    let task = TaskSpec::new(MATMUL, WorkerClass::Aic).tensors(&tensors);
+                    steps.push(o.submit(&task)?);
                 }
                 let tensors = [
                     TensorArg::input(dacc, acc),
-                    TensorArg::input(dbias, Tile::contiguous(at(dbias, N, 0, j), F32, TN as u32)),
-                    TensorArg::output(dc, block(dc, N, i, j, TM, TN)),
-                ];
-                let args = [
-                    at(dacc, N, i, j),
-                    at(dbias, N, 0, j),
-                    at(dc, N, i, j),
-                    ALPHA.to_bits() as u64,
+                    TensorArg::input(dbias, block(dbias, N, (0, j), 1, TN)),
+                    TensorArg::output(dc, block(dc, N, (i, j), TM, TN)),
                 ];
                 let epi = o.submit(
                     &TaskSpec::new(EPILOGUE, WorkerClass::Aiv)
-                        .args(&args)
-                        .tensors(&tensors),
+                        .tensors(&tensors)
+                        .args(&[ALPHA.to_bits() as u64]),
                 )?;
                 tiles.push((steps, epi));
             }
@@ -234,7 +180,7 @@ fn tiled_gemm(profile: ProfileLevel, trace: Option<&std::path::Path>) -> Result<
     let (dc, tiles) = out.value?;
 
     let mut c = vec![0f32; M * N];
-    out.memory.read_f32s(dc, &mut c)?;
+    out.memory.read_f32s(dc.base, &mut c)?;
     let want = reference(&a, &b, &bias);
     if let Some(i) = (0..M * N).find(|&i| c[i] != want[i]) {
         return Err(format!(
@@ -247,7 +193,7 @@ fn tiled_gemm(profile: ProfileLevel, trace: Option<&std::path::Path>) -> Result<
         .into());
     }
     if let Some(path) = trace {
-        pto_host::profile::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
+        pto_sim::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
     }
     Ok(Gemm {
         tasks: out.report.finished,
@@ -291,7 +237,7 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         let trace: serde_json::Value = serde_json::from_str(&text).unwrap();
-        pto_host::profile::check_chrome_trace(&trace).expect("Perfetto can draw every track");
+        pto_sim::check_chrome_trace(&trace).expect("Perfetto can draw every track");
         assert_eq!(
             text.matches("\"name\":\"matmul\"").count(),
             24,

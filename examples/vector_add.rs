@@ -1,13 +1,14 @@
 //! vector_add: the minimal workload. Two kernels, eight tasks: `z = x + y` on four chunks of
-//! a vector (vector cores), then each chunk scaled by 0.5 once its sum is there. The result
-//! is checked against plain Rust.
+//! a vector (vector cores), then each chunk scaled by 0.5 once its sum is there. Each task
+//! names the tiles it reads and writes; the kernels get them (`ctx.tensor(i)`) and the
+//! runtime orders the tasks by them. The result is checked against plain Rust.
 //!
 //! ```sh
 //! cargo run --example vector_add                      # run, check, print a summary
 //! cargo run --example vector_add -- --trace add.json  # also write a trace for Perfetto
 //! ```
 
-use pto_runtime_core::{Config, KernelId, ProfileLevel, TaskSpec, WorkerClass};
+use pto_runtime_core::{Config, KernelId, ProfileLevel, TaskSpec, TensorArg, Tile, WorkerClass};
 use pto_sim::{KernelCtx, KernelError, KernelTable, SimOptions};
 
 /// Any error: the simulator's, a submit's, memory's, or a wrong result.
@@ -22,26 +23,22 @@ const CHUNK: usize = 1024;
 const ADD: KernelId = KernelId(0);
 const SCALE: KernelId = KernelId(1);
 
-/// `args = [x, y, z, n]`: z[i] = x[i] + y[i] for the n f32s at those device addresses.
+/// Tensors `[x, y, z]`: z = x + y, elementwise, f32.
 fn add(ctx: &KernelCtx<'_>) -> Result<(), KernelError> {
-    let [x, y, z, n] = ctx.args_array()?;
-    let mem = ctx.memory();
-    let (mut xs, mut ys) = (vec![0f32; n as usize], vec![0f32; n as usize]);
-    mem.read_f32s(x, &mut xs)?;
-    mem.read_f32s(y, &mut ys)?;
+    let (x, y, z) = (ctx.tensor(0)?, ctx.tensor(1)?, ctx.tensor(2)?);
+    let (xs, ys) = (x.read_f32s()?, y.read_f32s()?);
     let zs: Vec<f32> = xs.iter().zip(&ys).map(|(a, b)| a + b).collect();
-    mem.write_f32s(z, &zs)?;
+    z.write_f32s(&zs)?;
     Ok(())
 }
 
-/// `args = [z, n, factor]`: z[i] *= factor (the f32's bits in the argument).
+/// Tensor `[z]` (read and written), `args = [factor]`: z *= factor (the f32's bits).
 fn scale(ctx: &KernelCtx<'_>) -> Result<(), KernelError> {
-    let [z, n, factor] = ctx.args_array()?;
+    let [factor] = ctx.args_array()?;
     let factor = f32::from_bits(factor as u32);
-    let mut zs = vec![0f32; n as usize];
-    ctx.memory().read_f32s(z, &mut zs)?;
-    zs.iter_mut().for_each(|v| *v *= factor);
-    ctx.memory().write_f32s(z, &zs)?;
+    let z = ctx.tensor(0)?;
+    let zs: Vec<f32> = z.read_f32s()?.iter().map(|v| v * factor).collect();
+    z.write_f32s(&zs)?;
     Ok(())
 }
 
@@ -75,37 +72,44 @@ fn vector_add(trace: Option<&std::path::Path>) -> Result<Summary, Error> {
         // Device memory: allocate the three vectors and copy the inputs in.
         let mem = o.platform().memory();
         let bytes = N * 4;
-        let (dx, dy, dz) = (
-            mem.alloc(bytes, 64)?,
-            mem.alloc(bytes, 64)?,
-            mem.alloc(bytes, 64)?,
+        let (x_buf, y_buf, z_buf) = (
+            mem.alloc_buffer(bytes, 64)?,
+            mem.alloc_buffer(bytes, 64)?,
+            mem.alloc_buffer(bytes, 64)?,
         );
-        mem.write_f32s(dx, &x)?;
-        mem.write_f32s(dy, &y)?;
+        mem.write_f32s(x_buf.base, &x)?;
+        mem.write_f32s(y_buf.base, &y)?;
         for c in 0..N / CHUNK {
-            let at = (c * CHUNK * 4) as u64;
-            let n = CHUNK as u64;
-            let args = [dx + at, dy + at, dz + at, n];
-            let sum = o.submit(&TaskSpec::new(ADD, WorkerClass::Aiv).args(&args))?;
-            // Runs once `sum` finished: an explicit dependency on its task id.
+            // Chunk c of a vector: CHUNK f32s (4 bytes each) from element c * CHUNK.
+            let chunk = |buf: pto_runtime_core::Buffer| {
+                Tile::contiguous(buf.at((c * CHUNK * 4) as u64), 4, CHUNK as u32)
+            };
+            let z = chunk(z_buf);
+            o.submit(&TaskSpec::new(ADD, WorkerClass::Aiv).tensors(&[
+                TensorArg::input(x_buf, chunk(x_buf)),
+                TensorArg::input(y_buf, chunk(y_buf)),
+                TensorArg::output(z_buf, z),
+            ]))?;
+            // Reads the chunk of z the add wrote: it waits for that add, found by the
+            // runtime from the tensor arguments.
             o.submit(
                 &TaskSpec::new(SCALE, WorkerClass::Aiv)
-                    .args(&[dz + at, n, 0.5f32.to_bits() as u64])
-                    .deps(&[sum]),
+                    .tensors(&[TensorArg::inout(z_buf, z)])
+                    .args(&[0.5f32.to_bits() as u64]),
             )?;
         }
-        Ok::<u64, Error>(dz)
+        Ok::<_, Error>(z_buf)
     })?;
-    let dz = out.value?;
+    let z_buf = out.value?;
 
     let mut z = vec![0f32; N];
-    out.memory.read_f32s(dz, &mut z)?;
+    out.memory.read_f32s(z_buf.base, &mut z)?;
     let want: Vec<f32> = x.iter().zip(&y).map(|(a, b)| (a + b) * 0.5).collect();
     if let Some(i) = (0..N).find(|&i| z[i] != want[i]) {
         return Err(format!("z[{i}] is {} but plain Rust says {}", z[i], want[i]).into());
     }
     if let Some(path) = trace {
-        pto_host::profile::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
+        pto_sim::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
     }
     Ok(Summary {
         tasks: out.report.finished,
@@ -153,6 +157,6 @@ mod tests {
             assert_eq!(text.matches(name).count(), 4, "four {name} slices");
         }
         let trace: serde_json::Value = serde_json::from_str(&text).unwrap();
-        pto_host::profile::check_chrome_trace(&trace).expect("Perfetto can draw every track");
+        pto_sim::check_chrome_trace(&trace).expect("Perfetto can draw every track");
     }
 }

@@ -51,8 +51,8 @@ pub use observe::profile::{PHASES, Phase, PhaseCounters, ProfileLevel, TaskRecor
 pub use observe::stall::Stall;
 pub use observe::stats::{LatencyHistogram, QueueCounters, QueueReport};
 pub use orchestrator::tensor::{Access, MAX_RANK, Tile, TileError, overlaps, touches};
-pub use orchestrator::tensor_map::TensorArg;
-pub use orchestrator::{MAX_SCOPE_DEPTH, Orchestrator, TaskSpec};
+pub use orchestrator::tensor_arg::{Buffer, KernelTensor, TensorArg, TensorCell};
+pub use orchestrator::{DepReason, Dependency, MAX_SCOPE_DEPTH, Orchestrator, TaskSpec};
 pub use platform::{CoreKind, Payload, Platform};
 pub use protocol::{Outcome, RawCondition, ResultWord, StatusWord};
 pub use queues::completion_queue::{

@@ -4,6 +4,7 @@
 use crate::condition::Watch;
 use crate::ids::{CoreId, KernelId, TaskId, Token};
 use crate::observe::stall::Stall;
+use crate::orchestrator::tensor_arg::KernelTensor;
 use crate::protocol::{RawCondition, ResultWord, StatusWord};
 use crate::queues::completion_queue::CompletionQueue;
 
@@ -29,6 +30,8 @@ pub struct Payload<'a> {
     pub lanes: u8,
     /// Scalar arguments.
     pub args: &'a [u64],
+    /// Tensor arguments, in the order the task gave them.
+    pub tensors: &'a [KernelTensor],
     /// Record when the kernel starts and ends (profiling at `Tasks`), for
     /// [`Platform::lane_times`].
     pub profile: bool,

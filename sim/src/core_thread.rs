@@ -5,8 +5,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use pto_runtime_core::{
-    Completion, CompletionQueue, CoreId, KernelId, MAX_ARGS, Outcome, Platform, ResultWord,
-    StatusWord, Token,
+    Completion, CompletionQueue, CoreId, KernelId, KernelTensor, MAX_ARGS, MAX_TENSORS, Outcome,
+    Platform, ResultWord, StatusWord, Token,
 };
 
 use crate::kernel_error::{KernelError, KernelFailure, error_code, panic_message};
@@ -30,6 +30,7 @@ use crate::silicon::{SiliconSums, SiliconTicks};
 pub(crate) fn core_loop(p: &SimPlatform, ids: &[CoreId], spin_before_park: u32) {
     let mut cores: Vec<CoreState> = ids.iter().map(|&id| CoreState::new(id)).collect();
     let mut args = [0u64; MAX_ARGS as usize];
+    let mut tensors = Vec::with_capacity(MAX_TENSORS as usize);
     let mut idle = 0u32;
     loop {
         let mut ran = false;
@@ -42,7 +43,7 @@ pub(crate) fn core_loop(p: &SimPlatform, ids: &[CoreId], spin_before_park: u32) 
             if rung(core, c.next) {
                 match &p.silicon {
                     None => {
-                        let (outcome, _) = execute(p, core, c.id, c.next, &mut args);
+                        let (outcome, _) = execute(p, core, c.id, c.next, &mut args, &mut tensors);
                         report(p, core, c.id, c.next, outcome);
                     }
                     Some(s) => {
@@ -54,7 +55,8 @@ pub(crate) fn core_loop(p: &SimPlatform, ids: &[CoreId], spin_before_park: u32) 
                             continue;
                         }
                         SiliconSums::add(&p.silicon_sums.dispatch, now - rung_at);
-                        let (outcome, kernel) = execute(p, core, c.id, c.next, &mut args);
+                        let (outcome, kernel) =
+                            execute(p, core, c.id, c.next, &mut args, &mut tensors);
                         c.busy_until = now.saturating_add(s.kernel(kernel));
                         // The modelled kernel times, not the host's: read after the FIN.
                         let times = &core.status.0.times[(c.next.bits() & 1) as usize];
@@ -177,8 +179,9 @@ fn execute(
     id: CoreId,
     token: Token,
     args: &mut [u64; MAX_ARGS as usize],
+    tensors: &mut Vec<KernelTensor>,
 ) -> (ResultWord, KernelId) {
-    let (task, kernel, lane, lanes, n) = read_payload(core, token, args);
+    let (task, kernel, lane, lanes, n) = read_payload(core, token, args, tensors);
     let slab = &core.slabs[(token.bits() & 1) as usize];
     slab.clear();
     let ctx = KernelCtx {
@@ -188,6 +191,7 @@ fn execute(
         lanes,
         args: &args[..n],
         scheduler: core.scheduler,
+        tensors,
         memory: &p.memory,
         engines: &p.engines,
         slab,

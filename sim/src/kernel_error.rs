@@ -32,6 +32,9 @@ pub mod error_code {
     pub const RESERVED_CODE: u32 = 7;
     /// The task has fewer scalar arguments than the kernel reads.
     pub const MISSING_ARGS: u32 = 8;
+    /// The kernel used a tensor argument the task does not have, or used one wrongly
+    /// (another element type, a write to an input, the wrong number of values).
+    pub const BAD_TENSOR: u32 = 9;
 }
 
 /// Why a kernel failed: a code (what the task's result word carries; [`error_code`] lists the

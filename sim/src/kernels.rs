@@ -2,12 +2,13 @@
 
 use std::sync::Arc;
 
-use pto_runtime_core::{Condition, CoreId, KernelId, TaskId};
+use pto_runtime_core::{Condition, CoreId, KernelId, KernelTensor, TaskId};
 
 use crate::engine::{Engine, EngineError, Transfer};
 use crate::kernel_error::{KernelError, error_code};
 use crate::memory_map::MemoryMap;
 use crate::slab::{Slab, SlabFull};
+use crate::tensor_view::TensorView;
 
 /// What a kernel sees of the task it runs, and what it can do besides computing: touch
 /// device memory, post transfers to engines, and register deferred conditions.
@@ -25,6 +26,8 @@ pub struct KernelCtx<'a> {
     pub args: &'a [u64],
     /// The scheduler that owns the core (its engine queues get this lane's reports).
     pub(crate) scheduler: u8,
+    /// Tensor arguments, in the order the task gave them (see [`KernelCtx::tensor`]).
+    pub tensors: &'a [KernelTensor],
     pub(crate) memory: &'a MemoryMap,
     pub(crate) engines: &'a [Engine],
     pub(crate) slab: &'a Slab,
@@ -38,11 +41,12 @@ impl std::fmt::Debug for KernelCtx<'_> {
             .field("lane", &self.lane)
             .field("lanes", &self.lanes)
             .field("args", &self.args)
+            .field("tensors", &self.tensors)
             .finish_non_exhaustive()
     }
 }
 
-impl KernelCtx<'_> {
+impl<'a> KernelCtx<'a> {
     /// Scalar argument `i`, or [`error_code::MISSING_ARGS`] if the task has fewer.
     pub fn arg(&self, i: usize) -> Result<u64, KernelError> {
         self.args.get(i).copied().ok_or_else(|| self.missing(i + 1))
@@ -55,6 +59,21 @@ impl KernelCtx<'_> {
             .get(..N)
             .and_then(|a| a.try_into().ok())
             .ok_or_else(|| self.missing(N))
+    }
+
+    /// Tensor argument `i` as a typed view (address, shape, strides, element reads and
+    /// writes), or [`error_code::BAD_TENSOR`] if the task has fewer.
+    pub fn tensor(&self, i: usize) -> Result<TensorView<'a>, KernelError> {
+        let arg = self.tensors.get(i).ok_or_else(|| {
+            KernelError::sim(
+                error_code::BAD_TENSOR,
+                format!(
+                    "the kernel reads tensor argument {i} but the task has {}",
+                    self.tensors.len()
+                ),
+            )
+        })?;
+        Ok(TensorView::new(i, *arg, self.memory))
     }
 
     fn missing(&self, wanted: usize) -> KernelError {

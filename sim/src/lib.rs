@@ -6,6 +6,10 @@
 //! the simulator measures the scheduler, not the operating system. Scheduler and orchestrator
 //! threads run the real `pto-runtime-core`.
 //!
+//! A run's task records become a Chrome trace that Perfetto draws ([`write_chrome_trace`],
+//! kernel slices named as the [`KernelTable`] names them; [`check_chrome_trace`] checks one),
+//! and its wiring a dependency graph ([`DepGraph`]).
+//!
 //! Principles:
 //! - The same core: nothing here changes how tasks are scheduled, only what a core is.
 //! - No unsafe: the region is a plain aligned buffer, cores talk through atomics.
@@ -17,6 +21,7 @@
 
 mod calibrate;
 mod core_thread;
+mod dep_graph;
 mod engine;
 mod error;
 mod kernel_error;
@@ -31,8 +36,12 @@ mod run;
 mod silicon;
 mod slab;
 mod stall_report;
+mod tensor_view;
+mod trace;
+mod trace_check;
 
 pub use calibrate::{Calibration, calibrate};
+pub use dep_graph::{DepGraph, DepTask};
 pub use engine::{Engine, EngineError, EngineOptions, Signal, Transfer};
 pub use error::{FailedRun, SimError};
 pub use kernel_error::{KernelError, KernelFailure, error_code};
@@ -46,3 +55,9 @@ pub use run::{SimOrchestrator, SimRun, run, run_with};
 pub use silicon::Silicon;
 pub use slab::SlabFull;
 pub use stall_report::{StallReport, StalledTask};
+pub use tensor_view::TensorView;
+pub use trace::{
+    TraceError, add_queue_counters, chrome_trace, chrome_trace_named, write_chrome_trace,
+    write_trace,
+};
+pub use trace_check::{TraceDefect, check_chrome_trace};

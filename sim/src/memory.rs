@@ -8,6 +8,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use pto_runtime_core::Buffer;
+
 /// Alignment of the base address of every [`DeviceMemory`].
 const BASE_ALIGN: u64 = 64;
 /// Bytes in one cell.
@@ -194,6 +196,11 @@ impl DeviceMemory {
                 Err(now) => cur = now,
             }
         }
+    }
+
+    /// [`DeviceMemory::alloc`] as a [`Buffer`] of `bytes` bytes: what tensor arguments name.
+    pub fn alloc_buffer(&self, bytes: usize, align: usize) -> Result<Buffer, MemoryError> {
+        Ok(Buffer::new(self.alloc(bytes, align)?, bytes as u64))
     }
 
     /// The 32-bit word at `addr` (4-aligned). Acquire.

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use pto_runtime_core::Buffer;
+
 use crate::memory::{DeviceMemory, MemoryError};
 
 /// The machine's address space: disjoint ranges, its own memory first.
@@ -73,6 +75,11 @@ impl MemoryMap {
     /// Whether `addr..addr + len` lies inside one range.
     pub fn contains(&self, addr: u64, len: usize) -> bool {
         self.range(addr, len).is_ok()
+    }
+
+    /// Allocates a [`Buffer`] from the machine's own memory (see [`DeviceMemory::alloc`]).
+    pub fn alloc_buffer(&self, bytes: usize, align: usize) -> Result<Buffer, MemoryError> {
+        self.local().alloc_buffer(bytes, align)
     }
 
     /// Allocates from the machine's own memory (see [`DeviceMemory::alloc`]).

@@ -6,7 +6,8 @@ use std::thread::Thread;
 
 use pto_runtime_core::{
     CompletionCell, CompletionEnds, CompletionMode, CompletionQueue, Config, CoreId, KernelId,
-    MAX_ARGS, Payload, Platform, RawCondition, ResultWord, StatusWord, TaskId, Token, Watch,
+    KernelTensor, MAX_ARGS, MAX_TENSORS, Payload, Platform, RawCondition, ResultWord, StatusWord,
+    TaskId, TensorCell, Token, Watch,
 };
 
 use crate::engine::Engine;
@@ -30,9 +31,10 @@ pub(crate) struct PayloadBuf {
     pub(crate) rung_at: AtomicU64,
     pub(crate) task: AtomicU64,
     pub(crate) kernel: AtomicU32,
-    /// `lane | lanes << 8 | nargs << 16 | profile << 24`.
+    /// `lane | lanes << 8 | nargs << 16 | profile << 24 | ntensors << 25`.
     pub(crate) shape: AtomicU32,
     pub(crate) args: [AtomicU64; MAX_ARGS as usize],
+    pub(crate) tensors: [TensorCell; MAX_TENSORS as usize],
 }
 
 impl PayloadBuf {
@@ -44,6 +46,7 @@ impl PayloadBuf {
             kernel: AtomicU32::new(0),
             shape: AtomicU32::new(0),
             args: std::array::from_fn(|_| AtomicU64::new(0)),
+            tensors: std::array::from_fn(|_| TensorCell::new()),
         }
     }
 }
@@ -260,15 +263,20 @@ impl Platform for SimPlatform {
         buf.task.store(payload.task.raw(), Ordering::Relaxed);
         buf.kernel.store(payload.kernel.0, Ordering::Relaxed);
         let n = payload.args.len().min(MAX_ARGS as usize);
+        let nt = payload.tensors.len().min(MAX_TENSORS as usize);
         buf.shape.store(
             payload.lane as u32
                 | (payload.lanes as u32) << 8
                 | (n as u32) << 16
-                | (payload.profile as u32) << 24,
+                | (payload.profile as u32) << 24
+                | (nt as u32) << 25,
             Ordering::Relaxed,
         );
         for (dst, &a) in buf.args.iter().zip(&payload.args[..n]) {
             dst.store(a, Ordering::Relaxed);
+        }
+        for (dst, a) in buf.tensors.iter().zip(&payload.tensors[..nt]) {
+            dst.store(a);
         }
     }
 
@@ -383,6 +391,7 @@ pub(crate) fn read_payload(
     core: &SimCore,
     token: Token,
     args: &mut [u64; MAX_ARGS as usize],
+    tensors: &mut Vec<KernelTensor>,
 ) -> (TaskId, KernelId, u8, u8, usize) {
     let buf = &core.payload[(token.bits() & 1) as usize];
     let shape = buf.shape.load(Ordering::Relaxed);
@@ -390,6 +399,9 @@ pub(crate) fn read_payload(
     for (dst, src) in args[..n].iter_mut().zip(buf.args.iter()) {
         *dst = src.load(Ordering::Relaxed);
     }
+    let nt = ((shape >> 25) as usize).min(MAX_TENSORS as usize);
+    tensors.clear();
+    tensors.extend(buf.tensors[..nt].iter().map(TensorCell::load));
     (
         TaskId::from_raw(buf.task.load(Ordering::Relaxed)),
         KernelId(buf.kernel.load(Ordering::Relaxed)),

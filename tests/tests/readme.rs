@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pto_runtime_core::{Config, KernelId, TaskSpec, TensorArg, Tile, WorkerClass};
+use pto_runtime_core::{Buffer, Config, KernelId, TaskSpec, TensorArg, Tile, WorkerClass};
 use pto_sim::{KernelTable, SimOptions};
 
 fn root() -> PathBuf {
@@ -94,15 +94,15 @@ fn every_rust_snippet_of_the_readme_is_compiled_somewhere() {
 #[rustfmt::skip]
 fn submit_with_tensors(
     o: &mut pto_sim::SimOrchestrator<'_, '_>,
-    (buf, out): (u64, u64),
+    (buf, out): (Buffer, Buffer),
 ) -> Result<(), pto_runtime_core::SubmitError> {
     const K: KernelId = KernelId(0);
     let (row, cols, rows_in_tile, cols_in_tile) = (2, 8, 2, 4);
     let n = rows_in_tile * cols_in_tile;
-let a = Tile::block(buf + row * cols * 4, 4, rows_in_tile, cols_in_tile, cols); // f32 block
+let a = Tile::block(buf.at(row * cols * 4), 4, rows_in_tile, cols_in_tile, cols); // f32 block
 o.submit(&TaskSpec::new(K, WorkerClass::Aiv).tensors(&[
     TensorArg::input(buf, a),
-    TensorArg::output(out, Tile::contiguous(out, 4, n)),
+    TensorArg::output(out, Tile::contiguous(out.base, 4, n)),
 ]))?;
     Ok(())
 }
@@ -116,8 +116,8 @@ fn the_tensor_snippet_runs() {
     };
     let out = pto_sim::run(cfg, kernels, SimOptions::default(), |o| {
         let mem = o.platform().memory();
-        let buf = mem.alloc(8 * 8 * 4, 64).unwrap();
-        let out = mem.alloc(8 * 4, 64).unwrap();
+        let buf = mem.alloc_buffer(8 * 8 * 4, 64).unwrap();
+        let out = mem.alloc_buffer(8 * 4, 64).unwrap();
         submit_with_tensors(o, (buf, out))
     })
     .unwrap();

@@ -131,10 +131,10 @@ fn parallel(
     let out = run(cfg, kernels(), SimOptions::default(), |o| {
         let mem = o.platform().memory();
         let base = [
-            mem.alloc((N * N * 8) as usize, 64).unwrap(),
-            mem.alloc((N * N * 8) as usize, 64).unwrap(),
+            mem.alloc_buffer((N * N * 8) as usize, 64).unwrap(),
+            mem.alloc_buffer((N * N * 8) as usize, 64).unwrap(),
         ];
-        let addr = |b: Block| base[b.matrix] + (b.row * N + b.col) * 8;
+        let addr = |b: Block| base[b.matrix].base + (b.row * N + b.col) * 8;
         let tile = |b: Block| Tile::block(addr(b), 8, b.rows as u32, b.cols as u32, N);
         for (k, op) in ops.iter().enumerate() {
             let (s, d) = (op.src, op.dst);
@@ -162,7 +162,7 @@ fn parallel(
     .unwrap();
     let mut m = [[0u64; (N * N) as usize]; 2];
     for (dst, base) in m.iter_mut().zip(out.value) {
-        out.memory.read(base, dst).unwrap();
+        out.memory.read(base.base, dst).unwrap();
     }
     m
 }

@@ -4,6 +4,7 @@
 mod barrier;
 mod bootstrap;
 mod calibrate;
+mod deps;
 mod options;
 mod report;
 mod transport;
@@ -12,6 +13,7 @@ mod workload;
 pub use barrier::{BarrierResult, run_barrier_bench};
 pub use bootstrap::{BootstrapResult, run_bootstrap_bench};
 pub use calibrate::{CalibrationResult, run_calibration};
+pub use deps::{bench_deps, write_bench_deps};
 pub use options::{BenchOptions, BenchOutput, MAX_PENDING};
 pub use report::{BenchOutcome, BenchResult, run_bench, run_bench_with};
 pub use transport::{TransportResult, run_transport_bench};

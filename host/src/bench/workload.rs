@@ -2,7 +2,7 @@
 //! deferred workload, whose kernel bumps a notification counter and waits on it.
 
 use pto_runtime_core::{
-    Config, KernelId, SubmitError, TaskId, TaskSpec, TensorArg, Tile, WorkerClass,
+    Buffer, Config, KernelId, SubmitError, TaskId, TaskSpec, TensorArg, Tile, WorkerClass,
 };
 use pto_sim::{KernelTable, SimError};
 
@@ -237,10 +237,10 @@ pub fn submit_workload(
                 args.clear();
                 for a in 0..k {
                     let j = i * k + a;
-                    let buffer = TENSOR_BASE + (j % TENSOR_BUFFERS) * stride;
+                    let buffer = Buffer::new(TENSOR_BASE + (j % TENSOR_BUFFERS) * stride, stride);
                     let row = j / TENSOR_BUFFERS;
                     let tile = Tile::block(
-                        buffer + row * TENSOR_COLS * 4,
+                        buffer.base + row * TENSOR_COLS * 4,
                         4,
                         1,
                         TENSOR_COLS as u32,

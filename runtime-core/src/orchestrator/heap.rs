@@ -10,6 +10,7 @@
 use super::Orchestrator;
 use crate::error::SubmitError;
 use crate::ids::{Seq, TaskId};
+use crate::orchestrator::tensor_arg::Buffer;
 use crate::platform::Platform;
 use crate::sync::Ordering;
 
@@ -64,6 +65,17 @@ impl RingHeap {
 }
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
+    /// [`Orchestrator::alloc`] as a [`Buffer`]: what the tensor arguments of the task that
+    /// writes it, and of its consumers, name.
+    pub fn alloc_buffer(
+        &mut self,
+        ring: u8,
+        bytes: u64,
+        align: u64,
+    ) -> Result<Buffer, SubmitError> {
+        Ok(Buffer::new(self.alloc(ring, bytes, align)?, bytes))
+    }
+
     /// Allocates an output buffer of `bytes` bytes aligned to `align` (a power of two) from
     /// `ring`'s heap and returns its device address. The buffer belongs to the next task
     /// submitted to `ring` and is reclaimed when that task is, that is once it finished, its

@@ -15,8 +15,10 @@ use crate::region::tables::Tables;
 use crate::sync::Ordering;
 
 mod heap;
+mod record;
 mod scope;
 pub(crate) mod tensor;
+pub(crate) mod tensor_arg;
 pub(crate) mod tensor_map;
 mod validate;
 mod wait;
@@ -26,6 +28,8 @@ pub(crate) mod wire;
 mod scope_heap_tests;
 
 use heap::RingHeap;
+pub use record::{DepReason, Dependency};
+use record::{NoRecord, Recorder};
 
 /// The footprint of each tensor argument of a task.
 type Footprints = heapless::Vec<Footprint, { MAX_TENSORS as usize }>;
@@ -159,6 +163,16 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// through the tensor arguments than `max_deps`, known once the slot is free) and leaves
     /// nothing behind.
     pub fn submit(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
+        self.submit_inner(spec, &mut NoRecord)
+    }
+
+    /// [`Orchestrator::submit`], telling `rec` how the task was wired (nothing, and no cost,
+    /// for [`NoRecord`]). See [`Orchestrator::submit_recorded`].
+    fn submit_inner<R: Recorder>(
+        &mut self,
+        spec: &TaskSpec<'_>,
+        rec: &mut R,
+    ) -> Result<TaskId, SubmitError> {
         self.check_running()?;
         // Filled in place: returning these arrays by value would copy them on every submit.
         let mut footprints = Footprints::new();
@@ -172,7 +186,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let id = TaskId::new(self.t.cfg.epoch, spec.ring, Seq(seq));
         let g = self.t.gslot(id);
         let mut deps = DepList::new();
-        self.dependencies(spec, g, id, &footprints, &mut deps)?;
+        self.dependencies(spec, g, id, &footprints, &mut deps, rec)?;
         let t = &self.t;
         let level = t.shared.prof.level();
         let now = if t.cfg.record_latency || level != ProfileLevel::Off {
@@ -193,16 +207,23 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
             dst.store(a, Ordering::Relaxed);
         }
+        if !spec.tensors.is_empty() {
+            store_tensors(t, g, spec.tensors);
+        }
         if level == ProfileLevel::Tasks {
             t.prof_rows[g].reset(now);
         }
         slot.publish(seq);
 
         let mut pinned = 0usize;
-        for &dep in &deps {
+        let mut live = 0u64; // bit i: deps[i] was pinned (MAX_DEPS <= 64)
+        for (i, &dep) in deps.iter().enumerate() {
             if wire::pin_producer(t, dep, g) {
                 wire::add_edge(t, dep, g, pinned);
                 pinned += 1;
+                if R::ON {
+                    live |= 1 << i;
+                }
             }
         }
         let meta = Meta {
@@ -210,6 +231,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             class: spec.class,
             nargs: spec.args.len() as u8,
             pinned: pinned as u8,
+            ntensors: spec.tensors.len() as u8,
         };
         slot.meta.store(meta.pack(), Ordering::Relaxed);
         // Only the orchestrator touches this word.
@@ -225,6 +247,9 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             .store(self.submitted, Ordering::Release);
         if wire::release_wiring_hold(t, g) {
             make_ready(t, g, now, level);
+        }
+        if R::ON {
+            rec.report(id, &deps, live);
         }
         Ok(id)
     }
@@ -266,6 +291,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         id: TaskId,
         footprints: &[Footprint],
         deps: &mut DepList,
+        rec: &mut impl Recorder,
     ) -> Result<(), SubmitError> {
         let max = self.t.cfg.max_deps;
         let too_many = SubmitError::TooManyDeps {
@@ -286,10 +312,11 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         // A task retiring after this only costs an edge that wiring then finds satisfied.
         self.forget_retired();
         self.tensors
-            .add_task((g, id), spec.tensors, footprints, |task| {
+            .add_task((g, id), spec.tensors, footprints, |task, k| {
                 if deps.contains(&task) {
                     Ok(())
                 } else if deps.len() < max as usize {
+                    rec.found(k);
                     deps.push(task).map_err(|_| too_many)
                 } else {
                     Err(too_many)
@@ -339,6 +366,14 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 waited_us,
             },
         )
+    }
+}
+
+/// Copies a task's tensor arguments into its slot's row, for the kernel.
+#[inline(never)]
+fn store_tensors(t: &Tables<'_>, g: usize, tensors: &[TensorArg]) {
+    for (dst, a) in t.tensors_of(g).iter().zip(tensors) {
+        dst.store_arg(a);
     }
 }
 

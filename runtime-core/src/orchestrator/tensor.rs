@@ -77,6 +77,18 @@ pub enum TileError {
     },
     /// The tile's last byte lies past the end of the address space.
     TooLarge,
+    /// The tile's bytes `[first, end)` are not all inside its buffer `[base, base + len)`:
+    /// the tile names the wrong buffer, or the buffer is too short.
+    OutsideBuffer {
+        /// The tile's first byte.
+        first: u64,
+        /// One past its last byte.
+        end: u64,
+        /// The buffer's first byte.
+        base: u64,
+        /// The buffer's length in bytes.
+        len: u64,
+    },
 }
 
 impl fmt::Display for TileError {
@@ -91,6 +103,17 @@ impl fmt::Display for TileError {
                 "dimension {dim} of a tile has 0 elements: a task touches at least one element"
             ),
             Self::TooLarge => write!(f, "a tile runs past the end of the address space"),
+            Self::OutsideBuffer {
+                first,
+                end,
+                base,
+                len,
+            } => write!(
+                f,
+                "the tile's bytes {first:#x}..{end:#x} are not inside its buffer \
+                 {base:#x}..{:#x} ({len} bytes): give the buffer the tile lies in",
+                base.saturating_add(len)
+            ),
         }
     }
 }

@@ -5,6 +5,7 @@
 use super::{Footprints, Orchestrator, TaskSpec};
 use crate::error::SubmitError;
 use crate::ids::{TaskId, WorkerClass};
+use crate::orchestrator::tensor::TileError;
 use crate::platform::Platform;
 use crate::region::config::MAX_DEPS;
 
@@ -40,6 +41,17 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 .tile
                 .footprint()
                 .map_err(|error| SubmitError::BadTensor { index, error })?;
+            if !arg.buffer.holds(f.lo, f.hi) {
+                return Err(SubmitError::BadTensor {
+                    index,
+                    error: TileError::OutsideBuffer {
+                        first: f.lo,
+                        end: f.hi,
+                        base: arg.buffer.base,
+                        len: arg.buffer.len,
+                    },
+                });
+            }
             // At most max_tensors <= MAX_TENSORS (checked above): the push cannot fail.
             let _ = footprints.push(f);
         }

@@ -85,6 +85,7 @@ impl<'r> Parts<'r> {
             sched,
             slots,
             args,
+            tensors,
             edges,
         } = self.core;
         let QueueParts { ctl, cells } = self.queues;
@@ -100,6 +101,7 @@ impl<'r> Parts<'r> {
             rings,
             slots,
             args,
+            tensors,
             edges,
             queues,
             sched,

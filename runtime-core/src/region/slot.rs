@@ -112,12 +112,15 @@ pub(crate) struct Meta {
     pub(crate) nargs: u8,
     /// Producers this task holds (edges it must release when it finishes).
     pub(crate) pinned: u8,
+    /// Tensor arguments stored in the slot's tensor row (for the kernel).
+    pub(crate) ntensors: u8,
 }
 
 impl Meta {
     pub(crate) fn pack(self) -> u64 {
         ((self.kernel.0 as u64) << 32)
             | ((self.class as u64) << 16)
+            | ((self.ntensors as u64) << 24)
             | ((self.nargs as u64) << 8)
             | self.pinned as u64
     }
@@ -144,6 +147,7 @@ impl Meta {
                 .unwrap_or(WorkerClass::Dummy),
             nargs: (word >> 8) as u8,
             pinned: word as u8,
+            ntensors: (word >> 24) as u8,
         }
     }
 }
@@ -159,6 +163,7 @@ mod tests {
             class: WorkerClass::Mix,
             nargs: 32,
             pinned: 64,
+            ntensors: 32,
         };
         assert_eq!(Meta::unpack(m.pack()), m);
         assert_eq!(Meta::decode(m.pack()), Ok(m));

@@ -5,6 +5,7 @@ use crate::ids::{Seq, TaskId, WorkerClass};
 use crate::observe::profile::{ProfCtl, ProfRow, RecordCell};
 use crate::observe::stats::SchedCtl;
 use crate::observe::status::RunStatus;
+use crate::orchestrator::tensor_arg::TensorCell;
 use crate::queues::ready_queue::ReadyQueue;
 use crate::queues::seq_ring::CachePadded;
 use crate::region::config::{Config, ConfigError};
@@ -94,10 +95,13 @@ pub(crate) struct Tables<'r> {
     pub(crate) window: usize,
     pub(crate) max_deps: usize,
     pub(crate) max_args: usize,
+    pub(crate) max_tensors: usize,
     pub(crate) shared: &'r Shared,
     pub(crate) rings: &'r [RingCtl],
     pub(crate) slots: &'r [TaskSlot],
     pub(crate) args: &'r [AtomicU64],
+    /// Each slot's tensor arguments, for the kernel.
+    pub(crate) tensors: &'r [TensorCell],
     pub(crate) edges: &'r [Edge],
     pub(crate) queues: [ReadyQueue<'r>; WorkerClass::COUNT],
     pub(crate) sched: &'r [SchedCtl],
@@ -154,6 +158,12 @@ impl<'r> Tables<'r> {
         &self.args[g * self.max_args..(g + 1) * self.max_args]
     }
 
+    /// The tensor argument row of slot `g`.
+    #[inline]
+    pub(crate) fn tensors_of(&self, g: usize) -> &'r [TensorCell] {
+        &self.tensors[g * self.max_tensors..(g + 1) * self.max_tensors]
+    }
+
     #[inline]
     pub(crate) fn queue(&self, class: WorkerClass) -> &ReadyQueue<'r> {
         &self.queues[class.index()]
@@ -176,6 +186,7 @@ pub(crate) struct CoreParts<'r> {
     pub(crate) sched: &'r mut [SchedCtl],
     pub(crate) slots: &'r mut [TaskSlot],
     pub(crate) args: &'r mut [AtomicU64],
+    pub(crate) tensors: &'r mut [TensorCell],
     pub(crate) edges: &'r mut [Edge],
 }
 
@@ -189,6 +200,7 @@ impl<'r> CoreParts<'r> {
             sched: c.table(cfg.schedulers as usize, |_| SchedCtl::new())?,
             slots: c.table(slots, |_| TaskSlot::new())?,
             args: c.table(slots * cfg.max_args as usize, |_| AtomicU64::new(0))?,
+            tensors: c.table(slots * cfg.max_tensors as usize, |_| TensorCell::new())?,
             edges: c.table(slots * cfg.max_deps as usize, |_| Edge::new())?,
         })
     }
@@ -203,6 +215,7 @@ impl<'r> Tables<'r> {
         rings: &'r [RingCtl],
         slots: &'r [TaskSlot],
         args: &'r [AtomicU64],
+        tensors: &'r [TensorCell],
         edges: &'r [Edge],
         queues: [ReadyQueue<'r>; WorkerClass::COUNT],
         sched: &'r [SchedCtl],
@@ -215,10 +228,12 @@ impl<'r> Tables<'r> {
             window: cfg.task_window as usize,
             max_deps: cfg.max_deps as usize,
             max_args: cfg.max_args as usize,
+            max_tensors: cfg.max_tensors as usize,
             shared,
             rings,
             slots,
             args,
+            tensors,
             edges,
             queues,
             sched,

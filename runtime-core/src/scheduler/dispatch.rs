@@ -6,8 +6,9 @@
 use super::cores::Inflight;
 use super::{DUMMY_BATCH, Scheduler};
 use crate::ids::{TaskId, WorkerClass};
+use crate::orchestrator::tensor_arg::KernelTensor;
 use crate::platform::{Payload, Platform};
-use crate::region::config::MAX_ARGS;
+use crate::region::config::{MAX_ARGS, MAX_TENSORS};
 use crate::region::slot::Meta;
 use crate::sync::Ordering;
 
@@ -70,6 +71,14 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         for (dst, src) in buf[..n].iter_mut().zip(self.t.args_of(g)) {
             *dst = src.load(Ordering::Relaxed);
         }
+        let mut tensors = heapless::Vec::<KernelTensor, { MAX_TENSORS as usize }>::new();
+        let nt = meta.ntensors as usize;
+        if nt != 0 {
+            for cell in self.t.tensors_of(g).iter().take(nt) {
+                // At most max_tensors <= MAX_TENSORS cells: the push cannot fail.
+                let _ = tensors.push(cell.load());
+            }
+        }
         let (id, token) = {
             let c = &self.cores.cores[i];
             (c.id, c.next_token)
@@ -80,6 +89,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             lane,
             lanes,
             args: &buf[..n],
+            tensors: &tensors,
             profile: self.tasks_level,
         };
         if self.tasks_level && lane == 0 {

@@ -60,6 +60,7 @@ fn fan_in_makes_the_consumer_ready_exactly_once_and_a_cancelled_producer_cancels
             class: WorkerClass::Aiv,
             nargs: 0,
             pinned: pinned as u8,
+            ntensors: 0,
         };
         t.slot(g).meta.store(meta.pack(), Ordering::Relaxed);
         if wire::release_wiring_hold(&t, g) {

@@ -200,6 +200,7 @@ fn a_task_refused_for_its_tensors_leaves_the_map_as_it_was() {
     use crate::orchestrator::tensor_map::TensorArg;
     use crate::region::slot::Meta;
     use crate::sync::Ordering;
+    let key = |base| crate::orchestrator::tensor_arg::Buffer::new(base, 0x1000);
     let rig = Rig::new(
         Config {
             task_window: 8,
@@ -211,11 +212,11 @@ fn a_task_refused_for_its_tensors_leaves_the_map_as_it_was() {
     let mut o = rig.orchestrator();
     let row = |r: u64| Tile::contiguous(0x1000 + r * 64, 4, 16);
     for r in 0..3 {
-        o.submit(&aiv(&[]).tensors(&[TensorArg::output(0x1000, row(r))]))
+        o.submit(&aiv(&[]).tensors(&[TensorArg::output(key(0x1000), row(r))]))
             .unwrap();
     }
     // Three writers to wait for, two allowed: refused after two of its arguments went in.
-    let all = [0, 1, 2].map(|r| TensorArg::input(0x1000, row(r)));
+    let all = [0, 1, 2].map(|r| TensorArg::input(key(0x1000), row(r)));
     let e = o.submit(&aiv(&[]).tensors(&all)).unwrap_err();
     assert!(std::format!("{e}").contains("max_deps = 2"), "{e}");
     assert_eq!(
@@ -226,9 +227,9 @@ fn a_task_refused_for_its_tensors_leaves_the_map_as_it_was() {
     // The same sequence number, within bounds: it waits for both writers, not for itself
     // (it reads and writes row 0), and for nothing the refused task left.
     let ok = [
-        TensorArg::input(0x1000, row(0)),
-        TensorArg::inout(0x1000, row(0)),
-        TensorArg::input(0x1000, row(1)),
+        TensorArg::input(key(0x1000), row(0)),
+        TensorArg::inout(key(0x1000), row(0)),
+        TensorArg::input(key(0x1000), row(1)),
     ];
     let id = o.submit(&aiv(&[]).tensors(&ok)).unwrap();
     assert_eq!(id.seq(), Seq(3));

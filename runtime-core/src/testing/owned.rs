@@ -36,6 +36,7 @@ pub(crate) fn plant(t: &Tables<'_>, seq: u64, class: WorkerClass) -> TaskId {
         class,
         nargs: 0,
         pinned: 0,
+        ntensors: 0,
     };
     slot.meta.store(meta.pack(), Ordering::Relaxed);
     slot.publish(seq);

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use clap::builder::RangedU64ValueParser;
 use clap::value_parser;
 
-use pto_host::bench::{BenchOptions, BenchOutput, MAX_PENDING, Workload, bench_kernels};
+use pto_host::bench::{
+    BenchOptions, BenchOutput, MAX_PENDING, Workload, bench_kernels, write_bench_deps,
+};
 use pto_host::profile::{add_queue_counters, chrome_trace_named, write_trace};
 use pto_host::progress::Progress;
 use pto_runtime_core::{CompletionMode, ProfileLevel};
@@ -88,6 +90,11 @@ pub struct BenchArgs {
     /// `--profile tasks`.
     #[arg(long, value_name = "FILE.json")]
     pub trace: Option<PathBuf>,
+    /// Also run the workload once more, unmeasured, and write the dependencies the runtime
+    /// wired for each task (named, or found through which tensor argument): Graphviz DOT,
+    /// or JSON if FILE ends in `.json`.
+    #[arg(long, value_name = "FILE.dot")]
+    pub deps: Option<PathBuf>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -204,6 +211,13 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
         BenchOutput::Transport(r) => print("bench", &opts, &r, a.json),
         BenchOutput::Calibrate(r) => print("bench", &opts, &r, a.json),
         BenchOutput::Dag(out) => {
+            let deps = match &a.deps {
+                Some(path) => {
+                    let (cfg, sim, plan) = opts.setup()?;
+                    Some(write_bench_deps(cfg, sim, &plan, path)?)
+                }
+                None => None,
+            };
             if let Some(path) = &a.trace {
                 let mut trace =
                     chrome_trace_named(&out.records, out.ticks_per_us, &bench_kernels());
@@ -211,6 +225,12 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 write_trace(path, &trace)?;
             }
             print("bench", &opts, &out.result, a.json)?;
+            if let (Some(path), Some((tasks, deps))) = (a.deps.as_ref().filter(|_| !a.json), deps) {
+                println!(
+                    "dependency graph: {} ({tasks} tasks, {deps} dependencies)",
+                    path.display()
+                );
+            }
             if let Some(path) = a.trace.as_ref().filter(|_| !a.json) {
                 println!(
                     "trace of the last run: {} (open in Perfetto)",

@@ -28,7 +28,7 @@ impl TensorMap<'_> {
             links: [[NIL; 2]; 2],
         };
         self.infos[c as usize] = EntryInfo {
-            buffer: arg.buffer,
+            buffer: arg.buffer.base,
             task: task.raw(),
             bucket: bucket as u32,
             writes: arg.access.writes(),
@@ -47,13 +47,13 @@ impl TensorMap<'_> {
         let (arg, at) = (q.arg, q.at);
         let own = probes
             .own
-            .unwrap_or_else(|| self.buckets.of(arg.buffer, at.class, at.cell));
+            .unwrap_or_else(|| self.buckets.of(arg.buffer.base, at.class, at.cell));
         self.write(c, q.fp, own, q.task, arg);
         push(self.entries, c, IN_CELL, self.buckets.first_mut(own));
         // Nothing was inserted since the lookup: its probe of the buffer's head holds.
         let b = match probes.buffer {
             Probe::Found(b) => b,
-            Probe::Vacant(i) => self.heads.claim(i, &Key::buffer(arg.buffer)),
+            Probe::Vacant(i) => self.heads.claim(i, &Key::buffer(arg.buffer.base)),
         };
         let bit = class_bit(at.class);
         let head = self.heads.at_mut(b);
@@ -63,7 +63,9 @@ impl TensorMap<'_> {
             head.main = at.class;
             push(self.entries, c, IN_CLASS, &mut head.first);
         } else {
-            let h = self.heads.find_or_insert(&Key::class(arg.buffer, at.class));
+            let h = self
+                .heads
+                .find_or_insert(&Key::class(arg.buffer.base, at.class));
             push(self.entries, c, IN_CLASS, &mut self.heads.at_mut(h).first);
         }
     }

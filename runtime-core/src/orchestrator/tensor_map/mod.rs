@@ -25,7 +25,8 @@ mod lists;
 mod place;
 
 use crate::ids::TaskId;
-use crate::orchestrator::tensor::{Access, Footprint, Tile, overlaps, touches};
+use crate::orchestrator::tensor::{Footprint, Tile, overlaps, touches};
+pub(crate) use crate::orchestrator::tensor_arg::TensorArg;
 use crate::scheduler::deferred::NIL;
 use buckets::Buckets;
 use heads::{Heads, Key, Probe};
@@ -35,47 +36,6 @@ use place::{Place, cells, class_bit, lowest_class, place};
 pub(crate) use buckets::buckets_len;
 pub(crate) use entry::{Covered, EntryInfo, MapEntry, NO_TILE, TensorStore};
 pub(crate) use heads::{Head, heads_len};
-
-/// A tensor argument: a tile of a buffer, and how the task uses it. Tiles of different buffers
-/// never conflict; within a buffer, conflicts follow [`overlaps`].
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct TensorArg {
-    /// The buffer the tile belongs to (its base address, say): the map's key.
-    pub buffer: u64,
-    /// The elements the task touches.
-    pub tile: Tile,
-    /// Read, written, or both.
-    pub access: Access,
-}
-
-impl TensorArg {
-    /// The task reads `tile` of `buffer`.
-    pub const fn input(buffer: u64, tile: Tile) -> Self {
-        TensorArg {
-            buffer,
-            tile,
-            access: Access::In,
-        }
-    }
-
-    /// The task writes `tile` of `buffer`.
-    pub const fn output(buffer: u64, tile: Tile) -> Self {
-        TensorArg {
-            buffer,
-            tile,
-            access: Access::Out,
-        }
-    }
-
-    /// The task reads, then writes `tile` of `buffer`.
-    pub const fn inout(buffer: u64, tile: Tile) -> Self {
-        TensorArg {
-            buffer,
-            tile,
-            access: Access::InOut,
-        }
-    }
-}
 
 /// Cells of one class a lookup probes at most; past that it walks the class's list.
 const LOOKUP_CELLS: u64 = 8;
@@ -119,7 +79,8 @@ impl<'r> TensorMap<'r> {
 
     /// Adds the tensor arguments of `task`, the new tenant of slot `g` (whose earlier
     /// tenant's entries are gone), with their tiles' footprints: calls `dep` with every other
-    /// task in the map that an argument must wait for, and records the arguments. The
+    /// task in the map that an argument must wait for (and the argument's index), and records
+    /// the arguments. The
     /// entries whose tiles the task writes exactly leave: whoever would have waited for them
     /// now waits for the task, which waits for them. If `dep` fails, the map is as it was.
     pub(crate) fn add_task<E>(
@@ -127,11 +88,11 @@ impl<'r> TensorMap<'r> {
         (g, task): (usize, TaskId),
         args: &[TensorArg],
         footprints: &[Footprint],
-        mut dep: impl FnMut(TaskId) -> Result<(), E>,
+        mut dep: impl FnMut(TaskId, usize) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut covered = Covered::default();
         for (k, (arg, &fp)) in args.iter().zip(footprints).enumerate() {
-            if let Err(e) = self.add((g, task), k, arg, fp, &mut covered, &mut dep) {
+            if let Err(e) = self.add((g, task), k, arg, fp, &mut covered, &mut |t| dep(t, k)) {
                 self.drop_slot(g, k);
                 return Err(e);
             }
@@ -170,13 +131,13 @@ impl<'r> TensorMap<'r> {
             writes: arg.access.writes(),
             own: first..first + self.per_slot as u32,
         };
-        let buffer = self.heads.probe(&Key::buffer(arg.buffer));
+        let buffer = self.heads.probe(&Key::buffer(arg.buffer.base));
         if let Probe::Found(b) = buffer
             && self.heads.at(b).mask == class_bit(at.class)
         {
             // The common case: the buffer holds tiles of this class only, in the list of its
             // head, and any overlap is in the tile's own cell.
-            let own = self.buckets.of(arg.buffer, at.class, at.cell);
+            let own = self.buckets.of(arg.buffer.base, at.class, at.cell);
             let q = query();
             let in_cell = self.buckets.first(own);
             if in_cell != NIL {
@@ -243,7 +204,7 @@ impl<'r> TensorMap<'r> {
             writes: arg.access.writes(),
             own: 0..0,
         };
-        let buffer = self.heads.probe(&Key::buffer(arg.buffer));
+        let buffer = self.heads.probe(&Key::buffer(arg.buffer.base));
         self.lookup(&q, buffer, covered, &mut dep).map(|_| ())
     }
 
@@ -291,7 +252,7 @@ impl<'r> TensorMap<'r> {
             let (first, last) = cells(range.0, range.1, class);
             if last - first < LOOKUP_CELLS {
                 for cell in first..=last {
-                    let b = self.buckets.of(arg.buffer, class, cell);
+                    let b = self.buckets.of(arg.buffer.base, class, cell);
                     let list = List::Bucket(Place { class, cell });
                     self.walk(self.buckets.first(b), list, q, covered, dep)?;
                     if class == at.class {
@@ -303,7 +264,7 @@ impl<'r> TensorMap<'r> {
                     head.first
                 } else {
                     self.heads
-                        .find(&Key::class(arg.buffer, class))
+                        .find(&Key::class(arg.buffer.base, class))
                         .map_or(NIL, |h| self.heads.at(h).first)
                 };
                 self.walk(e, List::Class, q, covered, dep)?;
@@ -349,7 +310,7 @@ impl<'r> TensorMap<'r> {
                 // A bucket's list also holds the cells of other keys that hash there.
                 let listed = match list {
                     List::Bucket(at) => {
-                        place(entry.lo, entry.hi) == at && info.buffer == q.arg.buffer
+                        place(entry.lo, entry.hi) == at && info.buffer == q.arg.buffer.base
                     }
                     List::Class => true,
                 };

@@ -41,7 +41,7 @@ impl Reference {
             .iter()
             .filter(|(_, e)| {
                 args.iter().any(|a| {
-                    a.buffer == e.buffer
+                    a.buffer.base == e.buffer.base
                         && (a.access.writes() || e.access.writes())
                         && share_a_byte(&a.tile, &e.tile)
                 })
@@ -53,9 +53,9 @@ impl Reference {
         // A write of the same bytes stands in for the entries it covers: they leave, and
         // this task (which waits for them) is found instead.
         self.live.retain(|(_, e)| {
-            !args
-                .iter()
-                .any(|a| a.access.writes() && a.buffer == e.buffer && same_bytes(&a.tile, &e.tile))
+            !args.iter().any(|a| {
+                a.access.writes() && a.buffer.base == e.buffer.base && same_bytes(&a.tile, &e.tile)
+            })
         });
         self.live.extend(args.iter().map(|a| (seq, *a)));
         want

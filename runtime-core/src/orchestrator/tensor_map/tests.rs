@@ -44,7 +44,7 @@ impl Map<'_> {
         let mut out = Vec::new();
         let fps: Vec<_> = args.iter().map(|a| a.tile.footprint().unwrap()).collect();
         self.map
-            .add_task((g, task), args, &fps, |t| {
+            .add_task((g, task), args, &fps, |t, _| {
                 out.push(t.seq().0);
                 Ok::<(), ()>(())
             })
@@ -102,6 +102,11 @@ fn task(i: u64) -> TaskId {
     TaskId::new(1, 0, Seq(i))
 }
 
+/// The buffer keyed `base` (the map checks no bounds: submit does).
+fn key(base: u64) -> crate::orchestrator::tensor_arg::Buffer {
+    crate::orchestrator::tensor_arg::Buffer::new(base, 1 << 40)
+}
+
 const A: u64 = 0x1000;
 const B: u64 = 0x9000;
 
@@ -113,16 +118,16 @@ fn row(r: u64) -> Tile {
 fn reads_wait_for_writers_and_writes_for_readers_and_writers() {
     let mut o = Owned::new(8, 2);
     let mut m = o.map(2);
-    m.submit(0, task(0), &[TensorArg::output(A, row(0))], 0);
-    m.submit(1, task(1), &[TensorArg::input(A, row(0))], 0);
-    m.submit(2, task(2), &[TensorArg::input(A, row(0))], 0);
+    m.submit(0, task(0), &[TensorArg::output(key(A), row(0))], 0);
+    m.submit(1, task(1), &[TensorArg::input(key(A), row(0))], 0);
+    m.submit(2, task(2), &[TensorArg::input(key(A), row(0))], 0);
     // RAW: a reader waits for the writer only.
-    assert_eq!(m.deps(TensorArg::input(A, row(0)), 0), [0]);
+    assert_eq!(m.deps(TensorArg::input(key(A), row(0)), 0), [0]);
     // WAR + WAW: a writer waits for every reader and the writer.
-    assert_eq!(m.deps(TensorArg::output(A, row(0)), 0), [0, 1, 2]);
+    assert_eq!(m.deps(TensorArg::output(key(A), row(0)), 0), [0, 1, 2]);
     // Another row, another buffer: nothing.
-    assert!(m.deps(TensorArg::inout(A, row(1)), 0).is_empty());
-    assert!(m.deps(TensorArg::inout(B, row(0)), 0).is_empty());
+    assert!(m.deps(TensorArg::inout(key(A), row(1)), 0).is_empty());
+    assert!(m.deps(TensorArg::inout(key(B), row(0)), 0).is_empty());
 }
 
 #[test]
@@ -142,20 +147,23 @@ fn cells_that_share_a_bucket_are_told_apart() {
         .map(|k| 1u32 << k)
         .find(|&n| n != 32 && bucket(A, place(A, A + n as u64)) == bucket(A, at))
         .unwrap();
-    m.submit(0, task(0), &[TensorArg::output(A, half)], 0);
+    m.submit(0, task(0), &[TensorArg::output(key(A), half)], 0);
     // The twin buffer's writer does not wait for buffer A's, though their bucket and bytes
     // are the same.
     assert!(
-        m.submit(1, task(1), &[TensorArg::output(twin, half)], 0)
+        m.submit(1, task(1), &[TensorArg::output(key(twin), half)], 0)
             .is_empty()
     );
-    assert_eq!(m.deps(TensorArg::input(A, half), 0), [0]);
-    assert_eq!(m.deps(TensorArg::input(twin, half), 0), [1]);
+    assert_eq!(m.deps(TensorArg::input(key(A), half), 0), [0]);
+    assert_eq!(m.deps(TensorArg::input(key(twin), half), 0), [1]);
     // A lookup visiting both of A's classes visits that bucket twice, and reports each
     // entry once.
     let other = Tile::contiguous(A, 1, bytes);
-    assert_eq!(m.submit(2, task(2), &[TensorArg::output(A, other)], 0), [0]);
-    assert_eq!(m.deps(TensorArg::input(A, half), 0), [0, 2]);
+    assert_eq!(
+        m.submit(2, task(2), &[TensorArg::output(key(A), other)], 0),
+        [0]
+    );
+    assert_eq!(m.deps(TensorArg::input(key(A), half), 0), [0, 2]);
     m.retire(3);
     let used = (m.map.linked(), m.map.heads_used(), m.map.buckets_used());
     assert_eq!(used, (0, 0, 0));
@@ -166,17 +174,20 @@ fn retired_tasks_leave_the_map_and_a_reused_slot_drops_its_old_entries() {
     let mut o = Owned::new(4, 1);
     let mut m = o.map(1);
     for i in 0..4 {
-        m.submit(i as usize, task(i), &[TensorArg::input(A, row(i))], 0);
+        m.submit(i as usize, task(i), &[TensorArg::input(key(A), row(i))], 0);
     }
     assert_eq!(m.map.linked(), 4);
     // Tasks below 2 retired: a lookup over their buffer unlinks them.
-    assert!(m.deps(TensorArg::output(A, row(0)), 2).is_empty());
+    assert!(m.deps(TensorArg::output(key(A), row(0)), 2).is_empty());
     assert_eq!(m.map.linked(), 2);
     // Slot 2 gets a new tenant (task 6): task 2's entry goes.
-    m.submit(2, task(6), &[TensorArg::input(B, row(0))], 0);
-    assert_eq!(m.deps(TensorArg::output(A, row(2)), 2), Vec::<u64>::new());
-    assert_eq!(m.deps(TensorArg::output(A, row(3)), 2), [3]);
-    assert_eq!(m.deps(TensorArg::output(B, row(0)), 2), [6]);
+    m.submit(2, task(6), &[TensorArg::input(key(B), row(0))], 0);
+    assert_eq!(
+        m.deps(TensorArg::output(key(A), row(2)), 2),
+        Vec::<u64>::new()
+    );
+    assert_eq!(m.deps(TensorArg::output(key(A), row(3)), 2), [3]);
+    assert_eq!(m.deps(TensorArg::output(key(B), row(0)), 2), [6]);
 }
 
 #[test]
@@ -184,15 +195,15 @@ fn a_write_of_the_same_tile_stands_in_for_the_entries_it_covers() {
     let mut o = Owned::new(8, 1);
     let mut m = o.map(1);
     for i in 0..5 {
-        m.submit(i, task(i as u64), &[TensorArg::input(A, row(0))], 0);
+        m.submit(i, task(i as u64), &[TensorArg::input(key(A), row(0))], 0);
     }
-    m.submit(5, task(5), &[TensorArg::inout(A, row(0))], 0);
+    m.submit(5, task(5), &[TensorArg::inout(key(A), row(0))], 0);
     assert_eq!(
         m.map.linked(),
         1,
         "the five readers are covered by the writer"
     );
-    assert_eq!(m.deps(TensorArg::input(A, row(0)), 0), [5]);
+    assert_eq!(m.deps(TensorArg::input(key(A), row(0)), 0), [5]);
 }
 
 #[test]
@@ -208,7 +219,7 @@ fn a_buffer_whose_main_class_empties_hands_its_list_to_another() {
         m.submit(
             i,
             task(i as u64),
-            &[TensorArg::output(A, tile(at, bytes))],
+            &[TensorArg::output(key(A), tile(at, bytes))],
             0,
         );
     }
@@ -221,9 +232,9 @@ fn a_buffer_whose_main_class_empties_hands_its_list_to_another() {
     );
     // Both classes are still found, cell by cell and (for a tile spanning many cells) by
     // walking their lists.
-    assert_eq!(m.deps(TensorArg::input(A, tile(0x1000, 8)), 1), [1]);
-    assert_eq!(m.deps(TensorArg::input(A, tile(0x2000, 8)), 1), [2]);
-    assert_eq!(m.deps(TensorArg::input(A, tile(0, 0x4000)), 1), [1, 2]);
+    assert_eq!(m.deps(TensorArg::input(key(A), tile(0x1000, 8)), 1), [1]);
+    assert_eq!(m.deps(TensorArg::input(key(A), tile(0x2000, 8)), 1), [2]);
+    assert_eq!(m.deps(TensorArg::input(key(A), tile(0, 0x4000)), 1), [1, 2]);
     m.retire(3);
     assert_eq!((m.map.heads_used(), m.map.buckets_used()), (0, 0));
 }
@@ -238,8 +249,13 @@ fn the_buffer_index_survives_many_buffers_coming_and_going() {
         let g = (i % slots as u64) as usize;
         let buffer = 0x10_0000 + (i * 7919 % 97) * 0x1000;
         let retired = i.saturating_sub(slots as u64 - 1);
-        m.submit(g, task(i), &[TensorArg::output(buffer, row(0))], retired);
-        assert_eq!(m.deps(TensorArg::input(buffer, row(0)), retired), [i]);
+        m.submit(
+            g,
+            task(i),
+            &[TensorArg::output(key(buffer), row(0))],
+            retired,
+        );
+        assert_eq!(m.deps(TensorArg::input(key(buffer), row(0)), retired), [i]);
     }
 }
 
@@ -254,7 +270,10 @@ fn entries_of_retired_tasks_do_not_pile_up() {
             .map(|a| {
                 let j = i * k + a;
                 let buffer = 0x10_0000 + (j % 256) * 0x10_0000;
-                TensorArg::output(buffer, Tile::block(buffer + (j / 256) * 256, 4, 1, 64, 64))
+                TensorArg::output(
+                    key(buffer),
+                    Tile::block(buffer + (j / 256) * 256, 4, 1, 64, 64),
+                )
             })
             .collect();
         let retired = i.saturating_sub(4);
@@ -309,9 +328,9 @@ fn lookups_agree_with_a_scan_of_every_live_argument() {
                     ),
                 };
                 match rnd(3) {
-                    0 => TensorArg::input(b, tile),
-                    1 => TensorArg::output(b, tile),
-                    _ => TensorArg::inout(b, tile),
+                    0 => TensorArg::input(key(b), tile),
+                    1 => TensorArg::output(key(b), tile),
+                    _ => TensorArg::inout(key(b), tile),
                 }
             })
             .collect();
@@ -365,9 +384,9 @@ impl GenArg {
             GenTile::Whole => Tile::block(b, 8, 64, 128, 128),
         };
         match self.access {
-            0 => TensorArg::input(b, tile),
-            1 => TensorArg::output(b, tile),
-            _ => TensorArg::inout(b, tile),
+            0 => TensorArg::input(key(b), tile),
+            1 => TensorArg::output(key(b), tile),
+            _ => TensorArg::inout(key(b), tile),
         }
     }
 }

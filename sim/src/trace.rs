@@ -15,12 +15,12 @@
 
 use std::collections::BTreeMap;
 
+use crate::kernels::KernelTable;
 use pto_runtime_core::{KernelId, QueueReport, TaskRecord, WorkerClass};
-use pto_sim::KernelTable;
 use serde_json::{Value, json};
 
-pub(super) const CORES_PID: u32 = 1;
-pub(super) const SCHEDULERS_PID: u32 = 2;
+const CORES_PID: u32 = 1;
+const SCHEDULERS_PID: u32 = 2;
 
 /// The Chrome trace JSON of `records`, whose timestamps count `ticks_per_us` per µs; kernel
 /// slices are named `kernel N` (see [`chrome_trace_named`] for the kernels' names).
@@ -249,9 +249,9 @@ pub enum TraceError {
 /// `kernels` names them) to `path`; open it in Perfetto.
 ///
 /// ```no_run
-/// # fn demo(out: pto_sim::SimRun<()>) -> Result<(), pto_host::profile::TraceError> {
+/// # fn demo(out: pto_sim::SimRun<()>) -> Result<(), pto_sim::TraceError> {
 /// // after `let out = pto_sim::run(...)?` with `Config::profile = ProfileLevel::Tasks`:
-/// pto_host::profile::write_chrome_trace("run.json".as_ref(), &out.records, out.ticks_per_us, &out.kernels)?;
+/// pto_sim::write_chrome_trace("run.json".as_ref(), &out.records, out.ticks_per_us, &out.kernels)?;
 /// # Ok(())
 /// # }
 /// ```
@@ -277,7 +277,7 @@ pub fn write_trace(path: &std::path::Path, trace: &Value) -> Result<(), TraceErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::{TraceDefect, check_chrome_trace};
+    use crate::trace_check::{TraceDefect, check_chrome_trace};
     use pto_runtime_core::{CoreId, TaskId};
 
     fn record(core: Option<u16>, class: WorkerClass, deferred: u64) -> TaskRecord {

@@ -1,0 +1,273 @@
+//! Tensor arguments: a tile of a buffer and how a task uses it, described once. The tensor map
+//! finds dependencies from them, and the kernel receives them (through its payload), so what
+//! a kernel touches and what the runtime orders cannot disagree.
+//!
+//! A [`Buffer`] is an allocation (what an allocator handed out): the tensor map's key. Every
+//! tile must lie inside its buffer, checked at submit, so a tile filed under the wrong buffer
+//! is a [`crate::SubmitError::BadTensor`], never a dependency silently dropped.
+#![forbid(unsafe_code)]
+
+use crate::orchestrator::tensor::{Access, MAX_RANK, Tile};
+use crate::sync::{AtomicU64, Ordering};
+
+/// A buffer of device memory: `len` bytes from `base`, one allocation. Two buffers are
+/// either the same allocation (same `base`) or share no byte; take them from an allocator
+/// (the simulator's `alloc_buffer`, [`crate::Orchestrator::alloc_buffer`]) rather than
+/// carving one allocation into several.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub struct Buffer {
+    /// Its first byte's device address (the tensor map's key).
+    pub base: u64,
+    /// Its length in bytes.
+    pub len: u64,
+}
+
+impl Buffer {
+    /// The `len` bytes from `base`.
+    pub const fn new(base: u64, len: u64) -> Self {
+        Buffer { base, len }
+    }
+
+    /// One past its last byte (saturating at the end of the address space).
+    pub const fn end(&self) -> u64 {
+        self.base.saturating_add(self.len)
+    }
+
+    /// Whether bytes `[lo, hi)` lie inside it.
+    pub const fn holds(&self, lo: u64, hi: u64) -> bool {
+        self.base <= lo && hi <= self.end()
+    }
+
+    /// The address `offset` bytes into it.
+    pub const fn at(&self, offset: u64) -> u64 {
+        self.base + offset
+    }
+}
+
+/// A tensor argument: a tile of a buffer, and how the task uses it. Tiles of different
+/// buffers never conflict; within a buffer, conflicts follow [`crate::overlaps`]. The kernel
+/// gets its task's tensor arguments in order (the simulator's `ctx.tensor(i)`).
+///
+/// ```
+/// use pto_runtime_core::{Buffer, TensorArg, Tile};
+///
+/// let x = Buffer::new(0x1000, 4096); // 1024 f32s
+/// let first_half = TensorArg::input(x, Tile::contiguous(x.base, 4, 512));
+/// assert!(first_half.access.reads() && !first_half.access.writes());
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct TensorArg {
+    /// The buffer the tile lies in: the map's key.
+    pub buffer: Buffer,
+    /// The elements the task touches.
+    pub tile: Tile,
+    /// Read, written, or both.
+    pub access: Access,
+}
+
+impl TensorArg {
+    /// The task reads `tile` of `buffer`.
+    pub const fn input(buffer: Buffer, tile: Tile) -> Self {
+        TensorArg {
+            buffer,
+            tile,
+            access: Access::In,
+        }
+    }
+
+    /// The task writes `tile` of `buffer`.
+    pub const fn output(buffer: Buffer, tile: Tile) -> Self {
+        TensorArg {
+            buffer,
+            tile,
+            access: Access::Out,
+        }
+    }
+
+    /// The task reads, then writes `tile` of `buffer`.
+    pub const fn inout(buffer: Buffer, tile: Tile) -> Self {
+        TensorArg {
+            buffer,
+            tile,
+            access: Access::InOut,
+        }
+    }
+
+    /// The task reads all of `buffer`, as `elem`-byte elements.
+    pub const fn whole_input(buffer: Buffer, elem: u32) -> Self {
+        Self::input(buffer, whole(buffer, elem))
+    }
+
+    /// The task writes all of `buffer`, as `elem`-byte elements.
+    pub const fn whole_output(buffer: Buffer, elem: u32) -> Self {
+        Self::output(buffer, whole(buffer, elem))
+    }
+
+    /// The task reads, then writes all of `buffer`, as `elem`-byte elements.
+    pub const fn whole_inout(buffer: Buffer, elem: u32) -> Self {
+        Self::inout(buffer, whole(buffer, elem))
+    }
+}
+
+/// `buffer` as one contiguous run of `elem`-byte elements (an empty tile, refused at submit,
+/// if it holds none or more than `u32::MAX`).
+const fn whole(buffer: Buffer, elem: u32) -> Tile {
+    let n = if elem == 0 {
+        0
+    } else {
+        buffer.len / elem as u64
+    };
+    let n = if n > u32::MAX as u64 { 0 } else { n as u32 };
+    Tile::contiguous(buffer.base, elem, n)
+}
+
+/// A tensor argument as a kernel receives it: the tile, and how the task uses it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct KernelTensor {
+    /// The elements the task touches.
+    pub tile: Tile,
+    /// Read, written, or both.
+    pub access: Access,
+}
+
+impl From<&TensorArg> for KernelTensor {
+    fn from(a: &TensorArg) -> Self {
+        KernelTensor {
+            tile: a.tile,
+            access: a.access,
+        }
+    }
+}
+
+/// Words of one [`TensorCell`]: one cache line.
+const WORDS: usize = 4 + MAX_RANK;
+
+/// One tensor argument in atomic words, on one cache line: how a task's arguments travel
+/// from the orchestrator to the scheduler that dispatches it, and on to a platform's core.
+/// Relaxed loads and stores: the task's publication orders them, as it does the scalar
+/// arguments.
+#[repr(align(64))]
+pub struct TensorCell {
+    words: [AtomicU64; WORDS],
+}
+
+impl Default for TensorCell {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TensorCell {
+    /// A cell holding nothing in particular.
+    pub fn new() -> Self {
+        TensorCell {
+            words: core::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+
+    /// Stores `a`.
+    #[inline]
+    pub fn store(&self, a: &KernelTensor) {
+        self.store_parts(&a.tile, a.access);
+    }
+
+    /// Stores the tile and access of `a` (its buffer is the tensor map's business).
+    #[inline]
+    pub fn store_arg(&self, a: &TensorArg) {
+        self.store_parts(&a.tile, a.access);
+    }
+
+    #[inline(always)]
+    fn store_parts(&self, t: &Tile, access: Access) {
+        let access = match access {
+            Access::In => 0u64,
+            Access::Out => 1,
+            Access::InOut => 2,
+        };
+        let w = &self.words;
+        w[0].store(t.base, Ordering::Relaxed);
+        w[1].store(
+            t.elem as u64 | (t.rank as u64) << 32 | access << 40,
+            Ordering::Relaxed,
+        );
+        w[2].store(
+            t.shape[0] as u64 | (t.shape[1] as u64) << 32,
+            Ordering::Relaxed,
+        );
+        w[3].store(
+            t.shape[2] as u64 | (t.shape[3] as u64) << 32,
+            Ordering::Relaxed,
+        );
+        for (d, &s) in w[4..].iter().zip(&t.strides) {
+            d.store(s, Ordering::Relaxed);
+        }
+    }
+
+    /// What the last [`TensorCell::store`] stored.
+    #[inline]
+    pub fn load(&self) -> KernelTensor {
+        let w = &self.words;
+        let meta = w[1].load(Ordering::Relaxed);
+        let s01 = w[2].load(Ordering::Relaxed);
+        let s23 = w[3].load(Ordering::Relaxed);
+        KernelTensor {
+            tile: Tile {
+                base: w[0].load(Ordering::Relaxed),
+                elem: meta as u32,
+                rank: (meta >> 32) as u8,
+                shape: [
+                    s01 as u32,
+                    (s01 >> 32) as u32,
+                    s23 as u32,
+                    (s23 >> 32) as u32,
+                ],
+                strides: core::array::from_fn(|d| w[4 + d].load(Ordering::Relaxed)),
+            },
+            access: match (meta >> 40) as u8 {
+                1 => Access::Out,
+                2 => Access::InOut,
+                _ => Access::In,
+            },
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_gives_back_what_it_was_given() {
+        assert_eq!(core::mem::size_of::<TensorCell>(), 64, "one cache line");
+        let b = Buffer::new(0x4000, 1 << 16);
+        let mut tile = Tile::block(0x4010, 4, 3, 5, 17);
+        tile.rank = 4;
+        tile.shape = [3, 5, 7, u32::MAX];
+        tile.strides = [1, u64::MAX, 3, 0];
+        let cell = TensorCell::new();
+        for a in [
+            TensorArg::input(b, tile),
+            TensorArg::output(b, Tile::contiguous(0x4000, 8, 9)),
+            TensorArg::inout(Buffer::new(u64::MAX - 1, u64::MAX), tile),
+        ] {
+            let k = KernelTensor::from(&a);
+            cell.store(&k);
+            assert_eq!(cell.load(), k);
+            assert_eq!((k.tile, k.access), (a.tile, a.access));
+        }
+    }
+    #[test]
+    fn buffers_hold_their_own_bytes_only() {
+        let b = Buffer::new(0x100, 0x40);
+        assert!(b.holds(0x100, 0x140) && b.holds(0x120, 0x121));
+        assert!(!b.holds(0xff, 0x101) && !b.holds(0x13f, 0x141));
+        assert_eq!(Buffer::new(u64::MAX - 1, 8).end(), u64::MAX);
+        let w = TensorArg::whole_output(b, 4);
+        assert_eq!(w.tile.bytes(), Ok((0x100, 0x140)));
+        assert!(w.access.writes());
+        assert_eq!(
+            TensorArg::whole_input(b, 0).tile.bytes(),
+            Err(crate::TileError::ZeroElement)
+        );
+    }
+}
