@@ -24,6 +24,8 @@ fn every_numeric_flag_at_0_1_max_and_u64_max_is_a_clear_error_or_a_correct_run()
     // refused right after the flags were taken (the value parsed, nothing wrapped).
     const NO_CORES: &[&str] = &["--aic", "0", "--aiv", "0"];
     let no_cores = Fails("at least one core");
+    // --kernel-ns without --silicon is refused whatever its value (0 is the default).
+    const SMALL_RUN: &[&str] = &["bench", "--tasks", "10", "--repeat", "1"];
     // (flag, its maximum, base arguments, outcome at 0, 1, maximum, u64::MAX)
     type Case = (
         &'static str,
@@ -113,6 +115,17 @@ fn every_numeric_flag_at_0_1_max_and_u64_max_is_a_clear_error_or_a_correct_run()
             "1000000000",
             bench,
             [Runs, Runs, no_cores, Refused],
+        ),
+        (
+            "--kernel-ns",
+            "1000000000",
+            SMALL_RUN,
+            [
+                Runs,
+                Fails("give --silicon"),
+                Fails("give --silicon"),
+                Refused,
+            ],
         ),
         (
             "--seed",

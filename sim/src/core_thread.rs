@@ -31,7 +31,6 @@ pub(crate) fn core_loop(p: &SimPlatform, ids: &[CoreId], spin_before_park: u32) 
     let mut cores: Vec<CoreState> = ids.iter().map(|&id| CoreState::new(id)).collect();
     let mut args = [0u64; MAX_ARGS as usize];
     let mut tensors = Vec::with_capacity(MAX_TENSORS as usize);
-    let mut idle = 0u32;
     loop {
         let mut ran = false;
         let mut waiting = false;
@@ -54,7 +53,7 @@ pub(crate) fn core_loop(p: &SimPlatform, ids: &[CoreId], spin_before_park: u32) 
                             waiting = true;
                             continue;
                         }
-                        SiliconSums::add(&p.silicon_sums.dispatch, now - rung_at);
+                        SiliconSums::add(&p.silicon_sums.0.dispatch, now - rung_at);
                         let (outcome, kernel) =
                             execute(p, core, c.id, c.next, &mut args, &mut tensors);
                         c.busy_until = now.saturating_add(s.kernel(kernel));
@@ -63,7 +62,7 @@ pub(crate) fn core_loop(p: &SimPlatform, ids: &[CoreId], spin_before_park: u32) 
                         times.0.store(now, Ordering::Relaxed);
                         times.1.store(c.busy_until, Ordering::Relaxed);
                         let fin = c.schedule(s, c.next, outcome);
-                        SiliconSums::add(&p.silicon_sums.fin, fin - c.busy_until);
+                        SiliconSums::add(&p.silicon_sums.0.fin, fin - c.busy_until);
                     }
                 }
                 c.next = c.next.next();
@@ -72,7 +71,6 @@ pub(crate) fn core_loop(p: &SimPlatform, ids: &[CoreId], spin_before_park: u32) 
             waiting |= !c.due.is_empty();
         }
         if ran || waiting {
-            idle = 0;
             if !ran {
                 std::hint::spin_loop();
             }
@@ -81,12 +79,10 @@ pub(crate) fn core_loop(p: &SimPlatform, ids: &[CoreId], spin_before_park: u32) 
         if p.shutdown.load(Ordering::Acquire) {
             return;
         }
-        idle += 1;
-        if idle < spin_before_park {
-            std::hint::spin_loop();
+        // Nothing to do: watch the doorbells alone for a while, then park.
+        if spin_until_rung(p, &cores, spin_before_park) {
             continue;
         }
-        idle = 0;
         let next: Vec<Token> = cores.iter().map(|c| c.next).collect();
         if !park_until_rung(p, ids, &next) {
             return;
@@ -281,6 +277,21 @@ fn post(p: &SimPlatform, q: &CompletionQueue<'_>, id: CoreId, token: Token, r: R
     }
 }
 
+/// Spins up to `spins` rounds over the doorbells of `cores` (relaxed loads only); whether one
+/// of them rang.
+fn spin_until_rung(p: &SimPlatform, cores: &[CoreState], spins: u32) -> bool {
+    for _ in 0..spins {
+        for c in cores {
+            let bell = &p.cores[c.id.0 as usize].payload[(c.next.bits() & 1) as usize].rung;
+            if bell.load(Ordering::Relaxed) == c.next.bits() {
+                return true;
+            }
+        }
+        std::hint::spin_loop();
+    }
+    false
+}
+
 /// Parks until one of `ids` has its next token rung. Returns `false` on shutdown.
 fn park_until_rung(p: &SimPlatform, ids: &[CoreId], next: &[Token]) -> bool {
     let cores = || ids.iter().map(|id| &p.cores[id.0 as usize]);
@@ -289,7 +300,7 @@ fn park_until_rung(p: &SimPlatform, ids: &[CoreId], next: &[Token]) -> bool {
     for core in cores() {
         core.sleeping.0.store(true, Ordering::SeqCst);
     }
-    p.parks.fetch_add(1, Ordering::Relaxed);
+    p.parks.0.fetch_add(1, Ordering::Relaxed);
     let any_rung = || {
         cores().zip(next).any(|(core, &token)| {
             core.payload[(token.bits() & 1) as usize]

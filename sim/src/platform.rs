@@ -121,11 +121,11 @@ pub struct SimPlatform {
     /// The chip's costs, if the run models them.
     pub(crate) silicon: Option<SiliconTicks>,
     /// What the modelled cores took.
-    pub(crate) silicon_sums: SiliconSums,
+    pub(crate) silicon_sums: Line<SiliconSums>,
     /// Times a core thread parked.
-    pub(crate) parks: AtomicU64,
+    pub(crate) parks: Line<AtomicU64>,
     /// Times a doorbell had to wake a parked core.
-    pub(crate) wakes: AtomicU64,
+    pub(crate) wakes: Line<AtomicU64>,
 }
 
 impl SimPlatform {
@@ -156,7 +156,7 @@ impl SimPlatform {
             queues,
             ticks_per_us: per_us,
             silicon: silicon.map(|s| SiliconTicks::new(s, per_us)),
-            silicon_sums: SiliconSums::default(),
+            silicon_sums: Line(SiliconSums::default()),
             origin: clock.raw(),
             clock,
             cores: (0..cores)
@@ -181,8 +181,8 @@ impl SimPlatform {
             shutdown: AtomicBool::new(false),
             failures: Failures::default(),
             stalls: std::sync::Mutex::new(Vec::new()),
-            parks: AtomicU64::new(0),
-            wakes: AtomicU64::new(0),
+            parks: Line(AtomicU64::new(0)),
+            wakes: Line(AtomicU64::new(0)),
         }
     }
 
@@ -214,16 +214,16 @@ impl SimPlatform {
         self.silicon.as_ref()?;
         let ns = |ticks: f64| ticks * 1_000.0 / self.ticks_per_us.max(1) as f64;
         Some((
-            ns(SiliconSums::mean(&self.silicon_sums.dispatch)),
-            ns(SiliconSums::mean(&self.silicon_sums.fin)),
+            ns(SiliconSums::mean(&self.silicon_sums.0.dispatch)),
+            ns(SiliconSums::mean(&self.silicon_sums.0.fin)),
         ))
     }
 
     /// How often core threads parked, and how often a doorbell had to wake one.
     pub fn park_counts(&self) -> (u64, u64) {
         (
-            self.parks.load(Ordering::Relaxed),
-            self.wakes.load(Ordering::Relaxed),
+            self.parks.0.load(Ordering::Relaxed),
+            self.wakes.0.load(Ordering::Relaxed),
         )
     }
 
@@ -232,7 +232,7 @@ impl SimPlatform {
         if core.sleeping.0.load(Ordering::SeqCst)
             && let Some(t) = core.thread.get()
         {
-            self.wakes.fetch_add(1, Ordering::Relaxed);
+            self.wakes.0.fetch_add(1, Ordering::Relaxed);
             t.unpark();
         }
     }

@@ -59,6 +59,8 @@ pub struct BenchOptions {
     pub core_threads: Option<usize>,
     /// Charge what the a2a3 chip charges (the silicon cost model).
     pub silicon: bool,
+    /// With `silicon`: how long every kernel runs, in ns.
+    pub kernel_ns: u64,
 }
 
 /// The name `--profile` takes for `p`.
@@ -110,6 +112,11 @@ impl BenchOptions {
         } else {
             0
         };
+        if self.kernel_ns > 0 && !self.silicon {
+            return Err(BenchError::Usage(
+                "--kernel-ns sets the kernels' modelled duration: give --silicon a2a3 too".into(),
+            ));
+        }
         let deferred = self.workload == Workload::Deferred;
         if deferred && self.pending > MAX_PENDING {
             return Err(BenchError::Usage(format!(
@@ -164,7 +171,10 @@ impl BenchOptions {
             core_threads: self
                 .core_threads
                 .map_or(CoreThreads::PerCore, CoreThreads::Shared),
-            silicon: self.silicon.then(Silicon::a2a3),
+            silicon: self.silicon.then(|| Silicon {
+                default_kernel: std::time::Duration::from_nanos(self.kernel_ns),
+                ..Silicon::a2a3()
+            }),
             ..SimOptions::default()
         };
         let plan = BenchPlan {

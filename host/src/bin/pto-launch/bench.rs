@@ -86,6 +86,9 @@ pub struct BenchArgs {
     /// latencies as published for the a2a3 chip; `none` lets the host decide.
     #[arg(long, value_enum, default_value = "none")]
     pub silicon: SiliconArg,
+    /// With `--silicon`: how long every kernel runs on the modelled chip, in ns (0 to 10^9).
+    #[arg(long, default_value_t = 0, value_parser = value_parser!(u64).range(0..=1_000_000_000))]
+    pub kernel_ns: u64,
     /// Write the last run's task records as a Chrome trace (open it in Perfetto); implies
     /// `--profile tasks`.
     #[arg(long, value_name = "FILE.json")]
@@ -190,6 +193,7 @@ impl BenchArgs {
                 }
             },
             silicon: self.silicon == SiliconArg::A2a3,
+            kernel_ns: self.kernel_ns,
         }
     }
 }

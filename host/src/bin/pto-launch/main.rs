@@ -136,6 +136,9 @@ mod tests {
         ("bench", "--spin-before-park", 0, 1_000_000_000, |c| {
             Some(bench(c)?.spin_before_park.into())
         }),
+        ("bench", "--kernel-ns", 0, 1_000_000_000, |c| {
+            Some(bench(c)?.kernel_ns)
+        }),
         ("bench", "--seed", 0, u64::MAX, |c| Some(bench(c)?.seed)),
         ("bench", "--pending", 0, MAX_PENDING, |c| {
             Some(bench(c)?.pending)
