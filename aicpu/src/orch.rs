@@ -1,0 +1,91 @@
+//! The orchestrating thread: calls the run's orchestration function with the table of
+//! runtime operations, closes submissions, then keeps the device watchdog until the
+//! schedulers are done.
+
+use core::ffi::c_void;
+
+use pto_device_sys::abi::{PTO_AICPU_ABI, PtoAicpuCode, PtoOrchOps, PtoOrchestrate};
+use pto_device_sys::chip::ChipPlatform;
+use pto_device_sys::raw::arch;
+use pto_runtime_core::Orchestrator;
+use pto_runtime_core::ffi::{PtoStatus, PtoTask, submit_c};
+
+use crate::run::{Run, others_departed, record};
+
+/// What the operations' `ctx` points to.
+struct Ctx {
+    o: Orchestrator<'static, 'static, ChipPlatform<'static>>,
+    run: &'static Run,
+}
+
+/// Whether the run is past its deadline; if so it is aborted (once) and recorded.
+fn past_deadline(run: &Run) -> bool {
+    let limit = run
+        .settings
+        .watchdog_us
+        .saturating_mul(run.settings.ticks_per_us);
+    if arch::counter().wrapping_sub(run.start) <= limit {
+        return false;
+    }
+    record(
+        PtoAicpuCode::Watchdog,
+        0xffff,
+        run.settings.watchdog_us / 1000,
+    );
+    run.rt.abort(run.settings.watchdog_us);
+    true
+}
+
+unsafe extern "C" fn submit(ctx: *mut c_void, task: *const PtoTask, id: *mut u64) -> i32 {
+    if ctx.is_null() {
+        return PtoStatus::PtoErrNull as i32;
+    }
+    // SAFETY: `ctx` is the `Ctx` `orchestrate` handed out, alive for the orchestration
+    // call, used by the orchestrating thread only.
+    let c = unsafe { &mut *(ctx as *mut Ctx) };
+    if past_deadline(c.run) {
+        return PtoStatus::PtoErrRun as i32;
+    }
+    // SAFETY: the orchestration's contract on `task` and `id` (the C header's).
+    unsafe { submit_c(&mut c.o, task, id) as i32 }
+}
+
+/// Runs the orchestration of `run`, then watches the deadline until the schedulers left.
+pub(crate) fn orchestrate(run: &'static Run) {
+    let a = &run.args;
+    match run.rt.orchestrator(&run.platform) {
+        Ok(o) => {
+            let mut ctx = Ctx { o, run };
+            let ops = PtoOrchOps {
+                abi: PTO_AICPU_ABI,
+                reserved: 0,
+                ctx: (&raw mut ctx).cast(),
+                submit,
+            };
+            // SAFETY: `orchestrate` is non-null (checked at setup) and names a function
+            // of the orchestration's ABI (the exec ABI's contract).
+            let f: PtoOrchestrate = unsafe { core::mem::transmute(a.orchestrate as usize) };
+            // SAFETY: the function's contract: `ops` is valid for the call, `orch_args`
+            // names `norch_args` words (checked non-null at setup when any).
+            let rc = unsafe { f(&ops, a.orch_args as usize as *const u64, a.norch_args) };
+            drop(ctx);
+            if rc != 0 {
+                record(PtoAicpuCode::OrchestrationFailed, 0xffff, rc as i64 as u64);
+                run.rt.abort(rc as u64);
+            }
+        }
+        Err(_) => {
+            record(PtoAicpuCode::BadConfig, 0xffff, 0);
+            run.rt.abort(0);
+        }
+    }
+    // The schedulers stop once every task finished or the run failed; the deadline bounds
+    // the first, and after an abort they stop promptly.
+    let mut aborted = false;
+    while !others_departed() {
+        if !aborted {
+            aborted = past_deadline(run);
+        }
+        crate::cpu::idle();
+    }
+}
