@@ -19,6 +19,7 @@
 mod cpu;
 mod entry;
 mod orch;
+mod orch_so;
 mod run;
 mod settings;
 mod setup;

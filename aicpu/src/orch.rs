@@ -62,13 +62,43 @@ pub(crate) fn orchestrate(run: &'static Run) {
                 ctx: (&raw mut ctx).cast(),
                 submit,
             };
-            // SAFETY: `orchestrate` is non-null (checked at setup) and names a function
-            // of the orchestration's ABI (the exec ABI's contract).
-            let f: PtoOrchestrate = unsafe { core::mem::transmute(a.orchestrate as usize) };
+            let loaded = if a.orch_so != 0 {
+                // SAFETY: the host wrote `orch_so_len` bytes of the SO at `orch_so`
+                // (the exec ABI's contract).
+                let l = unsafe {
+                    crate::orch_so::load(
+                        a.orch_so,
+                        a.orch_so_len,
+                        run.settings.device,
+                        crate::run::run_number(),
+                    )
+                };
+                match l {
+                    Ok(l) => Some(l),
+                    Err(e) => {
+                        record(PtoAicpuCode::OrchestrationLoad, 0xffff, e as u64);
+                        drop(ctx);
+                        run.rt.abort(e as u64);
+                        return watch(run);
+                    }
+                }
+            } else {
+                None
+            };
+            let f: PtoOrchestrate = match &loaded {
+                Some(l) => l.entry,
+                // SAFETY: `orchestrate` is non-null when no SO is given (checked at setup)
+                // and names a function of the orchestration's ABI (the exec ABI's
+                // contract).
+                None => unsafe {
+                    core::mem::transmute::<usize, PtoOrchestrate>(a.orchestrate as usize)
+                },
+            };
             // SAFETY: the function's contract: `ops` is valid for the call, `orch_args`
             // names `norch_args` words (checked non-null at setup when any).
             let rc = unsafe { f(&ops, a.orch_args as usize as *const u64, a.norch_args) };
             drop(ctx);
+            drop(loaded);
             if rc != 0 {
                 record(PtoAicpuCode::OrchestrationFailed, 0xffff, rc as i64 as u64);
                 run.rt.abort(rc as u64);
@@ -79,8 +109,13 @@ pub(crate) fn orchestrate(run: &'static Run) {
             run.rt.abort(0);
         }
     }
-    // The schedulers stop once every task finished or the run failed; the deadline bounds
-    // the first, and after an abort they stop promptly.
+    watch(run)
+}
+
+/// Keeps the deadline until every other thread departed. The schedulers stop once every
+/// task finished or the run failed; the deadline bounds the first, and after an abort they
+/// stop promptly.
+fn watch(run: &Run) {
     let mut aborted = false;
     while !others_departed() {
         if !aborted {

@@ -72,6 +72,11 @@ pub(crate) static CORES: Shared<heapless::Vec<ChipCore<'static>, MAX_CORES>> =
 /// The run, once set up.
 pub(crate) static RUN: Shared<Option<Run>> = Shared(UnsafeCell::new(None));
 
+/// Which run of the loaded SO this is (1 for the first).
+pub(crate) fn run_number() -> u64 {
+    RUNS.load(Ordering::Relaxed)
+}
+
 /// Records the run's first problem; later ones are dropped.
 pub(crate) fn record(code: PtoAicpuCode, core: u32, value: u64) {
     if ERR_CODE

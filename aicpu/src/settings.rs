@@ -1,5 +1,5 @@
-//! What `pto_aicpu_init` sets for the runs that follow: the clock and the timeouts. (The
-//! device id is CANN's business: one SO per device, see `entry.rs`.)
+//! What `pto_aicpu_init` sets for the runs that follow: the device, the clock and the
+//! timeouts.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -11,6 +11,7 @@ static TICKS_PER_US: AtomicU64 = AtomicU64::new(0);
 static WATCHDOG_US: AtomicU64 = AtomicU64::new(0);
 static HANDSHAKE_US: AtomicU64 = AtomicU64::new(0);
 static EXIT_US: AtomicU64 = AtomicU64::new(0);
+static DEVICE: AtomicU64 = AtomicU64::new(0);
 
 /// The settings of the runs.
 #[derive(Clone, Copy, Debug)]
@@ -23,6 +24,9 @@ pub(crate) struct Settings {
     pub handshake_us: u64,
     /// How long to wait for each exit acknowledgement, µs.
     pub exit_us: u64,
+    /// The device (die) this AICPU serves: it names the run's temporary files, which the
+    /// two dies of an A3 chip would otherwise share.
+    pub device: u32,
 }
 
 fn or(v: u64, default: u64) -> u64 {
@@ -41,6 +45,7 @@ pub(crate) fn set(a: &PtoAicpuInitArgs) -> bool {
     WATCHDOG_US.store(or(a.watchdog_us, 10_000_000), Ordering::Relaxed);
     HANDSHAKE_US.store(or(a.handshake_timeout_us, 1_000_000), Ordering::Relaxed);
     EXIT_US.store(or(a.exit_timeout_us, 1_000_000), Ordering::Relaxed);
+    DEVICE.store(a.device_id as u64, Ordering::Relaxed);
     TICKS_PER_US.store(ticks, Ordering::Release);
     true
 }
@@ -53,5 +58,6 @@ pub(crate) fn get() -> Option<Settings> {
         watchdog_us: WATCHDOG_US.load(Ordering::Relaxed),
         handshake_us: HANDSHAKE_US.load(Ordering::Relaxed),
         exit_us: EXIT_US.load(Ordering::Relaxed),
+        device: DEVICE.load(Ordering::Relaxed) as u32,
     })
 }

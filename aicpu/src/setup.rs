@@ -31,7 +31,13 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64) -> bool {
     if a.abi != PTO_AICPU_ABI {
         return bad(a.abi as u64);
     }
-    if a.region == 0 || a.handshakes == 0 || a.slots == 0 || a.regs == 0 || a.orchestrate == 0 {
+    if a.region == 0
+        || a.handshakes == 0
+        || a.slots == 0
+        || a.regs == 0
+        || (a.orchestrate == 0 && a.orch_so == 0)
+        || (a.orch_so != 0 && a.orch_so_len == 0)
+    {
         return bad(0);
     }
     if a.nregs > MAX_REGS || a.nkernels > MAX_KERNELS || (a.kernels == 0 && a.nkernels > 0) {

@@ -2,7 +2,7 @@
 //! `dlopen(RTLD_LAZY | RTLD_GLOBAL)`, calls `init` once and `exec` per run on N threads,
 //! each with a copy of the payload, while threads run the AICore executor (host build)
 //! against fake register windows at the chip's strides and offsets. The DAG comes from a C
-//! orchestration function (`tests/c/orchestration.c`) whose kernels (`tests/c/kernels.c`)
+//! orchestration SO (`tests/c/orchestration.c`, built by `build.rs`) whose kernels (`tests/c/kernels.c`)
 //! compute; every result is checked. Natively, and for aarch64 under qemu-aarch64.
 
 mod harness {
@@ -27,7 +27,8 @@ unsafe extern "C" {
     fn pto_test_sum(args: *mut i64);
     fn pto_test_fail(args: *mut i64);
     fn pto_test_hang(args: *mut i64);
-    fn pto_test_orchestrate(ops: *const std::ffi::c_void, args: *const u64, n: u32) -> i32;
+    /// `tests/c/orchestration.c`, linked in too: the in-process alternative to its SO.
+    fn pto_orchestrate(ops: *const std::ffi::c_void, args: *const u64, n: u32) -> i32;
 }
 
 /// The SO's state is the process's: one test at a time drives it.
@@ -77,6 +78,20 @@ fn words(n: usize) -> Vec<Line> {
     vec![Line([0u64; 8]); n.div_ceil(8)]
 }
 
+/// How a run gets its orchestration.
+#[derive(Clone, Copy)]
+enum Orch<'a> {
+    /// An orchestration SO's bytes, which the SO writes out and `dlopen`s.
+    So(&'a [u8]),
+    /// A function already in the process.
+    Function,
+}
+
+/// The harness's orchestration SO (`tests/c/orchestration.c`), built by `build.rs`.
+fn orch_so() -> Vec<u8> {
+    std::fs::read(env!("PTO_TEST_ORCH_SO")).expect("the orchestration SO")
+}
+
 /// One machine and its buffers, for as many runs as a test wants.
 struct Rig {
     chip: Chip,
@@ -86,6 +101,7 @@ struct Rig {
     kernels: Vec<u64>,
     hang_flag: Box<i64>,
     last_rcs: Vec<u32>,
+    orch_so: Vec<u8>,
     n: u64,
     blocks: u64,
 }
@@ -118,6 +134,7 @@ impl Rig {
             kernels,
             hang_flag: Box::new(0),
             last_rcs: Vec::new(),
+            orch_so: orch_so(),
             n,
             blocks,
         }
@@ -130,6 +147,14 @@ impl Rig {
     /// One run, as the host does it: executors first (except `skip`), then `exec` on every
     /// thread; the report once all returned.
     fn run(&mut self, extra: u64, skip: &[usize]) -> PtoAicpuReport {
+        let so = std::mem::take(&mut self.orch_so);
+        let r = self.run_with(Orch::So(&so), extra, skip);
+        self.orch_so = so;
+        r
+    }
+
+    /// One run with `orch`.
+    fn run_with(&mut self, orch: Orch<'_>, extra: u64, skip: &[usize]) -> PtoAicpuReport {
         self.data.iter_mut().for_each(|w| *w = Line([u64::MAX; 8]));
         *self.hang_flag = 0;
         let mut report = PtoAicpuReport::default();
@@ -139,7 +164,7 @@ impl Rig {
             2 => (K_HANG, &raw mut *self.hang_flag as u64),
             _ => (0, 0),
         };
-        let orch = [
+        let orch_args = [
             K_FILL,
             K_ADD,
             K_SUM,
@@ -166,12 +191,23 @@ impl Rig {
             coherence: 0,
             kernels: self.kernels.as_ptr() as u64,
             nkernels: self.kernels.len() as u32,
-            norch_args: orch.len() as u32,
-            orchestrate: pto_test_orchestrate as *const () as usize as u64,
-            orch_args: orch.as_ptr() as u64,
+            norch_args: orch_args.len() as u32,
+            orchestrate: match orch {
+                Orch::So(_) => 0,
+                Orch::Function => pto_orchestrate as *const () as usize as u64,
+            },
+            orch_args: orch_args.as_ptr() as u64,
             heap_base: 0,
             heap_len: 0,
             report: &raw mut report as u64,
+            orch_so: match orch {
+                Orch::So(b) => b.as_ptr() as u64,
+                Orch::Function => 0,
+            },
+            orch_so_len: match orch {
+                Orch::So(b) => b.len() as u64,
+                Orch::Function => 0,
+            },
         };
         self.chip.launch(skip);
         let rcs = exec_on_threads(args, threads as usize);
@@ -207,6 +243,10 @@ impl Rig {
     /// A run that must succeed, results checked; its report.
     fn good_run(&mut self) -> PtoAicpuReport {
         let r = self.run(0, &[]);
+        self.check_good(r)
+    }
+
+    fn check_good(&mut self, r: PtoAicpuReport) -> PtoAicpuReport {
         assert_eq!(r.code, PtoAicpuCode::Ok as u32, "{r} {r:?}");
         assert_eq!(r.sched.finished, 4 * self.blocks, "{r}");
         assert!(
@@ -330,6 +370,34 @@ fn a_missing_executor_fails_the_run_and_the_next_run_works() {
     assert_eq!(r.core, 4, "{r}");
     assert_eq!(r.cores_closed as usize, rig.chip.cores() - 1, "{r}");
     rig.good_run();
+}
+
+#[test]
+fn an_orchestration_so_without_its_entry_is_refused_and_the_next_run_works() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    init(10_000, 1_000);
+    let mut rig = Rig::new(2, 5_000_000);
+    let misnamed = std::fs::read(env!("PTO_TEST_ORCH_MISNAMED_SO")).unwrap();
+    let r = rig.run_with(Orch::So(&misnamed), 0, &[]);
+    assert_eq!(r.code, PtoAicpuCode::OrchestrationLoad as u32, "{r}");
+    assert_eq!(r.value, 3, "no `pto_orchestrate`: {r}");
+    assert!(r.to_string().contains("pto_orchestrate"), "{r}");
+    assert!(rig.chip.all_closed());
+    rig.good_run();
+    let garbage = vec![0x5au8; 4096];
+    let r = rig.run_with(Orch::So(&garbage), 0, &[]);
+    assert_eq!(r.code, PtoAicpuCode::OrchestrationLoad as u32, "{r}");
+    assert_eq!(r.value, 2, "dlopen refused it: {r}");
+    rig.good_run();
+}
+
+#[test]
+fn an_orchestration_function_in_the_process_runs_too() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    init(10_000, 1_000);
+    let mut rig = Rig::new(2, 5_000_000);
+    let r = rig.run_with(Orch::Function, 0, &[]);
+    rig.check_good(r);
 }
 
 #[test]

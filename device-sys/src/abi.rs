@@ -79,7 +79,16 @@ pub struct PtoAicpuExecArgs {
     pub heap_len: u64,
     /// Where the last thread out writes the [`PtoAicpuReport`] (device memory).
     pub report: u64,
+    /// The user's orchestration SO, as bytes in device memory (0: call `orchestrate`
+    /// instead). The orchestrating thread writes it to a temporary file, `dlopen`s it,
+    /// deletes the file and calls its [`PTO_ORCH_ENTRY`].
+    pub orch_so: u64,
+    /// Its bytes.
+    pub orch_so_len: u64,
 }
+
+/// The symbol an orchestration SO exports: a [`PtoOrchestrate`].
+pub const PTO_ORCH_ENTRY: &core::ffi::CStr = c"pto_orchestrate";
 
 /// The runtime operations an orchestration function is given.
 #[repr(C)]
@@ -127,6 +136,9 @@ pub enum PtoAicpuCode {
     /// A core did not acknowledge the exit (`core`, `value`: its `COND`); the run may
     /// otherwise have succeeded.
     ExitNotAcked = 12,
+    /// The orchestration SO could not be loaded (`value`: 1 the temporary file could not
+    /// be written, 2 `dlopen` refused it, 3 it has no `pto_orchestrate`).
+    OrchestrationLoad = 13,
 }
 
 impl PtoAicpuCode {
@@ -147,6 +159,7 @@ impl PtoAicpuCode {
             OrchestrationFailed,
             Watchdog,
             ExitNotAcked,
+            OrchestrationLoad,
         ]
         .get(v as usize)
         .copied()
@@ -217,6 +230,16 @@ impl core::fmt::Display for PtoAicpuReport {
                 f,
                 "run {}: aborted by the device watchdog after {v} ms",
                 self.run
+            ),
+            OrchestrationLoad => write!(
+                f,
+                "run {}: the orchestration SO could not be loaded: {}",
+                self.run,
+                match v {
+                    1 => "its temporary file could not be written",
+                    2 => "dlopen refused it",
+                    _ => "it exports no `pto_orchestrate`",
+                }
             ),
             ExitNotAcked => write!(
                 f,

@@ -1,4 +1,5 @@
-/* The harness's orchestration: a DAG of `blocks` vector additions and a reduction.
+/* The harness's orchestration SO: `pto_orchestrate`, the name libpto_aicpu.so resolves,
+ * submits a DAG of `blocks` vector additions and a reduction.
  *
  * args: kernel ids (fill, add, sum), buffers base, n, blocks, then `extra`: 0 nothing,
  * 1 a failing task (kernel id in args[7], code 42), 2 a hanging task (kernel id in
@@ -7,7 +8,7 @@
  * base + 3 n blocks + b. */
 #include "pto_aicpu.h"
 
-int32_t pto_test_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t nargs) {
+int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t nargs) {
     if (nargs < 7 || ops->abi != PTO_AICPU_ABI) {
         return -100;
     }
