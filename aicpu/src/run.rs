@@ -5,7 +5,8 @@
 //! ticket `threads - 1` orchestrates (`orch.rs`); the others are scheduler `ticket`. Every
 //! thread departs, and the one that makes the count is the last out: it sends every opened
 //! core the exit, writes the report and clears the state, so the next run starts clean.
-//! Threads that arrive after arrivals closed (too many, or too late) take no part.
+//! Threads that arrive after arrivals closed (too many, or later than the handshake
+//! timeout) take no part.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -144,15 +145,19 @@ pub(crate) fn exec(a: &PtoAicpuExecArgs, s: Settings) -> u32 {
         RUNS.fetch_add(1, Ordering::Relaxed);
         STATE.store(SETTING_UP, Ordering::Relaxed);
         let start = arch::counter();
-        let ok = crate::setup::setup(a, s, start) && all_arrived(a, s);
-        if !ok {
+        let ok = crate::setup::setup(a, s, start);
+        // Even a run that cannot go waits for its threads: one arriving after the last out
+        // reset the state would be taken for the next run's first.
+        let all = all_arrived(a, s);
+        if !all {
             // No more tickets: whoever arrived so far departs, and the last out reports.
             let n = ARRIVED.fetch_or(CLOSED, Ordering::AcqRel) & !CLOSED;
             EXPECT.store(n, Ordering::Release);
         } else {
             EXPECT.store(a.threads, Ordering::Release);
         }
-        STATE.store(if ok { READY } else { FAILED }, Ordering::Release);
+        let ready = ok && all;
+        STATE.store(if ready { READY } else { FAILED }, Ordering::Release);
     } else {
         // Bounded: ticket 0's every wait is bounded (the handshake timeout, twice).
         while STATE.load(Ordering::Acquire) == SETTING_UP || STATE.load(Ordering::Acquire) == EMPTY

@@ -43,7 +43,7 @@ static void pto_run_one(PTO_GM PtoSlot *slot, uint32_t token) {
     pto_write_cond(PTO_COND_FIN | token);
 }
 
-PTO_EXTERN_C void pto_aicore_run(PTO_GM PtoHandshake *hs, uint32_t block_idx, uint32_t core_type) {
+PTO_EXECUTOR_FN void pto_aicore_run(PTO_GM PtoHandshake *hs, uint32_t block_idx, uint32_t core_type) {
     hs->core_type = core_type;
     hs->physical_core_id = pto_core_id() & 0xFFFu;
     pto_barrier();

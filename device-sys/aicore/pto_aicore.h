@@ -112,8 +112,14 @@ static inline void pto_kernel_defer(PTO_GM int64_t *args, uint32_t kind, uint64_
 }
 
 /* The executor's loop on one core; returns after the exit handshake (or, in host builds
- * only, when nothing happened for a long time). */
+ * only, when nothing happened for a long time). On the chip it is local to each of the two
+ * objects (cube, vector) that entry_chip.cpp makes by including executor.cpp. */
+#if defined(__CCE_AICORE__)
+#define PTO_EXECUTOR_FN static
+#else
+#define PTO_EXECUTOR_FN PTO_EXTERN_C
 void pto_aicore_run(PTO_GM PtoHandshake *hs, uint32_t block_idx, uint32_t core_type);
+#endif
 
 #ifdef __cplusplus
 }
