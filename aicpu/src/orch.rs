@@ -36,18 +36,76 @@ fn past_deadline(run: &Run) -> bool {
     true
 }
 
-unsafe extern "C" fn submit(ctx: *mut c_void, task: *const PtoTask, id: *mut u64) -> i32 {
-    if ctx.is_null() {
-        return PtoStatus::PtoErrNull as i32;
+unsafe extern "C" fn submit(c: *mut c_void, task: *const PtoTask, id: *mut u64) -> i32 {
+    // SAFETY: as for `scope_begin`.
+    match unsafe { ctx(c) } {
+        // SAFETY: the orchestration's contract on `task` and `id` (the C header's).
+        Ok(c) => unsafe { submit_c(&mut c.o, task, id) as i32 },
+        Err(e) => e,
     }
-    // SAFETY: `ctx` is the `Ctx` `orchestrate` handed out, alive for the orchestration
-    // call, used by the orchestrating thread only.
+}
+
+/// The orchestration's `Ctx`, if the run is still within its deadline.
+///
+/// # Safety
+/// `ctx` is null or the `Ctx` `orchestrate` handed out, alive for the orchestration call and
+/// used by the orchestrating thread only.
+unsafe fn ctx<'a>(ctx: *mut c_void) -> Result<&'a mut Ctx, i32> {
+    if ctx.is_null() {
+        return Err(PtoStatus::PtoErrNull as i32);
+    }
+    // SAFETY: the caller's contract.
     let c = unsafe { &mut *(ctx as *mut Ctx) };
     if past_deadline(c.run) {
-        return PtoStatus::PtoErrRun as i32;
+        return Err(PtoStatus::PtoErrRun as i32);
     }
-    // SAFETY: the orchestration's contract on `task` and `id` (the C header's).
-    unsafe { submit_c(&mut c.o, task, id) as i32 }
+    Ok(c)
+}
+
+unsafe extern "C" fn scope_begin(c: *mut c_void) -> i32 {
+    // SAFETY: `c` is the operations' `ctx` (the orchestration ABI's contract).
+    match unsafe { ctx(c) } {
+        Ok(c) => {
+            c.o.scope_begin()
+                .map_or(PtoStatus::PtoErrSubmit as i32, |()| 0)
+        }
+        Err(e) => e,
+    }
+}
+
+unsafe extern "C" fn scope_end(c: *mut c_void) -> i32 {
+    // SAFETY: as for `scope_begin`.
+    match unsafe { ctx(c) } {
+        Ok(c) => {
+            c.o.scope_end()
+                .map_or(PtoStatus::PtoErrSubmit as i32, |()| 0)
+        }
+        Err(e) => e,
+    }
+}
+
+unsafe extern "C" fn alloc(
+    c: *mut c_void,
+    ring: u8,
+    bytes: u64,
+    align: u64,
+    addr: *mut u64,
+) -> i32 {
+    if addr.is_null() {
+        return PtoStatus::PtoErrNull as i32;
+    }
+    // SAFETY: as for `scope_begin`.
+    match unsafe { ctx(c) } {
+        Ok(c) => match c.o.alloc(ring, bytes, align) {
+            Ok(a) => {
+                // SAFETY: non-null; the orchestration ABI's contract.
+                unsafe { addr.write(a) };
+                0
+            }
+            Err(_) => PtoStatus::PtoErrSubmit as i32,
+        },
+        Err(e) => e,
+    }
 }
 
 /// Runs the orchestration of `run`, then watches the deadline until the schedulers left.
@@ -61,6 +119,9 @@ pub(crate) fn orchestrate(run: &'static Run) {
                 reserved: 0,
                 ctx: (&raw mut ctx).cast(),
                 submit,
+                scope_begin,
+                scope_end,
+                alloc,
             };
             let loaded = if a.orch_so != 0 {
                 // SAFETY: the host wrote `orch_so_len` bytes of the SO at `orch_so`

@@ -40,6 +40,9 @@ const K_SUM: u64 = 2;
 const K_FAIL: u64 = 3;
 const K_HANG: u64 = 4;
 
+// The timeouts below are bounds, never waited for on a good run: generous, because these
+// tests run more threads than the machine has CPUs.
+
 /// Counter ticks per µs: the CPU says on aarch64; on x86_64 the TSC is measured.
 fn ticks_per_us() -> u64 {
     if cfg!(target_arch = "aarch64") {
@@ -61,7 +64,7 @@ fn init(watchdog_ms: u64, exit_ms: u64) {
         device_id: 0,
         ticks_per_us: ticks_per_us(),
         watchdog_us: watchdog_ms * 1000,
-        handshake_timeout_us: 2_000_000,
+        handshake_timeout_us: 5_000_000,
         exit_timeout_us: exit_ms * 1000,
     };
     // SAFETY: `a` is an init block of the SO's ABI, alive for the call.
@@ -99,6 +102,7 @@ struct Rig {
     region: Vec<Line>,
     data: Vec<Line>,
     kernels: Vec<u64>,
+    heap: Vec<Line>,
     hang_flag: Box<i64>,
     orch_so: Vec<u8>,
     n: u64,
@@ -131,6 +135,7 @@ impl Rig {
             region: words(size / 8 + 8),
             data: words((3 * n * blocks + blocks) as usize),
             kernels,
+            heap: words(64 << 10),
             hang_flag: Box::new(0),
             orch_so: orch_so(),
             n,
@@ -195,8 +200,8 @@ impl Rig {
                 Orch::Function => pto_orchestrate as *const () as usize as u64,
             },
             orch_args: orch_args.as_ptr() as u64,
-            heap_base: 0,
-            heap_len: 0,
+            heap_base: self.heap.as_mut_ptr() as u64,
+            heap_len: (self.heap.len() * 64) as u64,
             report: &raw mut report as u64,
             orch_so: match orch {
                 Orch::So(b) => b.as_ptr() as u64,
@@ -259,8 +264,8 @@ impl Rig {
 #[test]
 fn a_hundred_runs_in_one_process_each_checked() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    init(10_000, 1_000);
-    let mut rig = Rig::new(2, 5_000_000);
+    init(30_000, 5_000);
+    let mut rig = Rig::new(2, 20_000_000);
     let start = std::time::Instant::now();
     let mut last_run = 0;
     for _ in 0..100 {
@@ -274,8 +279,8 @@ fn a_hundred_runs_in_one_process_each_checked() {
 #[test]
 fn a_failing_kernel_fails_the_run_and_the_next_run_works() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    init(10_000, 1_000);
-    let mut rig = Rig::new(2, 5_000_000);
+    init(30_000, 5_000);
+    let mut rig = Rig::new(2, 20_000_000);
     let r = rig.run(1, &[]);
     assert_eq!(r.code, PtoAicpuCode::RunFailed as u32, "{r}");
     assert_eq!(r.sched.error_kind, FatalKind::KernelFailed as u32, "{r}");
@@ -287,7 +292,7 @@ fn a_failing_kernel_fails_the_run_and_the_next_run_works() {
 #[test]
 fn a_hung_kernel_is_stopped_by_the_watchdog_and_the_next_run_works() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    init(10_000, 50);
+    init(30_000, 2_000);
     let mut rig = Rig::new(2, 200_000);
     let r = rig.run(2, &[]);
     assert_eq!(r.code, PtoAicpuCode::RunFailed as u32, "{r}");
@@ -310,19 +315,19 @@ fn the_run_watchdog_aborts_a_run_past_its_deadline() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // A deadline shorter than the task timeout: the run watchdog fires first.
     init(300, 50);
-    let mut rig = Rig::new(2, 5_000_000);
+    let mut rig = Rig::new(2, 20_000_000);
     let r = rig.run(2, &[]);
     assert_eq!(r.code, PtoAicpuCode::Watchdog as u32, "{r}");
     assert_eq!(r.value, 300, "the deadline in ms: {r}");
-    init(10_000, 1_000);
+    init(30_000, 5_000);
     rig.good_run();
 }
 
 #[test]
 fn a_stale_cond_fails_the_run_and_the_next_run_works() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    init(10_000, 1_000);
-    let mut rig = Rig::new(2, 5_000_000);
+    init(30_000, 5_000);
+    let mut rig = Rig::new(2, 20_000_000);
     rig.good_run();
     // A core of an earlier run reported FIN of token 5 and never acknowledged an exit.
     rig.chip.poke(3, REG_COND, 0x8000_0005);
@@ -340,8 +345,8 @@ fn a_stale_cond_fails_the_run_and_the_next_run_works() {
 #[test]
 fn a_failing_orchestration_fails_the_run_and_the_next_run_works() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    init(10_000, 1_000);
-    let mut rig = Rig::new(2, 5_000_000);
+    init(30_000, 5_000);
+    let mut rig = Rig::new(2, 20_000_000);
     let r = rig.run(3, &[]);
     assert_eq!(
         r.code,
@@ -356,8 +361,8 @@ fn a_failing_orchestration_fails_the_run_and_the_next_run_works() {
 #[test]
 fn a_missing_executor_fails_the_run_and_the_next_run_works() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    init(10_000, 1_000);
-    let mut rig = Rig::new(1, 5_000_000);
+    init(30_000, 5_000);
+    let mut rig = Rig::new(1, 20_000_000);
     let r = rig.run(0, &[4]);
     assert_eq!(r.code, PtoAicpuCode::CoreNotUp as u32, "{r}");
     assert_eq!(r.core, 4, "{r}");
@@ -368,8 +373,8 @@ fn a_missing_executor_fails_the_run_and_the_next_run_works() {
 #[test]
 fn an_orchestration_so_without_its_entry_is_refused_and_the_next_run_works() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    init(10_000, 1_000);
-    let mut rig = Rig::new(2, 5_000_000);
+    init(30_000, 5_000);
+    let mut rig = Rig::new(2, 20_000_000);
     let misnamed = std::fs::read(env!("PTO_TEST_ORCH_MISNAMED_SO")).unwrap();
     let r = rig.run_with(Orch::So(&misnamed), 0, &[]);
     assert_eq!(r.code, PtoAicpuCode::OrchestrationLoad as u32, "{r}");
@@ -387,8 +392,8 @@ fn an_orchestration_so_without_its_entry_is_refused_and_the_next_run_works() {
 #[test]
 fn an_orchestration_function_in_the_process_runs_too() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    init(10_000, 1_000);
-    let mut rig = Rig::new(2, 5_000_000);
+    init(30_000, 5_000);
+    let mut rig = Rig::new(2, 20_000_000);
     let r = rig.run_with(Orch::Function, 0, &[]);
     rig.check_good(r);
 }

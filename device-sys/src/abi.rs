@@ -102,6 +102,19 @@ pub struct PtoOrchOps {
     pub ctx: *mut c_void,
     /// Submits `task`; its id goes to `id` (if not null). A `PtoStatus` (0: success).
     pub submit: unsafe extern "C" fn(ctx: *mut c_void, task: *const PtoTask, id: *mut u64) -> i32,
+    /// Opens a scope: the tasks submitted until its end are reclaimed only after it ended.
+    pub scope_begin: unsafe extern "C" fn(ctx: *mut c_void) -> i32,
+    /// Ends the innermost open scope.
+    pub scope_end: unsafe extern "C" fn(ctx: *mut c_void) -> i32,
+    /// Allocates `bytes` (aligned to `align`, a power of two) of `ring`'s output heap for the
+    /// next task submitted to `ring`; its device address goes to `addr`.
+    pub alloc: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        ring: u8,
+        bytes: u64,
+        align: u64,
+        addr: *mut u64,
+    ) -> i32,
 }
 
 /// How a run ended, as the report's `code` says.
@@ -254,5 +267,6 @@ const _: () = {
     assert!(size_of::<PtoAicpuInitArgs>() == 40);
     assert!(offset_of!(PtoAicpuExecArgs, region) == 16);
     assert!(offset_of!(PtoOrchOps, submit) == 16);
+    assert!(offset_of!(PtoOrchOps, alloc) == 40);
     assert!(offset_of!(PtoAicpuReport, sched) == 32);
 };
