@@ -399,6 +399,12 @@ fn an_orchestration_function_in_the_process_runs_too() {
 }
 
 #[test]
+fn an_unwritten_report_says_so() {
+    let r = PtoAicpuReport::default();
+    assert!(r.to_string().contains("no AICPU thread took part"), "{r}");
+}
+
+#[test]
 fn malformed_payloads_are_refused() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // SAFETY: a null block is part of the ABI (refused).

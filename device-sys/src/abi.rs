@@ -194,7 +194,9 @@ pub struct PtoAicpuReport {
     pub threads: u32,
     /// Cores whose exit was acknowledged.
     pub cores_closed: u32,
-    /// Which run of the loaded SO this was (1 for the first).
+    /// Which run of the loaded SO this was (1 for the first). 0 means no thread wrote a
+    /// report (none took part: the CPU mask excluded them all): the host zeroes the block
+    /// before each run.
     pub run: u64,
     /// The scheduler's report.
     pub sched: PtoReport,
@@ -205,6 +207,12 @@ impl core::fmt::Display for PtoAicpuReport {
         use PtoAicpuCode::*;
         let (c, v) = (self.core, self.value);
         let s = &self.sched;
+        if self.run == 0 && self.code == 0 {
+            return write!(
+                f,
+                "no report: no AICPU thread took part (check cpu_mask and the thread count)"
+            );
+        }
         match PtoAicpuCode::from_u32(self.code) {
             Ok => write!(f, "run {}: {} tasks finished", self.run, s.finished),
             BadArgs => write!(f, "run {}: malformed exec arguments", self.run),
