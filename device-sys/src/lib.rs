@@ -1,5 +1,11 @@
 //! pto-device-sys: the real device under `pto-runtime-core`.
 //!
+//! - [`chip`]: the chip's AICPU <-> AICore handshake (handshake blocks, register windows at
+//!   `regs[physical_core_id]`, two payload slots per core, `DATA_MAIN_BASE` and `COND`) and
+//!   [`chip::ChipPlatform`], the `Platform` of `libpto_aicpu.so` (`aicpu/`). The executor
+//!   that answers it on each AICore is C (`device-sys/aicore/`).
+//! - [`abi`]: the C ABI of `libpto_aicpu.so` (init and exec arguments, the orchestration's
+//!   operations, the run's report).
 //! - [`block`]: the register block each AICore core shares with the AICPU (payload slots
 //!   with their doorbells, the status line, deferred-condition slabs), layout pinned.
 //! - [`platform::AicpuPlatform`]: the scheduler core's `Platform` over those blocks, the
@@ -22,10 +28,12 @@
 #[cfg(feature = "cann")]
 extern crate std;
 
+pub mod abi;
 pub mod aicore;
 pub mod block;
 #[cfg(feature = "cann")]
 pub mod cann;
+pub mod chip;
 pub mod log;
 pub mod platform;
 pub mod raw;

@@ -4,5 +4,6 @@
 #![allow(unsafe_code)]
 
 pub mod arch;
+pub mod chip;
 pub mod memory;
 pub mod regs;

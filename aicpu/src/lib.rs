@@ -1,0 +1,46 @@
+//! libpto_aicpu.so: the AICPU side of the PTO runtime as CANN's AICPU process loads it.
+//!
+//! CANN `dlopen`s the SO and calls its entry points as `uint32_t (*)(void *)`:
+//! `pto_aicpu_init` once per launch sequence, with [`pto_device_sys::abi::PtoAicpuInitArgs`]
+//! (timeouts, the clock), then `pto_aicpu_exec` per run on N threads, each with a copy of
+//! [`pto_device_sys::abi::PtoAicpuExecArgs`]. The threads take roles by ticket (`run.rs`):
+//! the first formats the run and opens the AICore cores through the chip's handshake, the
+//! last orchestrates (calls the run's orchestration function, then watches the run's
+//! deadline), the others schedule; the last one out sends every core the exit, writes the
+//! report to device memory and resets the SO's state, so the next run starts clean.
+//!
+//! Principles:
+//! - The SO stays loaded between runs: nothing of a run survives it but the run counter.
+//! - Every wait is bounded; every return path sends the exit handshake to every opened core.
+//! - No std, no allocator, panics abort; the only libc symbol is `sched_getcpu`.
+#![cfg_attr(not(test), no_std)]
+#![deny(missing_docs)]
+
+mod cpu;
+mod entry;
+mod orch;
+mod orch_so;
+mod run;
+mod settings;
+mod setup;
+
+/// A panic stops the process at once (CANN reports the AICPU exception): nothing unwinds
+/// through CANN's frames.
+#[cfg(not(test))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    cpu::trap()
+}
+
+// The precompiled `core` names an unwinding personality in its unwind tables; with
+// `panic = "abort"` it is never called. Defined hidden, so the SO does not export it
+// (`linker/pto_aicpu.exports` lists what it exports).
+#[cfg(not(test))]
+core::arch::global_asm!(
+    ".text",
+    ".globl rust_eh_personality",
+    ".hidden rust_eh_personality",
+    ".type rust_eh_personality, %function",
+    "rust_eh_personality:",
+    "ret",
+);

@@ -1,0 +1,128 @@
+/* The AICore side of the PTO handshake: the layouts the executor shares with the AICPU
+ * (device-sys/src/chip/layout.rs pins the same ones), the control values of the register
+ * window, and what a kernel may call. Built by ccec for the chip, or by the host C compiler
+ * for tests (pto_aicore_host.h then stands in for the chip's registers). */
+#ifndef PTO_AICORE_H
+#define PTO_AICORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__CCE_AICORE__)
+#include "pto_aicore_chip.h"
+#else
+#include "pto_aicore_host.h"
+#endif
+
+#define PTO_DMB_IDLE 0x7FFFFFFDu
+#define PTO_DMB_EXIT 0x7FFFFFF0u
+#define PTO_COND_FIN 0x80000000u
+#define PTO_COND_EXIT_ACK (PTO_COND_FIN | 0x7FFFFFFEu)
+/* The last token before the sequence wraps to 1 (the top 16 values are control values). */
+#define PTO_TOKEN_LAST (0x7FFFFFFFu - 16u)
+#define PTO_SLOT_ARGS 32
+#define PTO_SLOT_CONDITIONS 7
+/* The result code of a slot whose kernel address is 0. */
+#define PTO_FAIL_NO_KERNEL 0xFFFF0001u
+
+#ifdef __cplusplus
+#define PTO_EXTERN_C extern "C"
+extern "C" {
+#else
+#define PTO_EXTERN_C
+#endif
+
+/* One core's handshake block (device memory, a cache line of its own). */
+typedef struct {
+    uint32_t aicpu_ready;      /* 1 once the AICPU wrote task and base_token */
+    uint32_t aicore_done;      /* block_idx + 1 once the executor is up */
+    uint64_t task;             /* address of the core's two PtoSlot */
+    uint32_t core_type;        /* 0: AIC, 1: AIV */
+    uint32_t physical_core_id; /* index of the core's register window */
+    uint32_t base_token;       /* the token before this run's first */
+    uint32_t reserved;
+    uint8_t pad[32];
+} PtoHandshake;
+
+typedef struct {
+    uint32_t kind;
+    uint32_t reserved;
+    uint64_t word;
+    uint64_t expected;
+} PtoRawCondition;
+
+/* One payload slot (two per core, chosen by the token's parity). */
+typedef struct {
+    uint64_t result;      /* token | failed << 31 | code << 32, written before FIN */
+    uint64_t kernel_addr; /* void (*)(int64_t *args) */
+    uint64_t task;
+    uint32_t kernel;
+    uint32_t shape; /* lane | lanes << 8 | nargs << 16 | profile << 24 */
+    uint64_t times[2];
+    uint32_t fail_code; /* set by pto_kernel_fail */
+    uint32_t reserved[3];
+    uint64_t args[PTO_SLOT_ARGS];
+    uint32_t ncond;
+    uint32_t reserved2;
+    PtoRawCondition conditions[PTO_SLOT_CONDITIONS];
+    uint64_t tail[2];
+} PtoSlot;
+
+#ifdef __cplusplus
+#define PTO_STATIC_ASSERT static_assert
+#else
+#define PTO_STATIC_ASSERT _Static_assert
+#endif
+PTO_STATIC_ASSERT(sizeof(PtoHandshake) == 64, "handshake block: 64 bytes");
+PTO_STATIC_ASSERT(offsetof(PtoHandshake, task) == 8, "handshake task");
+PTO_STATIC_ASSERT(offsetof(PtoHandshake, physical_core_id) == 20, "handshake id");
+PTO_STATIC_ASSERT(offsetof(PtoHandshake, base_token) == 24, "handshake base");
+PTO_STATIC_ASSERT(sizeof(PtoSlot) == 512, "payload slot: 512 bytes");
+PTO_STATIC_ASSERT(offsetof(PtoSlot, fail_code) == 48, "slot fail_code");
+PTO_STATIC_ASSERT(offsetof(PtoSlot, args) == 64, "slot args");
+PTO_STATIC_ASSERT(offsetof(PtoSlot, ncond) == 320, "slot ncond");
+PTO_STATIC_ASSERT(offsetof(PtoSlot, conditions) == 328, "slot conditions");
+
+/* A kernel: its payload slot's arguments (tensor addresses, then scalars). */
+typedef void (*PtoKernel)(PTO_GM int64_t *args);
+
+/* Marks the running kernel failed with `code` (non-zero; 0 becomes 1). `args` is the
+ * pointer the kernel was called with. */
+static inline void pto_kernel_fail(PTO_GM int64_t *args, uint32_t code) {
+    PTO_GM PtoSlot *slot =
+        (PTO_GM PtoSlot *)((PTO_GM uint8_t *)args - offsetof(PtoSlot, args));
+    slot->fail_code = code ? code : 1u;
+}
+
+/* Registers a deferred condition for the running task: `*(uint32_t *)addr >= expected`
+ * (kind 1) or `*(uint64_t *)addr >= expected` (kind 2). Past PTO_SLOT_CONDITIONS the count
+ * still grows, and the AICPU fails the task. */
+static inline void pto_kernel_defer(PTO_GM int64_t *args, uint32_t kind, uint64_t addr,
+                                    uint64_t expected) {
+    PTO_GM PtoSlot *slot =
+        (PTO_GM PtoSlot *)((PTO_GM uint8_t *)args - offsetof(PtoSlot, args));
+    uint32_t n = slot->ncond;
+    if (n < PTO_SLOT_CONDITIONS) {
+        slot->conditions[n].kind = kind;
+        slot->conditions[n].reserved = 0;
+        slot->conditions[n].word = addr;
+        slot->conditions[n].expected = expected;
+    }
+    slot->ncond = n + 1;
+}
+
+/* The executor's loop on one core; returns after the exit handshake (or, in host builds
+ * only, when nothing happened for a long time). On the chip it is local to each of the two
+ * objects (cube, vector) that entry_chip.cpp makes by including executor.cpp. */
+#if defined(__CCE_AICORE__)
+#define PTO_EXECUTOR_FN static
+#else
+#define PTO_EXECUTOR_FN PTO_EXTERN_C
+void pto_aicore_run(PTO_GM PtoHandshake *hs, uint32_t block_idx, uint32_t core_type);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,160 @@
+//! What the AICPU and the AICore executor share on the chip, layouts pinned: the per-core
+//! handshake block and the two payload slots each core reads its work from (device memory),
+//! and the offsets, strides and control values of a core's register window. The executor's
+//! C header (`device-sys/aicore/pto_aicore.h`) declares the same layout; the const
+//! assertions below and the executor's `_Static_assert`s keep the two equal.
+#![forbid(unsafe_code)]
+
+use core::mem::{offset_of, size_of};
+
+use pto_runtime_core::{MAX_ARGS, RawCondition};
+
+/// `FAST_PATH_ENABLE`: the AICPU writes [`FAST_PATH_OPEN`] when it opens a core's window and
+/// [`FAST_PATH_CLOSED`] when it closes it.
+pub const REG_FAST_PATH: usize = 0x18;
+/// `DATA_MAIN_BASE`: the AICPU writes a token (dispatch), [`DMB_IDLE`] or [`DMB_EXIT`]; the
+/// AICore reads it.
+pub const REG_DATA_MAIN_BASE: usize = 0xA0;
+/// `COND`: the AICore writes ACK (the token) or FIN (bit 31 and the token); the AICPU reads
+/// it.
+pub const REG_COND: usize = 0x4C8;
+/// Bytes of a register window the AICPU touches (`COND` is the last word).
+pub const WINDOW_BYTES: usize = REG_COND + 4;
+
+/// The register windows of one AICore cluster are this far apart (the host's table).
+pub const CLUSTER_STRIDE: usize = 8 << 20;
+/// The subcores of a cluster (AIC, then two AIV) are this far apart inside it.
+pub const SUBCORE_STRIDE: usize = 1 << 20;
+/// Physical core ids the handshake accepts are below this (25 clusters of 3).
+pub const MAX_PHYSICAL_CORES: u32 = 75;
+
+/// `FAST_PATH_ENABLE` while the AICPU drives the core.
+pub const FAST_PATH_OPEN: u32 = 0xE;
+/// `FAST_PATH_ENABLE` once the AICPU let the core go.
+pub const FAST_PATH_CLOSED: u32 = 0xF;
+/// `DATA_MAIN_BASE`: nothing to do.
+pub const DMB_IDLE: u32 = 0x7FFF_FFFD;
+/// `DATA_MAIN_BASE`: leave the executor loop.
+pub const DMB_EXIT: u32 = 0x7FFF_FFF0;
+/// `COND` once the core acknowledged the exit: FIN with the exit acknowledgement value.
+pub const COND_EXIT_ACK: u32 = 0x8000_0000 | 0x7FFF_FFFE;
+
+/// `core_type` in a handshake: a cube core.
+pub const CORE_AIC: u32 = 0;
+/// `core_type` in a handshake: a vector core.
+pub const CORE_AIV: u32 = 1;
+
+/// Deferred conditions a payload slot holds.
+pub const SLOT_CONDITIONS: usize = 7;
+/// Scalar arguments a payload slot holds.
+pub const SLOT_ARGS: usize = MAX_ARGS as usize;
+
+/// One core's handshake block in device memory (a cache line of its own).
+///
+/// The host zeroes `aicore_done` and `aicpu_ready` before it launches the executors. The AICore writes
+/// `core_type` and `physical_core_id`, then `aicore_done = block_idx + 1`, and writes the
+/// line back. The AICPU then writes `task` (the address of the core's two [`Slot`]s) and
+/// `base_token`, and sets `aicpu_ready`; at exit it writes `base_token` again (the last token
+/// it gave the core), so the next run's tokens continue after it.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Handshake {
+    /// Set to 1 by the AICPU once `task` and `base_token` are written.
+    pub aicpu_ready: u32,
+    /// `block_idx + 1`, written by the AICore once it is up (0: not yet).
+    pub aicore_done: u32,
+    /// Device address of the core's two payload slots.
+    pub task: u64,
+    /// [`CORE_AIC`] or [`CORE_AIV`], written by the AICore.
+    pub core_type: u32,
+    /// The core's physical id (`get_coreid() & 0xFFF`), written by the AICore: the index of
+    /// its register window in the host's table.
+    pub physical_core_id: u32,
+    /// The token before the first one of this run.
+    pub base_token: u32,
+    /// Zero.
+    pub reserved: u32,
+}
+
+/// One payload slot (512 bytes in device memory; two per core, chosen by token parity).
+///
+/// The AICPU writes everything but `result`, `fail_code`, `times` and the conditions before
+/// it writes the token to `DATA_MAIN_BASE`. The AICore invalidates the slot, clears
+/// `fail_code` and `ncond`, reports ACK, calls the kernel at `kernel_addr` with `args`, then
+/// writes `result` (a [`pto_runtime_core::ResultWord`]), writes the slot back and reports FIN.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug)]
+pub struct Slot {
+    /// The token's result word, written by the AICore before its FIN.
+    pub result: u64,
+    /// Device address of the kernel (`void (*)(int64_t *args)`).
+    pub kernel_addr: u64,
+    /// The task's raw id.
+    pub task: u64,
+    /// The kernel's id.
+    pub kernel: u32,
+    /// `lane | lanes << 8 | nargs << 16 | profile << 24`.
+    pub shape: u32,
+    /// `[start, end]` of the kernel in system counter ticks (if the shape asks).
+    pub times: [u64; 2],
+    /// Non-zero if the kernel failed: its code (kernels set it through `pto_kernel_fail`).
+    pub fail_code: u32,
+    /// Zero.
+    pub reserved: [u32; 3],
+    /// The kernel's arguments; the first `nargs` are valid.
+    pub args: [u64; SLOT_ARGS],
+    /// Deferred conditions the kernel registered (may exceed what `conditions` holds).
+    pub ncond: u32,
+    /// Zero.
+    pub reserved2: u32,
+    /// The first [`SLOT_CONDITIONS`] of them.
+    pub conditions: [RawCondition; SLOT_CONDITIONS],
+    /// Zero.
+    pub tail: [u64; 2],
+}
+
+impl Slot {
+    /// A slot as device memory holds it when zeroed.
+    pub const ZERO: Slot = Slot {
+        result: 0,
+        kernel_addr: 0,
+        task: 0,
+        kernel: 0,
+        shape: 0,
+        times: [0; 2],
+        fail_code: 0,
+        reserved: [0; 3],
+        args: [0; SLOT_ARGS],
+        ncond: 0,
+        reserved2: 0,
+        conditions: [RawCondition {
+            kind: 0,
+            reserved: 0,
+            word: 0,
+            expected: 0,
+        }; SLOT_CONDITIONS],
+        tail: [0; 2],
+    };
+}
+
+const _: () = {
+    assert!(size_of::<Handshake>() == 64);
+    assert!(offset_of!(Handshake, aicpu_ready) == 0);
+    assert!(offset_of!(Handshake, aicore_done) == 4);
+    assert!(offset_of!(Handshake, task) == 8);
+    assert!(offset_of!(Handshake, core_type) == 16);
+    assert!(offset_of!(Handshake, physical_core_id) == 20);
+    assert!(offset_of!(Handshake, base_token) == 24);
+    assert!(size_of::<Slot>() == 512);
+    assert!(offset_of!(Slot, result) == 0);
+    assert!(offset_of!(Slot, kernel_addr) == 8);
+    assert!(offset_of!(Slot, task) == 16);
+    assert!(offset_of!(Slot, kernel) == 24);
+    assert!(offset_of!(Slot, shape) == 28);
+    assert!(offset_of!(Slot, times) == 32);
+    assert!(offset_of!(Slot, fail_code) == 48);
+    assert!(offset_of!(Slot, args) == 64);
+    assert!(offset_of!(Slot, ncond) == 320);
+    assert!(offset_of!(Slot, conditions) == 328);
+    assert!(size_of::<RawCondition>() == 24);
+};

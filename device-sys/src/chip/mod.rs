@@ -1,0 +1,18 @@
+//! The chip's AICPU <-> AICore handshake, as a [`pto_runtime_core::Platform`].
+//!
+//! - [`layout`]: the handshake block, the payload slots, register offsets, strides and
+//!   control values, pinned.
+//! - [`session`]: opening a core at the start of a run (its executor is up, its id and type
+//!   check out, its `COND` holds nothing stale, its window is opened) and the exit handshake
+//!   at the end.
+//! - [`platform::ChipPlatform`]: dispatch by token into the slot its parity selects,
+//!   `DATA_MAIN_BASE` as the doorbell, `COND` as the status word, the slot's result word.
+//!
+//! The executor's side is C++ (`device-sys/aicore/`).
+
+pub mod layout;
+pub mod platform;
+pub mod session;
+
+pub use platform::{ChipConfig, ChipCore, ChipPlatform};
+pub use session::{ChipError, OpenArgs, close_core, open_core};

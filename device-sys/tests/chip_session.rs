@@ -1,0 +1,222 @@
+//! The chip handshake's AICPU side without an executor: the test plays the core by writing
+//! its handshake block and `COND` by hand, and reads what the AICPU wrote.
+
+use std::ptr::NonNull;
+
+use pto_device_sys::Coherence;
+use pto_device_sys::chip::layout::{
+    COND_EXIT_ACK, CORE_AIC, CORE_AIV, DMB_EXIT, DMB_IDLE, FAST_PATH_CLOSED, FAST_PATH_OPEN,
+    Handshake, REG_COND, REG_DATA_MAIN_BASE, REG_FAST_PATH, Slot, WINDOW_BYTES,
+};
+use pto_device_sys::chip::{ChipConfig, ChipError, ChipPlatform, OpenArgs, close_core, open_core};
+use pto_device_sys::raw::chip::{HandshakeRef, RegTable, SlotPair};
+use pto_device_sys::raw::memory::{EngineWords, WatchedMemory};
+use pto_runtime_core::{
+    CoreId, KernelId, Payload, Platform, ResultWord, StatusWord, TaskId, Token,
+};
+
+/// Ticks per µs for the waits' bounds (a guess is enough: they only bound waits).
+const TICKS: u64 = 100;
+
+/// One core's memory, leaked (the handles are `'static`); the test touches it only through
+/// raw pointers, as the core would.
+struct Core {
+    hs: *mut Handshake,
+    slots: *mut [Slot; 2],
+    window: *mut u32,
+    table: &'static [u64],
+}
+
+/// Reads a handshake field.
+macro_rules! hs {
+    ($c:expr, $f:ident) => {
+        // SAFETY: a field of the leaked block.
+        unsafe { (&raw const (*$c.hs).$f).read_volatile() }
+    };
+    ($c:expr, $f:ident = $v:expr) => {
+        // SAFETY: a field of the leaked block; the AICPU side reads it volatile too.
+        unsafe { (&raw mut (*$c.hs).$f).write_volatile($v) }
+    };
+}
+
+impl Core {
+    /// A core with physical id 4 whose executor announced itself as `ty`.
+    fn up(ty: u32) -> Self {
+        let window: &'static mut [u32] = Vec::leak(vec![0; WINDOW_BYTES / 4]);
+        let mut table = vec![0u64; 8];
+        table[4] = window.as_ptr() as u64;
+        let c = Core {
+            hs: Box::leak(Box::new(Handshake::default())),
+            slots: Box::leak(Box::new([Slot::ZERO; 2])),
+            window: window.as_mut_ptr(),
+            table: Vec::leak(table),
+        };
+        hs!(c, physical_core_id = 4);
+        hs!(c, core_type = ty);
+        hs!(c, aicore_done = 1);
+        c
+    }
+
+    fn args(&self, want_type: u32) -> OpenArgs<'static> {
+        OpenArgs {
+            core: 0,
+            // SAFETY: leaked memory, touched elsewhere only by volatile accesses.
+            hs: unsafe { HandshakeRef::new(NonNull::new(self.hs).unwrap()) },
+            // SAFETY: as above.
+            slots: unsafe { SlotPair::new(NonNull::new(self.slots).unwrap()) },
+            // SAFETY: entry 4 names the leaked window, WINDOW_BYTES long.
+            regs: unsafe { RegTable::new(self.table) },
+            want_type,
+            ticks_per_us: TICKS,
+            timeout_us: 2_000,
+            coherence: Coherence::Coherent,
+        }
+    }
+
+    fn reg(&self, off: usize) -> u32 {
+        // SAFETY: inside the leaked window.
+        unsafe { self.window.add(off / 4).read_volatile() }
+    }
+
+    fn set_reg(&self, off: usize, v: u32) {
+        // SAFETY: as for `reg`.
+        unsafe { self.window.add(off / 4).write_volatile(v) }
+    }
+
+    /// Slot `i` (a copy).
+    fn slot(&self, i: usize) -> Slot {
+        // SAFETY: inside the leaked slots.
+        unsafe { (&raw const (*self.slots)[i]).read_volatile() }
+    }
+}
+
+#[test]
+fn a_core_whose_executor_never_answers_is_reported_after_the_timeout() {
+    let c = Core::up(CORE_AIC);
+    hs!(c, aicore_done = 0);
+    let e = open_core(c.args(CORE_AIC)).map(|_| ()).unwrap_err();
+    assert!(
+        matches!(e, (ChipError::CoreNotUp { core: 0, .. }, None)),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn a_core_id_without_a_window_and_a_wrong_type_are_refused() {
+    let c = Core::up(CORE_AIC);
+    hs!(c, physical_core_id = 5);
+    let e = open_core(c.args(CORE_AIC)).map(|_| ()).unwrap_err();
+    assert_eq!(e.0, ChipError::BadCoreId { core: 0, id: 5 });
+    let c = Core::up(CORE_AIV);
+    let e = open_core(c.args(CORE_AIC)).map(|_| ()).unwrap_err();
+    assert_eq!(
+        e.0,
+        ChipError::WrongCoreType {
+            core: 0,
+            got: CORE_AIV,
+            want: CORE_AIC
+        }
+    );
+    assert!(e.0.to_string().contains("AIC cores come first"));
+}
+
+#[test]
+fn a_stale_cond_is_refused_but_the_core_is_opened_so_it_can_be_sent_the_exit() {
+    let c = Core::up(CORE_AIC);
+    c.set_reg(REG_COND, 0x8000_0009);
+    let (e, core) = open_core(c.args(CORE_AIC)).map(|_| ()).unwrap_err();
+    assert_eq!(
+        e,
+        ChipError::StaleCond {
+            core: 0,
+            value: 0x8000_0009
+        }
+    );
+    let core = core.expect("opened anyway");
+    assert_eq!(c.reg(REG_FAST_PATH), FAST_PATH_OPEN);
+    assert_eq!(c.reg(REG_DATA_MAIN_BASE), DMB_IDLE);
+    c.set_reg(REG_COND, COND_EXIT_ACK);
+    assert_eq!(close_core(&core, TICKS, 1_000), Ok(()));
+    assert_eq!(c.reg(REG_FAST_PATH), FAST_PATH_CLOSED);
+}
+
+#[test]
+fn dispatch_status_result_and_exit_through_the_window() {
+    let c = Core::up(CORE_AIC);
+    hs!(c, base_token = 41);
+    c.set_reg(REG_COND, COND_EXIT_ACK);
+    let slots_addr = c.slots as u64;
+    let core = open_core(c.args(CORE_AIC)).map_err(|e| e.0).unwrap();
+    assert_eq!(hs!(c, aicpu_ready), 1);
+    assert_eq!(
+        hs!(c, task),
+        slots_addr,
+        "the core is told where its slots are"
+    );
+    let cores = [core];
+    let kernels = [0x1000u64, 0];
+    let p = ChipPlatform::new(ChipConfig {
+        cores: &cores,
+        kernels: &kernels,
+        memory: WatchedMemory::NONE,
+        engines: EngineWords::NONE,
+        ticks_per_us: TICKS,
+        coherence: Coherence::Coherent,
+        heap: (0, 0),
+    });
+    let id = CoreId(0);
+    assert!(p.has_kernel(KernelId(0)) && !p.has_kernel(KernelId(1)));
+    assert!(!p.has_kernel(KernelId(2)));
+    // Before the core's first report, the last run's exit acknowledgement reads as FIN of
+    // the base token: the scheduler's tokens continue after it.
+    assert_eq!(p.core_status(id), StatusWord::fin(Token::new(41)));
+    let t = Token::new(42);
+    let payload = Payload {
+        task: TaskId::from_raw(7),
+        kernel: KernelId(0),
+        lane: 0,
+        lanes: 1,
+        args: &[5, 6],
+        profile: false,
+    };
+    p.write_payload(id, t, &payload);
+    p.ring_doorbell(id, t);
+    assert_eq!(c.reg(REG_DATA_MAIN_BASE), 42);
+    let s = c.slot(0);
+    assert_eq!(
+        (s.kernel_addr, s.task, s.args[0], s.args[1]),
+        (0x1000, 7, 5, 6)
+    );
+    assert_eq!(s.shape >> 16 & 0xff, 2, "two arguments");
+    c.set_reg(REG_COND, 42);
+    assert_eq!(p.core_status(id), StatusWord::ack(t));
+    // SAFETY: inside the leaked slots.
+    let slot: *mut Slot = unsafe { &raw mut (*c.slots)[0] };
+    // SAFETY: the test plays the core writing its slot's result word.
+    unsafe { (&raw mut (*slot).result).write_volatile(ResultWord::failed(t, 3).bits()) };
+    c.set_reg(REG_COND, 0x8000_0000 | 42);
+    assert_eq!(p.core_status(id), StatusWord::fin(t));
+    assert_eq!(p.result(id, t), ResultWord::failed(t, 3));
+    // No acknowledgement: the exit stays in the register for a core that frees itself.
+    let e = close_core(&cores[0], TICKS, 500).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ChipError::ExitNotAcked {
+                core: 0,
+                cond: 0x8000_002a,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(c.reg(REG_DATA_MAIN_BASE), DMB_EXIT);
+    assert_eq!(
+        hs!(c, base_token),
+        42,
+        "the next run continues after token 42"
+    );
+    c.set_reg(REG_COND, COND_EXIT_ACK);
+    assert_eq!(close_core(&cores[0], TICKS, 500), Ok(()));
+    assert_eq!(c.reg(REG_DATA_MAIN_BASE), DMB_IDLE);
+}
