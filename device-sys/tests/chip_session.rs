@@ -177,6 +177,7 @@ fn dispatch_status_result_and_exit_through_the_window() {
         lane: 0,
         lanes: 1,
         args: &[5, 6],
+        tensors: &[],
         profile: false,
     };
     p.write_payload(id, t, &payload);
