@@ -5,6 +5,15 @@ unsafe extern "C" {
     fn sched_getcpu() -> i32;
     /// glibc: gives the CPU to another runnable thread, if any.
     fn sched_yield() -> i32;
+    /// glibc: the number of CPUs online.
+    fn get_nprocs() -> i32;
+}
+
+/// The CPUs online (at least 1).
+pub(crate) fn cpus() -> usize {
+    // SAFETY: `get_nprocs` takes no arguments and only reads system state.
+    let n = unsafe { get_nprocs() };
+    n.max(1) as usize
 }
 
 /// One iteration of a wait off the scheduling path (tickets, the orchestrator's watch):

@@ -150,6 +150,9 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64) -> bool {
         ticks_per_us: s.ticks_per_us,
         coherence,
         heap: (a.heap_base, a.heap_len),
+        // More threads than CPUs (the host harness): idle schedulers give their CPU away.
+        idle: (crate::cpu::cpus() < a.threads as usize + cores.len())
+            .then_some(crate::cpu::idle as fn()),
     });
     // SAFETY: ticket 0 alone writes the run, before it publishes READY.
     unsafe {

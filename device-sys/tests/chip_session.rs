@@ -163,6 +163,7 @@ fn dispatch_status_result_and_exit_through_the_window() {
         ticks_per_us: TICKS,
         coherence: Coherence::Coherent,
         heap: (0, 0),
+        idle: None,
     });
     let id = CoreId(0);
     assert!(p.has_kernel(KernelId(0)) && !p.has_kernel(KernelId(1)));

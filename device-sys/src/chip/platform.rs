@@ -55,6 +55,10 @@ pub struct ChipConfig<'a> {
     pub coherence: Coherence,
     /// The output heap in device memory: base and length (`(0, 0)`: none).
     pub heap: (u64, u64),
+    /// What an idle scheduler loop does besides a spin-loop hint: `None` where every AICPU
+    /// thread has a CPU of its own (the chip); a yield where threads share CPUs (a host
+    /// running the executors on threads), so the threads a scheduler waits for get to run.
+    pub idle: Option<fn()>,
 }
 
 /// The scheduler's view of the chip.
@@ -202,5 +206,8 @@ impl Platform for ChipPlatform<'_> {
 
     fn spin_hint(&self) {
         core::hint::spin_loop();
+        if let Some(idle) = self.cfg.idle {
+            idle();
+        }
     }
 }
