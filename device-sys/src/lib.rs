@@ -37,6 +37,7 @@ pub mod chip;
 pub mod log;
 pub mod platform;
 pub mod raw;
+mod watched;
 
 pub use platform::{AicpuConfig, AicpuPlatform, Coherence, PlatformError};
 

@@ -183,15 +183,7 @@ impl Platform for ChipPlatform<'_> {
     }
 
     fn read_watch(&self, watch: Watch) -> Option<u64> {
-        let v = match watch {
-            Watch::Counter32(a) => self.cfg.memory.read_u32(a).map(u64::from),
-            Watch::Counter64(a) => self.cfg.memory.read_u64(a),
-            Watch::Engine(e) => self.cfg.engines.read(e as usize),
-            // The chip's engines have watermarks only: a queue condition is a bad condition.
-            Watch::Queue(_) => None,
-        };
-        arch::device_acquire();
-        v
+        crate::watched::read_watch(&self.cfg.memory, &self.cfg.engines, watch)
     }
 
     fn invalidate(&self, addr: u64, len: usize) {
