@@ -213,7 +213,7 @@ impl DecodeShape {
     }
 
     fn check(&self) -> Result<(), BuildError> {
-        let divides = |d: usize, t: usize| t != 0 && d != 0 && d % t == 0;
+        let divides = |d: usize, t: usize| t != 0 && d != 0 && d.is_multiple_of(t);
         let ok = divides(self.q_heads, self.kv_heads)
             && divides(self.hidden, self.norm_chunks)
             && divides(self.hidden, self.residual_chunks)
