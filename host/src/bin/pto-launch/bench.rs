@@ -5,9 +5,7 @@ use std::path::PathBuf;
 use clap::builder::RangedU64ValueParser;
 use clap::value_parser;
 
-use pto_host::bench::{
-    BenchOptions, BenchOutput, MAX_PENDING, Workload, bench_kernels, write_bench_deps,
-};
+use pto_host::bench::{BenchOptions, BenchOutput, MAX_PENDING, Workload, write_bench_deps};
 use pto_host::profile::{add_queue_counters, chrome_trace_named, write_trace};
 use pto_host::progress::Progress;
 use pto_runtime_core::{CompletionMode, ProfileLevel};
@@ -18,7 +16,9 @@ use crate::print;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Shape of the DAG.
+    /// Shape of the DAG, a communication workload, the cost model's calibration, or a scene
+    /// (`scene:NAME`: a workload shaped like the C++ runtime's benchmark suite, of its own
+    /// size, profiled to report the scheduler's overhead share of its makespan).
     #[arg(long, value_enum, default_value = "independent")]
     pub workload: Workload,
     /// Tasks per run (1 to 10^8).
@@ -224,7 +224,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
             };
             if let Some(path) = &a.trace {
                 let mut trace =
-                    chrome_trace_named(&out.records, out.ticks_per_us, &bench_kernels());
+                    chrome_trace_named(&out.records, out.ticks_per_us, &opts.workload.kernels());
                 add_queue_counters(&mut trace, &out.queues);
                 write_trace(path, &trace)?;
             }
