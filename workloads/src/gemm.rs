@@ -44,7 +44,11 @@ impl GemmShape {
 
     fn check(&self) -> Result<(), BuildError> {
         let dims = [(self.m, self.tm), (self.n, self.tn), (self.k, self.tk)];
-        if dims.iter().any(|&(d, t)| t == 0 || d == 0 || !d.is_multiple_of(t)) || self.elem == 0 {
+        if dims
+            .iter()
+            .any(|&(d, t)| t == 0 || d == 0 || !d.is_multiple_of(t))
+            || self.elem == 0
+        {
             return Err(BuildError::Shape(format!(
                 "{self:?}: every dimension must be a non-zero multiple of its tile"
             )));
