@@ -70,7 +70,7 @@ impl clap::ValueEnum for Workload {
     }
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.name()))
+        Some(clap::builder::PossibleValue::new(self.name()).help(self.about()))
     }
 }
 
@@ -103,6 +103,34 @@ impl Workload {
 }
 
 impl Workload {
+    /// What it runs, in a line (`--help` prints it beside the name).
+    pub fn about(self) -> &'static str {
+        match self {
+            Workload::Independent => "N tasks without dependencies",
+            Workload::Chain => "N vector tasks, each depending on the one before",
+            Workload::Fanout => "one source, N-2 tasks depending on it, one sink depending on all",
+            Workload::Random => "N tasks, each depending on up to 3 of the 64 before it",
+            Workload::Deferred => {
+                "N tasks completing through a notification counter, --pending waiting"
+            }
+            Workload::Tensors => {
+                "N independent tasks with --args tensor arguments each (submit cost)"
+            }
+            Workload::Barrier => "--ranks ranks meeting at the shared-memory barrier",
+            Workload::Bootstrap => "--ranks ranks forming a job over TCP on loopback",
+            Workload::Transport => "the TCP transport on loopback: round trip and bandwidth",
+            Workload::Calibrate => "the silicon cost model beside what the modelled chip did",
+            Workload::Scene(Scene::BatchedGemm) => "16 tiled GEMMs (320 tasks)",
+            Workload::Scene(Scene::PagedAttention) => {
+                "paged attention decode, a scope per layer (1 056 tasks)"
+            }
+            Workload::Scene(Scene::PagedAttentionPerHead) => {
+                "paged attention decode, a scope per head (1 056 tasks)"
+            }
+            Workload::Scene(Scene::DecodeLayer) => "a qwen3-14b-like decode layer (546 tasks)",
+        }
+    }
+
     /// The kernels a run of this workload registers: the bench's, or the scene's (no-ops,
     /// named).
     pub fn kernels(self) -> KernelTable {
