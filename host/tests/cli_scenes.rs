@@ -66,7 +66,7 @@ fn every_scene_reports_its_tasks_makespan_and_overhead_shares() {
 }
 
 #[test]
-fn a_bad_scene_name_lists_the_scenes_and_kernel_ns_is_refused() {
+fn a_bad_scene_name_lists_the_scenes_and_tasks_and_kernel_ns_are_refused() {
     let out = launch(&["bench", "--workload", "scene:nope"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
@@ -92,6 +92,10 @@ fn a_bad_scene_name_lists_the_scenes_and_kernel_ns_is_refused() {
         err.contains("--kernel-ns does not apply to scenes"),
         "{err}"
     );
+    let out = launch(&["bench", "--workload", "scene:decode-layer", "--tasks", "10"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--tasks does not apply to scenes"), "{err}");
     let out = launch(&["bench", "--workload", "scene:batched-gemm", "--repeat", "1"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
