@@ -41,7 +41,7 @@ pub enum Workload {
     /// (status read, dispatch, FIN), and a dependent hop polling and in ring mode.
     Calibrate,
     /// A scene shaped like the C++ runtime's benchmark suite (`scene:NAME`), from
-    /// `pto-workloads`: its own size (`--tasks` does not apply), kernel durations per kernel
+    /// `pto-workloads`: its own size (`--tasks` is refused), kernel durations per kernel
     /// id under `--silicon a2a3`, and the scheduler's overhead share of the makespan.
     Scene(Scene),
 }
