@@ -23,7 +23,7 @@ const BARRIER_ROUNDS: u32 = 2000;
 pub struct BenchOptions {
     /// Shape of the DAG, or one of the communication workloads.
     pub workload: Workload,
-    /// Tasks per run.
+    /// Tasks per run (a scene has its own size, which replaces it).
     pub tasks: u64,
     /// Scheduler threads.
     pub schedulers: u8,
