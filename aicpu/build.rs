@@ -35,7 +35,12 @@ fn main() {
     ] {
         println!("cargo:rerun-if-changed={}", aicore.join(f).display());
     }
-    for f in ["kernels.c", "orchestration.c", "orchestration_misnamed.c"] {
+    for f in [
+        "kernels.c",
+        "layout.c",
+        "orchestration.c",
+        "orchestration_misnamed.c",
+    ] {
         println!("cargo:rerun-if-changed={}", tests_c.join(f).display());
     }
     println!("cargo:rerun-if-changed=include/pto_aicpu.h");
@@ -57,6 +62,7 @@ fn main() {
         .file(aicore.join("executor.cpp"))
         .file(aicore.join("host.c"))
         .file(tests_c.join("kernels.c"))
+        .file(tests_c.join("layout.c"))
         .file(tests_c.join("orchestration.c"))
         .compile_intermediates();
     for o in objects {

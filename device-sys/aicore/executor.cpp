@@ -15,6 +15,10 @@ static uint32_t pto_next(uint32_t t) { return t >= PTO_TOKEN_LAST ? 1u : t + 1u;
 static void pto_run_one(PTO_GM PtoSlot *slot, uint32_t token) {
     pto_dcci_in(slot, sizeof(PtoSlot));
     pto_barrier();
+    if (slot->tensors != 0) {
+        pto_dcci_in((PTO_GM void *)(uintptr_t)slot->tensors,
+                    (size_t)slot->ntensors * sizeof(PtoKernelTensor));
+    }
     slot->fail_code = 0;
     slot->ncond = 0;
     pto_write_cond(token); // ACK

@@ -1,121 +1,14 @@
-//! The C ABI of `libpto_aicpu.so` (the `aicpu/` crate): what `init` and `exec` are given,
-//! the table of operations an orchestration function submits through, and the report the
-//! last thread out writes to device memory. `repr(C)`, offsets pinned below; shared by the
-//! SO and whatever launches it (the host, the tests' harness).
+//! The report the last AICPU thread out writes to device memory: how the run ended (a
+//! [`PtoAicpuCode`] and the core and value it concerns), the scheduler's counters and
+//! error, how many task records it copied, and what the live tasks of a failed run waited
+//! for (a bounded summary). Its `Display` is the sentence a host prints.
 #![forbid(unsafe_code)]
 
-use core::ffi::c_void;
 use core::mem::{offset_of, size_of};
 
-use pto_runtime_core::ffi::{PtoConfig, PtoReport, PtoTask};
+use pto_runtime_core::ffi::PtoReport;
 
-/// The ABI version both sides must agree on (`abi` in every argument block).
-pub const PTO_AICPU_ABI: u32 = 1;
-
-/// What `pto_aicpu_init` is given: once per launch sequence (process and device).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PtoAicpuInitArgs {
-    /// [`PTO_AICPU_ABI`].
-    pub abi: u32,
-    /// The device (die) this AICPU serves.
-    pub device_id: u32,
-    /// System counter ticks per µs; 0 reads the counter's frequency.
-    pub ticks_per_us: u64,
-    /// The device-side watchdog: a run that takes longer is aborted, µs (shorter than the
-    /// host's op-execute timeout). 0: 10 s.
-    pub watchdog_us: u64,
-    /// How long a run waits for every AICore executor (and every AICPU thread) to show up,
-    /// µs. 0: 1 s.
-    pub handshake_timeout_us: u64,
-    /// How long the exit handshake waits for each core, µs. 0: 1 s.
-    pub exit_timeout_us: u64,
-}
-
-/// An orchestration function: submits the run's tasks through `ops`; 0 for success, any
-/// other value fails the run (reported as [`PtoAicpuCode::OrchestrationFailed`]).
-pub type PtoOrchestrate =
-    unsafe extern "C" fn(ops: *const PtoOrchOps, args: *const u64, nargs: u32) -> i32;
-
-/// What `pto_aicpu_exec` is given, on each of its threads (CANN copies it per launch).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct PtoAicpuExecArgs {
-    /// [`PTO_AICPU_ABI`].
-    pub abi: u32,
-    /// AICPU threads that take part: `config.schedulers + 1` (one orchestrates).
-    pub threads: u32,
-    /// Threads only take part on CPUs whose bit is set (`sched_getcpu`); 0: any CPU.
-    pub cpu_mask: u64,
-    /// The runtime's region in device memory (64-byte aligned, zeroing not needed).
-    pub region: u64,
-    /// Its bytes.
-    pub region_len: u64,
-    /// The runtime's configuration.
-    pub config: PtoConfig,
-    /// `aic_cores + aiv_cores` handshake blocks (64 bytes each), AIC first.
-    pub handshakes: u64,
-    /// Two 512-byte payload slots per core, in the same order.
-    pub slots: u64,
-    /// Register window addresses by physical core id.
-    pub regs: u64,
-    /// Entries of `regs`.
-    pub nregs: u32,
-    /// 0: caches coherent with the cores; 1: the AICPU maintains them.
-    pub coherence: u32,
-    /// Kernel addresses (`void (*)(int64_t *)`) by kernel id.
-    pub kernels: u64,
-    /// Entries of `kernels`.
-    pub nkernels: u32,
-    /// Arguments of the orchestration function.
-    pub norch_args: u32,
-    /// The orchestration function ([`PtoOrchestrate`]).
-    pub orchestrate: u64,
-    /// Its arguments.
-    pub orch_args: u64,
-    /// The output heap in device memory: base (0: none).
-    pub heap_base: u64,
-    /// Its bytes.
-    pub heap_len: u64,
-    /// Where the last thread out writes the [`PtoAicpuReport`] (device memory).
-    pub report: u64,
-    /// The user's orchestration SO, as bytes in device memory (0: call `orchestrate`
-    /// instead). The orchestrating thread writes it to a temporary file, `dlopen`s it,
-    /// deletes the file and calls its [`PTO_ORCH_ENTRY`].
-    pub orch_so: u64,
-    /// Its bytes.
-    pub orch_so_len: u64,
-}
-
-/// The symbol an orchestration SO exports: a [`PtoOrchestrate`].
-pub const PTO_ORCH_ENTRY: &core::ffi::CStr = c"pto_orchestrate";
-
-/// The runtime operations an orchestration function is given.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct PtoOrchOps {
-    /// [`PTO_AICPU_ABI`].
-    pub abi: u32,
-    /// Zero.
-    pub reserved: u32,
-    /// The runtime's handle: pass it back to every operation.
-    pub ctx: *mut c_void,
-    /// Submits `task`; its id goes to `id` (if not null). A `PtoStatus` (0: success).
-    pub submit: unsafe extern "C" fn(ctx: *mut c_void, task: *const PtoTask, id: *mut u64) -> i32,
-    /// Opens a scope: the tasks submitted until its end are reclaimed only after it ended.
-    pub scope_begin: unsafe extern "C" fn(ctx: *mut c_void) -> i32,
-    /// Ends the innermost open scope.
-    pub scope_end: unsafe extern "C" fn(ctx: *mut c_void) -> i32,
-    /// Allocates `bytes` (aligned to `align`, a power of two) of `ring`'s output heap for the
-    /// next task submitted to `ring`; its device address goes to `addr`.
-    pub alloc: unsafe extern "C" fn(
-        ctx: *mut c_void,
-        ring: u8,
-        bytes: u64,
-        align: u64,
-        addr: *mut u64,
-    ) -> i32,
-}
+use crate::chip::stall_log::{PtoStallEntry, REPORT_STALLS};
 
 /// How a run ended, as the report's `code` says.
 #[repr(u32)]
@@ -152,6 +45,9 @@ pub enum PtoAicpuCode {
     /// The orchestration SO could not be loaded (`value`: 1 the temporary file could not
     /// be written, 2 `dlopen` refused it, 3 it has no `pto_orchestrate`).
     OrchestrationLoad = 13,
+    /// The configuration asks for more argument words than a payload slot holds (`value`:
+    /// `max_tensors + max_args`, at most 32 on the chip).
+    SlotTooSmall = 14,
 }
 
 impl PtoAicpuCode {
@@ -173,6 +69,7 @@ impl PtoAicpuCode {
             Watchdog,
             ExitNotAcked,
             OrchestrationLoad,
+            SlotTooSmall,
         ]
         .get(v as usize)
         .copied()
@@ -182,7 +79,7 @@ impl PtoAicpuCode {
 
 /// What a run did, written by the last AICPU thread out.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct PtoAicpuReport {
     /// A [`PtoAicpuCode`] (the first thing that went wrong).
     pub code: u32,
@@ -200,10 +97,106 @@ pub struct PtoAicpuReport {
     pub run: u64,
     /// The scheduler's report.
     pub sched: PtoReport,
+    /// Task records copied to the exec arguments' `records`.
+    pub records: u32,
+    /// Task records the run held in all (more than `records` when they did not fit).
+    pub records_total: u32,
+    /// Live tasks of a failed run the report tells about (`stalls` keeps the first
+    /// [`REPORT_STALLS`]; 0 after a run that succeeded).
+    pub nstalls: u32,
+    /// Zero.
+    pub reserved: u32,
+    /// What the first live tasks waited for when the run stopped: running on which core
+    /// for how long, behind a running lane, deferred on which word, waiting for producers,
+    /// ready but not dispatched.
+    pub stalls: [PtoStallEntry; REPORT_STALLS],
+}
+
+impl Default for PtoAicpuReport {
+    fn default() -> Self {
+        PtoAicpuReport {
+            code: 0,
+            core: 0,
+            value: 0,
+            threads: 0,
+            cores_closed: 0,
+            run: 0,
+            sched: PtoReport::default(),
+            records: 0,
+            records_total: 0,
+            nstalls: 0,
+            reserved: 0,
+            stalls: [PtoStallEntry::default(); REPORT_STALLS],
+        }
+    }
+}
+
+impl PtoAicpuReport {
+    /// The stall entries kept, as the core's [`pto_runtime_core::Stall`]s.
+    pub fn stalls(&self) -> impl Iterator<Item = pto_runtime_core::Stall> + '_ {
+        let kept = (self.nstalls as usize).min(REPORT_STALLS);
+        self.stalls[..kept].iter().filter_map(PtoStallEntry::stall)
+    }
+
+    fn fmt_stalls(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        if self.nstalls == 0 {
+            return Ok(());
+        }
+        let n = self.nstalls;
+        write!(
+            f,
+            "\n{n} live task{} when the run stopped:",
+            if n == 1 { "" } else { "s" }
+        )?;
+        for s in self.stalls() {
+            write!(f, "\n  - {s}")?;
+        }
+        let kept = (n as usize).min(REPORT_STALLS);
+        if n as usize > kept {
+            write!(f, "\n  ({} more not kept)", n as usize - kept)?;
+        }
+        Ok(())
+    }
 }
 
 impl core::fmt::Display for PtoAicpuReport {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.fmt_code(f)?;
+        self.fmt_stalls(f)
+    }
+}
+
+/// What a `FatalKind` number means, in a few words.
+fn fatal_name(kind: u32) -> &'static str {
+    use pto_runtime_core::FatalKind::*;
+    [
+        (TaskTimeout, "a task ran past task_timeout_us without FIN"),
+        (CoreProtocol, "a core broke the completion protocol"),
+        (KernelFailed, "a kernel reported an error"),
+        (ReadyQueueOverflow, "a ready queue overflowed"),
+        (Aborted, "the run was aborted"),
+        (
+            DeferredTimeout,
+            "a deferred condition did not hold within deferred_timeout_us",
+        ),
+        (
+            TooManyConditions,
+            "a kernel registered too many deferred conditions",
+        ),
+        (BadCondition, "a deferred condition could not be read"),
+        (MissingResult, "a result word did not name its token"),
+        (DeferredFull, "the deferred set stayed full"),
+        (CorruptSlot, "a task slot was corrupt"),
+        (StrayCompletion, "a completion no task explains"),
+        (TransferFailed, "a transfer failed"),
+    ]
+    .into_iter()
+    .find(|(k, _)| *k as u32 == kind)
+    .map_or("an unknown error", |(_, s)| s)
+}
+
+impl PtoAicpuReport {
+    fn fmt_code(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         use PtoAicpuCode::*;
         let (c, v) = (self.core, self.value);
         let s = &self.sched;
@@ -237,8 +230,13 @@ impl core::fmt::Display for PtoAicpuReport {
             ),
             RunFailed => write!(
                 f,
-                "run {}: failed: error kind {} on task {:#x}, core {}, detail {}",
-                self.run, s.error_kind, s.error_task, s.error_core, s.error_detail
+                "run {}: failed: {} (error kind {}) on {}, core {}, detail {}",
+                self.run,
+                fatal_name(s.error_kind),
+                s.error_kind,
+                pto_runtime_core::TaskId::from_raw(s.error_task),
+                s.error_core,
+                s.error_detail
             ),
             OrchestrationFailed => {
                 write!(
@@ -267,14 +265,19 @@ impl core::fmt::Display for PtoAicpuReport {
                 "run {}: core {c}: exit not acknowledged (COND {v:#010x})",
                 self.run
             ),
+            SlotTooSmall => write!(
+                f,
+                "run {}: max_tensors + max_args = {v} argument words exceed the payload \
+                 slot's {}: lower max_tensors or max_args",
+                self.run,
+                crate::chip::layout::SLOT_ARGS
+            ),
         }
     }
 }
 
 const _: () = {
-    assert!(size_of::<PtoAicpuInitArgs>() == 40);
-    assert!(offset_of!(PtoAicpuExecArgs, region) == 16);
-    assert!(offset_of!(PtoOrchOps, submit) == 16);
-    assert!(offset_of!(PtoOrchOps, alloc) == 40);
     assert!(offset_of!(PtoAicpuReport, sched) == 32);
+    assert!(offset_of!(PtoAicpuReport, records) == 32 + size_of::<PtoReport>());
+    assert!(offset_of!(PtoAicpuReport, stalls) == 48 + size_of::<PtoReport>());
 };
