@@ -40,6 +40,8 @@ fn main() {
         "layout.c",
         "orchestration.c",
         "orchestration_misnamed.c",
+        "readme_kernel.c",
+        "readme_orchestration.c",
     ] {
         println!("cargo:rerun-if-changed={}", tests_c.join(f).display());
     }
@@ -64,6 +66,7 @@ fn main() {
         .file(tests_c.join("kernels.c"))
         .file(tests_c.join("layout.c"))
         .file(tests_c.join("orchestration.c"))
+        .file(tests_c.join("readme_kernel.c"))
         .compile_intermediates();
     for o in objects {
         println!("cargo:rustc-link-arg-tests={}", o.display());
@@ -71,6 +74,7 @@ fn main() {
     for (name, env) in [
         ("orchestration", "PTO_TEST_ORCH_SO"),
         ("orchestration_misnamed", "PTO_TEST_ORCH_MISNAMED_SO"),
+        ("readme_orchestration", "PTO_TEST_README_SO"),
     ] {
         let so = shared(&c(), &tests_c.join(format!("{name}.c")), &out, name);
         println!("cargo:rustc-env={env}={}", so.display());

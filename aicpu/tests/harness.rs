@@ -13,7 +13,7 @@ mod harness {
     pub mod so;
 }
 
-use harness::rig::{Extra, K_LAND, K_SUM, Orch, Rig, SERIAL, init};
+use harness::rig::{Extra, K_LAND, K_SCALE, K_SUM, Orch, Rig, SERIAL, init};
 use harness::so::so;
 use pto_device_sys::abi::{PtoAicpuCode, PtoAicpuInitArgs, PtoAicpuReport};
 use pto_device_sys::chip::layout::REG_COND;
@@ -184,6 +184,26 @@ fn with_manual_cache_maintenance_the_dag_runs_too() {
     for _ in 0..3 {
         rig.good_run();
     }
+}
+
+#[test]
+fn the_readme_orchestration_and_kernel_run() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    init(30_000, 5_000);
+    let mut rig = Rig::new(2, 20_000_000);
+    let so = std::fs::read(env!("PTO_TEST_README_SO")).expect("the README's SO");
+    let n = 16u64;
+    for i in 0..n {
+        rig.set_word(i, 10 + i as i64);
+    }
+    let x = rig.data_base();
+    let r = rig.exec(Orch::So(&so), &[x, n, K_SCALE], Extra::None, &[]);
+    assert_eq!(r.code, PtoAicpuCode::Ok as u32, "{r} {r:?}");
+    assert_eq!(r.sched.finished, 1, "{r}");
+    // y is the first buffer of ring 0's heap.
+    let y: Vec<u64> = (0..n as usize).map(|i| rig.heap_word(i)).collect();
+    let want: Vec<u64> = (0..n).map(|i| 3 * (10 + i)).collect();
+    assert_eq!(y, want);
 }
 
 #[test]

@@ -24,6 +24,8 @@ unsafe extern "C" {
     fn pto_test_fail(args: *mut i64);
     fn pto_test_hang(args: *mut i64);
     fn pto_test_land(args: *mut i64);
+    /// The README's kernel (`tests/c/readme_kernel.c`).
+    fn scale(args: *mut i64);
     /// `tests/c/orchestration.c`, linked in too: the in-process alternative to its SO.
     pub fn pto_orchestrate(ops: *const std::ffi::c_void, args: *const u64, n: u32) -> i32;
 }
@@ -37,6 +39,7 @@ pub const K_SUM: u64 = 2;
 pub const K_FAIL: u64 = 3;
 pub const K_HANG: u64 = 4;
 pub const K_LAND: u64 = 5;
+pub const K_SCALE: u64 = 6;
 
 /// What the orchestration adds to its DAG (`tests/c/orchestration.c`'s `extra`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -171,6 +174,7 @@ impl Rig {
             pto_test_fail as *const () as usize as u64,
             pto_test_hang as *const () as usize as u64,
             pto_test_land as *const () as usize as u64,
+            scale as *const () as usize as u64,
         ];
         let cores = (cfg.aic_cores + cfg.aiv_cores) as usize;
         Rig {
@@ -203,6 +207,12 @@ impl Rig {
         unsafe { self.data_ptr().add(i as usize).read_volatile() }
     }
 
+    /// Sets word `i` of the data.
+    pub fn set_word(&mut self, i: u64, v: i64) {
+        // SAFETY: inside `data` (callers index what they own); no run is going on.
+        unsafe { self.data_ptr().add(i as usize).write_volatile(v) }
+    }
+
     /// Where the deferred producer's buffer starts (words into the data).
     pub fn deferred_buffer(&self) -> u64 {
         2 * self.n * self.blocks + self.blocks
@@ -217,13 +227,9 @@ impl Rig {
         r
     }
 
-    /// One run with `orch`.
+    /// One run of the DAG with `orch`.
     pub fn run_with(&mut self, orch: Orch<'_>, extra: Extra, skip: &[usize]) -> PtoAicpuReport {
         self.data.iter_mut().for_each(|w| *w = Line([u64::MAX; 8]));
-        *self.hang_flag = 0;
-        self.watermark.store(0, Ordering::Relaxed);
-        self.ran.store(0, Ordering::Relaxed);
-        let mut report = PtoAicpuReport::default();
         let base = self.data_ptr() as u64;
         let (kx, kx_arg) = match extra {
             Extra::Fail => (K_FAIL, 0),
@@ -242,6 +248,34 @@ impl Rig {
             kx,
             kx_arg,
         ];
+        self.exec(orch, &orch_args, extra, skip)
+    }
+
+    /// A base address for the orchestration's own use: the data words (their contents as
+    /// the test left them).
+    pub fn data_base(&mut self) -> u64 {
+        self.data_ptr() as u64
+    }
+
+    /// Word `i` of the output heap.
+    pub fn heap_word(&self, i: usize) -> u64 {
+        self.heap[i / 8].0[i % 8]
+    }
+
+    /// One run of `orch` with `orch_args`, as the host does it: executors first (except
+    /// `skip`), then `exec` on every thread; the report once all returned.
+    pub fn exec(
+        &mut self,
+        orch: Orch<'_>,
+        orch_args: &[u64],
+        extra: Extra,
+        skip: &[usize],
+    ) -> PtoAicpuReport {
+        *self.hang_flag = 0;
+        self.watermark.store(0, Ordering::Relaxed);
+        self.ran.store(0, Ordering::Relaxed);
+        let mut report = PtoAicpuReport::default();
+        let base = self.data_ptr() as u64;
         let (handshakes, slots, regs, nregs) = self.chip.addrs();
         let threads = self.cfg.schedulers as u32 + 1;
         let args = PtoAicpuExecArgs {
