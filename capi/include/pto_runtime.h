@@ -179,7 +179,7 @@ typedef struct PtoPayload {
   const uint64_t *args;
   // How many.
   size_t nargs;
-  // Tensor arguments, in the order the task gave them.
+  // Tensor arguments, in the order the task gave them (null when there are none).
   const struct PtoTensor *tensors;
   // How many.
   size_t ntensors;

@@ -25,7 +25,7 @@ pub struct PtoPayload {
     pub args: *const u64,
     /// How many.
     pub nargs: usize,
-    /// Tensor arguments, in the order the task gave them.
+    /// Tensor arguments, in the order the task gave them (null when there are none).
     pub tensors: *const PtoTensor,
     /// How many.
     pub ntensors: usize,

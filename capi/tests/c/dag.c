@@ -297,6 +297,14 @@ static void submit_tensors(PtoOrchestrator *o) {
     CHECK(pto_submit(o, &bad, NULL) == PTO_ERR_SUBMIT, "an unknown access");
     bad.tensors = NULL;
     CHECK(pto_submit(o, &bad, NULL) == PTO_ERR_NULL, "null tensors with a count");
+    /* Counts past any configuration's limit are refused before the arrays are read. */
+    uint64_t one = 1;
+    PtoTask wide = {.kernel = INC, .class_ = 1, .args = &one, .nargs = 1000};
+    CHECK(pto_submit(o, &wide, NULL) == PTO_ERR_TOO_MANY_ARGS, "too many arguments");
+    wide = (PtoTask){.kernel = INC, .class_ = 1, .deps = &one, .ndeps = 1000};
+    CHECK(pto_submit(o, &wide, NULL) == PTO_ERR_TOO_MANY_DEPS, "too many dependencies");
+    wide = (PtoTask){.kernel = INC, .class_ = 1, .tensors = &outside, .ntensors = 1000};
+    CHECK(pto_submit(o, &wide, NULL) == PTO_ERR_TOO_MANY_TENSORS, "too many tensors");
 }
 
 int main(void) {

@@ -101,8 +101,8 @@ pub struct PtoAicpuReport {
     pub records: u32,
     /// Task records the run held in all (more than `records` when they did not fit).
     pub records_total: u32,
-    /// Live tasks of a failed run the report tells about (`stalls` keeps the first
-    /// [`REPORT_STALLS`]; 0 after a run that succeeded).
+    /// Stall entries the run's threads told (one per live task, or per lane a scheduler
+    /// held; `stalls` keeps the first [`REPORT_STALLS`]; 0 after a run that succeeded).
     pub nstalls: u32,
     /// Zero.
     pub reserved: u32,

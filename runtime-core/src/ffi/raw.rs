@@ -13,7 +13,7 @@ use crate::orchestrator::tensor::Tile;
 use crate::orchestrator::tensor_arg::{Buffer, TensorArg};
 use crate::orchestrator::{Orchestrator, TaskSpec};
 use crate::platform::Platform;
-use crate::region::config::{MAX_DEPS, MAX_TENSORS};
+use crate::region::config::{MAX_ARGS, MAX_DEPS, MAX_TENSORS};
 use crate::runtime::Runtime;
 
 /// `n` elements at `p` as a slice (empty for `n == 0`, whatever `p`).
@@ -44,8 +44,10 @@ pub unsafe fn put<T>(p: *mut T, v: T) {
 
 /// Submits the task `t` points to through `o`, and writes its id to `id` (if not null).
 /// Returns `PtoOk`, or the status that says why not: `PtoErrNull` for a null task or a null
-/// array with a count, `PtoErrSubmit` for an unknown class or tensor access, and the
-/// status of the [`crate::SubmitError`] for a task the orchestrator refused.
+/// array with a count, `PtoErrSubmit` for an unknown class or tensor access, the
+/// `PtoErrTooMany*` status for a count above any configuration's limit (checked before the
+/// array is read), and the status of the [`crate::SubmitError`] for a task the
+/// orchestrator refused.
 ///
 /// # Safety
 /// `t` is null or valid for a read; its `args`, `deps` and `tensors` are valid for reads
@@ -81,6 +83,16 @@ unsafe fn submit<P: Platform>(
     t: &PtoTask,
 ) -> Result<TaskId, PtoStatus> {
     let class = class_of(t.class)?;
+    // Counts no configuration allows are refused before any slice is made of them.
+    if t.nargs > MAX_ARGS as usize {
+        return Err(PtoStatus::PtoErrTooManyArgs);
+    }
+    if t.ndeps > MAX_DEPS as usize {
+        return Err(PtoStatus::PtoErrTooManyDeps);
+    }
+    if t.ntensors > MAX_TENSORS as usize {
+        return Err(PtoStatus::PtoErrTooManyTensors);
+    }
     // SAFETY: the caller's contract on each array.
     let (args, raw_deps, raw_tensors) = unsafe {
         (
@@ -89,12 +101,6 @@ unsafe fn submit<P: Platform>(
             slice(t.tensors, t.ntensors)?,
         )
     };
-    if raw_deps.len() > MAX_DEPS as usize {
-        return Err(PtoStatus::PtoErrTooManyDeps);
-    }
-    if raw_tensors.len() > MAX_TENSORS as usize {
-        return Err(PtoStatus::PtoErrTooManyTensors);
-    }
     let mut deps = [TaskId::from_raw(0); MAX_DEPS as usize];
     for (d, &raw) in deps.iter_mut().zip(raw_deps) {
         *d = TaskId::from_raw(raw);
