@@ -287,6 +287,18 @@ fn a_post_that_never_lands_times_out_and_the_report_says_what_waited() {
 }
 
 #[test]
+fn a_condition_of_an_unknown_kind_fails_the_run_and_the_next_run_works() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    init(30_000, 5_000);
+    let mut rig = Rig::new(2, 20_000_000);
+    let r = rig.run(Extra::BadCondition, &[]);
+    assert_eq!(r.code, PtoAicpuCode::RunFailed as u32, "{r}");
+    assert_eq!(r.sched.error_kind, FatalKind::BadCondition as u32, "{r}");
+    assert!(rig.chip.all_closed());
+    rig.good_run();
+}
+
+#[test]
 fn a_configuration_wider_than_a_payload_slot_is_refused() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     init(30_000, 5_000);

@@ -78,3 +78,7 @@ void pto_test_land(int64_t *args) {
     pto_kernel_defer(args, 3, (uint64_t)args[nt], (uint64_t)args[nt + 1]);
     __atomic_store_n((int64_t *)(uintptr_t)args[nt + 2], 1, __ATOMIC_RELEASE);
 }
+
+/* Registers a condition of a kind no version knows (9): the AICPU must fail the task with a
+ * bad-condition error, never wait on it or take it for a condition that holds. */
+void pto_test_bad_condition(int64_t *args) { pto_kernel_defer(args, 9, 0, 1); }

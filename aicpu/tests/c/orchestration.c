@@ -6,7 +6,8 @@
  * failing task (kernel id in args[7], code 42), 2 a hanging task (kernel id in args[7],
  * flag address in args[8]), 3 return 7 after submitting the DAG, 4 a deferred producer
  * (kernel id in args[7]: engine 0's post 1 lands its output, a flag at args[8] says it
- * ran) and its consumer, 5 the same but the post never lands (args[7], args[8] as in 4).
+ * ran) and its consumer, 5 the same but the post never lands (args[7], args[8] as in 4),
+ * 6 a task whose kernel (args[7]) registers a condition of an unknown kind.
  *
  * Block b is a scope: a_b and b_b (n words each, at data + 2 n b words) are filled, c_b
  * (n words of the output heap, summed as an 8 x n/8 tile) is their sum, and the sum of c_b
@@ -61,6 +62,9 @@ int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t na
     }
     if (extra == 2 && nargs >= 9) {
         if (submit(ops, (uint32_t)args[7], 0, 0, 0, &args[8], 1) != 0) return -6;
+    }
+    if (extra == 6 && nargs >= 8) {
+        if (submit(ops, (uint32_t)args[7], 0, 0, 0, 0, 0) != 0) return -15;
     }
     if ((extra == 4 || extra == 5) && nargs >= 9) {
         uint64_t d = sums + sums_len, out = d + 8 * n;

@@ -24,6 +24,7 @@ unsafe extern "C" {
     fn pto_test_fail(args: *mut i64);
     fn pto_test_hang(args: *mut i64);
     fn pto_test_land(args: *mut i64);
+    fn pto_test_bad_condition(args: *mut i64);
     /// The README's kernel (`tests/c/readme_kernel.c`).
     fn scale(args: *mut i64);
     /// `tests/c/orchestration.c`, linked in too: the in-process alternative to its SO.
@@ -40,6 +41,7 @@ pub const K_FAIL: u64 = 3;
 pub const K_HANG: u64 = 4;
 pub const K_LAND: u64 = 5;
 pub const K_SCALE: u64 = 6;
+pub const K_BAD_CONDITION: u64 = 7;
 
 /// What the orchestration adds to its DAG (`tests/c/orchestration.c`'s `extra`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -56,6 +58,8 @@ pub enum Extra {
     Deferred = 4,
     /// The same, but the engine never lands it.
     NeverLands = 5,
+    /// A task whose kernel registers a condition of an unknown kind.
+    BadCondition = 6,
 }
 
 // The timeouts below are bounds, never waited for on a good run: generous, because these
@@ -175,6 +179,7 @@ impl Rig {
             pto_test_hang as *const () as usize as u64,
             pto_test_land as *const () as usize as u64,
             scale as *const () as usize as u64,
+            pto_test_bad_condition as *const () as usize as u64,
         ];
         let cores = (cfg.aic_cores + cfg.aiv_cores) as usize;
         Rig {
@@ -235,6 +240,7 @@ impl Rig {
             Extra::Fail => (K_FAIL, 0),
             Extra::Hang => (K_HANG, &raw mut *self.hang_flag as u64),
             Extra::Deferred | Extra::NeverLands => (K_LAND, self.ran.as_ptr() as u64),
+            Extra::BadCondition => (K_BAD_CONDITION, 0),
             _ => (0, 0),
         };
         let orch_args = [
