@@ -6,7 +6,7 @@ use std::ptr::NonNull;
 use pto_device_sys::Coherence;
 use pto_device_sys::chip::layout::{
     COND_EXIT_ACK, CORE_AIC, CORE_AIV, DMB_EXIT, DMB_IDLE, FAST_PATH_CLOSED, FAST_PATH_OPEN,
-    Handshake, REG_COND, REG_DATA_MAIN_BASE, REG_FAST_PATH, Slot, WINDOW_BYTES,
+    Handshake, REG_COND, REG_DATA_MAIN_BASE, REG_FAST_PATH, SLOT_ARGS, Slot, WINDOW_BYTES,
 };
 use pto_device_sys::chip::{
     ChipConfig, ChipError, ChipPlatform, OpenArgs, StallLog, close_core, open_core,
@@ -311,6 +311,17 @@ fn tensors_reach_the_kernel_as_addresses_then_descriptors_in_both_coherence_mode
         p.write_payload(CoreId(0), Token::new(3), &payload);
         let s = c.slot(1);
         assert_eq!((s.ntensors, s.tensors, s.args[2]), (3, 0, 0x4000));
+        assert_eq!(s.kernel_addr, 0x1000);
+        // More words than a slot holds: sent without a kernel, so the task fails.
+        let args = [1u64; SLOT_ARGS];
+        let payload = Payload {
+            task: TaskId::from_raw(11),
+            args: &args,
+            tensors: &tensors[..1],
+            ..payload
+        };
+        p.write_payload(CoreId(0), Token::new(4), &payload);
+        assert_eq!(c.slot(0).kernel_addr, 0, "no kernel for a cut payload");
         // What a stopping scheduler tells goes to the log.
         let stall = Stall::Running {
             task: TaskId::from_raw(9),

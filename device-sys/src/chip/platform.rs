@@ -72,7 +72,9 @@ pub struct ChipPlatform<'a> {
 }
 
 impl<'a> ChipPlatform<'a> {
-    /// The platform over `cfg`.
+    /// The platform over `cfg`. The runtime it serves must be configured so that it
+    /// [`ChipPlatform::fits`]: a task whose argument words would not fit its slot is sent
+    /// with no kernel, and fails (`PTO_FAIL_NO_KERNEL`) rather than run with arguments cut.
     pub fn new(cfg: ChipConfig<'a>) -> Self {
         ChipPlatform { cfg }
     }
@@ -123,11 +125,13 @@ impl Platform for ChipPlatform<'_> {
 
     fn write_payload(&self, core: CoreId, token: Token, payload: &Payload<'_>) {
         let Some(c) = self.core(core) else { return };
+        let fits = payload.tensors.len() + payload.args.len() <= SLOT_ARGS;
         let addr = self
             .cfg
             .kernels
             .get(payload.kernel.0 as usize)
             .copied()
+            .filter(|_| fits)
             .unwrap_or(0);
         let head = SlotHead {
             kernel_addr: addr,
