@@ -73,14 +73,10 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64) -> bool {
         record(PtoAicpuCode::BadConfig, 0xffff, 0);
         return false;
     };
-    if let Err(words) = ChipPlatform::fits(&cfg) {
-        record(PtoAicpuCode::SlotTooSmall, 0xffff, words as u64);
-        return false;
-    }
     let cores = cfg.aic_cores as usize + cfg.aiv_cores as usize;
     let per_slot = cfg.max_tensors as usize;
-    if cores > MAX_CORES || a.threads != cfg.schedulers as u32 + 1 {
-        record(PtoAicpuCode::BadConfig, 0xffff, a.threads as u64);
+    if cores > MAX_CORES {
+        record(PtoAicpuCode::BadConfig, 0xffff, cores as u64);
         return false;
     }
     let coherence = if a.coherence == 1 {
@@ -146,6 +142,15 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64) -> bool {
         }
     }
     if crate::run::failed() {
+        return false;
+    }
+    // Checked once the cores are open, so that the last out sends them the exit.
+    if a.threads != cfg.schedulers as u32 + 1 {
+        record(PtoAicpuCode::BadConfig, 0xffff, a.threads as u64);
+        return false;
+    }
+    if let Err(words) = ChipPlatform::fits(&cfg) {
+        record(PtoAicpuCode::SlotTooSmall, 0xffff, words as u64);
         return false;
     }
     // SAFETY: the host gives the run `region_len` bytes of device memory at `region`, used

@@ -317,6 +317,26 @@ fn a_configuration_wider_than_a_payload_slot_is_refused() {
 }
 
 #[test]
+fn a_thread_count_the_configuration_does_not_ask_for_is_refused() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    init(30_000, 5_000);
+    let mut rig = Rig::new(2, 20_000_000);
+    rig.threads = Some(4);
+    let r = rig.run(Extra::None, &[]);
+    assert_eq!(
+        (r.code, r.value),
+        (PtoAicpuCode::BadConfig as u32, 4),
+        "{r}"
+    );
+    assert!(
+        rig.chip.all_closed(),
+        "the cores were opened and sent the exit"
+    );
+    rig.threads = None;
+    rig.good_run();
+}
+
+#[test]
 fn the_c_headers_lay_out_what_the_rust_types_do() {
     use core::mem::{offset_of, size_of};
     use pto_device_sys::abi::{PTO_AICPU_ABI, PtoOrchOps};

@@ -138,6 +138,8 @@ pub struct Rig {
     pub records: Vec<PtoRecord>,
     /// The exec arguments' `coherence` (1: the AICPU maintains its caches).
     pub coherence: u32,
+    /// `exec` threads, if not `schedulers + 1`.
+    pub threads: Option<u32>,
     orch_so: Vec<u8>,
     pub n: u64,
     pub blocks: u64,
@@ -194,6 +196,7 @@ impl Rig {
             ran: Box::new(AtomicI64::new(0)),
             records: vec![PtoRecord::default(); RECORDS],
             coherence: 0,
+            threads: None,
             orch_so: orch_so(),
             n,
             blocks,
@@ -283,7 +286,7 @@ impl Rig {
         let mut report = PtoAicpuReport::default();
         let base = self.data_ptr() as u64;
         let (handshakes, slots, regs, nregs) = self.chip.addrs();
-        let threads = self.cfg.schedulers as u32 + 1;
+        let threads = self.threads.unwrap_or(self.cfg.schedulers as u32 + 1);
         let args = PtoAicpuExecArgs {
             threads,
             region: self.region.as_mut_ptr() as u64,
