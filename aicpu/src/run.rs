@@ -12,10 +12,12 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use pto_device_sys::abi::{PtoAicpuCode, PtoAicpuExecArgs, PtoAicpuReport};
-use pto_device_sys::chip::{ChipCore, ChipError, ChipPlatform, StallLog, close_core};
+use pto_device_sys::chip::{
+    ChipCore, ChipError, ChipPlatform, PtoStallEntry, StallLog, close_core,
+};
 use pto_device_sys::raw::arch;
-use pto_runtime_core::Runtime;
 use pto_runtime_core::ffi::{PtoRecord, PtoReport, records_c};
+use pto_runtime_core::{Runtime, Stall};
 
 use crate::settings::Settings;
 
@@ -254,9 +256,18 @@ fn finish(a: &PtoAicpuExecArgs) {
             if r.rt.error().is_some() {
                 record(PtoAicpuCode::RunFailed, 0xffff, 0);
                 // The schedulers told what their cores ran and deferred sets held; the
-                // slots tell who waited for producers or was ready.
-                for s in r.rt.stalls() {
-                    if !STALLS.mentions(s.task()) {
+                // slots tell who waited for producers (and which), then who was ready (a
+                // task the schedulers told of, or the error's own, is not ready as well).
+                let error_task = r.rt.error().and_then(|e| e.task);
+                for s in
+                    r.rt.stalls()
+                        .filter(|s| matches!(s, Stall::Producers { .. }))
+                {
+                    let e = PtoStallEntry::of(&s).with_producers(r.rt.producers_of(s.task()));
+                    STALLS.push_entry(e);
+                }
+                for s in r.rt.stalls().filter(|s| matches!(s, Stall::Ready { .. })) {
+                    if !STALLS.mentions(s.task()) && Some(s.task()) != error_task {
                         STALLS.push(&s);
                     }
                 }

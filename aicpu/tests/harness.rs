@@ -278,9 +278,10 @@ fn a_post_that_never_lands_times_out_and_the_report_says_what_waited() {
         text.contains("waiting for the completion watermark of engine 0 to reach 1"),
         "the deferred task and its word: {text}"
     );
+    let producer = TaskId::from_raw(r.sched.error_task);
     assert!(
-        text.contains("waiting for 1 producer"),
-        "its consumer: {text}"
+        text.contains(&format!("waiting for 1 producer: {producer}")),
+        "its consumer, and the producer it waits for: {text}"
     );
     eprintln!("{text}");
     rig.good_run();

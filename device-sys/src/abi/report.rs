@@ -148,8 +148,13 @@ impl PtoAicpuReport {
             "\n{n} live task{} when the run stopped:",
             if n == 1 { "" } else { "s" }
         )?;
-        for s in self.stalls() {
+        let kept = (self.nstalls as usize).min(REPORT_STALLS);
+        for e in &self.stalls[..kept] {
+            let Some(s) = e.stall() else { continue };
             write!(f, "\n  - {s}")?;
+            for (i, p) in e.producers().enumerate() {
+                write!(f, "{}{p}", if i == 0 { ": " } else { ", " })?;
+            }
         }
         let kept = (n as usize).min(REPORT_STALLS);
         if n as usize > kept {
@@ -243,7 +248,22 @@ impl PtoAicpuReport {
                     f,
                     "run {}: the orchestration returned {}",
                     self.run, v as i64
-                )
+                )?;
+                // A status the orchestration passed on (a refused submit, say) says why.
+                let status = i32::try_from(v as i64)
+                    .ok()
+                    .filter(|&c| c < 0)
+                    .and_then(pto_runtime_core::ffi::PtoStatus::from_code);
+                match status {
+                    Some(st) => write!(
+                        f,
+                        " ({})",
+                        pto_runtime_core::ffi::status_str(st as i32)
+                            .to_str()
+                            .unwrap_or("")
+                    ),
+                    None => core::fmt::Result::Ok(()),
+                }
             }
             Watchdog => write!(
                 f,
@@ -281,3 +301,44 @@ const _: () = {
     assert!(offset_of!(PtoAicpuReport, records) == 32 + size_of::<PtoReport>());
     assert!(offset_of!(PtoAicpuReport, stalls) == 48 + size_of::<PtoReport>());
 };
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use std::string::ToString;
+
+    use super::*;
+    use pto_runtime_core::ffi::PtoStatus;
+    use pto_runtime_core::{CoreId, Stall, TaskId};
+
+    #[test]
+    fn the_sentence_names_a_passed_on_status_and_the_stalled_tasks() {
+        let r = PtoAicpuReport {
+            code: PtoAicpuCode::OrchestrationFailed as u32,
+            value: PtoStatus::PtoErrWindowFull as i64 as u64,
+            run: 2,
+            ..PtoAicpuReport::default()
+        };
+        let text = r.to_string();
+        assert!(text.contains("returned -10 (the ring's task window"), "{text}");
+        let own = PtoAicpuReport { value: 7, ..r };
+        assert_eq!(own.to_string(), "run 2: the orchestration returned 7");
+        let (t, p) = (TaskId::from_raw(5), TaskId::from_raw(4));
+        let mut stalled = PtoAicpuReport {
+            code: PtoAicpuCode::RunFailed as u32,
+            nstalls: 10,
+            ..r
+        };
+        stalled.stalls[0] = PtoStallEntry::of(&Stall::Running {
+            task: p,
+            core: CoreId(2),
+            for_us: Some(9),
+        });
+        stalled.stalls[1] = PtoStallEntry::of(&Stall::Producers { task: t, left: 1 })
+            .with_producers([p].into_iter());
+        let text = stalled.to_string();
+        assert!(text.contains(&std::format!("{p} running on core 2 for 9 µs")), "{text}");
+        assert!(text.contains(&std::format!("{t} waiting for 1 producer: {p}")), "{text}");
+        assert!(text.contains("(2 more not kept)"), "{text}");
+    }
+}

@@ -21,8 +21,9 @@ pub struct PtoStallEntry {
     /// 1: running on `core` (`a`: for how many µs, `u64::MAX` if not timed yet); 2: behind
     /// the lane `core` runs; 3: finished on `core` but held for room in the full deferred
     /// set (`a`: µs); 4: deferred (`watch` the condition kind, `a` its word, `b` the value
-    /// it must reach, `c` the last value read); 5: waiting for `a` producers; 6: ready
-    /// (`watch`: its worker class) but not dispatched.
+    /// it must reach, `c` the last value read); 5: waiting for `a` producers (`b`, `c`: the
+    /// raw ids of the first two not finished, 0 for none); 6: ready (`watch`: its worker
+    /// class) but not dispatched.
     pub kind: u16,
     /// For kind 4 the watched word's kind (1, 2: 32/64-bit counter, 3: engine watermark,
     /// 4: engine queue); for kind 6 the worker class (0 AIC, 1 AIV, 2 MIX, 3 DUMMY).
@@ -92,6 +93,25 @@ impl PtoStallEntry {
                 ..e
             },
         }
+    }
+
+    /// The same entry, naming (for kind 5) the first two of `producers`.
+    pub fn with_producers(self, mut producers: impl Iterator<Item = TaskId>) -> Self {
+        if self.kind != 5 {
+            return self;
+        }
+        let mut next = || producers.next().map_or(0, TaskId::raw);
+        let b = next();
+        let c = next();
+        PtoStallEntry { b, c, ..self }
+    }
+
+    /// The producers the entry names (kind 5 only).
+    pub fn producers(&self) -> impl Iterator<Item = TaskId> + '_ {
+        [self.b, self.c]
+            .into_iter()
+            .filter(move |&p| self.kind == 5 && p != 0)
+            .map(TaskId::from_raw)
     }
 
     /// The [`Stall`] the entry says, if it is one.
@@ -167,9 +187,13 @@ impl StallLog {
 
     /// Adds `s` (or only counts it, once the log is full). Never blocks.
     pub fn push(&self, s: &Stall) {
+        self.push_entry(PtoStallEntry::of(s));
+    }
+
+    /// Adds `e` (or only counts it, once the log is full). Never blocks.
+    pub fn push_entry(&self, e: PtoStallEntry) {
         let i = self.told.fetch_add(1, Ordering::AcqRel) as usize;
         let Some(w) = self.words.get(i) else { return };
-        let e = PtoStallEntry::of(s);
         let meta = e.kind as u64 | (e.watch as u64) << 16 | (e.core as u64) << 32;
         for (w, v) in w.iter().zip([e.task, meta, e.a, e.b, e.c]) {
             w.store(v, Ordering::Relaxed);
@@ -271,6 +295,23 @@ mod tests {
             "the second round's first"
         );
         assert!(log.mentions(t));
+        let p = [
+            TaskId::from_raw(3),
+            TaskId::from_raw(4),
+            TaskId::from_raw(5),
+        ];
+        let e = PtoStallEntry::of(&stalls[5]).with_producers(p.into_iter());
+        assert!(
+            e.producers().eq(p[..2].iter().copied()),
+            "the first two: {e:?}"
+        );
+        assert_eq!(e.stall(), Some(stalls[5]));
+        let none = PtoStallEntry::of(&stalls[0]).with_producers(p.into_iter());
+        assert_eq!(
+            none.producers().count(),
+            0,
+            "only waiting tasks name producers"
+        );
         log.clear();
         assert_eq!((log.told(), log.entries().count()), (0, 0));
     }
