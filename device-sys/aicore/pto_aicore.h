@@ -144,8 +144,8 @@ static inline void pto_kernel_fail(PTO_GM int64_t *args, uint32_t code) {
 /* Registers a deferred condition for the running task: `*(uint32_t *)addr >= expected`
  * (kind 1), `*(uint64_t *)addr >= expected` (kind 2), or engine `addr`'s completion
  * watermark at least `expected` (kind 3). The task completes (and its consumers start)
- * only once every condition holds. Past PTO_SLOT_CONDITIONS the count
- * still grows, and the AICPU fails the task. */
+ * only once every condition holds. Past PTO_SLOT_CONDITIONS the count still grows, and
+ * the AICPU fails the task. */
 static inline void pto_kernel_defer(PTO_GM int64_t *args, uint32_t kind, uint64_t addr,
                                     uint64_t expected) {
     PTO_GM PtoSlot *slot = pto_kernel_slot(args);
