@@ -320,7 +320,10 @@ mod tests {
             ..PtoAicpuReport::default()
         };
         let text = r.to_string();
-        assert!(text.contains("returned -10 (the ring's task window"), "{text}");
+        assert!(
+            text.contains("returned -10 (the ring's task window"),
+            "{text}"
+        );
         let own = PtoAicpuReport { value: 7, ..r };
         assert_eq!(own.to_string(), "run 2: the orchestration returned 7");
         let (t, p) = (TaskId::from_raw(5), TaskId::from_raw(4));
@@ -337,8 +340,14 @@ mod tests {
         stalled.stalls[1] = PtoStallEntry::of(&Stall::Producers { task: t, left: 1 })
             .with_producers([p].into_iter());
         let text = stalled.to_string();
-        assert!(text.contains(&std::format!("{p} running on core 2 for 9 µs")), "{text}");
-        assert!(text.contains(&std::format!("{t} waiting for 1 producer: {p}")), "{text}");
+        assert!(
+            text.contains(&std::format!("{p} running on core 2 for 9 µs")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&std::format!("{t} waiting for 1 producer: {p}")),
+            "{text}"
+        );
         assert!(text.contains("(2 more not kept)"), "{text}");
     }
 }
