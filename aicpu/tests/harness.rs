@@ -366,6 +366,8 @@ fn the_c_headers_lay_out_what_the_rust_types_do() {
         offset_of!(PtoTensor, shape),
         offset_of!(PtoTensor, strides),
         size_of::<Handshake>(),
+        offset_of!(Handshake, base_token),
+        offset_of!(Handshake, aicore_exited),
         SLOT_ARGS,
         SLOT_CONDITIONS,
         PTO_AICPU_ABI as usize,

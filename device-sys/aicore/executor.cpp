@@ -72,6 +72,9 @@ PTO_EXECUTOR_FN void pto_aicore_run(PTO_GM PtoHandshake *hs, uint32_t block_idx,
     for (;;) {
         uint32_t v = pto_read_dmb();
         if (v == PTO_DMB_EXIT) {
+            // This run's exit, told apart from an earlier run's acknowledgement in COND.
+            hs->aicore_exited = 1u;
+            pto_dcci_out(hs, sizeof(PtoHandshake));
             pto_barrier();
             pto_write_cond(PTO_COND_EXIT_ACK);
             return;

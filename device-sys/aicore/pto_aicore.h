@@ -40,7 +40,7 @@ typedef struct {
     uint32_t core_type;        /* 0: AIC, 1: AIV */
     uint32_t physical_core_id; /* index of the core's register window */
     uint32_t base_token;       /* the token before this run's first */
-    uint32_t reserved;
+    uint32_t aicore_exited;    /* 1 once this run's executor left (the AICPU clears it) */
     uint8_t pad[32];
 } PtoHandshake;
 
@@ -90,6 +90,7 @@ PTO_STATIC_ASSERT(sizeof(PtoHandshake) == 64, "handshake block: 64 bytes");
 PTO_STATIC_ASSERT(offsetof(PtoHandshake, task) == 8, "handshake task");
 PTO_STATIC_ASSERT(offsetof(PtoHandshake, physical_core_id) == 20, "handshake id");
 PTO_STATIC_ASSERT(offsetof(PtoHandshake, base_token) == 24, "handshake base");
+PTO_STATIC_ASSERT(offsetof(PtoHandshake, aicore_exited) == 28, "handshake exited");
 PTO_STATIC_ASSERT(sizeof(PtoSlot) == 512, "payload slot: 512 bytes");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, fail_code) == 48, "slot fail_code");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, ntensors) == 52, "slot ntensors");

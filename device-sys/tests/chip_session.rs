@@ -140,8 +140,27 @@ fn a_stale_cond_is_refused_but_the_core_is_opened_so_it_can_be_sent_the_exit() {
     assert_eq!(c.reg(REG_FAST_PATH), FAST_PATH_OPEN);
     assert_eq!(c.reg(REG_DATA_MAIN_BASE), DMB_IDLE);
     c.set_reg(REG_COND, COND_EXIT_ACK);
+    hs!(c, aicore_exited = 1);
     assert_eq!(close_core(&core, TICKS, 1_000), Ok(()));
     assert_eq!(c.reg(REG_FAST_PATH), FAST_PATH_CLOSED);
+}
+
+#[test]
+fn an_earlier_runs_exit_acknowledgement_is_not_taken_for_this_runs() {
+    let c = Core::up(CORE_AIC);
+    hs!(c, aicore_exited = 1);
+    // What the last run's exit left in COND; this run dispatched nothing to the core.
+    c.set_reg(REG_COND, COND_EXIT_ACK);
+    let core = open_core(c.args(CORE_AIC)).map_err(|e| e.0).unwrap();
+    assert_eq!(hs!(c, aicore_exited), 0, "opening clears the flag");
+    let e = close_core(&core, TICKS, 300).unwrap_err();
+    assert!(
+        matches!(e, ChipError::ExitNotAcked { core: 0, .. }),
+        "the executor has not left yet: {e:?}"
+    );
+    assert_eq!(c.reg(REG_DATA_MAIN_BASE), DMB_EXIT, "the exit stays for it");
+    hs!(c, aicore_exited = 1);
+    assert_eq!(close_core(&core, TICKS, 300), Ok(()));
 }
 
 #[test]
@@ -224,6 +243,7 @@ fn dispatch_status_result_and_exit_through_the_window() {
         "the next run continues after token 42"
     );
     c.set_reg(REG_COND, COND_EXIT_ACK);
+    hs!(c, aicore_exited = 1);
     assert_eq!(close_core(&cores[0], TICKS, 500), Ok(()));
     assert_eq!(c.reg(REG_DATA_MAIN_BASE), DMB_IDLE);
 }

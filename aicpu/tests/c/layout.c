@@ -25,6 +25,8 @@ uint32_t pto_test_layout(uint64_t *out) {
     PUT(offsetof(PtoKernelTensor, shape));
     PUT(offsetof(PtoKernelTensor, strides));
     PUT(sizeof(PtoHandshake));
+    PUT(offsetof(PtoHandshake, base_token));
+    PUT(offsetof(PtoHandshake, aicore_exited));
     PUT(PTO_SLOT_ARGS);
     PUT(PTO_SLOT_CONDITIONS);
     PUT(PTO_AICPU_ABI);

@@ -57,8 +57,9 @@ pub const TENSOR_DESC_BYTES: usize = 64;
 /// The host zeroes `aicore_done` and `aicpu_ready` before it launches the executors. The AICore writes
 /// `core_type` and `physical_core_id`, then `aicore_done = block_idx + 1`, and writes the
 /// line back. The AICPU then writes `task` (the address of the core's two [`Slot`]s) and
-/// `base_token`, and sets `aicpu_ready`; at exit it writes `base_token` again (the last token
-/// it gave the core), so the next run's tokens continue after it.
+/// `base_token`, clears `aicore_exited`, and sets `aicpu_ready`; at exit it writes
+/// `base_token` again (the last token it gave the core), so the next run's tokens continue
+/// after it, and waits for `aicore_exited` and the acknowledgement in `COND`.
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Handshake {
@@ -75,8 +76,10 @@ pub struct Handshake {
     pub physical_core_id: u32,
     /// The token before the first one of this run.
     pub base_token: u32,
-    /// Zero.
-    pub reserved: u32,
+    /// Set to 1 by the AICore as it leaves its loop at the exit, before it acknowledges the
+    /// exit in `COND`; cleared by the AICPU when it opens the core. `COND` alone cannot say
+    /// whether this run's executor left: an earlier run's acknowledgement reads the same.
+    pub aicore_exited: u32,
 }
 
 /// One payload slot (512 bytes in device memory; two per core, chosen by token parity).
@@ -156,6 +159,7 @@ const _: () = {
     assert!(offset_of!(Handshake, core_type) == 16);
     assert!(offset_of!(Handshake, physical_core_id) == 20);
     assert!(offset_of!(Handshake, base_token) == 24);
+    assert!(offset_of!(Handshake, aicore_exited) == 28);
     assert!(size_of::<Slot>() == 512);
     assert!(offset_of!(Slot, result) == 0);
     assert!(offset_of!(Slot, kernel_addr) == 8);

@@ -27,6 +27,8 @@ use crate::raw::memory::{EngineWords, WatchedMemory};
 pub struct ChipCore<'a> {
     /// The logical core.
     pub id: u16,
+    /// Cache maintenance towards it.
+    pub coherence: Coherence,
     /// Its handshake block.
     pub hs: HandshakeRef<'a>,
     /// Its payload slots.

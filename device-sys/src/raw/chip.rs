@@ -142,6 +142,8 @@ pub enum HsField {
     PhysicalCoreId,
     /// `base_token`.
     BaseToken,
+    /// `aicore_exited`.
+    AicoreExited,
 }
 
 impl<'a> HandshakeRef<'a> {
@@ -167,6 +169,7 @@ impl<'a> HandshakeRef<'a> {
                 HsField::CoreType => &raw mut (*h).core_type,
                 HsField::PhysicalCoreId => &raw mut (*h).physical_core_id,
                 HsField::BaseToken => &raw mut (*h).base_token,
+                HsField::AicoreExited => &raw mut (*h).aicore_exited,
             }
         }
     }
