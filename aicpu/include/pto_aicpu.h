@@ -15,7 +15,7 @@
 
 #include "pto_runtime.h"
 
-#define PTO_AICPU_ABI 1u
+#define PTO_AICPU_ABI 2u
 
 typedef struct PtoOrchOps {
     uint32_t abi; /* PTO_AICPU_ABI */

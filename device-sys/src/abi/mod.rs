@@ -15,8 +15,10 @@ pub mod report;
 
 pub use report::{PtoAicpuCode, PtoAicpuReport};
 
-/// The ABI version both sides must agree on (`abi` in every argument block).
-pub const PTO_AICPU_ABI: u32 = 1;
+/// The ABI version both sides must agree on (`abi` in every argument block). 2: the exec
+/// arguments grew (tensor descriptors, watched words, engines, records), the report its
+/// records and stall summary, the operations `status_str`, the handshake `aicore_exited`.
+pub const PTO_AICPU_ABI: u32 = 2;
 
 /// What `pto_aicpu_init` is given: once per launch sequence (process and device).
 #[repr(C)]
