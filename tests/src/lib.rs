@@ -18,7 +18,7 @@ pub fn failed<R: 'static>(result: Result<SimRun<R>, SimError>) -> (FatalError, R
             let value = run
                 .take_value::<R>()
                 .expect("a failed run keeps what the orchestration returned");
-            (error, value, run.report)
+            (error, value, run.run.report)
         }
         Err(e) => panic!("the run could not start: {e}"),
     }
