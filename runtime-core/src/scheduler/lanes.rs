@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 use super::cores::Inflight;
+use super::deferred::EntryIndex;
 use super::engine_queues::cancel;
 use super::{DEADLINES_EVERY, Scheduler, fin, read_watch};
 use crate::condition::{Condition, MAX_CONDITIONS, Watch};
@@ -168,7 +169,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         let g = self.t.gslot(lane.task);
         let slot = self.t.slot(g);
         let n = self.p.conditions(core, lane.token);
-        let entry = slot.deferred.load(Ordering::Relaxed).checked_sub(1);
+        let entry = EntryIndex::from_slot_word(slot.deferred.load(Ordering::Relaxed));
         let mut read = Read::new();
         let mut unmet = 0;
         if n > 0 {
@@ -206,7 +207,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         let entry = match entry {
             None if unmet > 0 => {
                 let e = self.deferred.open(lane.task);
-                slot.deferred.store(e + 1, Ordering::Relaxed);
+                slot.deferred.store(e.slot_word(), Ordering::Relaxed);
                 Some(e)
             }
             e => e,

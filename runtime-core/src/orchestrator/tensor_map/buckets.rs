@@ -4,7 +4,7 @@
 //! stores no key: it never moves, and an entry leaves it by being unlinked.
 #![forbid(unsafe_code)]
 
-use crate::scheduler::deferred::NIL;
+use crate::index::NIL_RAW as NIL;
 
 /// Cells of a run: neighbours whose buckets share one cache line (16 `u32`s).
 const RUN: u64 = 16;
@@ -12,7 +12,7 @@ const RUN: u64 = 16;
 /// Buckets for `cells` entries: a power of two, at least four times as many (4 bytes each),
 /// so that a lookup mostly finds its cell's bucket empty or holding that cell alone.
 pub(crate) fn buckets_len(cells: usize) -> usize {
-    crate::scheduler::deferred::map_len(2 * cells)
+    crate::index::map_len(2 * cells)
 }
 
 /// The buckets ([`buckets_len`] of them, or none when no task has tensors).

@@ -8,10 +8,10 @@
 //!   dense tile is its byte range).
 #![forbid(unsafe_code)]
 
+use crate::index::NIL_RAW as NIL;
 use crate::orchestrator::tensor::Tile;
 use crate::region::config::{Config, ConfigError};
 use crate::region::layout::Carve;
-use crate::scheduler::deferred::NIL;
 
 /// An entry's byte range and its links in two lists (its cell's, its class's).
 #[derive(Clone, Copy, Debug)]

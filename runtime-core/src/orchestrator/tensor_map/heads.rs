@@ -3,7 +3,7 @@
 //! a buffer and a class to that class's list.
 #![forbid(unsafe_code)]
 
-use crate::scheduler::deferred::NIL;
+use crate::index::NIL_RAW as NIL;
 
 /// Kind of a free slot: no key has it.
 const FREE: u8 = 0;
@@ -83,7 +83,7 @@ pub(crate) enum Probe {
 /// class's list, and every other class in use has a head, so a buffer has no more heads than
 /// entries: at most `cells` heads, which the table keeps at most half full.
 pub(crate) fn heads_len(cells: usize) -> usize {
-    crate::scheduler::deferred::map_len(cells)
+    crate::index::map_len(cells)
 }
 
 /// The table over its slots ([`heads_len`] of them, or none when no task has tensors).

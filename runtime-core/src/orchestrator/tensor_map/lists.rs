@@ -6,8 +6,8 @@ use super::heads::{Key, Probe};
 use super::place::{class_bit, lowest_class, place};
 use super::{EntryInfo, IN_CELL, IN_CLASS, MapEntry, Query, TensorArg, TensorMap};
 use crate::ids::TaskId;
+use crate::index::NIL_RAW as NIL;
 use crate::orchestrator::tensor::Footprint;
-use crate::scheduler::deferred::NIL;
 
 impl TensorMap<'_> {
     /// Writes argument `arg` of `task`, whose tile has footprint `fp`, into cell `c`, in no

@@ -25,9 +25,9 @@ mod lists;
 mod place;
 
 use crate::ids::TaskId;
+use crate::index::NIL_RAW as NIL;
 use crate::orchestrator::tensor::{Footprint, Tile, overlaps, touches};
 pub(crate) use crate::orchestrator::tensor_arg::TensorArg;
-use crate::scheduler::deferred::NIL;
 use buckets::Buckets;
 use heads::{Heads, Key, Probe};
 use lists::Probes;
