@@ -4,7 +4,9 @@
 //! stores no key: it never moves, and an entry leaves it by being unlinked.
 #![forbid(unsafe_code)]
 
-use crate::index::NIL_RAW as NIL;
+use super::entry::CellIndex;
+
+const NIL: CellIndex = CellIndex::NIL;
 
 /// Cells of a run: neighbours whose buckets share one cache line (16 `u32`s).
 const RUN: u64 = 16;
@@ -17,14 +19,14 @@ pub(crate) fn buckets_len(cells: usize) -> usize {
 
 /// The buckets ([`buckets_len`] of them, or none when no task has tensors).
 pub(crate) struct Buckets<'r> {
-    first: &'r mut [u32],
+    first: &'r mut [CellIndex],
     /// `64 - log2(len)`: a hash's top bits pick the run.
     shift: u32,
 }
 
 impl<'r> Buckets<'r> {
     /// Empty buckets over `first` (a power of two long, or empty).
-    pub(crate) fn new(first: &'r mut [u32]) -> Self {
+    pub(crate) fn new(first: &'r mut [CellIndex]) -> Self {
         first.fill(NIL);
         let shift = u64::BITS - first.len().max(2).trailing_zeros();
         Buckets { first, shift }
@@ -44,13 +46,13 @@ impl<'r> Buckets<'r> {
 
     /// The first entry of bucket `b`'s list.
     #[inline]
-    pub(crate) fn first(&self, b: usize) -> u32 {
+    pub(crate) fn first(&self, b: usize) -> CellIndex {
         self.first[b]
     }
 
     /// Bucket `b`'s first entry, to change.
     #[inline]
-    pub(crate) fn first_mut(&mut self, b: usize) -> &mut u32 {
+    pub(crate) fn first_mut(&mut self, b: usize) -> &mut CellIndex {
         &mut self.first[b]
     }
 
@@ -68,7 +70,7 @@ mod tests {
     #[test]
     fn neighbouring_cells_share_a_line_and_keys_spread() {
         let len = buckets_len(1 << 12);
-        let mut first = std::vec![0u32; len];
+        let mut first = std::vec![NIL; len];
         let b = Buckets::new(&mut first);
         assert!(first_is_nil(&b));
         // A run of cells: consecutive buckets.

@@ -3,7 +3,7 @@
 //! a buffer and a class to that class's list.
 #![forbid(unsafe_code)]
 
-use crate::index::NIL_RAW as NIL;
+use super::entry::CellIndex;
 
 /// Kind of a free slot: no key has it.
 const FREE: u8 = 0;
@@ -48,7 +48,7 @@ pub(crate) struct Head {
     /// A buffer's head: bit `c - MIN_CLASS` set while class `c` has entries.
     pub(crate) mask: u64,
     /// A list's first entry. A buffer's head holds the list of its main class.
-    pub(crate) first: u32,
+    pub(crate) first: CellIndex,
     /// The key's kind; 0: a free slot.
     kind: u8,
     /// A buffer's head: the class whose list it holds (0: none), so that a buffer using one
@@ -61,7 +61,7 @@ impl Head {
     pub(crate) const EMPTY: Head = Head {
         buffer: 0,
         mask: 0,
-        first: NIL,
+        first: CellIndex::NIL,
         kind: FREE,
         main: 0,
     };

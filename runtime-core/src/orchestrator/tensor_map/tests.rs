@@ -11,7 +11,7 @@ struct Owned {
     infos: Vec<EntryInfo>,
     tiles: Vec<Tile>,
     heads: Vec<Head>,
-    buckets: Vec<u32>,
+    buckets: Vec<CellIndex>,
 }
 
 /// The map, and each slot's tenant and its argument count (the slot's `tensors` word).
