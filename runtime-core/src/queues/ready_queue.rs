@@ -15,7 +15,7 @@ use crate::queues::seq_ring::{RingEnds, SeqCell, SeqRing};
 use crate::region::config::{Config, ConfigError};
 use crate::region::layout::Carve;
 use crate::region::slot::Meta;
-use crate::region::tables::Tables;
+use crate::region::tables::{SlotIndex, Tables};
 use crate::sync::Ordering;
 
 /// One cell of a ready queue: a task id.
@@ -74,13 +74,13 @@ impl<'r> ReadyQueue<'r> {
 
 /// Publishes slot `g`'s task to the ready queue of its class, stamped `now` (profiling at
 /// `level`). The caller is the one thread whose fan-in decrement reached zero.
-pub(crate) fn make_ready(t: &Tables<'_>, g: usize, now: u64, level: ProfileLevel) {
+pub(crate) fn make_ready(t: &Tables<'_>, g: SlotIndex, now: u64, level: ProfileLevel) {
     let slot = t.slot(g);
     if t.cfg.record_latency || level == ProfileLevel::Tasks {
         // `now` is a lap-clock stamp taken a little before this moment: a producer that
         // finished while the orchestrator was submitting this task may carry a stamp older
         // than the submit stamp. A task is never ready before it was submitted.
-        let row = &t.prof_rows[g];
+        let row = t.prof_row(g);
         row.ready.store(
             now.max(row.submit.load(Ordering::Relaxed)),
             Ordering::Relaxed,

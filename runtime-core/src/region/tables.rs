@@ -20,6 +20,26 @@ pub(crate) const EDGE_EMPTY: u32 = u32::MAX - 1;
 /// Edge references are below this value.
 pub(crate) const EDGE_SENTINELS: u32 = u32::MAX - 1;
 
+/// A task slot's place in the slot table, ring-major (ring `r` holds `r * window ..
+/// (r + 1) * window`). It indexes the slot table and every per-slot row (arguments, tensors,
+/// edges, profile rows) through [`Tables`]' accessors, and nothing else.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct SlotIndex(usize);
+
+impl SlotIndex {
+    /// Slot `g` of the table (`g` below the slot count).
+    #[cfg(all(test, not(loom)))]
+    #[inline]
+    pub(crate) const fn at(g: usize) -> Self {
+        SlotIndex(g)
+    }
+    /// The position in the slot table.
+    #[inline]
+    pub(crate) const fn get(self) -> usize {
+        self.0
+    }
+}
+
 /// One dependency edge, stored in the consumer's slot row: which producer it holds, and the
 /// next edge of that producer's fanout list.
 pub(crate) struct Edge {
@@ -114,31 +134,45 @@ pub(crate) struct Tables<'r> {
 impl<'r> Tables<'r> {
     /// Global slot index of `id` (ring-major).
     #[inline]
-    pub(crate) fn gslot(&self, id: TaskId) -> usize {
-        id.ring() as usize * self.window + id.seq().index(self.shift)
+    pub(crate) fn gslot(&self, id: TaskId) -> SlotIndex {
+        self.slot_of(id.ring() as usize, id.seq())
     }
 
+    /// The slot of sequence number `seq` in ring `ring`.
     #[inline]
-    pub(crate) fn slot(&self, g: usize) -> &'r TaskSlot {
-        &self.slots[g]
+    pub(crate) fn slot_of(&self, ring: usize, seq: Seq) -> SlotIndex {
+        SlotIndex(ring * self.window + seq.index(self.shift))
     }
 
+    /// Slot `g`.
     #[inline]
-    pub(crate) fn ring_of(&self, g: usize) -> usize {
-        g >> self.shift
+    pub(crate) fn slot(&self, g: SlotIndex) -> &'r TaskSlot {
+        &self.slots[g.0]
+    }
+
+    /// The profile row of slot `g`.
+    #[inline]
+    pub(crate) fn prof_row(&self, g: SlotIndex) -> &'r ProfRow {
+        &self.prof_rows[g.0]
+    }
+
+    /// The ring slot `g` belongs to.
+    #[inline]
+    pub(crate) fn ring_of(&self, g: SlotIndex) -> usize {
+        g.0 >> self.shift
     }
 
     /// The id of the current tenant of slot `g`.
     #[inline]
-    pub(crate) fn task_at(&self, g: usize) -> TaskId {
-        let seq = self.slots[g].seq.load(Ordering::Relaxed);
+    pub(crate) fn task_at(&self, g: SlotIndex) -> TaskId {
+        let seq = self.slots[g.0].seq.load(Ordering::Relaxed);
         TaskId::new(self.cfg.epoch, self.ring_of(g) as u8, Seq(seq))
     }
 
     /// Reference of edge `k` of slot `g`.
     #[inline]
-    pub(crate) fn edge_ref(&self, g: usize, k: usize) -> u32 {
-        (g * self.max_deps + k) as u32
+    pub(crate) fn edge_ref(&self, g: SlotIndex, k: usize) -> u32 {
+        (g.0 * self.max_deps + k) as u32
     }
 
     #[inline]
@@ -148,20 +182,20 @@ impl<'r> Tables<'r> {
 
     /// The slot whose row holds edge `e`.
     #[inline]
-    pub(crate) fn edge_owner(&self, e: u32) -> usize {
-        e as usize / self.max_deps
+    pub(crate) fn edge_owner(&self, e: u32) -> SlotIndex {
+        SlotIndex(e as usize / self.max_deps)
     }
 
     /// The argument row of slot `g`.
     #[inline]
-    pub(crate) fn args_of(&self, g: usize) -> &'r [AtomicU64] {
-        &self.args[g * self.max_args..(g + 1) * self.max_args]
+    pub(crate) fn args_of(&self, g: SlotIndex) -> &'r [AtomicU64] {
+        &self.args[g.0 * self.max_args..(g.0 + 1) * self.max_args]
     }
 
     /// The tensor argument row of slot `g`.
     #[inline]
-    pub(crate) fn tensors_of(&self, g: usize) -> &'r [TensorCell] {
-        &self.tensors[g * self.max_tensors..(g + 1) * self.max_tensors]
+    pub(crate) fn tensors_of(&self, g: SlotIndex) -> &'r [TensorCell] {
+        &self.tensors[g.0 * self.max_tensors..(g.0 + 1) * self.max_tensors]
     }
 
     #[inline]

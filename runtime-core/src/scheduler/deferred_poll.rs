@@ -39,7 +39,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 let g = t.gslot(task);
                 t.slot(g).deferred.store(0, Ordering::Relaxed);
                 if tasks_level {
-                    let row = &t.prof_rows[g];
+                    let row = t.prof_row(g);
                     let fin = row.fin.load(Ordering::Relaxed);
                     row.deferred.store(by.now.max(fin), Ordering::Relaxed);
                 }

@@ -95,7 +95,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         if self.tasks_level && lane == 0 {
             // The lap clock may predate the task's ready stamp (set by another thread during
             // this phase): a task is never dispatched before it was ready.
-            let row = &self.t.prof_rows[g];
+            let row = self.t.prof_row(g);
             let ready = row.ready.load(Ordering::Relaxed);
             row.dispatch.store(self.now.max(ready), Ordering::Relaxed);
             row.core.store(id.0 as u64, Ordering::Relaxed);

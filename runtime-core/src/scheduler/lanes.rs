@@ -13,6 +13,7 @@ use crate::observe::profile::ProfileLevel;
 use crate::platform::Platform;
 use crate::protocol::Outcome;
 use crate::region::slot::Meta;
+use crate::region::tables::SlotIndex;
 use crate::sync::Ordering;
 
 /// What became of a lane the scheduler tried to retire.
@@ -288,8 +289,14 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     }
 
     /// Records a retired lane's kernel times and FIN stamp in its task's row.
-    fn stamp_lane(&mut self, g: usize, core: crate::ids::CoreId, lane: Inflight, deferred: bool) {
-        let row = &self.t.prof_rows[g];
+    fn stamp_lane(
+        &mut self,
+        g: SlotIndex,
+        core: crate::ids::CoreId,
+        lane: Inflight,
+        deferred: bool,
+    ) {
+        let row = self.t.prof_row(g);
         // The lap clock may predate the kernel's end: the FIN was seen after both.
         let mut fin = self.now;
         if let Some((start, end)) = self.p.lane_times(core, lane.token) {

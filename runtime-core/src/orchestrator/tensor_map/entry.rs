@@ -12,6 +12,7 @@ use crate::index::table_index;
 use crate::orchestrator::tensor::Tile;
 use crate::region::config::{Config, ConfigError};
 use crate::region::layout::Carve;
+use crate::region::tables::SlotIndex;
 
 table_index! {
     /// A cell of the map: cell `k` of task slot `g` is `g * max_tensors + k`, and indexes
@@ -22,14 +23,18 @@ table_index! {
 impl CellIndex {
     /// Cell `k` of slot `g`, with `per_slot` cells per slot.
     #[inline]
-    pub(super) fn of(g: usize, k: usize, per_slot: usize) -> Self {
-        CellIndex((g * per_slot + k) as u32)
+    pub(super) fn of(g: SlotIndex, k: usize, per_slot: usize) -> Self {
+        CellIndex((g.get() * per_slot + k) as u32)
     }
 
     /// The first `count` cells of slot `g` (at most `per_slot`).
     #[inline]
-    pub(super) fn of_slot(g: usize, count: usize, per_slot: usize) -> impl Iterator<Item = Self> {
-        let first = (g * per_slot) as u32;
+    pub(super) fn of_slot(
+        g: SlotIndex,
+        count: usize,
+        per_slot: usize,
+    ) -> impl Iterator<Item = Self> {
+        let first = (g.get() * per_slot) as u32;
         (first..first + count.min(per_slot) as u32).map(CellIndex)
     }
 }

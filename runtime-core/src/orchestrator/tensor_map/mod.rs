@@ -28,6 +28,7 @@ use crate::ids::TaskId;
 use crate::index::Table;
 use crate::orchestrator::tensor::{Footprint, Tile, overlaps, touches};
 pub(crate) use crate::orchestrator::tensor_arg::TensorArg;
+use crate::region::tables::SlotIndex;
 use buckets::Buckets;
 use heads::{Heads, Key, Probe};
 use lists::Probes;
@@ -88,7 +89,7 @@ impl<'r> TensorMap<'r> {
     /// now waits for the task, which waits for them. If `dep` fails, the map is as it was.
     pub(crate) fn add_task<E>(
         &mut self,
-        (g, task): (usize, TaskId),
+        (g, task): (SlotIndex, TaskId),
         args: &[TensorArg],
         footprints: &[Footprint],
         mut dep: impl FnMut(TaskId, usize) -> Result<(), E>,
@@ -115,7 +116,7 @@ impl<'r> TensorMap<'r> {
     #[inline]
     fn add<E>(
         &mut self,
-        (g, task): (usize, TaskId),
+        (g, task): (SlotIndex, TaskId),
         k: usize,
         arg: &TensorArg,
         fp: Footprint,
@@ -165,7 +166,7 @@ impl<'r> TensorMap<'r> {
     /// Drops the first `count` entries of slot `g`: its previous tenant's, or those the
     /// current one added before a failure.
     #[inline]
-    pub(crate) fn drop_slot(&mut self, g: usize, count: usize) {
+    pub(crate) fn drop_slot(&mut self, g: SlotIndex, count: usize) {
         for c in CellIndex::of_slot(g, count, self.per_slot) {
             if self.entries[c].linked() {
                 self.unlink(c);
@@ -175,7 +176,7 @@ impl<'r> TensorMap<'r> {
 
     /// Drops the entries `task` (slot `g`'s tenant, or a former one, with `count` arguments)
     /// still has in the map: it retired.
-    pub(crate) fn forget(&mut self, g: usize, task: TaskId, count: usize) {
+    pub(crate) fn forget(&mut self, g: SlotIndex, task: TaskId, count: usize) {
         for c in CellIndex::of_slot(g, count, self.per_slot) {
             if self.entries[c].linked() && self.infos[c].task == task.raw() {
                 self.unlink(c);

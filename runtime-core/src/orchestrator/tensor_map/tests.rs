@@ -27,7 +27,7 @@ impl Map<'_> {
             if let Some((id, count)) = *tenant
                 && id.seq().0 < retired
             {
-                self.map.forget(g, id, count);
+                self.map.forget(SlotIndex::at(g), id, count);
             }
         }
     }
@@ -40,11 +40,11 @@ impl Map<'_> {
         let old = self.tenants[g]
             .replace((task, args.len()))
             .map_or(0, |t| t.1);
-        self.map.drop_slot(g, old);
+        self.map.drop_slot(SlotIndex::at(g), old);
         let mut out = Vec::new();
         let fps: Vec<_> = args.iter().map(|a| a.tile.footprint().unwrap()).collect();
         self.map
-            .add_task((g, task), args, &fps, |t, _| {
+            .add_task((SlotIndex::at(g), task), args, &fps, |t, _| {
                 out.push(t.seq().0);
                 Ok::<(), ()>(())
             })
