@@ -23,3 +23,36 @@ pub fn failed<R: 'static>(result: Result<SimRun<R>, SimError>) -> (FatalError, R
         Err(e) => panic!("the run could not start: {e}"),
     }
 }
+
+/// A stand-in for a kernel that never returns: [`Gate::wait`] blocks until the test calls
+/// [`Gate::open`] (once the run it hangs has failed), so no timing decides whether the kernel
+/// outlives a timeout. The wait is bounded by [`Gate::LIMIT`] all the same.
+#[derive(Default)]
+pub struct Gate {
+    open: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl Gate {
+    /// The longest a kernel waits at a gate nobody opens (a test that panicked first).
+    pub const LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+    /// A closed gate.
+    pub fn new() -> std::sync::Arc<Self> {
+        std::sync::Arc::default()
+    }
+
+    /// Blocks until the gate is open (at most [`Gate::LIMIT`]).
+    pub fn wait(&self) {
+        let open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = self
+            .opened
+            .wait_timeout_while(open, Self::LIMIT, |open| !*open);
+    }
+
+    /// Opens the gate: every waiter goes on.
+    pub fn open(&self) {
+        *self.open.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.opened.notify_all();
+    }
+}
