@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pto_runtime_core::{Config, FatalCause, KernelId, SubmitError, TaskSpec, WorkerClass};
 use pto_sim::{
@@ -261,15 +261,14 @@ fn a_waiting_mix_task_does_not_starve_the_task_that_releases_the_deferred_ones()
                 .unwrap();
             // The scenario needs both waiters on their cores before the MIX task comes (an
             // idle cluster would take the MIX task first, and nothing would wait): wait
-            // until both kernels ran, then give the scheduler a moment to see their FINs.
+            // until both kernels ran. Whether the scheduler saw their FINs yet does not
+            // matter: until it does both cores are busy, after it one is held for room.
             let memory = o.platform().memory();
-            for _ in 0..2_000 {
-                if memory.load32(started).unwrap() == 2 {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(1));
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while memory.load32(started).unwrap() != 2 {
+                assert!(Instant::now() < deadline, "the waiters never ran");
+                std::thread::yield_now();
             }
-            std::thread::sleep(Duration::from_millis(10));
             if mix {
                 o.submit(&task(OK, WorkerClass::Mix)).unwrap();
             } else {
