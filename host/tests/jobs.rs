@@ -170,19 +170,12 @@ fn a_stopped_rank_is_named_as_the_culprit_within_2_s_at_4_and_8_ranks() {
     let _one = serial();
     for ranks in [4u32, 8] {
         let run_id = id(&format!("stop{ranks}"));
-        let child = launcher(&[
-            "allreduce",
-            "--ranks",
-            &ranks.to_string(),
-            "--elements",
+        let child = allreduce_job(
+            ranks,
             "300000",
-            "--run-id",
             &run_id,
-            "--stop-rank",
-            "2",
-            "--stop-after-ms",
-            "20",
-        ])
+            &["--stop-rank", "2", "--stop-after-ms", "20"],
+        )
         .process_group(0)
         .spawn()
         .expect("starts");
@@ -225,23 +218,21 @@ fn every_peer_stops_on_its_own_within_100_ms_of_the_poison_at_8_ranks() {
         // Rank 1 is stopped as soon as the job's object appears, so every peer is waiting
         // for it, then killed: the launcher poisons the job in its name, and measures when
         // each peer's process ends after that.
-        let child = launcher(&[
-            "allreduce",
-            "--ranks",
-            "8",
-            "--elements",
+        let child = allreduce_job(
+            8,
             "20000",
-            "--run-id",
             &run_id,
-            "--stop-rank",
-            "1",
-            "--stop-after-ms",
-            "0",
-            "--kill-rank",
-            "1",
-            "--kill-after-ms",
-            "400",
-        ])
+            &[
+                "--stop-rank",
+                "1",
+                "--stop-after-ms",
+                "0",
+                "--kill-rank",
+                "1",
+                "--kill-after-ms",
+                "400",
+            ],
+        )
         .process_group(0)
         .spawn()
         .expect("starts");
@@ -365,21 +356,19 @@ fn at_8_ranks_no_rank_waits_for_a_job_given_up_while_it_formed() {
     // object whose name is gone until the launcher's grace runs out (10 s here).
     for after_ms in ["0", "20", "40", "60", "90"] {
         let run_id = id(&format!("form{after_ms}"));
-        let child = launcher(&[
-            "allreduce",
-            "--ranks",
-            "8",
-            "--elements",
+        let child = allreduce_job(
+            8,
             "1000000",
-            "--grace-ms",
-            "10000",
-            "--run-id",
             &run_id,
-            "--kill-rank",
-            "1",
-            "--kill-after-ms",
-            after_ms,
-        ])
+            &[
+                "--grace-ms",
+                "10000",
+                "--kill-rank",
+                "1",
+                "--kill-after-ms",
+                after_ms,
+            ],
+        )
         .process_group(0)
         .spawn()
         .expect("starts");

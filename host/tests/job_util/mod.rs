@@ -172,23 +172,30 @@ pub fn delays(n: usize) -> Vec<Duration> {
         .collect()
 }
 
+/// `pto-launch allreduce` of `ranks` ranks over `elements` elements as job `run_id`, with
+/// the `extra` arguments.
+pub fn allreduce_job(ranks: u32, elements: &str, run_id: &str, extra: &[&str]) -> Command {
+    let ranks = ranks.to_string();
+    let mut args = vec![
+        "allreduce",
+        "--ranks",
+        &ranks,
+        "--elements",
+        elements,
+        "--run-id",
+        run_id,
+    ];
+    args.extend_from_slice(extra);
+    launcher(&args)
+}
+
 /// Starts `pto-launch allreduce` as its own process group with a job long enough to be
 /// interrupted, and returns it once it has mapped the job's object (rank 0 made it).
 pub fn start_job(run_id: &str, ranks: u32) -> Child {
-    let child = launcher(&[
-        "allreduce",
-        "--ranks",
-        &ranks.to_string(),
-        "--elements",
-        "300000",
-        "--timeout-s",
-        "20",
-        "--run-id",
-        run_id,
-    ])
-    .process_group(0)
-    .spawn()
-    .expect("pto-launch starts");
+    let child = allreduce_job(ranks, "300000", run_id, &["--timeout-s", "20"])
+        .process_group(0)
+        .spawn()
+        .expect("pto-launch starts");
     assert!(
         wait_mapped(&[child.id()], run_id),
         "the launcher never mapped the job's object"
