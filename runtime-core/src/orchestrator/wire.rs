@@ -68,7 +68,7 @@ pub(crate) fn add_edge(t: &Tables<'_>, producer: TaskId, g: SlotIndex, k: usize)
         edge.next.store(head, Ordering::Relaxed);
         match p
             .fanout
-            .compare_exchange_weak(head, e, Ordering::Release, Ordering::Acquire)
+            .compare_exchange_weak(head, e.word(), Ordering::Release, Ordering::Acquire)
         {
             Ok(_) => return,
             Err(now) => head = now,

@@ -20,6 +20,29 @@ pub(crate) const EDGE_EMPTY: u32 = u32::MAX - 1;
 /// Edge references are below this value.
 pub(crate) const EDGE_SENTINELS: u32 = u32::MAX - 1;
 
+/// An edge's place in the edge table (edge `k` of slot `g` is `g * max_deps + k`), as the
+/// fanout lists link it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct EdgeRef(u32);
+
+impl EdgeRef {
+    /// The edge a fanout word or link names, or `None` for [`EDGE_CLOSED`] and
+    /// [`EDGE_EMPTY`] (the end of the list).
+    #[inline]
+    pub(crate) const fn listed(word: u32) -> Option<Self> {
+        if word < EDGE_SENTINELS {
+            Some(EdgeRef(word))
+        } else {
+            None
+        }
+    }
+    /// The edge as a fanout word or link stores it.
+    #[inline]
+    pub(crate) const fn word(self) -> u32 {
+        self.0
+    }
+}
+
 /// A task slot's place in the slot table, ring-major (ring `r` holds `r * window ..
 /// (r + 1) * window`). It indexes the slot table and every per-slot row (arguments, tensors,
 /// edges, profile rows) through [`Tables`]' accessors, and nothing else.
@@ -171,19 +194,20 @@ impl<'r> Tables<'r> {
 
     /// Reference of edge `k` of slot `g`.
     #[inline]
-    pub(crate) fn edge_ref(&self, g: SlotIndex, k: usize) -> u32 {
-        (g.0 * self.max_deps + k) as u32
+    pub(crate) fn edge_ref(&self, g: SlotIndex, k: usize) -> EdgeRef {
+        EdgeRef((g.0 * self.max_deps + k) as u32)
     }
 
+    /// Edge `e`.
     #[inline]
-    pub(crate) fn edge(&self, e: u32) -> &'r Edge {
-        &self.edges[e as usize]
+    pub(crate) fn edge(&self, e: EdgeRef) -> &'r Edge {
+        &self.edges[e.0 as usize]
     }
 
     /// The slot whose row holds edge `e`.
     #[inline]
-    pub(crate) fn edge_owner(&self, e: u32) -> SlotIndex {
-        SlotIndex(e as usize / self.max_deps)
+    pub(crate) fn edge_owner(&self, e: EdgeRef) -> SlotIndex {
+        SlotIndex(e.0 as usize / self.max_deps)
     }
 
     /// The argument row of slot `g`.
