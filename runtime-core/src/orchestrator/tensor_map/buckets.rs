@@ -17,6 +17,23 @@ pub(crate) fn buckets_len(cells: usize) -> usize {
     crate::index::map_len(2 * cells)
 }
 
+/// A bucket of the cell index.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct BucketIndex(usize);
+
+impl BucketIndex {
+    /// The bucket as an entry's info stores it.
+    #[inline]
+    pub(crate) fn word(self) -> u32 {
+        self.0 as u32
+    }
+    /// The bucket an entry's info names.
+    #[inline]
+    pub(crate) fn from_word(word: u32) -> Self {
+        BucketIndex(word as usize)
+    }
+}
+
 /// The buckets ([`buckets_len`] of them, or none when no task has tensors).
 pub(crate) struct Buckets<'r> {
     first: &'r mut [CellIndex],
@@ -36,24 +53,27 @@ impl<'r> Buckets<'r> {
     /// buffer (tiles next to each other in memory) go to neighbouring buckets, by runs of
     /// [`RUN`]: walking a matrix tile by tile reuses the index's cache lines.
     #[inline]
-    pub(crate) fn of(&self, buffer: u64, class: u8, cell: u64) -> usize {
+    pub(crate) fn of(&self, buffer: u64, class: u8, cell: u64) -> BucketIndex {
         let x = buffer
             ^ (cell / RUN).wrapping_mul(0xff51_afd7_ed55_8ccd)
             ^ (class as u64).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
         let run = (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize;
-        (run.wrapping_mul(RUN as usize) + (cell % RUN) as usize) & self.first.len().wrapping_sub(1)
+        BucketIndex(
+            (run.wrapping_mul(RUN as usize) + (cell % RUN) as usize)
+                & self.first.len().wrapping_sub(1),
+        )
     }
 
     /// The first entry of bucket `b`'s list.
     #[inline]
-    pub(crate) fn first(&self, b: usize) -> CellIndex {
-        self.first[b]
+    pub(crate) fn first(&self, b: BucketIndex) -> CellIndex {
+        self.first[b.0]
     }
 
     /// Bucket `b`'s first entry, to change.
     #[inline]
-    pub(crate) fn first_mut(&mut self, b: usize) -> &mut CellIndex {
-        &mut self.first[b]
+    pub(crate) fn first_mut(&mut self, b: BucketIndex) -> &mut CellIndex {
+        &mut self.first[b.0]
     }
 
     /// Buckets with a list (for tests).
@@ -74,19 +94,22 @@ mod tests {
         let b = Buckets::new(&mut first);
         assert!(first_is_nil(&b));
         // A run of cells: consecutive buckets.
-        let start = b.of(0x4000, 8, 32);
+        let start = b.of(0x4000, 8, 32).0;
         for cell in 32..48 {
-            assert_eq!(b.of(0x4000, 8, cell), (start + (cell - 32) as usize) % len);
+            assert_eq!(
+                b.of(0x4000, 8, cell).0,
+                (start + (cell - 32) as usize) % len
+            );
         }
         // Other buffers and classes start elsewhere (not all in one run).
         let runs: std::collections::BTreeSet<usize> = (0..64u64)
-            .map(|i| b.of(0x4000 + i * 0x1_0000, 8, 32) / RUN as usize)
-            .chain((1..=64u8).map(|c| b.of(0x4000, c, 32) / RUN as usize))
+            .map(|i| b.of(0x4000 + i * 0x1_0000, 8, 32).0 / RUN as usize)
+            .chain((1..=64u8).map(|c| b.of(0x4000, c, 32).0 / RUN as usize))
             .collect();
         assert!(runs.len() > 100, "{} runs", runs.len());
     }
 
     fn first_is_nil(b: &Buckets<'_>) -> bool {
-        b.used() == 0 && b.first(0) == NIL
+        b.used() == 0 && b.first(BucketIndex(0)) == NIL
     }
 }

@@ -2,8 +2,9 @@
 //! taking them out, keeping each buffer's head and class heads right.
 #![forbid(unsafe_code)]
 
+use super::buckets::BucketIndex;
 use super::entry::CellIndex;
-use super::heads::{Key, Probe};
+use super::heads::{HeadIndex, Key, Probe};
 use super::place::{class_bit, lowest_class, place};
 use super::{EntryInfo, IN_CELL, IN_CLASS, MapEntry, Query, TensorArg, TensorMap};
 
@@ -20,7 +21,7 @@ impl TensorMap<'_> {
         &mut self,
         c: CellIndex,
         fp: Footprint,
-        bucket: usize,
+        bucket: BucketIndex,
         task: TaskId,
         arg: &TensorArg,
     ) {
@@ -33,7 +34,7 @@ impl TensorMap<'_> {
         self.infos[c] = EntryInfo {
             buffer: arg.buffer.base,
             task: task.raw(),
-            bucket: bucket as u32,
+            bucket: bucket.word(),
             writes: arg.access.writes(),
             dense,
         };
@@ -85,7 +86,7 @@ impl TensorMap<'_> {
         self.linked -= 1;
         if self.pop(c, IN_CELL) {
             // First in its bucket: the bucket's list starts at the next.
-            *self.buckets.first_mut(bucket as usize) = entry.links[IN_CELL][1];
+            *self.buckets.first_mut(BucketIndex::from_word(bucket)) = entry.links[IN_CELL][1];
         }
         if !self.pop(c, IN_CLASS) {
             return;
@@ -129,7 +130,7 @@ impl TensorMap<'_> {
 
     /// Makes `next` the first entry of head `h`'s list, removing the head if the list is
     /// now empty (and saying so).
-    fn set_first(&mut self, h: usize, next: CellIndex) -> bool {
+    fn set_first(&mut self, h: HeadIndex, next: CellIndex) -> bool {
         self.heads.at_mut(h).first = next;
         if next != NIL {
             return false;
@@ -140,7 +141,7 @@ impl TensorMap<'_> {
 
     /// Buffer head `b`, whose main class just emptied, takes another class's list in its
     /// place (so a buffer has no more heads than entries), or goes if it has none.
-    fn promote(&mut self, b: usize, buffer: u64) {
+    fn promote(&mut self, b: HeadIndex, buffer: u64) {
         let mask = self.heads.at(b).mask;
         if mask == 0 {
             self.heads.remove(b);
@@ -161,7 +162,7 @@ impl TensorMap<'_> {
     }
 
     /// Buffer head `b` has no entry of `class` left.
-    fn drop_class(&mut self, b: usize, class: u8) {
+    fn drop_class(&mut self, b: HeadIndex, class: u8) {
         let head = self.heads.at_mut(b);
         head.mask &= !class_bit(class);
         if head.mask == 0 {
@@ -175,7 +176,7 @@ impl TensorMap<'_> {
 pub(super) struct Probes {
     pub(super) buffer: Probe,
     /// The bucket of the argument's own cell, if the lookup visited it.
-    pub(super) own: Option<usize>,
+    pub(super) own: Option<BucketIndex>,
 }
 
 /// Puts entry `c` first in `list` (whose first entry is `first`).

@@ -29,7 +29,7 @@ use crate::index::Table;
 use crate::orchestrator::tensor::{Footprint, Tile, overlaps, touches};
 pub(crate) use crate::orchestrator::tensor_arg::TensorArg;
 use crate::region::tables::SlotIndex;
-use buckets::Buckets;
+use buckets::{BucketIndex, Buckets};
 use heads::{Heads, Key, Probe};
 use lists::Probes;
 use place::{Place, cells, class_bit, lowest_class, place};
@@ -240,7 +240,7 @@ impl<'r> TensorMap<'r> {
         buffer: Probe,
         covered: &mut Covered,
         dep: &mut impl FnMut(TaskId) -> Result<(), E>,
-    ) -> Result<Option<usize>, E> {
+    ) -> Result<Option<BucketIndex>, E> {
         let (arg, range, at) = (q.arg, (q.fp.lo, q.fp.hi), q.at);
         let mut own = None;
         let Probe::Found(b) = buffer else {
