@@ -7,14 +7,19 @@ const BASE: u64 = 0x2000_0000;
 /// How long a test waits for something that should happen within microseconds.
 const PATIENCE: Duration = Duration::from_secs(5);
 
-fn setup(opts: EngineOptions) -> (Arc<MemoryMap>, Engine) {
-    let m = Arc::new(
+/// 4 KiB of fresh memory at [`BASE`].
+fn memory() -> Arc<MemoryMap> {
+    Arc::new(
         MemoryMap::new(
             Arc::new(crate::memory::DeviceMemory::new(BASE, 4096).unwrap()),
             Vec::new(),
         )
         .unwrap(),
-    );
+    )
+}
+
+fn setup(opts: EngineOptions) -> (Arc<MemoryMap>, Engine) {
+    let m = memory();
     let e = Engine::start(0, m.clone(), opts).unwrap();
     (m, e)
 }
@@ -22,13 +27,7 @@ fn setup(opts: EngineOptions) -> (Arc<MemoryMap>, Engine) {
 /// An engine over fresh memory whose transfers land by `clock`, with `queues` completion
 /// queues.
 fn setup_on(opts: EngineOptions, queues: u8, clock: &VirtualClock) -> (Arc<MemoryMap>, Engine) {
-    let m = Arc::new(
-        MemoryMap::new(
-            Arc::new(crate::memory::DeviceMemory::new(BASE, 4096).unwrap()),
-            Vec::new(),
-        )
-        .unwrap(),
-    );
+    let m = memory();
     let e = Engine::start_on(
         3,
         m.clone(),
