@@ -40,6 +40,16 @@ impl<'r> QueueParts<'r> {
         }
         Ok(QueueParts { ctl, cells })
     }
+
+    /// The queues over their freshly formatted tables, in class order.
+    pub(crate) fn into_queues(self) -> [ReadyQueue<'r>; WorkerClass::COUNT] {
+        let ctl: &'r [QueueCtl] = self.ctl;
+        let mut cells = self.cells.into_iter();
+        core::array::from_fn(|i| {
+            // One table per class: the iterator has exactly COUNT of them.
+            ReadyQueue::new(cells.next().map_or(&[][..], |c| &*c), &ctl[i])
+        })
+    }
 }
 
 /// A view of one queue in the region: task ids, any thread pushes and pops.

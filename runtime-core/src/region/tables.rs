@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 
 use crate::ids::{Seq, TaskId, WorkerClass};
-use crate::observe::profile::{ProfCtl, ProfRow, RecordCell};
+use crate::observe::profile::{ProfCtl, ProfParts, ProfRow, RecordCell};
 use crate::observe::stats::SchedCtl;
 use crate::observe::status::RunStatus;
 use crate::orchestrator::tensor_arg::TensorCell;
@@ -264,22 +264,24 @@ impl<'r> CoreParts<'r> {
     }
 }
 
-impl<'r> Tables<'r> {
-    /// Views over freshly formatted tables.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
+impl<'r> CoreParts<'r> {
+    /// Views over these freshly formatted tables, the ready `queues` and the profile's
+    /// tables.
+    pub(crate) fn into_tables(
+        self,
         cfg: Config,
-        shared: &'r Shared,
-        rings: &'r [RingCtl],
-        slots: &'r [TaskSlot],
-        args: &'r [AtomicU64],
-        tensors: &'r [TensorCell],
-        edges: &'r [Edge],
         queues: [ReadyQueue<'r>; WorkerClass::COUNT],
-        sched: &'r [SchedCtl],
-        prof_rows: &'r [ProfRow],
-        records: &'r [RecordCell],
-    ) -> Self {
+        prof: ProfParts<'r>,
+    ) -> Tables<'r> {
+        let CoreParts {
+            shared,
+            rings,
+            sched,
+            slots,
+            args,
+            tensors,
+            edges,
+        } = self;
         Tables {
             cfg,
             shift: cfg.window_shift(),
@@ -287,7 +289,7 @@ impl<'r> Tables<'r> {
             max_deps: cfg.max_deps as usize,
             max_args: cfg.max_args as usize,
             max_tensors: cfg.max_tensors as usize,
-            shared,
+            shared: &shared[0],
             rings,
             slots,
             args,
@@ -295,8 +297,8 @@ impl<'r> Tables<'r> {
             edges,
             queues,
             sched,
-            prof_rows,
-            records,
+            prof_rows: prof.rows,
+            records: prof.records,
         }
     }
 }
