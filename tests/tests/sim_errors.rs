@@ -49,6 +49,7 @@ fn fail_with(bad: KernelId, cfg: Config) -> (pto_runtime_core::FatalError, bool)
         |o| {
             let a = o.submit(&TaskSpec::new(bad, WorkerClass::Aic)).unwrap();
             let _ = o.submit(&TaskSpec::new(OK, WorkerClass::Aiv).args(&[1]).deps(&[a]));
+            gate.open_once_failed(o);
             a
         },
     ));
@@ -317,7 +318,7 @@ fn a_failed_run_stops_submit_and_every_thread() {
             o.submit(&TaskSpec::new(FAILS, WorkerClass::Aiv)).unwrap();
             // Until the failure is seen (bounded: the gate's limit holds the hung kernel).
             let deadline = Instant::now() + Gate::LIMIT;
-            loop {
+            let refused = loop {
                 if let Err(e) = o.submit(&TaskSpec::new(OK, WorkerClass::Aiv)) {
                     break Some(e);
                 }
@@ -325,7 +326,9 @@ fn a_failed_run_stops_submit_and_every_thread() {
                     break None;
                 }
                 std::thread::sleep(Duration::from_micros(100));
-            }
+            };
+            gate.open_once_failed(o);
+            refused
         },
     ));
     gate.open();
@@ -346,6 +349,7 @@ fn the_orchestration_can_abort_a_run() {
         |o| {
             o.submit(&TaskSpec::new(HANGS, WorkerClass::Aic)).unwrap();
             assert!(o.abort(5));
+            gate.open_once_failed(o);
             o.submit(&TaskSpec::new(OK, WorkerClass::Aiv))
         },
     ));
