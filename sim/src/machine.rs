@@ -264,7 +264,7 @@ impl SimMachine {
 }
 
 impl Drop for SimMachine {
-    /// Stops the cores and joins them, waiting at most [`JOIN_DEADLINE`]: a core still inside
+    /// Stops the cores and joins them, waiting at most `JOIN_DEADLINE` (2 s): a core still inside
     /// a kernel that never returns (the run has failed with a timeout by then) is left
     /// detached and named in the log, so dropping the machine never hangs.
     fn drop(&mut self) {
