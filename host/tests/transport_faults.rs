@@ -21,7 +21,13 @@ fn clean_steps(op: Op) -> u32 {
 }
 
 /// Drives both sides until the one with the planned fault has failed and the other has
-/// settled or gone idle, then drops whatever came out.
+/// settled, then drops whatever came out.
+///
+/// A dial dropped at its first step may or may not have reached the listener (the kernel may
+/// have completed the handshake before the socket closed). Rather than wait a while to
+/// decide, the test asks the listener: it dials once more itself, hangs up, and drives the
+/// accept side until that marker connection comes out. Connections are accepted in order,
+/// so by then the dropped dial has come out too if it ever reached the listener.
 fn drive_to_failure<A: Transport, B: Transport>(
     a: &A,
     b: &B,
@@ -32,7 +38,9 @@ fn drive_to_failure<A: Transport, B: Transport>(
     let mut as_ = B::AcceptState::default();
     let start = Instant::now();
     let (mut c, mut s) = (Side::Pending, Side::Pending);
-    let mut quiet_since = None;
+    // The local address of the marker connection, once dialed; whether it came out.
+    let mut marker: Option<std::net::SocketAddr> = None;
+    let mut marker_out = false;
     loop {
         if !c.settled() {
             c = match a.connect(h, &mut cs) {
@@ -41,24 +49,28 @@ fn drive_to_failure<A: Transport, B: Transport>(
                 Err(e) => Side::Failed(e),
             };
         }
-        if !s.settled() {
-            s = match b.accept(l, &mut as_) {
-                Ok(Some(x)) => Side::Conn(x),
-                Ok(None) => Side::Pending,
-                Err(e) => Side::Failed(e),
+        if !s.settled() || (marker.is_some() && !marker_out) {
+            let r = b.accept(l, &mut as_);
+            let from_marker = |e: &pto_host::transport::TransportError| {
+                marker.is_some_and(|m| e.to_string().contains(&m.to_string()))
             };
+            match r {
+                Err(e) if from_marker(&e) => marker_out = true,
+                _ if s.settled() => {}
+                Ok(Some(x)) => s = Side::Conn(x),
+                Ok(None) => {}
+                Err(e) => s = Side::Failed(e),
+            }
         }
         let failed = matches!(c, Side::Failed(_)) || matches!(s, Side::Failed(_));
-        // The other side may never hear of a dial dropped early: once it has been idle a
-        // while after the failure, it is settled.
-        let other_idle = (c.settled() || cs.is_idle()) && (s.settled() || as_.is_idle());
-        if failed && other_idle {
-            let q = *quiet_since.get_or_insert_with(Instant::now);
-            if (c.settled() && s.settled()) || q.elapsed() > Duration::from_millis(300) {
-                break;
-            }
-        } else {
-            quiet_since = None;
+        if failed && c.settled() && !s.settled() && as_.is_idle() && marker.is_none() {
+            // The accept side has heard nothing: dial the marker and hang up.
+            let m = std::net::TcpStream::connect(h.addr).expect("the marker dials the listener");
+            marker = Some(m.local_addr().unwrap());
+        }
+        if failed && c.settled() && (s.settled() || marker_out) && (marker.is_none() || marker_out)
+        {
+            break;
         }
         assert!(start.elapsed() < LIMIT, "never settled");
         std::thread::sleep(Duration::from_micros(100));

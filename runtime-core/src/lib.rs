@@ -28,6 +28,7 @@ mod condition;
 mod error;
 pub mod ffi;
 mod ids;
+mod index;
 mod observe;
 mod orchestrator;
 mod platform;

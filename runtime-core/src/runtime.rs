@@ -168,7 +168,7 @@ impl<'r> Runtime<'r> {
         self.t.shared.status.get()
     }
 
-    /// Fails the run with [`FatalKind::Aborted`] and `code`; every thread stops promptly.
+    /// Fails the run with [`crate::FatalKind::Aborted`] and `code`; every thread stops promptly.
     /// Returns whether this was the run's first error.
     pub fn abort(&self, code: u64) -> bool {
         self.t

@@ -1,16 +1,12 @@
 //! Errors of a simulated run: it could not start, or it ran and failed.
 
 use std::any::Any;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::{Mutex, PoisonError};
 
-use pto_runtime_core::{
-    ClaimError, ConfigError, FatalError, PhaseCounters, QueueReport, RunReport, TaskRecord,
-};
+use pto_runtime_core::{ClaimError, ConfigError, FatalError, RunReport};
 
 use crate::kernel_error::KernelFailure;
-use crate::kernels::KernelTable;
-use crate::memory_map::MemoryMap;
+use crate::run::SimRun;
 use crate::stall_report::StallReport;
 
 /// `: ` and the kernel failure, if there is one.
@@ -102,33 +98,28 @@ impl SimError {
     }
 }
 
-/// What a failed run left behind, for a caller that wants more than its error: the report
-/// (how many tasks finished out of those submitted), the task records, the memory as the
-/// tasks left it and the orchestration's return value.
+/// What a failed run left behind, for a caller that wants more than its error: the kernel
+/// failure, the stalled tasks, and the run itself ([`FailedRun::run`], which it dereferences
+/// to): the report (how many tasks finished out of those submitted), the task records, the
+/// memory as the tasks left it and the orchestration's return value
+/// ([`FailedRun::take_value`]).
 pub struct FailedRun {
     /// The kernel failure behind the error, with its message, when the error is a kernel's
     /// (`FatalKind::KernelFailed`) and the simulator recorded it.
     pub kernel: Option<KernelFailure>,
-    /// The runtime's report; its `error` is the run's error.
-    pub report: RunReport,
     /// Every live task and what it waited for when the run stopped.
     pub stalls: StallReport,
-    /// Wall time from the first submit to the last scheduler stopping.
-    pub wall: Duration,
-    /// The task records (profiling at `Tasks`), in the order the tasks finished.
-    pub records: Vec<TaskRecord>,
-    /// Each scheduler's phase counters (profiling at `Counters` or above).
-    pub phases: Vec<PhaseCounters>,
-    /// Each scheduler's completion-queue counters and cancellations.
-    pub queues: Vec<QueueReport>,
-    /// Clock ticks per microsecond of the timestamps.
-    pub ticks_per_us: u64,
-    /// The run's memory, as the tasks left it.
-    pub memory: Arc<MemoryMap>,
-    /// The kernel table the run used (for kernel names).
-    pub kernels: KernelTable,
-    /// What the orchestration returned (behind a lock only so the error stays `Sync`).
-    pub(crate) value: Mutex<Option<Box<dyn Any + Send>>>,
+    /// The run: its report (whose `error` is the run's error), records, counters and memory;
+    /// its value is what the orchestration returned, type-erased (behind a lock only so the
+    /// error stays `Sync`).
+    pub run: SimRun<Mutex<Option<Box<dyn Any + Send>>>>,
+}
+
+impl std::ops::Deref for FailedRun {
+    type Target = SimRun<Mutex<Option<Box<dyn Any + Send>>>>;
+    fn deref(&self) -> &Self::Target {
+        &self.run
+    }
 }
 
 impl FailedRun {
@@ -148,7 +139,11 @@ impl FailedRun {
     /// assert_eq!(error.task, task, "the error names the task that failed");
     /// ```
     pub fn take_value<T: 'static>(&mut self) -> Option<T> {
-        let slot = self.value.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let slot = self
+            .run
+            .value
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
         match slot.take()?.downcast::<T>() {
             Ok(v) => Some(*v),
             Err(other) => {

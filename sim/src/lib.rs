@@ -42,7 +42,7 @@ mod trace_check;
 
 pub use calibrate::{Calibration, calibrate};
 pub use dep_graph::{DepGraph, DepTask};
-pub use engine::{Engine, EngineError, EngineOptions, Signal, Transfer};
+pub use engine::{Engine, EngineClock, EngineError, EngineOptions, Signal, Transfer, VirtualClock};
 pub use error::{FailedRun, SimError};
 pub use kernel_error::{KernelError, KernelFailure, error_code};
 pub use kernels::{KernelCtx, KernelFn, KernelTable};

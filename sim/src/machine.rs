@@ -10,7 +10,7 @@ pub const JOIN_DEADLINE: Duration = Duration::from_secs(2);
 
 use pto_runtime_core::{Config, ConfigError, CoreId, MAX_ENGINE_QUEUES};
 
-use crate::engine::{Engine, EngineOptions};
+use crate::engine::{Engine, EngineClock, EngineOptions};
 use crate::error::SimError;
 use crate::kernels::KernelTable;
 use crate::memory::DeviceMemory;
@@ -41,6 +41,10 @@ pub struct SimOptions {
     pub engines: u32,
     /// Latency and jitter of every engine.
     pub engine: EngineOptions,
+    /// The clock every engine lands its transfers by: the wall clock (the default), or a
+    /// [`crate::VirtualClock`] the caller moves, for runs whose landing order must not
+    /// depend on timing.
+    pub engine_clock: EngineClock,
     /// How many host threads run the simulated cores.
     pub core_threads: CoreThreads,
     /// What the chip charges ([`Silicon::a2a3`]), or `None` (the default): every operation
@@ -87,6 +91,7 @@ impl Default for SimOptions {
             heap_bytes: 1 << 20,
             engines: 2,
             engine: EngineOptions::default(),
+            engine_clock: EngineClock::Wall,
             core_threads: CoreThreads::PerCore,
             silicon: None,
         }
@@ -189,7 +194,13 @@ impl SimMachine {
                 } else {
                     0
                 };
-                Engine::start_with_queues(i, memory.clone(), opts.engine, queues)
+                Engine::start_on(
+                    i,
+                    memory.clone(),
+                    opts.engine,
+                    queues,
+                    opts.engine_clock.clone(),
+                )
             })
             .collect::<Result<Vec<_>, _>>()
             .map_err(SimError::Engine)?;
@@ -253,7 +264,7 @@ impl SimMachine {
 }
 
 impl Drop for SimMachine {
-    /// Stops the cores and joins them, waiting at most [`JOIN_DEADLINE`]: a core still inside
+    /// Stops the cores and joins them, waiting at most `JOIN_DEADLINE` (2 s): a core still inside
     /// a kernel that never returns (the run has failed with a timeout by then) is left
     /// detached and named in the log, so dropping the machine never hangs.
     fn drop(&mut self) {

@@ -114,11 +114,7 @@ impl DeviceMemory {
         n: usize,
         word: impl Fn(usize) -> u32,
     ) -> Result<(), MemoryError> {
-        let len = n.checked_mul(4).ok_or(MemoryError::OutOfRange {
-            addr,
-            len: usize::MAX,
-        })?;
-        self.check(addr, len, 4)?;
+        let len = self.check_halves(addr, n)?;
         let mut i = 0;
         for (cell, at, bytes) in self.spans(addr, len) {
             if bytes == CELL {
@@ -135,6 +131,17 @@ impl DeviceMemory {
         Ok(())
     }
 
+    /// The bytes of `n` 32-bit words from `addr` on, once checked to lie in this memory and
+    /// be 4-aligned.
+    fn check_halves(&self, addr: u64, n: usize) -> Result<usize, MemoryError> {
+        let len = n.checked_mul(4).ok_or(MemoryError::OutOfRange {
+            addr,
+            len: usize::MAX,
+        })?;
+        self.check(addr, len, 4)?;
+        Ok(len)
+    }
+
     /// Reads `n` 32-bit words from `addr` (4-aligned) on, handing word `i` to `put(i, v)`.
     fn read_halves(
         &self,
@@ -142,11 +149,7 @@ impl DeviceMemory {
         n: usize,
         mut put: impl FnMut(usize, u32),
     ) -> Result<(), MemoryError> {
-        let len = n.checked_mul(4).ok_or(MemoryError::OutOfRange {
-            addr,
-            len: usize::MAX,
-        })?;
-        self.check(addr, len, 4)?;
+        let len = self.check_halves(addr, n)?;
         let mut i = 0;
         for (cell, at, bytes) in self.spans(addr, len) {
             let w = cell.load(Ordering::Relaxed) >> (8 * at);

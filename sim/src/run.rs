@@ -1,6 +1,7 @@
 //! One simulated run: region, runtime, cores, scheduler threads and the orchestration.
 
-use std::sync::Arc;
+use std::any::Any;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pto_runtime_core::{
@@ -17,10 +18,12 @@ use crate::platform::SimPlatform;
 use crate::region::Region;
 use crate::stall_report::StallReport;
 
-/// What a simulated run that succeeded did (a failed run is [`SimError::Run`]).
+/// What a simulated run did: what a run that succeeded returns, and (with the
+/// orchestration's value type-erased) what a failed one leaves in [`FailedRun::run`].
 #[derive(Debug)]
 pub struct SimRun<R> {
-    /// The runtime's report (its `error` is `None`: every task submitted finished).
+    /// The runtime's report (its `error` is `None` when the run succeeded: every task
+    /// submitted finished; the run's error when it failed).
     pub report: RunReport,
     /// Wall time from the first submit to the last scheduler stopping.
     pub wall: Duration,
@@ -161,55 +164,65 @@ where
     if let Some(i) = panicked {
         return Err(SimError::SchedulerPanicked(i));
     }
-    let report = rt.report();
-    let records = rt.task_records().collect();
-    let phases = (0..cfg.schedulers)
-        .filter_map(|i| rt.phase_counters(i))
-        .collect();
-    let queues = (0..cfg.schedulers)
-        .filter_map(|i| rt.queue_counters(i))
-        .collect();
-    let memory = platform.memory.clone();
-    let ticks_per_us = platform.ticks_per_us();
-    let kernels = platform.kernels.clone();
-    if let Some(error) = report.error {
-        let kernel = match (error.cause, error.task) {
-            (FatalCause::KernelFailed { code }, Some(task)) => platform.kernel_failure(task, code),
-            _ => None,
-        };
-        let lanes = std::mem::take(
-            &mut *platform
-                .stalls
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
-        return Err(SimError::Run {
-            error,
-            run: Box::new(FailedRun {
-                stalls: StallReport::gather(&rt, lanes),
-                kernel,
-                report,
-                wall,
-                records,
-                phases,
-                queues,
-                ticks_per_us,
-                memory,
-                kernels,
-                value: std::sync::Mutex::new(Some(Box::new(value))),
-            }),
-        });
-    }
-    Ok(SimRun {
-        silicon_delays_ns: platform.silicon_delays_ns(),
-        records,
-        phases,
-        queues,
-        ticks_per_us,
-        memory,
-        kernels,
-        report,
-        wall,
-        value,
+    let run = SimRun::gather(&rt, platform, wall, value);
+    let Some(error) = run.report.error else {
+        return Ok(run);
+    };
+    let kernel = match (error.cause, error.task) {
+        (FatalCause::KernelFailed { code }, Some(task)) => platform.kernel_failure(task, code),
+        _ => None,
+    };
+    let lanes = std::mem::take(
+        &mut *platform
+            .stalls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    Err(SimError::Run {
+        error,
+        run: Box::new(FailedRun {
+            stalls: StallReport::gather(&rt, lanes),
+            kernel,
+            run: run.map_value(|value| Mutex::new(Some(Box::new(value) as Box<dyn Any + Send>))),
+        }),
     })
+}
+
+impl<R> SimRun<R> {
+    /// Reads what the run `rt` on `platform` left, `wall` after its first submit.
+    fn gather(rt: &Runtime<'_>, platform: &SimPlatform, wall: Duration, value: R) -> Self {
+        let schedulers = rt.config().schedulers;
+        SimRun {
+            report: rt.report(),
+            wall,
+            value,
+            records: rt.task_records().collect(),
+            phases: (0..schedulers)
+                .filter_map(|i| rt.phase_counters(i))
+                .collect(),
+            queues: (0..schedulers)
+                .filter_map(|i| rt.queue_counters(i))
+                .collect(),
+            ticks_per_us: platform.ticks_per_us(),
+            memory: platform.memory.clone(),
+            kernels: platform.kernels.clone(),
+            silicon_delays_ns: platform.silicon_delays_ns(),
+        }
+    }
+
+    /// The same run with `f` applied to what the orchestration returned.
+    pub fn map_value<T>(self, f: impl FnOnce(R) -> T) -> SimRun<T> {
+        SimRun {
+            report: self.report,
+            wall: self.wall,
+            value: f(self.value),
+            records: self.records,
+            phases: self.phases,
+            queues: self.queues,
+            ticks_per_us: self.ticks_per_us,
+            memory: self.memory,
+            kernels: self.kernels,
+            silicon_delays_ns: self.silicon_delays_ns,
+        }
+    }
 }

@@ -5,10 +5,13 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pto_runtime_core::{Config, FatalCause, KernelId, SubmitError, TaskSpec, WorkerClass};
-use pto_sim::{KernelError, KernelTable, Signal, SimError, SimOptions, Transfer, run};
+use pto_sim::{
+    EngineClock, KernelError, KernelTable, Signal, SimError, SimOptions, Transfer, VirtualClock,
+    run,
+};
 use pto_tests::failed;
 
 /// Does nothing.
@@ -25,7 +28,8 @@ const WAIT: KernelId = KernelId(3);
 const BUMP_LATE: KernelId = KernelId(4);
 /// `[a, b]`: sets both 32-bit counters to 1.
 const SET_BOTH: KernelId = KernelId(5);
-/// `[counter]`: records in `zero` whether the counter still reads 0.
+/// `[counter]`: records in `zero` whether the counter still reads 0, then moves the
+/// engines' virtual clock (if the run has one) a second forward.
 const PEEK: KernelId = KernelId(6);
 
 const CODE: u32 = 77;
@@ -33,6 +37,9 @@ const CODE: u32 = 77;
 struct Flags {
     ran: AtomicBool,
     zero: AtomicU32,
+    /// The engines' virtual clock, if the run has one: `PEEK` moves it a second forward
+    /// once it looked.
+    clock: Option<VirtualClock>,
 }
 
 fn kernels(flags: Arc<Flags>) -> KernelTable {
@@ -78,14 +85,22 @@ fn kernels(flags: Arc<Flags>) -> KernelTable {
         .with(PEEK, "peek", move |ctx| {
             let v = ctx.memory().load32(ctx.args[0])?;
             f2.zero.store(u32::from(v == 0), Ordering::SeqCst);
+            if let Some(c) = &f2.clock {
+                c.advance(Duration::from_secs(1));
+            }
             Ok(())
         })
 }
 
 fn flags() -> Arc<Flags> {
+    flags_on(None)
+}
+
+fn flags_on(clock: Option<VirtualClock>) -> Arc<Flags> {
     Arc::new(Flags {
         ran: AtomicBool::new(false),
         zero: AtomicU32::new(2),
+        clock,
     })
 }
 
@@ -188,13 +203,19 @@ fn a_fin_held_back_by_a_full_deferred_set_is_not_a_task_timeout() {
 
 #[test]
 fn a_condition_that_holds_already_needs_no_room() {
-    // The set is full with A (its counter lands after 300 ms). B's condition holds at its
-    // FIN, so B completes at once and its consumer runs before A's counter lands.
-    let f = flags();
+    // The set is full with A (its counter lands 300 ms after its post, on a virtual clock
+    // only B's consumer moves). B's condition holds at its FIN, so B completes at once and
+    // its consumer runs before A's counter lands. Had B waited for room, it would wait for
+    // A, whose counter never lands: the run would time out.
+    let clock = VirtualClock::new();
+    let f = flags_on(Some(clock.clone()));
     let out = run(
         one_waiter(10_000_000),
         kernels(f.clone()),
-        SimOptions::default(),
+        SimOptions {
+            engine_clock: EngineClock::Virtual(clock),
+            ..SimOptions::default()
+        },
         |o| {
             let late = o.alloc(0, 8, 8).unwrap();
             let zero = o.alloc(0, 8, 8).unwrap();
@@ -240,15 +261,14 @@ fn a_waiting_mix_task_does_not_starve_the_task_that_releases_the_deferred_ones()
                 .unwrap();
             // The scenario needs both waiters on their cores before the MIX task comes (an
             // idle cluster would take the MIX task first, and nothing would wait): wait
-            // until both kernels ran, then give the scheduler a moment to see their FINs.
+            // until both kernels ran. Whether the scheduler saw their FINs yet does not
+            // matter: until it does both cores are busy, after it one is held for room.
             let memory = o.platform().memory();
-            for _ in 0..2_000 {
-                if memory.load32(started).unwrap() == 2 {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(1));
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while memory.load32(started).unwrap() != 2 {
+                assert!(Instant::now() < deadline, "the waiters never ran");
+                std::thread::yield_now();
             }
-            std::thread::sleep(Duration::from_millis(10));
             if mix {
                 o.submit(&task(OK, WorkerClass::Mix)).unwrap();
             } else {

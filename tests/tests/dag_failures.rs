@@ -52,7 +52,7 @@ fn run_program(
     });
     let report = match out {
         Ok(out) => out.report,
-        Err(SimError::Run { run, .. }) => run.report,
+        Err(SimError::Run { run, .. }) => run.run.report,
         Err(e) => panic!("the run could not start: {e}"),
     };
     let ran = std::mem::take(&mut *ran.lock().unwrap());

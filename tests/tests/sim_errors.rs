@@ -3,21 +3,23 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pto_runtime_core::{
     Config, ConfigError, CoreId, FatalCause, FatalKind, KernelId, RegionLayout, Runtime,
     SubmitError, TaskSpec, WorkerClass,
 };
 use pto_sim::{KernelError, KernelTable, Region, SimError, SimOptions, error_code, run};
-use pto_tests::failed;
+use pto_tests::{Gate, failed};
 
 const OK: KernelId = KernelId(0);
 const FAILS: KernelId = KernelId(1);
 const PANICS: KernelId = KernelId(2);
 const HANGS: KernelId = KernelId(3);
 
-fn kernels(consumer_ran: Arc<AtomicBool>) -> KernelTable {
+/// The kernels; `HANGS` blocks at `gate` (opened by the test once the run failed).
+fn kernels(consumer_ran: Arc<AtomicBool>, gate: &Arc<Gate>) -> KernelTable {
+    let gate = gate.clone();
     KernelTable::new()
         .with(OK, "ok", move |ctx| {
             if ctx.args.first() == Some(&1) {
@@ -29,8 +31,8 @@ fn kernels(consumer_ran: Arc<AtomicBool>) -> KernelTable {
             Err(KernelError::new(77, "tile 3 is empty"))
         })
         .with(PANICS, "panics", |_| panic!("kernel bug"))
-        .with(HANGS, "hangs", |_| {
-            std::thread::sleep(Duration::from_millis(300));
+        .with(HANGS, "hangs", move |_| {
+            gate.wait();
             Ok(())
         })
 }
@@ -39,11 +41,19 @@ fn kernels(consumer_ran: Arc<AtomicBool>) -> KernelTable {
 /// ran.
 fn fail_with(bad: KernelId, cfg: Config) -> (pto_runtime_core::FatalError, bool) {
     let ran = Arc::new(AtomicBool::new(false));
-    let (err, a, report) = failed(run(cfg, kernels(ran.clone()), SimOptions::default(), |o| {
-        let a = o.submit(&TaskSpec::new(bad, WorkerClass::Aic)).unwrap();
-        let _ = o.submit(&TaskSpec::new(OK, WorkerClass::Aiv).args(&[1]).deps(&[a]));
-        a
-    }));
+    let gate = Gate::new();
+    let (err, a, report) = failed(run(
+        cfg,
+        kernels(ran.clone(), &gate),
+        SimOptions::default(),
+        |o| {
+            let a = o.submit(&TaskSpec::new(bad, WorkerClass::Aic)).unwrap();
+            let _ = o.submit(&TaskSpec::new(OK, WorkerClass::Aiv).args(&[1]).deps(&[a]));
+            gate.open_once_failed(o);
+            a
+        },
+    ));
+    gate.open();
     assert_eq!(err.task, Some(a), "the error names the failed task");
     assert_eq!(report.error, Some(err), "the report holds the same error");
     (err, ran.load(Ordering::SeqCst))
@@ -113,7 +123,7 @@ fn an_unknown_kernel_is_refused_at_submit() {
 fn a_failed_run_is_an_error_carrying_its_report_and_message() {
     let e = run(
         Config::tiny(),
-        kernels(Arc::new(AtomicBool::new(false))),
+        kernels(Arc::new(AtomicBool::new(false)), &Gate::new()),
         SimOptions::default(),
         |o| {
             o.submit(&TaskSpec::new(OK, WorkerClass::Aiv)).unwrap();
@@ -295,26 +305,33 @@ fn a_failed_run_stops_submit_and_every_thread() {
     let mut cfg = Config::tiny();
     cfg.schedulers = 2;
     cfg.aic_cores = 2;
+    let gate = Gate::new();
     let (err, refused, _) = failed(run(
         cfg,
-        kernels(Arc::new(AtomicBool::new(false))),
+        kernels(Arc::new(AtomicBool::new(false)), &gate),
         SimOptions::default(),
         |o| {
             let a = o.submit(&TaskSpec::new(HANGS, WorkerClass::Aic)).unwrap();
             let _ = a;
-            // Fail the run through a kernel on the other cluster, then keep submitting.
-            o.submit(&TaskSpec::new(FAILS, WorkerClass::Aic)).unwrap();
-            let mut refused = None;
-            for _ in 0..10_000 {
+            // Fail the run through a kernel on an idle vector core (an AIC task could wait in
+            // the hung core's pending slot), then keep submitting.
+            o.submit(&TaskSpec::new(FAILS, WorkerClass::Aiv)).unwrap();
+            // Until the failure is seen (bounded: the gate's limit holds the hung kernel).
+            let deadline = Instant::now() + Gate::LIMIT;
+            let refused = loop {
                 if let Err(e) = o.submit(&TaskSpec::new(OK, WorkerClass::Aiv)) {
-                    refused = Some(e);
-                    break;
+                    break Some(e);
+                }
+                if Instant::now() > deadline {
+                    break None;
                 }
                 std::thread::sleep(Duration::from_micros(100));
-            }
+            };
+            gate.open_once_failed(o);
             refused
         },
     ));
+    gate.open();
     assert!(
         matches!(refused, Some(SubmitError::RunFailed(e)) if e.kind() == FatalKind::KernelFailed),
         "{refused:?}"
@@ -324,16 +341,19 @@ fn a_failed_run_stops_submit_and_every_thread() {
 
 #[test]
 fn the_orchestration_can_abort_a_run() {
+    let gate = Gate::new();
     let (e, value, _) = failed(run(
         Config::tiny(),
-        kernels(Arc::new(AtomicBool::new(false))),
+        kernels(Arc::new(AtomicBool::new(false)), &gate),
         SimOptions::default(),
         |o| {
             o.submit(&TaskSpec::new(HANGS, WorkerClass::Aic)).unwrap();
             assert!(o.abort(5));
+            gate.open_once_failed(o);
             o.submit(&TaskSpec::new(OK, WorkerClass::Aiv))
         },
     ));
+    gate.open();
     assert_eq!(e.cause, FatalCause::Aborted { code: 5 });
     assert_eq!(value, Err(SubmitError::RunFailed(e)));
     assert_eq!(e.to_string(), "the run was aborted with code 5");
@@ -341,24 +361,23 @@ fn the_orchestration_can_abort_a_run() {
 
 #[test]
 fn a_kernel_that_never_returns_fails_the_run_and_nothing_hangs() {
-    static RELEASE: AtomicBool = AtomicBool::new(false);
-    let kernels = KernelTable::new().with(OK, "ok", |_| {
-        while !RELEASE.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        Ok(())
-    });
+    let gate = Gate::new();
     let cfg = Config {
         task_timeout_us: 20_000,
         ..Config::tiny()
     };
-    let started = std::time::Instant::now();
-    let result = run(cfg, kernels, SimOptions::default(), |o| {
-        o.submit(&TaskSpec::new(OK, WorkerClass::Aiv)).unwrap()
+    // The run on a thread of its own: a run that hung would fail the bounded wait below
+    // rather than hang the test.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let kernels = kernels(Arc::new(AtomicBool::new(false)), &gate);
+    std::thread::spawn(move || {
+        let result = run(cfg, kernels, SimOptions::default(), |o| {
+            o.submit(&TaskSpec::new(HANGS, WorkerClass::Aiv)).unwrap()
+        });
+        let _ = tx.send(failed(result));
     });
-    let waited = started.elapsed();
-    RELEASE.store(true, Ordering::Relaxed); // let the detached core thread go
-    let (e, task, _) = failed(result);
+    let outcome = rx.recv_timeout(Gate::LIMIT);
+    gate.open(); // let the detached core thread go
+    let (e, task, _) = outcome.expect("the run ended while its kernel still hung");
     assert_eq!((e.kind(), e.task), (FatalKind::TaskTimeout, Some(task)));
-    assert!(waited < Duration::from_secs(30), "bounded: {waited:?}");
 }

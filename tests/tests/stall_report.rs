@@ -2,22 +2,25 @@
 //! waited for: a kernel that never returns, a deferred condition that never lands, and a
 //! scope that holds the window the orchestrator needs.
 
-use std::time::Duration;
+use std::sync::Arc;
 
 use pto_runtime_core::{Config, KernelId, Stall, SubmitError, TaskSpec, Watch, WorkerClass};
 use pto_sim::{FailedRun, KernelTable, SimError, SimOptions, run};
+use pto_tests::Gate;
 
 const OK: KernelId = KernelId(0);
-/// Outlives any task timeout these tests set (the simulator cannot kill a kernel).
+/// Blocks at the test's gate, opened once the run failed: it outlives any task timeout (the
+/// simulator cannot kill a kernel).
 const HANG: KernelId = KernelId(1);
 /// `[counter]`: completes once the 32-bit counter reaches 1, which nobody writes.
 const NEVER: KernelId = KernelId(2);
 
-fn kernels() -> KernelTable {
+fn kernels(gate: &Arc<Gate>) -> KernelTable {
+    let gate = gate.clone();
     KernelTable::new()
         .with(OK, "ok", |_| Ok(()))
-        .with(HANG, "hang", |_| {
-            std::thread::sleep(Duration::from_millis(300));
+        .with(HANG, "hang", move |_| {
+            gate.wait();
             Ok(())
         })
         .with(NEVER, "never", |ctx| {
@@ -47,13 +50,15 @@ fn a_hung_kernel_is_reported_running_and_its_consumer_waiting_for_it() {
         schedulers: 1,
         ..Config::tiny()
     };
-    let (text, run) = failed_run(run(cfg, kernels(), SimOptions::default(), |o| {
+    let gate = Gate::new();
+    let (text, run) = failed_run(run(cfg, kernels(&gate), SimOptions::default(), |o| {
         let hung = o.submit(&TaskSpec::new(HANG, WorkerClass::Aic)).unwrap();
         let waiting = o
             .submit(&TaskSpec::new(OK, WorkerClass::Aiv).deps(&[hung]))
             .unwrap();
         (hung, waiting)
     }));
+    gate.open();
     let tasks = &run.stalls.tasks;
     assert_eq!(tasks.len(), 2, "{text}");
     let Stall::Running {
@@ -86,7 +91,8 @@ fn a_condition_that_never_lands_is_reported_with_its_word_and_value() {
         deferred_timeout_us: 20_000,
         ..Config::tiny()
     };
-    let (text, mut run) = failed_run(run(cfg, kernels(), SimOptions::default(), |o| {
+    let gate = Gate::new();
+    let (text, mut run) = failed_run(run(cfg, kernels(&gate), SimOptions::default(), |o| {
         let counter = o.platform().memory().alloc(8, 8).unwrap();
         let deferred = o
             .submit(&TaskSpec::new(NEVER, WorkerClass::Aiv).args(&[counter]))
@@ -96,6 +102,7 @@ fn a_condition_that_never_lands_is_reported_with_its_word_and_value() {
             .unwrap();
         (deferred, consumer, counter)
     }));
+    gate.open();
     let (deferred, consumer, counter) = run.take_value().unwrap();
     let tasks = &run.stalls.tasks;
     assert_eq!(
@@ -127,11 +134,13 @@ fn ready_tasks_behind_a_hung_core_are_reported_ready() {
         aiv_cores: 1,
         ..Config::tiny()
     };
-    let (text, run) = failed_run(run(cfg, kernels(), SimOptions::default(), |o| {
+    let gate = Gate::new();
+    let (text, run) = failed_run(run(cfg, kernels(&gate), SimOptions::default(), |o| {
         for _ in 0..3 {
             o.submit(&TaskSpec::new(HANG, WorkerClass::Aic)).unwrap();
         }
     }));
+    gate.open();
     let kinds: Vec<&str> = run
         .stalls
         .tasks
@@ -160,7 +169,8 @@ fn a_scope_deadlock_names_the_task_the_scope_holds() {
         submit_timeout_us: 1_000_000,
         ..Config::tiny()
     };
-    let out = run(cfg, kernels(), SimOptions::default(), |o| {
+    let gate = Gate::new();
+    let out = run(cfg, kernels(&gate), SimOptions::default(), |o| {
         o.scope_begin().unwrap();
         let first = o.submit(&TaskSpec::new(OK, WorkerClass::Aiv)).unwrap();
         for _ in 1..4 {

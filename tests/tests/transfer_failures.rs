@@ -315,7 +315,7 @@ fn run_program(
         Err(SimError::Run { error, run }) => {
             let mut run = run;
             let ids = run.take_value::<Vec<TaskId>>().unwrap();
-            (Err(error), run.report, ids)
+            (Err(error), run.run.report, ids)
         }
         Err(e) => panic!("the run could not start: {e}"),
     };

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use pto_runtime_core::PoisonReason;
 
-use super::shm::{W_HEARTBEAT, W_PID};
+use super::header::{W_HEARTBEAT, W_PID};
 use crate::signals;
 
 /// A heartbeat word's value once its rank left the communicator on purpose.

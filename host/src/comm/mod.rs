@@ -7,6 +7,8 @@ pub mod capi;
 mod error;
 #[cfg(feature = "cann")]
 pub mod hccl;
+mod header;
+mod heartbeat;
 mod liveness;
 mod name;
 mod raw_shm;

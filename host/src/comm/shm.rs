@@ -15,55 +15,27 @@
 //! unresponsive (alive but stopped or frozen), by any rank waiting for it or the launcher.
 
 use std::ffi::CString;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use pto_runtime_core::{BarrierError, BarrierWords, CommContext, MAX_RANKS, PoisonReason};
+use pto_runtime_core::{BarrierWords, CommContext, PoisonReason};
 use pto_sim::{DeviceMemory, MemoryError, SharedWords};
 
 use super::error::CommError;
+use super::header::{HEADER, W_ATTACHED, W_BARRIER, W_HEARTBEAT, remove_once};
+use super::heartbeat::Heartbeat;
 #[cfg(doc)]
 use super::liveness::HUNG_AFTER;
 use super::liveness::{LEFT, Liveness};
 use super::name::object_name;
-use super::raw_shm::{Mapping, futex_wait, futex_wake, shm_free_bytes, unlink};
+use super::raw_shm::{Mapping, futex_wait, futex_wake, unlink};
 use crate::signals;
 
-/// Removes `name`, the name of `map`, unless someone already did or is doing it (the
-/// header's [`W_UNLINKED`] word decides, so a name is removed once and never a later job's).
-pub(super) fn remove_once(map: &Mapping, name: &std::ffi::CStr) -> std::io::Result<()> {
-    if map.words()[W_UNLINKED]
-        .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
-        .is_ok()
-    {
-        unlink(name)?;
-    }
-    Ok(())
-}
+mod join;
 
-pub(super) const HEADER: u64 = 4096;
-pub(super) const MAGIC: u64 = 0x5054_4f5f_434f_4d4d; // "PTO_COMM"
-/// Header words.
-const W_MAGIC: usize = 0;
-const W_RANKS: usize = 1;
-const W_WINDOW: usize = 2;
-const W_ATTACHED: usize = 3;
-const W_JOINED: usize = 4;
-/// Non-zero once the launcher watching the job has mapped the object.
-pub(super) const W_WATCHED: usize = 5;
-/// Non-zero once someone took on removing the object's name (removal happens once).
-pub(super) const W_UNLINKED: usize = 6;
-pub(super) const W_BARRIER: usize = 8;
-/// One heartbeat word per rank: 0 before it joins, then bumped while it waits, [`LEFT`] once
-/// it left.
-pub(super) const W_HEARTBEAT: usize = 64;
-/// One word per rank: its process id (on this host), written when it joins.
-pub(super) const W_PID: usize = 128;
 /// Polls of the barrier word before a waiting rank blocks.
 const SPINS_BEFORE_BLOCKING: u32 = 100;
-/// Largest window per rank.
-const MAX_WINDOW: u64 = 16 << 30;
 /// How often a waiting rank looks at its peers' heartbeats.
 const CHECK_EVERY: Duration = Duration::from_millis(10);
 
@@ -96,40 +68,6 @@ pub struct ShmComm {
     beat: Option<Heartbeat>,
 }
 
-/// A thread that bumps one rank's heartbeat word every [`BEAT_EVERY`] until stopped: the
-/// rank is alive as long as its process runs (a stopped or frozen process stops it too).
-struct Heartbeat {
-    stop: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<()>,
-}
-
-/// How often a rank's heartbeat thread bumps its word.
-const BEAT_EVERY: Duration = Duration::from_millis(5);
-
-impl Heartbeat {
-    fn start(map: Arc<Mapping>, rank: u32) -> std::io::Result<Self> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = std::thread::Builder::new()
-            .name(format!("heartbeat-{rank}"))
-            .spawn({
-                let stop = stop.clone();
-                move || {
-                    while !stop.load(Ordering::Acquire) {
-                        map.words()[W_HEARTBEAT + rank as usize].fetch_add(1, Ordering::Release);
-                        std::thread::park_timeout(BEAT_EVERY);
-                    }
-                }
-            })?;
-        Ok(Heartbeat { stop, thread })
-    }
-
-    fn stop(self) {
-        self.stop.store(true, Ordering::Release);
-        self.thread.thread().unpark();
-        let _ = self.thread.join();
-    }
-}
-
 impl std::fmt::Debug for ShmComm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ShmComm")
@@ -142,187 +80,6 @@ impl std::fmt::Debug for ShmComm {
 }
 
 impl ShmComm {
-    /// Creates (rank 0) or joins (the others) the communicator of `cfg.run_id`, and returns
-    /// once every rank has joined; the object's name is removed then. Every wait is bounded
-    /// by `cfg.timeout`.
-    pub fn init(cfg: &ShmConfig) -> Result<Self, CommError> {
-        Self::init_inner(cfg, false)
-    }
-
-    /// As [`ShmComm::init`], for a rank whose launcher watches the job
-    /// ([`super::JobWatch`]): the name is removed only once the launcher mapped the object
-    /// too (bounded by `cfg.timeout`), so that it can poison the job when a rank dies.
-    pub fn init_watched(cfg: &ShmConfig) -> Result<Self, CommError> {
-        Self::init_inner(cfg, true)
-    }
-
-    fn init_inner(cfg: &ShmConfig, watched: bool) -> Result<Self, CommError> {
-        if cfg.ranks == 0 || cfg.ranks as usize > MAX_RANKS {
-            return Err(CommError::RankCount { ranks: cfg.ranks });
-        }
-        if cfg.rank >= cfg.ranks {
-            return Err(CommError::NoSuchRank {
-                rank: cfg.rank,
-                ranks: cfg.ranks,
-            });
-        }
-        let too_large = CommError::WindowSize {
-            bytes: cfg.window_bytes,
-            ranks: cfg.ranks,
-        };
-        if cfg.window_bytes == 0 || cfg.window_bytes > MAX_WINDOW {
-            return Err(too_large);
-        }
-        let window = cfg.window_bytes.next_multiple_of(64);
-        let Some(len) = window
-            .checked_mul(cfg.ranks as u64)
-            .and_then(|w| w.checked_add(HEADER))
-            .and_then(|l| usize::try_from(l).ok())
-        else {
-            return Err(too_large);
-        };
-        let (label, name) = object_name(&cfg.run_id)?;
-        let os = |call: &'static str| {
-            let label = label.clone();
-            move |source| CommError::Os {
-                call,
-                name: label,
-                source,
-            }
-        };
-        let start = Instant::now();
-        let pid = std::process::id() as u64;
-        let map = if cfg.rank == 0 {
-            // A terminating signal comes before the object exists or once its name is
-            // guarded, never between (a peer that opens it later guards it too).
-            let held = signals::hold();
-            if let Some(free) = shm_free_bytes()
-                && free < len as u64
-            {
-                return Err(CommError::NoSpace {
-                    name: label,
-                    needed: len as u64,
-                    free,
-                });
-            }
-            let map = Mapping::create(&name, len)
-                .map_err(|e| match e.raw_os_error() {
-                    Some(libc::ENOSPC) => CommError::NoSpace {
-                        name: label.clone(),
-                        needed: len as u64,
-                        free: shm_free_bytes().unwrap_or(0),
-                    },
-                    _ => os("shm_open(O_CREAT|O_EXCL) and fallocate")(e),
-                })?
-                .ok_or(CommError::NameTaken {
-                    name: label.clone(),
-                })?;
-            signals::guard(&name);
-            let w = map.words();
-            w[W_RANKS].store(cfg.ranks as u64, Ordering::Relaxed);
-            w[W_WINDOW].store(window, Ordering::Relaxed);
-            w[W_PID].store(pid, Ordering::Relaxed);
-            // Published last: a rank that sees the magic sees a complete header.
-            w[W_MAGIC].store(MAGIC, Ordering::Release);
-            drop(held);
-            map
-        } else {
-            loop {
-                if let Some(map) = Mapping::open(&name).map_err(os("shm_open"))?
-                    && map.len() as u64 >= HEADER
-                    && map.words()[W_MAGIC].load(Ordering::Acquire) == MAGIC
-                {
-                    break map;
-                }
-                if start.elapsed() > cfg.timeout {
-                    return Err(CommError::NotCreated {
-                        name: label,
-                        waited: start.elapsed(),
-                    });
-                }
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        };
-        if cfg.rank != 0 {
-            signals::guard(&name);
-        }
-        let w = map.words();
-        let (ranks, bytes) = (
-            w[W_RANKS].load(Ordering::Relaxed),
-            w[W_WINDOW].load(Ordering::Relaxed),
-        );
-        if ranks != cfg.ranks as u64 || bytes != window || map.len() != len {
-            // Not ours to remove: another job of this name may be forming.
-            signals::unguard();
-            return Err(CommError::Mismatch {
-                name: label,
-                ranks,
-                bytes,
-            });
-        }
-        w[W_ATTACHED].fetch_add(1, Ordering::AcqRel);
-        let comm = ShmComm {
-            map: Arc::new(map),
-            name,
-            rank: cfg.rank,
-            ranks: cfg.ranks,
-            window,
-            timeout: cfg.timeout,
-            left: false,
-            peers: Mutex::new(Liveness::new(cfg.ranks)),
-            beat: None,
-        };
-        let bit = 1u64 << cfg.rank;
-        if comm.map.words()[W_JOINED].fetch_or(bit, Ordering::AcqRel) & bit != 0 {
-            comm.barrier_words().poison(cfg.rank, PoisonReason::Aborted);
-            signals::unguard();
-            return Err(CommError::DuplicateRank {
-                rank: cfg.rank,
-                name: label,
-            });
-        }
-        let mut comm = comm;
-        let w = comm.map.words();
-        w[W_PID + cfg.rank as usize].store(pid, Ordering::Relaxed);
-        w[W_HEARTBEAT + cfg.rank as usize].store(1, Ordering::Release);
-        comm.beat = Some(
-            Heartbeat::start(comm.map.clone(), cfg.rank).map_err(|source| CommError::Os {
-                call: "spawning the heartbeat thread",
-                name: label.clone(),
-                source,
-            })?,
-        );
-        // The job cannot form without this rank: any failure from here removes the name.
-        if let Err(e) = comm.form(watched) {
-            let _ = comm.remove_name();
-            return Err(e);
-        }
-        Ok(comm)
-    }
-
-    /// Meets every rank, waits for the watching launcher if there is one, then removes the
-    /// name: everyone who needs the object has it mapped.
-    fn form(&self, watched: bool) -> Result<(), CommError> {
-        self.barrier()?;
-        if watched {
-            let deadline = Instant::now() + self.timeout;
-            while self.map.words()[W_WATCHED].load(Ordering::Acquire) == 0 {
-                if let Some((rank, reason)) = self.poisoned() {
-                    return Err(BarrierError::Poisoned { rank, reason }.into());
-                }
-                if Instant::now() >= deadline {
-                    return Err(CommError::Unwatched {
-                        name: self.name.to_string_lossy().into_owned(),
-                        waited: self.timeout,
-                    });
-                }
-                self.heartbeat();
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        }
-        self.remove_name()
-    }
-
     /// Removes the object's name, once for the whole job (whoever comes first); the memory
     /// stays mapped in every process that has it.
     fn remove_name(&self) -> Result<(), CommError> {

@@ -9,12 +9,12 @@ use std::sync::atomic::Ordering;
 use pto_runtime_core::PoisonReason;
 
 use super::error::CommError;
+use super::header::{
+    HEADER, MAGIC, W_BARRIER, W_HEARTBEAT, W_PID, W_UNLINKED, W_WATCHED, remove_once,
+};
 use super::liveness::Liveness;
 use super::name::object_name;
 use super::raw_shm::{Mapping, futex_wake};
-use super::shm::{
-    HEADER, MAGIC, W_BARRIER, W_HEARTBEAT, W_PID, W_UNLINKED, W_WATCHED, remove_once,
-};
 
 /// A launcher's mapping of the job it spawned.
 pub struct JobWatch {

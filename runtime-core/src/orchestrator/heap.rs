@@ -12,6 +12,7 @@ use crate::error::SubmitError;
 use crate::ids::{Seq, TaskId};
 use crate::orchestrator::tensor_arg::Buffer;
 use crate::platform::Platform;
+use crate::region::tables::SlotIndex;
 use crate::sync::Ordering;
 
 /// One ring's heap, as the orchestrator sees it.
@@ -133,7 +134,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
 
     /// The heap offset before which every buffer of `r` is free again (the oldest live
     /// task's start, or the pending task's if every task retired), and that task's slot.
-    pub(super) fn heap_tail(&self, r: usize) -> (u64, Option<usize>) {
+    pub(super) fn heap_tail(&self, r: usize) -> (u64, Option<SlotIndex>) {
         let t = self.t;
         let retired = t.rings[r].retired();
         if retired >= self.next[r] {

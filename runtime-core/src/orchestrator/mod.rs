@@ -11,7 +11,7 @@ use crate::queues::ready_queue::make_ready;
 use crate::region::config::MAX_TENSORS;
 use crate::region::config::{MAX_DEPS, MAX_RINGS};
 use crate::region::slot::Meta;
-use crate::region::tables::Tables;
+use crate::region::tables::{SlotIndex, Tables};
 use crate::sync::Ordering;
 
 mod heap;
@@ -211,7 +211,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             store_tensors(t, g, spec.tensors);
         }
         if level == ProfileLevel::Tasks {
-            t.prof_rows[g].reset(now);
+            t.prof_row(g).reset(now);
         }
         slot.publish(seq);
 
@@ -287,7 +287,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     fn dependencies(
         &mut self,
         spec: &TaskSpec<'_>,
-        g: usize,
+        g: SlotIndex,
         id: TaskId,
         footprints: &[Footprint],
         deps: &mut DepList,
@@ -371,7 +371,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
 
 /// Copies a task's tensor arguments into its slot's row, for the kernel.
 #[inline(never)]
-fn store_tensors(t: &Tables<'_>, g: usize, tensors: &[TensorArg]) {
+fn store_tensors(t: &Tables<'_>, g: SlotIndex, tensors: &[TensorArg]) {
     for (dst, a) in t.tensors_of(g).iter().zip(tensors) {
         dst.store_arg(a);
     }

@@ -5,6 +5,7 @@
 use crate::error::SubmitError;
 use crate::orchestrator::MAX_SCOPE_DEPTH;
 use crate::region::config::Config;
+use crate::region::tables::SlotIndex;
 use crate::scheduler::Step;
 use crate::sync::Ordering;
 use crate::testing::rig::{Rig, aiv, one_aiv, steps};
@@ -48,7 +49,7 @@ fn nested_scopes_release_their_own_tasks() {
     steps(&mut s, 3);
     assert_eq!(rig.tables().finished(), 3);
     assert_eq!(retired(&rig), 0, "task 0 is still held by the outer scope");
-    let slot1 = rig.tables().slot(1);
+    let slot1 = rig.tables().slot(SlotIndex::at(1));
     assert_eq!(
         slot1.holds.load(Ordering::Acquire),
         0,

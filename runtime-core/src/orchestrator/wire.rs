@@ -9,7 +9,7 @@
 #![forbid(unsafe_code)]
 
 use crate::ids::TaskId;
-use crate::region::tables::{EDGE_CLOSED, Tables};
+use crate::region::tables::{EDGE_CLOSED, SlotIndex, Tables};
 use crate::sync::Ordering;
 
 /// Takes a hold on producer `dep` if it is still alive. `false` means it was consumed (it
@@ -19,7 +19,7 @@ use crate::sync::Ordering;
 /// Only the orchestrator reuses slots, so `dep`'s slot cannot change tenant during this call.
 /// A producer whose slot already has a later tenant has left no trace: a consumer submitted
 /// that late cannot learn it was cancelled (the run still ends with the producer's error).
-pub(crate) fn pin_producer(t: &Tables<'_>, dep: TaskId, g: usize) -> bool {
+pub(crate) fn pin_producer(t: &Tables<'_>, dep: TaskId, g: SlotIndex) -> bool {
     let slot = t.slot(t.gslot(dep));
     if slot.seq.load(Ordering::Acquire) != dep.seq().0 {
         // The slot has a later tenant: `dep` was reclaimed long ago, so it completed.
@@ -47,7 +47,7 @@ pub(crate) fn pin_producer(t: &Tables<'_>, dep: TaskId, g: usize) -> bool {
 /// Links edge `k` of consumer slot `g` into pinned producer `producer`'s fanout list. A
 /// producer that had already finished has a closed list: the edge stays unlinked and the
 /// consumer does not wait for it (the hold on the producer is kept either way).
-pub(crate) fn add_edge(t: &Tables<'_>, producer: TaskId, g: usize, k: usize) {
+pub(crate) fn add_edge(t: &Tables<'_>, producer: TaskId, g: SlotIndex, k: usize) {
     let consumer = t.slot(g);
     let p = t.slot(t.gslot(producer));
     let e = t.edge_ref(g, k);
@@ -68,7 +68,7 @@ pub(crate) fn add_edge(t: &Tables<'_>, producer: TaskId, g: usize, k: usize) {
         edge.next.store(head, Ordering::Relaxed);
         match p
             .fanout
-            .compare_exchange_weak(head, e, Ordering::Release, Ordering::Acquire)
+            .compare_exchange_weak(head, e.word(), Ordering::Release, Ordering::Acquire)
         {
             Ok(_) => return,
             Err(now) => head = now,
@@ -77,13 +77,13 @@ pub(crate) fn add_edge(t: &Tables<'_>, producer: TaskId, g: usize, k: usize) {
 }
 
 /// Cancels consumer slot `g` if the finished producer in `p` was cancelled.
-fn inherit_cancel(t: &Tables<'_>, p: &crate::region::slot::TaskSlot, g: usize) {
+fn inherit_cancel(t: &Tables<'_>, p: &crate::region::slot::TaskSlot, g: SlotIndex) {
     if p.failed.load(Ordering::Relaxed) != 0 {
         t.slot(g).failed.store(1, Ordering::Relaxed);
     }
 }
 
 /// Drops the wiring hold of slot `g`. `true` means the caller must make the task ready.
-pub(crate) fn release_wiring_hold(t: &Tables<'_>, g: usize) -> bool {
+pub(crate) fn release_wiring_hold(t: &Tables<'_>, g: SlotIndex) -> bool {
     t.slot(g).pending.fetch_sub(1, Ordering::AcqRel) == 1
 }

@@ -15,7 +15,7 @@ use crate::queues::seq_ring::{RingEnds, SeqCell, SeqRing};
 use crate::region::config::{Config, ConfigError};
 use crate::region::layout::Carve;
 use crate::region::slot::Meta;
-use crate::region::tables::Tables;
+use crate::region::tables::{SlotIndex, Tables};
 use crate::sync::Ordering;
 
 /// One cell of a ready queue: a task id.
@@ -39,6 +39,16 @@ impl<'r> QueueParts<'r> {
             *q = c.table(cap, QueueCell::new)?;
         }
         Ok(QueueParts { ctl, cells })
+    }
+
+    /// The queues over their freshly formatted tables, in class order.
+    pub(crate) fn into_queues(self) -> [ReadyQueue<'r>; WorkerClass::COUNT] {
+        let ctl: &'r [QueueCtl] = self.ctl;
+        let mut cells = self.cells.into_iter();
+        core::array::from_fn(|i| {
+            // One table per class: the iterator has exactly COUNT of them.
+            ReadyQueue::new(cells.next().map_or(&[][..], |c| &*c), &ctl[i])
+        })
     }
 }
 
@@ -74,13 +84,13 @@ impl<'r> ReadyQueue<'r> {
 
 /// Publishes slot `g`'s task to the ready queue of its class, stamped `now` (profiling at
 /// `level`). The caller is the one thread whose fan-in decrement reached zero.
-pub(crate) fn make_ready(t: &Tables<'_>, g: usize, now: u64, level: ProfileLevel) {
+pub(crate) fn make_ready(t: &Tables<'_>, g: SlotIndex, now: u64, level: ProfileLevel) {
     let slot = t.slot(g);
     if t.cfg.record_latency || level == ProfileLevel::Tasks {
         // `now` is a lap-clock stamp taken a little before this moment: a producer that
         // finished while the orchestrator was submitting this task may carry a stamp older
         // than the submit stamp. A task is never ready before it was submitted.
-        let row = &t.prof_rows[g];
+        let row = t.prof_row(g);
         row.ready.store(
             now.max(row.submit.load(Ordering::Relaxed)),
             Ordering::Relaxed,

@@ -9,7 +9,7 @@ use core::mem::{align_of, size_of};
 
 use crate::observe::profile::ProfParts;
 use crate::orchestrator::tensor_map::TensorStore;
-use crate::queues::ready_queue::{QueueCtl, QueueParts, ReadyQueue};
+use crate::queues::ready_queue::QueueParts;
 use crate::region::config::{Config, ConfigError, MAX_SCHEDULERS};
 use crate::region::tables::{CoreParts, Tables};
 use crate::scheduler::deferred::DeferredStore;
@@ -79,35 +79,8 @@ impl<'r> Parts<'r> {
         heapless::Vec<DeferredStore<'r>, { MAX_SCHEDULERS as usize }>,
         TensorStore<'r>,
     ) {
-        let CoreParts {
-            shared,
-            rings,
-            sched,
-            slots,
-            args,
-            tensors,
-            edges,
-        } = self.core;
-        let QueueParts { ctl, cells } = self.queues;
-        let ctl: &'r [QueueCtl] = ctl;
-        let mut cells = cells.into_iter();
-        let queues = core::array::from_fn(|i| {
-            // One table per class: the iterator has exactly COUNT of them.
-            ReadyQueue::new(cells.next().map_or(&[][..], |c| &*c), &ctl[i])
-        });
-        let tables = Tables::new(
-            cfg,
-            &shared[0],
-            rings,
-            slots,
-            args,
-            tensors,
-            edges,
-            queues,
-            sched,
-            self.prof.rows,
-            self.prof.records,
-        );
+        let queues = self.queues.into_queues();
+        let tables = self.core.into_tables(cfg, queues, self.prof);
         (tables, self.deferred, self.tensors)
     }
 }

@@ -5,12 +5,12 @@
 use crate::ids::{Seq, TaskId};
 use crate::observe::stall::Stall;
 use crate::region::slot::{Meta, state};
-use crate::region::tables::Tables;
+use crate::region::tables::{SlotIndex, Tables};
 use crate::sync::Ordering;
 
 impl<'r> Tables<'r> {
     /// Slot `g` if task `id` is its tenant and has not finished.
-    fn unfinished(&self, id: TaskId) -> Option<usize> {
+    fn unfinished(&self, id: TaskId) -> Option<SlotIndex> {
         let g = self.gslot(id);
         let slot = self.slot(g);
         (slot.seq.load(Ordering::Acquire) == id.seq().0

@@ -7,12 +7,13 @@
 //! reads the other's word, so at least one of them sees both and carries the watermark on.
 #![forbid(unsafe_code)]
 
+use crate::ids::Seq;
 use crate::region::slot::state;
-use crate::region::tables::Tables;
+use crate::region::tables::{SlotIndex, Tables};
 use crate::sync::{Ordering, fence};
 
 /// Drops one hold on slot `g`; the last one consumes the slot.
-pub(crate) fn release_hold(t: &Tables<'_>, g: usize) {
+pub(crate) fn release_hold(t: &Tables<'_>, g: SlotIndex) {
     let slot = t.slot(g);
     if slot.holds.fetch_sub(1, Ordering::AcqRel) == 1 {
         slot.state.store(state::CONSUMED, Ordering::Release);
@@ -27,7 +28,7 @@ pub(crate) fn advance_watermark(t: &Tables<'_>, ring: usize) {
     let ctl = &t.rings[ring].retired.0;
     let mut w = ctl.load(Ordering::Acquire);
     loop {
-        let g = ring * t.window + crate::ids::Seq(w).index(t.shift);
+        let g = t.slot_of(ring, Seq(w));
         let slot = t.slot(g);
         if slot.seq.load(Ordering::Acquire) != w
             || slot.state.load(Ordering::Acquire) != state::CONSUMED

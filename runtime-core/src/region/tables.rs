@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 
 use crate::ids::{Seq, TaskId, WorkerClass};
-use crate::observe::profile::{ProfCtl, ProfRow, RecordCell};
+use crate::observe::profile::{ProfCtl, ProfParts, ProfRow, RecordCell};
 use crate::observe::stats::SchedCtl;
 use crate::observe::status::RunStatus;
 use crate::orchestrator::tensor_arg::TensorCell;
@@ -19,6 +19,49 @@ pub(crate) const EDGE_CLOSED: u32 = u32::MAX;
 pub(crate) const EDGE_EMPTY: u32 = u32::MAX - 1;
 /// Edge references are below this value.
 pub(crate) const EDGE_SENTINELS: u32 = u32::MAX - 1;
+
+/// An edge's place in the edge table (edge `k` of slot `g` is `g * max_deps + k`), as the
+/// fanout lists link it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct EdgeRef(u32);
+
+impl EdgeRef {
+    /// The edge a fanout word or link names, or `None` for [`EDGE_CLOSED`] and
+    /// [`EDGE_EMPTY`] (the end of the list).
+    #[inline]
+    pub(crate) const fn listed(word: u32) -> Option<Self> {
+        if word < EDGE_SENTINELS {
+            Some(EdgeRef(word))
+        } else {
+            None
+        }
+    }
+    /// The edge as a fanout word or link stores it.
+    #[inline]
+    pub(crate) const fn word(self) -> u32 {
+        self.0
+    }
+}
+
+/// A task slot's place in the slot table, ring-major (ring `r` holds `r * window ..
+/// (r + 1) * window`). It indexes the slot table and every per-slot row (arguments, tensors,
+/// edges, profile rows) through [`Tables`]' accessors, and nothing else.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct SlotIndex(usize);
+
+impl SlotIndex {
+    /// Slot `g` of the table (`g` below the slot count).
+    #[cfg(all(test, not(loom)))]
+    #[inline]
+    pub(crate) const fn at(g: usize) -> Self {
+        SlotIndex(g)
+    }
+    /// The position in the slot table.
+    #[inline]
+    pub(crate) const fn get(self) -> usize {
+        self.0
+    }
+}
 
 /// One dependency edge, stored in the consumer's slot row: which producer it holds, and the
 /// next edge of that producer's fanout list.
@@ -114,54 +157,69 @@ pub(crate) struct Tables<'r> {
 impl<'r> Tables<'r> {
     /// Global slot index of `id` (ring-major).
     #[inline]
-    pub(crate) fn gslot(&self, id: TaskId) -> usize {
-        id.ring() as usize * self.window + id.seq().index(self.shift)
+    pub(crate) fn gslot(&self, id: TaskId) -> SlotIndex {
+        self.slot_of(id.ring() as usize, id.seq())
     }
 
+    /// The slot of sequence number `seq` in ring `ring`.
     #[inline]
-    pub(crate) fn slot(&self, g: usize) -> &'r TaskSlot {
-        &self.slots[g]
+    pub(crate) fn slot_of(&self, ring: usize, seq: Seq) -> SlotIndex {
+        SlotIndex(ring * self.window + seq.index(self.shift))
     }
 
+    /// Slot `g`.
     #[inline]
-    pub(crate) fn ring_of(&self, g: usize) -> usize {
-        g >> self.shift
+    pub(crate) fn slot(&self, g: SlotIndex) -> &'r TaskSlot {
+        &self.slots[g.0]
+    }
+
+    /// The profile row of slot `g`.
+    #[inline]
+    pub(crate) fn prof_row(&self, g: SlotIndex) -> &'r ProfRow {
+        &self.prof_rows[g.0]
+    }
+
+    /// The ring slot `g` belongs to.
+    #[inline]
+    pub(crate) fn ring_of(&self, g: SlotIndex) -> usize {
+        g.0 >> self.shift
     }
 
     /// The id of the current tenant of slot `g`.
     #[inline]
-    pub(crate) fn task_at(&self, g: usize) -> TaskId {
-        let seq = self.slots[g].seq.load(Ordering::Relaxed);
+    pub(crate) fn task_at(&self, g: SlotIndex) -> TaskId {
+        let seq = self.slots[g.0].seq.load(Ordering::Relaxed);
         TaskId::new(self.cfg.epoch, self.ring_of(g) as u8, Seq(seq))
     }
 
     /// Reference of edge `k` of slot `g`.
     #[inline]
-    pub(crate) fn edge_ref(&self, g: usize, k: usize) -> u32 {
-        (g * self.max_deps + k) as u32
+    pub(crate) fn edge_ref(&self, g: SlotIndex, k: usize) -> EdgeRef {
+        EdgeRef((g.0 * self.max_deps + k) as u32)
     }
 
+    /// Edge `e`.
     #[inline]
-    pub(crate) fn edge(&self, e: u32) -> &'r Edge {
-        &self.edges[e as usize]
+    pub(crate) fn edge(&self, e: EdgeRef) -> &'r Edge {
+        &self.edges[e.0 as usize]
     }
 
     /// The slot whose row holds edge `e`.
     #[inline]
-    pub(crate) fn edge_owner(&self, e: u32) -> usize {
-        e as usize / self.max_deps
+    pub(crate) fn edge_owner(&self, e: EdgeRef) -> SlotIndex {
+        SlotIndex(e.0 as usize / self.max_deps)
     }
 
     /// The argument row of slot `g`.
     #[inline]
-    pub(crate) fn args_of(&self, g: usize) -> &'r [AtomicU64] {
-        &self.args[g * self.max_args..(g + 1) * self.max_args]
+    pub(crate) fn args_of(&self, g: SlotIndex) -> &'r [AtomicU64] {
+        &self.args[g.0 * self.max_args..(g.0 + 1) * self.max_args]
     }
 
     /// The tensor argument row of slot `g`.
     #[inline]
-    pub(crate) fn tensors_of(&self, g: usize) -> &'r [TensorCell] {
-        &self.tensors[g * self.max_tensors..(g + 1) * self.max_tensors]
+    pub(crate) fn tensors_of(&self, g: SlotIndex) -> &'r [TensorCell] {
+        &self.tensors[g.0 * self.max_tensors..(g.0 + 1) * self.max_tensors]
     }
 
     #[inline]
@@ -206,22 +264,24 @@ impl<'r> CoreParts<'r> {
     }
 }
 
-impl<'r> Tables<'r> {
-    /// Views over freshly formatted tables.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
+impl<'r> CoreParts<'r> {
+    /// Views over these freshly formatted tables, the ready `queues` and the profile's
+    /// tables.
+    pub(crate) fn into_tables(
+        self,
         cfg: Config,
-        shared: &'r Shared,
-        rings: &'r [RingCtl],
-        slots: &'r [TaskSlot],
-        args: &'r [AtomicU64],
-        tensors: &'r [TensorCell],
-        edges: &'r [Edge],
         queues: [ReadyQueue<'r>; WorkerClass::COUNT],
-        sched: &'r [SchedCtl],
-        prof_rows: &'r [ProfRow],
-        records: &'r [RecordCell],
-    ) -> Self {
+        prof: ProfParts<'r>,
+    ) -> Tables<'r> {
+        let CoreParts {
+            shared,
+            rings,
+            sched,
+            slots,
+            args,
+            tensors,
+            edges,
+        } = self;
         Tables {
             cfg,
             shift: cfg.window_shift(),
@@ -229,7 +289,7 @@ impl<'r> Tables<'r> {
             max_deps: cfg.max_deps as usize,
             max_args: cfg.max_args as usize,
             max_tensors: cfg.max_tensors as usize,
-            shared,
+            shared: &shared[0],
             rings,
             slots,
             args,
@@ -237,8 +297,8 @@ impl<'r> Tables<'r> {
             edges,
             queues,
             sched,
-            prof_rows,
-            records,
+            prof_rows: prof.rows,
+            records: prof.records,
         }
     }
 }

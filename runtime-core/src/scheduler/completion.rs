@@ -11,7 +11,7 @@ use crate::observe::stats::{SchedCtl, bucket_of};
 use crate::queues::ready_queue::make_ready;
 use crate::region::reclaim::release_hold;
 use crate::region::slot::{Meta, state};
-use crate::region::tables::{EDGE_CLOSED, EDGE_SENTINELS, Tables};
+use crate::region::tables::{EDGE_CLOSED, EdgeRef, SlotIndex, Tables};
 use crate::sync::Ordering;
 
 /// Who finishes a task, and when.
@@ -39,7 +39,7 @@ pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>, records: Reco
     let slot = t.slot(g);
     let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
     if t.cfg.record_latency {
-        let ready = t.prof_rows[g].ready.load(Ordering::Relaxed);
+        let ready = t.prof_row(g).ready.load(Ordering::Relaxed);
         SchedCtl::bump(&by.ctl.latency[bucket_of(by.now.saturating_sub(ready))], 1);
     }
     // Read before the slot is released: its row then belongs to the next tenant.
@@ -66,8 +66,8 @@ pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>, records: Reco
     // consumer is released it may finish and its slot (which holds the edge) be reused. A
     // cancelled task cancels each consumer before releasing it: the decrement (AcqRel, a
     // release sequence with the others) carries the flag to whoever makes it ready.
-    let mut e = slot.fanout.swap(EDGE_CLOSED, Ordering::AcqRel);
-    while e < EDGE_SENTINELS {
+    let mut link = slot.fanout.swap(EDGE_CLOSED, Ordering::AcqRel);
+    while let Some(e) = EdgeRef::listed(link) {
         let next = t.edge(e).next.load(Ordering::Relaxed);
         let consumer = t.edge_owner(e);
         if cancelled {
@@ -76,7 +76,7 @@ pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>, records: Reco
         if t.slot(consumer).pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             make_ready(t, consumer, by.now, by.level);
         }
-        e = next;
+        link = next;
     }
 
     // Producers this task held.
@@ -95,14 +95,14 @@ pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>, records: Reco
 /// Writes the task's record, from its row, into `out`.
 fn record(
     t: &Tables<'_>,
-    g: usize,
+    g: SlotIndex,
     id: TaskId,
     meta: Meta,
     cancelled: bool,
     by: Finisher<'_>,
     out: &mut RecordWords,
 ) {
-    let row = &t.prof_rows[g];
+    let row = t.prof_row(g);
     let v = |a: &crate::sync::AtomicU64| a.load(Ordering::Relaxed);
     let (ready, fin, deferred) = (v(&row.ready), v(&row.fin), v(&row.deferred));
     *out = [

@@ -9,6 +9,24 @@ use crate::platform::CoreKind;
 use crate::protocol::StatusWord;
 use crate::region::config::{Config, MAX_CORES};
 
+/// A core's place in its scheduler's core table, and its bit in the table's masks (as
+/// opposed to its machine-wide [`CoreId`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct LocalCore(usize);
+
+impl LocalCore {
+    /// The lowest core of `mask` (not empty).
+    #[inline]
+    pub(crate) fn lowest(mask: u128) -> Self {
+        LocalCore(mask.trailing_zeros() as usize)
+    }
+    /// The core's bit in the table's masks.
+    #[inline]
+    pub(crate) fn bit(self) -> u128 {
+        1 << self.0
+    }
+}
+
 /// A task lane on a core.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Inflight {
@@ -34,12 +52,13 @@ pub(crate) struct CoreSlot {
     pub(crate) watch: Option<(Token, u64)>,
 }
 
-/// Local indices of a cluster able to run MIX tasks: AIC, AIV0, AIV1.
-pub(crate) type MixCluster = [u8; 3];
+/// The local cores of a cluster able to run MIX tasks: AIC, AIV0, AIV1.
+pub(crate) type MixCluster = [LocalCore; 3];
 
 /// The cores one scheduler owns.
 pub(crate) struct CoreTable {
-    pub(crate) cores: heapless::Vec<CoreSlot, { MAX_CORES as usize }>,
+    /// Indexed by [`LocalCore`] only (see [`CoreTable::core`]).
+    cores: heapless::Vec<CoreSlot, { MAX_CORES as usize }>,
     /// Cores with nothing running.
     pub(crate) idle: u128,
     /// Cores running something with a free pending slot.
@@ -80,8 +99,9 @@ impl CoreTable {
             mix_cores: 0,
             local_of: [NOT_MINE; MAX_CORES as usize],
         };
-        let mut aic_of: [Option<u8>; MAX_CORES as usize] = [None; MAX_CORES as usize];
-        let mut aiv_of: [[Option<u8>; 2]; MAX_CORES as usize] = [[None; 2]; MAX_CORES as usize];
+        let mut aic_of: [Option<LocalCore>; MAX_CORES as usize] = [None; MAX_CORES as usize];
+        let mut aiv_of: [[Option<LocalCore>; 2]; MAX_CORES as usize] =
+            [[None; 2]; MAX_CORES as usize];
         for core in 0..cfg.cores() {
             let (cluster, kind) = cluster_of(cfg, core);
             if cfg.scheduler_of(CoreId(core)) != index {
@@ -104,19 +124,19 @@ impl CoreTable {
             match kind {
                 CoreKind::Aic => {
                     t.kind[0] |= 1 << local;
-                    aic_of[cluster as usize] = Some(local as u8);
+                    aic_of[cluster as usize] = Some(LocalCore(local));
                 }
                 CoreKind::Aiv => {
                     t.kind[1] |= 1 << local;
                     let lane = ((core - cfg.aic_cores) % 2) as usize;
-                    aiv_of[cluster as usize][lane] = Some(local as u8);
+                    aiv_of[cluster as usize][lane] = Some(LocalCore(local));
                 }
             }
         }
         for c in 0..cfg.clusters() as usize {
             if let (Some(a), [Some(v0), Some(v1)]) = (aic_of[c], aiv_of[c]) {
                 let _ = t.mix.push([a, v0, v1]);
-                t.mix_cores |= 1 << a | 1 << v0 | 1 << v1;
+                t.mix_cores |= a.bit() | v0.bit() | v1.bit();
             }
         }
         t
@@ -124,26 +144,26 @@ impl CoreTable {
 
     /// Starts local core `i`'s token sequence after `last`, the status word the core holds
     /// now: its tokens never repeat one it reported before, in this run or an earlier one.
-    pub(crate) fn resume_after(&mut self, i: usize, last: StatusWord) {
-        let c = &mut self.cores[i];
+    pub(crate) fn resume_after(&mut self, i: LocalCore, last: StatusWord) {
+        let c = self.core_mut(i);
         c.seen = last;
         c.next_token = last.token().next();
     }
 
     /// Marks the running lane of local core `i` as waiting for deferred room since `now`.
-    pub(crate) fn hold(&mut self, i: usize, now: u64) {
-        self.cores[i].held_since = Some(now);
-        self.held |= 1 << i;
+    pub(crate) fn hold(&mut self, i: LocalCore, now: u64) {
+        self.core_mut(i).held_since = Some(now);
+        self.held |= i.bit();
     }
 
     /// The core whose lane has waited longest for deferred room, and since when.
-    pub(crate) fn oldest_held(&self) -> Option<(usize, u64)> {
+    pub(crate) fn oldest_held(&self) -> Option<(LocalCore, u64)> {
         let mut held = self.held;
-        let mut oldest: Option<(usize, u64)> = None;
+        let mut oldest: Option<(LocalCore, u64)> = None;
         while held != 0 {
-            let i = held.trailing_zeros() as usize;
+            let i = LocalCore::lowest(held);
             held &= held - 1;
-            if let Some(since) = self.cores[i].held_since
+            if let Some(since) = self.core(i).held_since
                 && oldest.is_none_or(|(_, s)| since < s)
             {
                 oldest = Some((i, since));
@@ -160,15 +180,15 @@ impl CoreTable {
             return self.mix_cores;
         }
         self.mix.iter().fold(0, |r, lanes| {
-            let mask = lanes.iter().fold(0u128, |m, &l| m | 1 << l);
+            let mask = lanes.iter().fold(0u128, |m, &l| m | l.bit());
             if mask & self.held == 0 { r | mask } else { r }
         })
     }
 
     /// Records `f` as dispatched to local core `i`.
-    pub(crate) fn occupy(&mut self, i: usize, f: Inflight) {
-        let bit = 1u128 << i;
-        let c = &mut self.cores[i];
+    pub(crate) fn occupy(&mut self, i: LocalCore, f: Inflight) {
+        let bit = i.bit();
+        let c = &mut self.cores[i.0];
         c.next_token = f.token.next();
         if c.running.is_none() {
             c.running = Some(f);
@@ -181,9 +201,9 @@ impl CoreTable {
     }
 
     /// Retires the running lane of local core `i`; the pending one (if any) moves up.
-    pub(crate) fn retire_running(&mut self, i: usize) {
-        let bit = 1u128 << i;
-        let c = &mut self.cores[i];
+    pub(crate) fn retire_running(&mut self, i: LocalCore) {
+        let bit = i.bit();
+        let c = &mut self.cores[i.0];
         c.running = c.pending.take();
         c.held_since = None;
         self.held &= !bit;
@@ -197,11 +217,33 @@ impl CoreTable {
 
     /// The local index of `core`, if this scheduler owns it.
     #[inline]
-    pub(crate) fn local(&self, core: CoreId) -> Option<usize> {
+    pub(crate) fn local(&self, core: CoreId) -> Option<LocalCore> {
         match self.local_of.get(core.0 as usize) {
-            Some(&i) if i != NOT_MINE => Some(i as usize),
+            Some(&i) if i != NOT_MINE => Some(LocalCore(i as usize)),
             _ => None,
         }
+    }
+
+    /// Local core `i`.
+    #[inline]
+    pub(crate) fn core(&self, i: LocalCore) -> &CoreSlot {
+        &self.cores[i.0]
+    }
+
+    /// Local core `i`, to change.
+    #[inline]
+    pub(crate) fn core_mut(&mut self, i: LocalCore) -> &mut CoreSlot {
+        &mut self.cores[i.0]
+    }
+
+    /// Every local core.
+    pub(crate) fn each(&self) -> impl Iterator<Item = LocalCore> + use<> {
+        (0..self.cores.len()).map(LocalCore)
+    }
+
+    /// Every owned core's slot, in local order.
+    pub(crate) fn slots(&self) -> &[CoreSlot] {
+        &self.cores
     }
 
     /// Cores with something running.
@@ -234,8 +276,9 @@ mod tests {
         // clusters: 0 = {0, 3, 4}, 1 = {1, 5, 6}, 2 = {2, 7}
         assert_eq!(ids(&s0), [0, 2, 3, 4, 7]);
         assert_eq!(ids(&s1), [1, 5, 6]);
-        assert_eq!(s0.mix.as_slice(), &[[0, 2, 3]]);
-        assert_eq!(s1.mix.as_slice(), &[[0, 1, 2]]);
+        let l = LocalCore;
+        assert_eq!(s0.mix.as_slice(), &[[l(0), l(2), l(3)]]);
+        assert_eq!(s1.mix.as_slice(), &[[l(0), l(1), l(2)]]);
     }
 
     #[test]
@@ -246,13 +289,14 @@ mod tests {
             task: TaskId::from_raw(n),
             token: Token::new(n as u32),
         };
-        t.occupy(0, f(1));
+        let first = LocalCore(0);
+        t.occupy(first, f(1));
         assert_eq!((t.idle & 1, t.pending_free & 1), (0, 1));
-        t.occupy(0, f(2));
+        t.occupy(first, f(2));
         assert_eq!(t.pending_free & 1, 0);
-        t.retire_running(0);
-        assert_eq!(t.cores[0].running, Some(f(2)));
-        t.retire_running(0);
+        t.retire_running(first);
+        assert_eq!(t.core(first).running, Some(f(2)));
+        t.retire_running(first);
         assert_eq!((t.idle & 1, t.busy() & 1), (1, 0));
     }
 }

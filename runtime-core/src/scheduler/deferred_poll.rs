@@ -2,6 +2,7 @@
 //! and failing the run on a deadline passed.
 #![forbid(unsafe_code)]
 
+use super::cores::LocalCore;
 use super::engine_queues::cancel;
 use super::{DEADLINES_EVERY, Scheduler, read_watch};
 use crate::condition::Watch;
@@ -39,7 +40,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 let g = t.gslot(task);
                 t.slot(g).deferred.store(0, Ordering::Relaxed);
                 if tasks_level {
-                    let row = &t.prof_rows[g];
+                    let row = t.prof_row(g);
                     let fin = row.fin.load(Ordering::Relaxed);
                     row.deferred.store(by.now.max(fin), Ordering::Relaxed);
                 }
@@ -78,8 +79,8 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     }
 
     /// The error of local core `i`'s lane, held `waited` ticks for room in a full set.
-    pub(super) fn deferred_full(&self, i: usize, waited: u64) -> FatalError {
-        let c = &self.cores.cores[i];
+    pub(super) fn deferred_full(&self, i: LocalCore, waited: u64) -> FatalError {
+        let c = self.cores.core(i);
         let mut e = FatalError::new(FatalCause::DeferredFull {
             capacity: self.t.cfg.deferred_capacity,
             waited_us: waited / self.p.ticks_per_us().max(1),

@@ -3,7 +3,7 @@
 //! finished on the spot.
 #![forbid(unsafe_code)]
 
-use super::cores::Inflight;
+use super::cores::{Inflight, LocalCore};
 use super::{DUMMY_BATCH, Scheduler};
 use crate::ids::{TaskId, WorkerClass};
 use crate::orchestrator::tensor_arg::KernelTensor;
@@ -31,7 +31,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             let Some(raw) = self.t.queue(class).pop() else {
                 return progress;
             };
-            let i = target.trailing_zeros() as usize;
+            let i = LocalCore::lowest(target);
             self.send(i, TaskId::from_raw(raw), 0, 1);
             progress = true;
         }
@@ -47,7 +47,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         let mut progress = false;
         for c in 0..self.cores.mix.len() {
             let lanes = self.cores.mix[c];
-            let mask = lanes.iter().fold(0u128, |m, &l| m | 1 << l);
+            let mask = lanes.iter().fold(0u128, |m, &l| m | l.bit());
             if self.cores.idle & mask != mask {
                 continue;
             }
@@ -55,7 +55,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 return (progress, false);
             };
             for (lane, &l) in lanes.iter().enumerate() {
-                self.send(l as usize, TaskId::from_raw(raw), lane as u8, 3);
+                self.send(l, TaskId::from_raw(raw), lane as u8, 3);
             }
             progress = true;
         }
@@ -63,7 +63,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     }
 
     /// Writes the payload of `task`'s `lane` to local core `i` and rings its doorbell.
-    pub(super) fn send(&mut self, i: usize, task: TaskId, lane: u8, lanes: u8) {
+    pub(super) fn send(&mut self, i: LocalCore, task: TaskId, lane: u8, lanes: u8) {
         let g = self.t.gslot(task);
         let meta = Meta::unpack(self.t.slot(g).meta.load(Ordering::Relaxed));
         let mut buf = [0u64; MAX_ARGS as usize];
@@ -80,7 +80,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             }
         }
         let (id, token) = {
-            let c = &self.cores.cores[i];
+            let c = self.cores.core(i);
             (c.id, c.next_token)
         };
         let payload = Payload {
@@ -95,7 +95,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         if self.tasks_level && lane == 0 {
             // The lap clock may predate the task's ready stamp (set by another thread during
             // this phase): a task is never dispatched before it was ready.
-            let row = &self.t.prof_rows[g];
+            let row = self.t.prof_row(g);
             let ready = row.ready.load(Ordering::Relaxed);
             row.dispatch.store(self.now.max(ready), Ordering::Relaxed);
             row.core.store(id.0 as u64, Ordering::Relaxed);

@@ -2,7 +2,8 @@
 //! the deferred conditions its kernel registered.
 #![forbid(unsafe_code)]
 
-use super::cores::Inflight;
+use super::cores::{Inflight, LocalCore};
+use super::deferred::EntryIndex;
 use super::engine_queues::cancel;
 use super::{DEADLINES_EVERY, Scheduler, fin, read_watch};
 use crate::condition::{Condition, MAX_CONDITIONS, Watch};
@@ -12,6 +13,7 @@ use crate::observe::profile::ProfileLevel;
 use crate::platform::Platform;
 use crate::protocol::Outcome;
 use crate::region::slot::Meta;
+use crate::region::tables::SlotIndex;
 use crate::sync::Ordering;
 
 /// What became of a lane the scheduler tried to retire.
@@ -46,7 +48,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 let Some(c) = cq.pop() else { break };
                 batch += 1;
                 match self.cores.local(CoreId(c.source as u16)) {
-                    Some(i) if c.source <= u16::MAX as u32 => named |= 1 << i,
+                    Some(i) if c.source <= u16::MAX as u32 => named |= i.bit(),
                     _ => {
                         self.fail(FatalError::new(FatalCause::StrayCompletion {
                             source: c.source,
@@ -62,16 +64,16 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             busy &= named;
         }
         while busy != 0 {
-            let i = busy.trailing_zeros() as usize;
+            let i = LocalCore::lowest(busy);
             busy &= busy - 1;
             progress |= self.poll_core(i);
         }
         progress
     }
 
-    fn poll_core(&mut self, i: usize) -> bool {
+    fn poll_core(&mut self, i: LocalCore) -> bool {
         let mut progress = false;
-        let c = &self.cores.cores[i];
+        let c = self.cores.core(i);
         if c.held_since.is_some()
             && let Some(run) = c.running
         {
@@ -89,7 +91,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 Lane::Retired => progress = true,
             }
         }
-        let c = &self.cores.cores[i];
+        let c = self.cores.core(i);
         let Some(run) = c.running else {
             return progress;
         };
@@ -97,11 +99,11 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         let status = self.p.core_status(id);
         match fin::decode(status, seen, Some(run.token), pending.map(|p| p.token)) {
             fin::LaneEvent::Nothing => {
-                self.cores.cores[i].seen = status;
+                self.cores.core_mut(i).seen = status;
                 progress
             }
             fin::LaneEvent::Running => {
-                self.cores.cores[i].seen = status;
+                self.cores.core_mut(i).seen = status;
                 self.retire(i, run);
                 true
             }
@@ -109,8 +111,8 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 // If the first lane is held, the pending one's FIN is read again once it
                 // retired: the word is not marked as acted on.
                 if self.retire(i, run) == Lane::Retired {
-                    self.cores.cores[i].seen = status;
-                    if let Some(next) = self.cores.cores[i].running {
+                    self.cores.core_mut(i).seen = status;
+                    if let Some(next) = self.cores.core(i).running {
                         self.retire(i, next);
                     }
                 }
@@ -133,8 +135,8 @@ impl<P: Platform> Scheduler<'_, '_, P> {
 
     /// The running lane of local core `i` reported finishing (or the core moved past it):
     /// its result word says how it ended.
-    fn retire(&mut self, i: usize, lane: Inflight) -> Lane {
-        let core = self.cores.cores[i].id;
+    fn retire(&mut self, i: LocalCore, lane: Inflight) -> Lane {
+        let core = self.cores.core(i).id;
         let result = self.p.result(core, lane.token);
         match result.outcome(lane.token) {
             Some(Outcome::Done) => self.complete_lane(i, lane),
@@ -163,12 +165,12 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     /// The running lane of local core `i` finished normally: read its conditions, retire it
     /// (unless its unmet conditions find no room yet), enter those into the deferred set,
     /// and finish its task if this was the task's last lane and nothing is left to wait for.
-    pub(super) fn complete_lane(&mut self, i: usize, lane: Inflight) -> Lane {
-        let core = self.cores.cores[i].id;
+    pub(super) fn complete_lane(&mut self, i: LocalCore, lane: Inflight) -> Lane {
+        let core = self.cores.core(i).id;
         let g = self.t.gslot(lane.task);
         let slot = self.t.slot(g);
         let n = self.p.conditions(core, lane.token);
-        let entry = slot.deferred.load(Ordering::Relaxed).checked_sub(1);
+        let entry = EntryIndex::from_slot_word(slot.deferred.load(Ordering::Relaxed));
         let mut read = Read::new();
         let mut unmet = 0;
         if n > 0 {
@@ -191,11 +193,11 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             unmet = read.iter().filter(|(c, v)| !c.holds(*v)).count();
             // Conditions that hold already need no room.
             if unmet > 0 && !self.deferred.has_room(unmet, entry.is_none()) {
-                if self.cores.cores[i].held_since.is_none() {
+                if self.cores.core(i).held_since.is_none() {
                     let now = self.p.now();
                     self.cores.hold(i, now);
                 }
-                self.cores.cores[i].held_closes = self.deferred.closes();
+                self.cores.core_mut(i).held_closes = self.deferred.closes();
                 return Lane::Held;
             }
         }
@@ -206,7 +208,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         let entry = match entry {
             None if unmet > 0 => {
                 let e = self.deferred.open(lane.task);
-                slot.deferred.store(e + 1, Ordering::Relaxed);
+                slot.deferred.store(e.slot_word(), Ordering::Relaxed);
                 Some(e)
             }
             e => e,
@@ -287,8 +289,14 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     }
 
     /// Records a retired lane's kernel times and FIN stamp in its task's row.
-    fn stamp_lane(&mut self, g: usize, core: crate::ids::CoreId, lane: Inflight, deferred: bool) {
-        let row = &self.t.prof_rows[g];
+    fn stamp_lane(
+        &mut self,
+        g: SlotIndex,
+        core: crate::ids::CoreId,
+        lane: Inflight,
+        deferred: bool,
+    ) {
+        let row = self.t.prof_row(g);
         // The lap clock may predate the kernel's end: the FIN was seen after both.
         let mut fin = self.now;
         if let Some((start, end)) = self.p.lane_times(core, lane.token) {

@@ -105,8 +105,8 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
     ) -> Self {
         let ticks = p.ticks_per_us().max(1);
         let mut cores = CoreTable::for_scheduler(&t.cfg, index);
-        for i in 0..cores.cores.len() {
-            let last = p.core_status(cores.cores[i].id);
+        for i in cores.each() {
+            let last = p.core_status(cores.core(i).id);
             cores.resume_after(i, last);
         }
         let cq = match t.cfg.completion {

@@ -21,7 +21,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 .outcome(lane.token)
                 .is_some()
         };
-        for c in &self.cores.cores {
+        for c in self.cores.slots() {
             let Some(run) = c.running else { continue };
             if c.held_since.is_none() && finished(c, run) {
                 continue;

@@ -13,8 +13,8 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     pub(super) fn watchdog(&mut self) {
         let now = self.p.now();
         let per_us = self.p.ticks_per_us().max(1);
-        for i in 0..self.cores.cores.len() {
-            let c = &mut self.cores.cores[i];
+        for i in self.cores.each() {
+            let c = self.cores.core_mut(i);
             let Some(run) = c.running else {
                 let status = self.p.core_status(c.id);
                 if status != c.seen {

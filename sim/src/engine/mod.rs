@@ -11,15 +11,18 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::memory::MemoryError;
 use crate::memory_map::MemoryMap;
 
+mod clock;
 mod reports;
 mod transfer;
 mod watermark;
 
+use clock::Now;
+pub use clock::{EngineClock, VirtualClock};
 use pto_runtime_core::{Completion, CompletionQueue, transfer_status};
 use reports::{EngineQueue, Reports};
 
@@ -29,7 +32,8 @@ use watermark::Watermark;
 
 /// A transfer waiting to land, ordered by landing time, then post id.
 struct Pending {
-    at: Instant,
+    /// Landing time, on the engine's clock.
+    at: Duration,
     id: u64,
     transfer: Transfer,
 }
@@ -80,6 +84,8 @@ struct Shared {
     queues: Box<[EngineQueue]>,
     /// Set with `stop`, readable without the lock (a full queue's wait checks it).
     stopping: AtomicBool,
+    /// The engine's clock.
+    now: Now,
 }
 
 impl Shared {
@@ -116,6 +122,23 @@ impl Engine {
         opts: EngineOptions,
         schedulers: u8,
     ) -> Result<Self, EngineError> {
+        Self::start_on(index, memory, opts, schedulers, EngineClock::Wall)
+    }
+
+    /// [`Engine::start_with_queues`], landing transfers by `clock`: with
+    /// [`EngineClock::Virtual`], a transfer lands only once the clock has been advanced past
+    /// its posting time plus its latency.
+    pub fn start_on(
+        index: u32,
+        memory: Arc<MemoryMap>,
+        opts: EngineOptions,
+        schedulers: u8,
+        clock: EngineClock,
+    ) -> Result<Self, EngineError> {
+        let subscribe = match &clock {
+            EngineClock::Virtual(c) => Some(c.clone()),
+            EngineClock::Wall => None,
+        };
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
                 heap: BinaryHeap::new(),
@@ -133,7 +156,11 @@ impl Engine {
                 .map(|_| EngineQueue::new(opts.queue_capacity))
                 .collect(),
             stopping: AtomicBool::new(false),
+            now: Now::new(clock),
         });
+        if let Some(c) = subscribe {
+            c.subscribe(&shared);
+        }
         let s = shared.clone();
         let thread = std::thread::Builder::new()
             .name(format!("sim-engine-{index}"))
@@ -186,8 +213,7 @@ impl Engine {
             .unwrap_or(self.opts.latency)
             .saturating_add(Duration::from_nanos(jitter))
             .min(MAX_DELAY);
-        let now = Instant::now();
-        let at = now.checked_add(delay).unwrap_or(now);
+        let at = self.shared.now.read().saturating_add(delay);
         q.heap.push(Reverse(Pending {
             at,
             id,
@@ -266,7 +292,8 @@ impl std::fmt::Debug for Engine {
     }
 }
 
-/// The engine thread: sleeps until the earliest landing, a new post or shutdown; lands every
+/// The engine thread: sleeps until the earliest landing (or a move of its virtual clock), a
+/// new post or shutdown; lands every
 /// transfer that is due, outside the lock.
 fn engine_loop(s: &Shared) {
     let mut marks = Watermark::default();
@@ -276,7 +303,7 @@ fn engine_loop(s: &Shared) {
         if q.stop {
             return;
         }
-        let now = Instant::now();
+        let now = s.now.read();
         while q.heap.peek().is_some_and(|Reverse(p)| p.at <= now) {
             if let Some(Reverse(p)) = q.heap.pop() {
                 due.push(p);
@@ -290,14 +317,19 @@ fn engine_loop(s: &Shared) {
             q = s.lock();
             continue;
         }
-        q = match q.heap.peek() {
-            Some(Reverse(p)) => {
-                let wait = p.at.saturating_duration_since(now);
+        q = match q
+            .heap
+            .peek()
+            .and_then(|Reverse(p)| s.now.sleep_until(p.at, now))
+        {
+            Some(wait) => {
                 s.wake
                     .wait_timeout(q, wait)
                     .unwrap_or_else(PoisonError::into_inner)
                     .0
             }
+            // Nothing pending, or a virtual clock: a post, a move of the clock or shutdown
+            // wakes the engine.
             None => s.wake.wait(q).unwrap_or_else(PoisonError::into_inner),
         };
     }

@@ -1,20 +1,41 @@
 //! The engines against their memory: order, latency, loss, watermarks.
 
 use super::*;
+use std::time::Instant;
 
 const BASE: u64 = 0x2000_0000;
 /// How long a test waits for something that should happen within microseconds.
 const PATIENCE: Duration = Duration::from_secs(5);
 
-fn setup(opts: EngineOptions) -> (Arc<MemoryMap>, Engine) {
-    let m = Arc::new(
+/// 4 KiB of fresh memory at [`BASE`].
+fn memory() -> Arc<MemoryMap> {
+    Arc::new(
         MemoryMap::new(
             Arc::new(crate::memory::DeviceMemory::new(BASE, 4096).unwrap()),
             Vec::new(),
         )
         .unwrap(),
-    );
+    )
+}
+
+fn setup(opts: EngineOptions) -> (Arc<MemoryMap>, Engine) {
+    let m = memory();
     let e = Engine::start(0, m.clone(), opts).unwrap();
+    (m, e)
+}
+
+/// An engine over fresh memory whose transfers land by `clock`, with `queues` completion
+/// queues.
+fn setup_on(opts: EngineOptions, queues: u8, clock: &VirtualClock) -> (Arc<MemoryMap>, Engine) {
+    let m = memory();
+    let e = Engine::start_on(
+        3,
+        m.clone(),
+        opts,
+        queues,
+        EngineClock::Virtual(clock.clone()),
+    )
+    .unwrap();
     (m, e)
 }
 
@@ -54,7 +75,10 @@ fn a_transfer_lands_its_data_and_bumps_its_counter() {
 
 #[test]
 fn a_shorter_later_post_lands_first_and_the_watermark_waits() {
-    let (m, e) = setup(EngineOptions::default());
+    // On a virtual clock: the slow post cannot land before the clock moves 200 ms, however
+    // long posting the fast one takes.
+    let clock = VirtualClock::new();
+    let (m, e) = setup_on(EngineOptions::default(), 0, &clock);
     // Each transfer copies the shared sequence word, then bumps it: what a transfer copied
     // is its place in the landing order.
     let seq = BASE;
@@ -80,6 +104,13 @@ fn a_shorter_later_post_lands_first_and_the_watermark_waits() {
         )
         .unwrap();
     assert_eq!((slow, fast), (1, 2));
+    assert!(
+        eventually(|| e.landed() == 1),
+        "the fast post lands at once"
+    );
+    assert_eq!(m.load64(fast_at).unwrap(), 0, "the fast post landed first");
+    assert_eq!(e.completed(), 0, "the watermark waits for the slow post");
+    clock.advance(Duration::from_millis(200));
     assert!(
         eventually(|| {
             // Watermark first: if it covers the slow post, the slow copy is visible.
@@ -230,18 +261,14 @@ fn the_watermark_moves_over_contiguous_ids_only() {
 
 #[test]
 fn queued_transfers_report_in_posting_order_with_their_status() {
-    let m = Arc::new(
-        MemoryMap::new(
-            Arc::new(crate::memory::DeviceMemory::new(BASE, 4096).unwrap()),
-            Vec::new(),
-        )
-        .unwrap(),
-    );
     let opts = EngineOptions {
         queue_capacity: 4,
         ..EngineOptions::default()
     };
-    let e = Engine::start_with_queues(3, m.clone(), opts, 2).unwrap();
+    // On a virtual clock: every post is in before any is due, so they land in the order of
+    // their latencies (the last first), not in a race with the posting.
+    let clock = VirtualClock::new();
+    let (m, e) = setup_on(opts, 2, &clock);
     let counter = BASE + 1024;
     // Later posts land first; a failing one copies and signals nothing; queue 1 gets post 2
     // only. Six entries on queue 0 through 4 cells: the engine waits for room.
@@ -262,6 +289,7 @@ fn queued_transfers_report_in_posting_order_with_their_status() {
             want.push((i + 1, status));
         }
     }
+    clock.advance(Duration::from_micros(300));
     let q = e.queue(0).unwrap();
     let mut got = Vec::new();
     assert!(eventually(|| {

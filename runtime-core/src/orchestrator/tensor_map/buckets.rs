@@ -4,7 +4,9 @@
 //! stores no key: it never moves, and an entry leaves it by being unlinked.
 #![forbid(unsafe_code)]
 
-use crate::scheduler::deferred::NIL;
+use super::entry::CellIndex;
+
+const NIL: CellIndex = CellIndex::NIL;
 
 /// Cells of a run: neighbours whose buckets share one cache line (16 `u32`s).
 const RUN: u64 = 16;
@@ -12,19 +14,36 @@ const RUN: u64 = 16;
 /// Buckets for `cells` entries: a power of two, at least four times as many (4 bytes each),
 /// so that a lookup mostly finds its cell's bucket empty or holding that cell alone.
 pub(crate) fn buckets_len(cells: usize) -> usize {
-    crate::scheduler::deferred::map_len(2 * cells)
+    crate::index::map_len(2 * cells)
+}
+
+/// A bucket of the cell index.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct BucketIndex(usize);
+
+impl BucketIndex {
+    /// The bucket as an entry's info stores it.
+    #[inline]
+    pub(crate) fn word(self) -> u32 {
+        self.0 as u32
+    }
+    /// The bucket an entry's info names.
+    #[inline]
+    pub(crate) fn from_word(word: u32) -> Self {
+        BucketIndex(word as usize)
+    }
 }
 
 /// The buckets ([`buckets_len`] of them, or none when no task has tensors).
 pub(crate) struct Buckets<'r> {
-    first: &'r mut [u32],
+    first: &'r mut [CellIndex],
     /// `64 - log2(len)`: a hash's top bits pick the run.
     shift: u32,
 }
 
 impl<'r> Buckets<'r> {
     /// Empty buckets over `first` (a power of two long, or empty).
-    pub(crate) fn new(first: &'r mut [u32]) -> Self {
+    pub(crate) fn new(first: &'r mut [CellIndex]) -> Self {
         first.fill(NIL);
         let shift = u64::BITS - first.len().max(2).trailing_zeros();
         Buckets { first, shift }
@@ -34,24 +53,27 @@ impl<'r> Buckets<'r> {
     /// buffer (tiles next to each other in memory) go to neighbouring buckets, by runs of
     /// [`RUN`]: walking a matrix tile by tile reuses the index's cache lines.
     #[inline]
-    pub(crate) fn of(&self, buffer: u64, class: u8, cell: u64) -> usize {
+    pub(crate) fn of(&self, buffer: u64, class: u8, cell: u64) -> BucketIndex {
         let x = buffer
             ^ (cell / RUN).wrapping_mul(0xff51_afd7_ed55_8ccd)
             ^ (class as u64).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
         let run = (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize;
-        (run.wrapping_mul(RUN as usize) + (cell % RUN) as usize) & self.first.len().wrapping_sub(1)
+        BucketIndex(
+            (run.wrapping_mul(RUN as usize) + (cell % RUN) as usize)
+                & self.first.len().wrapping_sub(1),
+        )
     }
 
     /// The first entry of bucket `b`'s list.
     #[inline]
-    pub(crate) fn first(&self, b: usize) -> u32 {
-        self.first[b]
+    pub(crate) fn first(&self, b: BucketIndex) -> CellIndex {
+        self.first[b.0]
     }
 
     /// Bucket `b`'s first entry, to change.
     #[inline]
-    pub(crate) fn first_mut(&mut self, b: usize) -> &mut u32 {
-        &mut self.first[b]
+    pub(crate) fn first_mut(&mut self, b: BucketIndex) -> &mut CellIndex {
+        &mut self.first[b.0]
     }
 
     /// Buckets with a list (for tests).
@@ -68,23 +90,26 @@ mod tests {
     #[test]
     fn neighbouring_cells_share_a_line_and_keys_spread() {
         let len = buckets_len(1 << 12);
-        let mut first = std::vec![0u32; len];
+        let mut first = std::vec![NIL; len];
         let b = Buckets::new(&mut first);
         assert!(first_is_nil(&b));
         // A run of cells: consecutive buckets.
-        let start = b.of(0x4000, 8, 32);
+        let start = b.of(0x4000, 8, 32).0;
         for cell in 32..48 {
-            assert_eq!(b.of(0x4000, 8, cell), (start + (cell - 32) as usize) % len);
+            assert_eq!(
+                b.of(0x4000, 8, cell).0,
+                (start + (cell - 32) as usize) % len
+            );
         }
         // Other buffers and classes start elsewhere (not all in one run).
         let runs: std::collections::BTreeSet<usize> = (0..64u64)
-            .map(|i| b.of(0x4000 + i * 0x1_0000, 8, 32) / RUN as usize)
-            .chain((1..=64u8).map(|c| b.of(0x4000, c, 32) / RUN as usize))
+            .map(|i| b.of(0x4000 + i * 0x1_0000, 8, 32).0 / RUN as usize)
+            .chain((1..=64u8).map(|c| b.of(0x4000, c, 32).0 / RUN as usize))
             .collect();
         assert!(runs.len() > 100, "{} runs", runs.len());
     }
 
     fn first_is_nil(b: &Buckets<'_>) -> bool {
-        b.used() == 0 && b.first(0) == NIL
+        b.used() == 0 && b.first(BucketIndex(0)) == NIL
     }
 }

@@ -8,10 +8,38 @@
 //!   dense tile is its byte range).
 #![forbid(unsafe_code)]
 
+use crate::index::table_index;
 use crate::orchestrator::tensor::Tile;
 use crate::region::config::{Config, ConfigError};
 use crate::region::layout::Carve;
-use crate::scheduler::deferred::NIL;
+use crate::region::tables::SlotIndex;
+
+table_index! {
+    /// A cell of the map: cell `k` of task slot `g` is `g * max_tensors + k`, and indexes
+    /// the three arrays alike.
+    CellIndex;
+}
+
+impl CellIndex {
+    /// Cell `k` of slot `g`, with `per_slot` cells per slot.
+    #[inline]
+    pub(super) fn of(g: SlotIndex, k: usize, per_slot: usize) -> Self {
+        CellIndex((g.get() * per_slot + k) as u32)
+    }
+
+    /// The first `count` cells of slot `g` (at most `per_slot`).
+    #[inline]
+    pub(super) fn of_slot(
+        g: SlotIndex,
+        count: usize,
+        per_slot: usize,
+    ) -> impl Iterator<Item = Self> {
+        let first = (g.get() * per_slot) as u32;
+        (first..first + count.min(per_slot) as u32).map(CellIndex)
+    }
+}
+
+const NIL: CellIndex = CellIndex::NIL;
 
 /// An entry's byte range and its links in two lists (its cell's, its class's).
 #[derive(Clone, Copy, Debug)]
@@ -22,7 +50,7 @@ pub(crate) struct MapEntry {
     /// One past the last byte; 0: the cell holds no entry (a tile has at least one byte).
     pub(super) hi: u64,
     /// `[prev, next]` in each list.
-    pub(super) links: [[u32; 2]; 2],
+    pub(super) links: [[CellIndex; 2]; 2],
 }
 
 impl MapEntry {
@@ -77,7 +105,7 @@ pub(crate) struct TensorStore<'r> {
     pub(crate) infos: &'r mut [EntryInfo],
     pub(crate) tiles: &'r mut [Tile],
     pub(crate) heads: &'r mut [super::Head],
-    pub(crate) buckets: &'r mut [u32],
+    pub(crate) buckets: &'r mut [CellIndex],
 }
 
 impl<'r> TensorStore<'r> {
@@ -96,4 +124,4 @@ impl<'r> TensorStore<'r> {
 
 /// Entries a submitted task's writes cover exactly, found by its lookups.
 #[derive(Default)]
-pub(crate) struct Covered(pub(super) heapless::Vec<u32, 32>);
+pub(crate) struct Covered(pub(super) heapless::Vec<CellIndex, 32>);

@@ -3,7 +3,7 @@
 //! a buffer and a class to that class's list.
 #![forbid(unsafe_code)]
 
-use crate::scheduler::deferred::NIL;
+use super::entry::CellIndex;
 
 /// Kind of a free slot: no key has it.
 const FREE: u8 = 0;
@@ -48,7 +48,7 @@ pub(crate) struct Head {
     /// A buffer's head: bit `c - MIN_CLASS` set while class `c` has entries.
     pub(crate) mask: u64,
     /// A list's first entry. A buffer's head holds the list of its main class.
-    pub(crate) first: u32,
+    pub(crate) first: CellIndex,
     /// The key's kind; 0: a free slot.
     kind: u8,
     /// A buffer's head: the class whose list it holds (0: none), so that a buffer using one
@@ -61,7 +61,7 @@ impl Head {
     pub(crate) const EMPTY: Head = Head {
         buffer: 0,
         mask: 0,
-        first: NIL,
+        first: CellIndex::NIL,
         kind: FREE,
         main: 0,
     };
@@ -71,19 +71,24 @@ impl Head {
     }
 }
 
+/// A slot of the buffer index. Slot numbers found before a removal are stale after it
+/// ([`Heads::remove`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct HeadIndex(usize);
+
 /// Where a probe for a key ended: the key's slot, or the free slot where it would go (good
 /// until the next insertion).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Probe {
-    Found(usize),
-    Vacant(usize),
+    Found(HeadIndex),
+    Vacant(HeadIndex),
 }
 
 /// Slots the index needs for `cells` entries, a power of two. A buffer's head holds one
 /// class's list, and every other class in use has a head, so a buffer has no more heads than
 /// entries: at most `cells` heads, which the table keeps at most half full.
 pub(crate) fn heads_len(cells: usize) -> usize {
-    crate::scheduler::deferred::map_len(cells)
+    crate::index::map_len(cells)
 }
 
 /// The table over its slots ([`heads_len`] of them, or none when no task has tensors).
@@ -110,10 +115,10 @@ impl<'r> Heads<'r> {
         loop {
             let h = &self.slots[i];
             if h.kind == FREE {
-                return Probe::Vacant(i);
+                return Probe::Vacant(HeadIndex(i));
             }
             if h.is(k) {
-                return Probe::Found(i);
+                return Probe::Found(HeadIndex(i));
             }
             i = (i + 1) & mask;
             debug_assert!(i != self.home(k), "the tensor map's index is full");
@@ -122,7 +127,7 @@ impl<'r> Heads<'r> {
 
     /// The slot holding `k`'s head.
     #[inline]
-    pub(crate) fn find(&self, k: &Key) -> Option<usize> {
+    pub(crate) fn find(&self, k: &Key) -> Option<HeadIndex> {
         match self.probe(k) {
             Probe::Found(i) => Some(i),
             Probe::Vacant(_) => None,
@@ -131,9 +136,9 @@ impl<'r> Heads<'r> {
 
     /// Makes `k`'s head (empty list, empty mask) in free slot `i`, which a probe for `k`
     /// returned with no insertion since. Returns `i`.
-    pub(crate) fn claim(&mut self, i: usize, k: &Key) -> usize {
+    pub(crate) fn claim(&mut self, i: HeadIndex, k: &Key) -> HeadIndex {
         debug_assert_eq!(self.probe(k), Probe::Vacant(i));
-        self.slots[i] = Head {
+        self.slots[i.0] = Head {
             buffer: k.buffer,
             kind: k.kind,
             ..Head::EMPTY
@@ -142,7 +147,7 @@ impl<'r> Heads<'r> {
     }
 
     /// The slot holding `k`'s head, made if there was none.
-    pub(crate) fn find_or_insert(&mut self, k: &Key) -> usize {
+    pub(crate) fn find_or_insert(&mut self, k: &Key) -> HeadIndex {
         match self.probe(k) {
             Probe::Found(i) => i,
             Probe::Vacant(i) => self.claim(i, k),
@@ -150,18 +155,19 @@ impl<'r> Heads<'r> {
     }
 
     /// The head in slot `i`.
-    pub(crate) fn at(&self, i: usize) -> &Head {
-        &self.slots[i]
+    pub(crate) fn at(&self, i: HeadIndex) -> &Head {
+        &self.slots[i.0]
     }
 
     /// The head in slot `i`, to change its list or mask.
-    pub(crate) fn at_mut(&mut self, i: usize) -> &mut Head {
-        &mut self.slots[i]
+    pub(crate) fn at_mut(&mut self, i: HeadIndex) -> &mut Head {
+        &mut self.slots[i.0]
     }
 
     /// Frees slot `i`, moving later members of its probe chain back: slot numbers found
     /// before a removal are stale after it.
-    pub(crate) fn remove(&mut self, mut i: usize) {
+    pub(crate) fn remove(&mut self, i: HeadIndex) {
+        let mut i = i.0;
         let mask = self.slots.len() - 1;
         let mut j = i;
         loop {

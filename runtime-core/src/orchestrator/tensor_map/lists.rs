@@ -2,12 +2,16 @@
 //! taking them out, keeping each buffer's head and class heads right.
 #![forbid(unsafe_code)]
 
-use super::heads::{Key, Probe};
+use super::buckets::BucketIndex;
+use super::entry::CellIndex;
+use super::heads::{HeadIndex, Key, Probe};
 use super::place::{class_bit, lowest_class, place};
 use super::{EntryInfo, IN_CELL, IN_CLASS, MapEntry, Query, TensorArg, TensorMap};
+
+const NIL: CellIndex = CellIndex::NIL;
 use crate::ids::TaskId;
+use crate::index::Table;
 use crate::orchestrator::tensor::Footprint;
-use crate::scheduler::deferred::NIL;
 
 impl TensorMap<'_> {
     /// Writes argument `arg` of `task`, whose tile has footprint `fp`, into cell `c`, in no
@@ -15,27 +19,27 @@ impl TensorMap<'_> {
     #[inline(always)]
     pub(super) fn write(
         &mut self,
-        c: u32,
+        c: CellIndex,
         fp: Footprint,
-        bucket: usize,
+        bucket: BucketIndex,
         task: TaskId,
         arg: &TensorArg,
     ) {
         let Footprint { lo, hi, dense } = fp;
-        self.entries[c as usize] = MapEntry {
+        self.entries[c] = MapEntry {
             lo,
             hi,
             links: [[NIL; 2]; 2],
         };
-        self.infos[c as usize] = EntryInfo {
+        self.infos[c] = EntryInfo {
             buffer: arg.buffer.base,
             task: task.raw(),
-            bucket: bucket as u32,
+            bucket: bucket.word(),
             writes: arg.access.writes(),
             dense,
         };
         if !dense {
-            self.tiles[c as usize] = arg.tile;
+            self.tiles[c] = arg.tile;
         }
         self.linked += 1;
     }
@@ -43,13 +47,13 @@ impl TensorMap<'_> {
     /// Records `q` in cell `c` and files it in its lists, reusing the lookup's `probes`: no
     /// head moved since, and nothing was inserted.
     #[inline(always)]
-    pub(super) fn link(&mut self, c: u32, q: &Query<'_>, probes: Probes) {
+    pub(super) fn link(&mut self, c: CellIndex, q: &Query<'_>, probes: Probes) {
         let (arg, at) = (q.arg, q.at);
         let own = probes
             .own
             .unwrap_or_else(|| self.buckets.of(arg.buffer.base, at.class, at.cell));
         self.write(c, q.fp, own, q.task, arg);
-        push(self.entries, c, IN_CELL, self.buckets.first_mut(own));
+        push(&mut self.entries, c, IN_CELL, self.buckets.first_mut(own));
         // Nothing was inserted since the lookup: its probe of the buffer's head holds.
         let b = match probes.buffer {
             Probe::Found(b) => b,
@@ -61,23 +65,28 @@ impl TensorMap<'_> {
         head.mask |= bit;
         if head.main == at.class || (head.main == 0 && new_class) {
             head.main = at.class;
-            push(self.entries, c, IN_CLASS, &mut head.first);
+            push(&mut self.entries, c, IN_CLASS, &mut head.first);
         } else {
             let h = self
                 .heads
                 .find_or_insert(&Key::class(arg.buffer.base, at.class));
-            push(self.entries, c, IN_CLASS, &mut self.heads.at_mut(h).first);
+            push(
+                &mut self.entries,
+                c,
+                IN_CLASS,
+                &mut self.heads.at_mut(h).first,
+            );
         }
     }
 
-    pub(super) fn unlink(&mut self, c: u32) {
-        let entry = self.entries[c as usize];
-        let EntryInfo { buffer, bucket, .. } = self.infos[c as usize];
-        self.entries[c as usize].hi = 0;
+    pub(super) fn unlink(&mut self, c: CellIndex) {
+        let entry = self.entries[c];
+        let EntryInfo { buffer, bucket, .. } = self.infos[c];
+        self.entries[c].hi = 0;
         self.linked -= 1;
         if self.pop(c, IN_CELL) {
             // First in its bucket: the bucket's list starts at the next.
-            *self.buckets.first_mut(bucket as usize) = entry.links[IN_CELL][1];
+            *self.buckets.first_mut(BucketIndex::from_word(bucket)) = entry.links[IN_CELL][1];
         }
         if !self.pop(c, IN_CLASS) {
             return;
@@ -107,13 +116,13 @@ impl TensorMap<'_> {
     }
 
     /// Takes entry `c` out of `list`; returns whether it was first (its head must change).
-    fn pop(&mut self, c: u32, list: usize) -> bool {
-        let [prev, next] = self.entries[c as usize].links[list];
+    fn pop(&mut self, c: CellIndex, list: usize) -> bool {
+        let [prev, next] = self.entries[c].links[list];
         if next != NIL {
-            self.entries[next as usize].links[list][0] = prev;
+            self.entries[next].links[list][0] = prev;
         }
         if prev != NIL {
-            self.entries[prev as usize].links[list][1] = next;
+            self.entries[prev].links[list][1] = next;
             return false;
         }
         true
@@ -121,7 +130,7 @@ impl TensorMap<'_> {
 
     /// Makes `next` the first entry of head `h`'s list, removing the head if the list is
     /// now empty (and saying so).
-    fn set_first(&mut self, h: usize, next: u32) -> bool {
+    fn set_first(&mut self, h: HeadIndex, next: CellIndex) -> bool {
         self.heads.at_mut(h).first = next;
         if next != NIL {
             return false;
@@ -132,7 +141,7 @@ impl TensorMap<'_> {
 
     /// Buffer head `b`, whose main class just emptied, takes another class's list in its
     /// place (so a buffer has no more heads than entries), or goes if it has none.
-    fn promote(&mut self, b: usize, buffer: u64) {
+    fn promote(&mut self, b: HeadIndex, buffer: u64) {
         let mask = self.heads.at(b).mask;
         if mask == 0 {
             self.heads.remove(b);
@@ -153,7 +162,7 @@ impl TensorMap<'_> {
     }
 
     /// Buffer head `b` has no entry of `class` left.
-    fn drop_class(&mut self, b: usize, class: u8) {
+    fn drop_class(&mut self, b: HeadIndex, class: u8) {
         let head = self.heads.at_mut(b);
         head.mask &= !class_bit(class);
         if head.mask == 0 {
@@ -167,15 +176,20 @@ impl TensorMap<'_> {
 pub(super) struct Probes {
     pub(super) buffer: Probe,
     /// The bucket of the argument's own cell, if the lookup visited it.
-    pub(super) own: Option<usize>,
+    pub(super) own: Option<BucketIndex>,
 }
 
 /// Puts entry `c` first in `list` (whose first entry is `first`).
 #[inline]
-fn push(entries: &mut [MapEntry], c: u32, list: usize, first: &mut u32) {
+fn push(
+    entries: &mut Table<'_, CellIndex, MapEntry>,
+    c: CellIndex,
+    list: usize,
+    first: &mut CellIndex,
+) {
     let next = core::mem::replace(first, c);
-    entries[c as usize].links[list] = [NIL, next];
+    entries[c].links[list] = [NIL, next];
     if next != NIL {
-        entries[next as usize].links[list][0] = c;
+        entries[next].links[list][0] = c;
     }
 }

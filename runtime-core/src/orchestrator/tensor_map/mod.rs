@@ -25,16 +25,20 @@ mod lists;
 mod place;
 
 use crate::ids::TaskId;
+use crate::index::Table;
 use crate::orchestrator::tensor::{Footprint, Tile, overlaps, touches};
 pub(crate) use crate::orchestrator::tensor_arg::TensorArg;
-use crate::scheduler::deferred::NIL;
-use buckets::Buckets;
+use crate::region::tables::SlotIndex;
+use buckets::{BucketIndex, Buckets};
 use heads::{Heads, Key, Probe};
 use lists::Probes;
 use place::{Place, cells, class_bit, lowest_class, place};
 
 pub(crate) use buckets::buckets_len;
+use entry::CellIndex;
 pub(crate) use entry::{Covered, EntryInfo, MapEntry, NO_TILE, TensorStore};
+
+const NIL: CellIndex = CellIndex::NIL;
 pub(crate) use heads::{Head, heads_len};
 
 /// Cells of one class a lookup probes at most; past that it walks the class's list.
@@ -45,9 +49,9 @@ const IN_CLASS: usize = 1;
 
 /// The tensor map over its storage.
 pub(crate) struct TensorMap<'r> {
-    entries: &'r mut [MapEntry],
-    infos: &'r mut [EntryInfo],
-    tiles: &'r mut [Tile],
+    entries: Table<'r, CellIndex, MapEntry>,
+    infos: Table<'r, CellIndex, EntryInfo>,
+    tiles: Table<'r, CellIndex, Tile>,
     heads: Heads<'r>,
     buckets: Buckets<'r>,
     per_slot: usize,
@@ -62,9 +66,9 @@ impl<'r> TensorMap<'r> {
         s.infos.fill(EntryInfo::new());
         s.tiles.fill(NO_TILE);
         TensorMap {
-            entries: s.entries,
-            infos: s.infos,
-            tiles: s.tiles,
+            entries: Table::new(s.entries),
+            infos: Table::new(s.infos),
+            tiles: Table::new(s.tiles),
             heads: Heads::new(s.heads),
             buckets: Buckets::new(s.buckets),
             per_slot,
@@ -85,7 +89,7 @@ impl<'r> TensorMap<'r> {
     /// now waits for the task, which waits for them. If `dep` fails, the map is as it was.
     pub(crate) fn add_task<E>(
         &mut self,
-        (g, task): (usize, TaskId),
+        (g, task): (SlotIndex, TaskId),
         args: &[TensorArg],
         footprints: &[Footprint],
         mut dep: impl FnMut(TaskId, usize) -> Result<(), E>,
@@ -98,7 +102,7 @@ impl<'r> TensorMap<'r> {
             }
         }
         for &c in &covered.0 {
-            if self.entries[c as usize].linked() {
+            if self.entries[c].linked() {
                 self.unlink(c);
             }
         }
@@ -112,7 +116,7 @@ impl<'r> TensorMap<'r> {
     #[inline]
     fn add<E>(
         &mut self,
-        (g, task): (usize, TaskId),
+        (g, task): (SlotIndex, TaskId),
         k: usize,
         arg: &TensorArg,
         fp: Footprint,
@@ -120,8 +124,8 @@ impl<'r> TensorMap<'r> {
         dep: &mut impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
         debug_assert!(k < self.per_slot);
-        let first = (g * self.per_slot) as u32;
-        let c = first + k as u32;
+        let c = CellIndex::of(g, k, self.per_slot);
+        let first = CellIndex::of(g, 0, self.per_slot).raw();
         let at = place(fp.lo, fp.hi);
         let query = || Query {
             task,
@@ -162,22 +166,20 @@ impl<'r> TensorMap<'r> {
     /// Drops the first `count` entries of slot `g`: its previous tenant's, or those the
     /// current one added before a failure.
     #[inline]
-    pub(crate) fn drop_slot(&mut self, g: usize, count: usize) {
-        let first = g * self.per_slot;
-        for c in first..first + count.min(self.per_slot) {
+    pub(crate) fn drop_slot(&mut self, g: SlotIndex, count: usize) {
+        for c in CellIndex::of_slot(g, count, self.per_slot) {
             if self.entries[c].linked() {
-                self.unlink(c as u32);
+                self.unlink(c);
             }
         }
     }
 
     /// Drops the entries `task` (slot `g`'s tenant, or a former one, with `count` arguments)
     /// still has in the map: it retired.
-    pub(crate) fn forget(&mut self, g: usize, task: TaskId, count: usize) {
-        let first = g * self.per_slot;
-        for c in first..first + count.min(self.per_slot) {
+    pub(crate) fn forget(&mut self, g: SlotIndex, task: TaskId, count: usize) {
+        for c in CellIndex::of_slot(g, count, self.per_slot) {
             if self.entries[c].linked() && self.infos[c].task == task.raw() {
-                self.unlink(c as u32);
+                self.unlink(c);
             }
         }
     }
@@ -212,7 +214,7 @@ impl<'r> TensorMap<'r> {
     #[cfg(all(test, not(loom)))]
     pub(crate) fn linked(&self) -> usize {
         debug_assert_eq!(
-            self.entries.iter().filter(|e| e.linked()).count(),
+            self.entries.iter().filter(|(_, e)| e.linked()).count(),
             self.linked
         );
         self.linked
@@ -238,7 +240,7 @@ impl<'r> TensorMap<'r> {
         buffer: Probe,
         covered: &mut Covered,
         dep: &mut impl FnMut(TaskId) -> Result<(), E>,
-    ) -> Result<Option<usize>, E> {
+    ) -> Result<Option<BucketIndex>, E> {
         let (arg, range, at) = (q.arg, (q.fp.lo, q.fp.hi), q.at);
         let mut own = None;
         let Probe::Found(b) = buffer else {
@@ -279,7 +281,7 @@ impl<'r> TensorMap<'r> {
     #[inline(always)]
     fn walk<E>(
         &self,
-        e: u32,
+        e: CellIndex,
         list: List,
         q: &Query<'_>,
         covered: &mut Covered,
@@ -296,7 +298,7 @@ impl<'r> TensorMap<'r> {
     #[inline(never)]
     fn walk_from<E>(
         &self,
-        mut e: u32,
+        mut e: CellIndex,
         list: List,
         q: &Query<'_>,
         covered: &mut Covered,
@@ -304,9 +306,9 @@ impl<'r> TensorMap<'r> {
     ) -> Result<(), E> {
         let Footprint { lo, hi, .. } = q.fp;
         while e != NIL {
-            let entry = &self.entries[e as usize];
-            if entry.lo < hi && lo < entry.hi && !q.own.contains(&e) {
-                let info = &self.infos[e as usize];
+            let entry = &self.entries[e];
+            if entry.lo < hi && lo < entry.hi && !q.own.contains(&e.raw()) {
+                let info = &self.infos[e];
                 // A bucket's list also holds the cells of other keys that hash there.
                 let listed = match list {
                     List::Bucket(at) => {
@@ -329,20 +331,20 @@ impl<'r> TensorMap<'r> {
     }
 
     /// Whether entry `e`'s tile and `q`'s share a byte, their byte ranges meeting.
-    fn overlap(&self, e: u32, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
+    fn overlap(&self, e: CellIndex, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
         match (info.dense, q.fp.dense) {
             (true, true) => true,
             (true, false) => touches(&q.arg.tile, entry.lo, entry.hi),
-            (false, true) => touches(&self.tiles[e as usize], q.fp.lo, q.fp.hi),
-            (false, false) => overlaps(&self.tiles[e as usize], &q.arg.tile),
+            (false, true) => touches(&self.tiles[e], q.fp.lo, q.fp.hi),
+            (false, false) => overlaps(&self.tiles[e], &q.arg.tile),
         }
     }
 
     /// Whether entry `e` covers exactly the bytes `q` does.
-    fn same_bytes(&self, e: u32, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
+    fn same_bytes(&self, e: CellIndex, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
         match (info.dense, q.fp.dense) {
             (true, true) => (entry.lo, entry.hi) == (q.fp.lo, q.fp.hi),
-            (false, false) => self.tiles[e as usize] == q.arg.tile,
+            (false, false) => self.tiles[e] == q.arg.tile,
             // A dense tile and one with holes never cover the same bytes.
             _ => false,
         }

@@ -11,7 +11,7 @@ struct Owned {
     infos: Vec<EntryInfo>,
     tiles: Vec<Tile>,
     heads: Vec<Head>,
-    buckets: Vec<u32>,
+    buckets: Vec<CellIndex>,
 }
 
 /// The map, and each slot's tenant and its argument count (the slot's `tensors` word).
@@ -27,7 +27,7 @@ impl Map<'_> {
             if let Some((id, count)) = *tenant
                 && id.seq().0 < retired
             {
-                self.map.forget(g, id, count);
+                self.map.forget(SlotIndex::at(g), id, count);
             }
         }
     }
@@ -40,11 +40,11 @@ impl Map<'_> {
         let old = self.tenants[g]
             .replace((task, args.len()))
             .map_or(0, |t| t.1);
-        self.map.drop_slot(g, old);
+        self.map.drop_slot(SlotIndex::at(g), old);
         let mut out = Vec::new();
         let fps: Vec<_> = args.iter().map(|a| a.tile.footprint().unwrap()).collect();
         self.map
-            .add_task((g, task), args, &fps, |t, _| {
+            .add_task((SlotIndex::at(g), task), args, &fps, |t, _| {
                 out.push(t.seq().0);
                 Ok::<(), ()>(())
             })

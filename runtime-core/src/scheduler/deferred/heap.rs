@@ -3,60 +3,66 @@
 //! expectations arrive in.
 #![forbid(unsafe_code)]
 
-use super::store::{NIL, Waiter};
+use super::store::{Waiter, WaiterIndex};
+use crate::index::Table;
+
+/// The waiter pool.
+type Waiters<'a, 'r> = &'a mut Table<'r, WaiterIndex, Waiter>;
+
+const NIL: WaiterIndex = WaiterIndex::NIL;
 
 /// Melds heaps `a` and `b` (either may be empty); returns the root of the result.
-fn meld(w: &mut [Waiter], a: u32, b: u32) -> u32 {
+fn meld(w: Waiters<'_, '_>, a: WaiterIndex, b: WaiterIndex) -> WaiterIndex {
     if a == NIL {
         return b;
     }
     if b == NIL {
         return a;
     }
-    let (parent, child) = if w[b as usize].expected < w[a as usize].expected {
+    let (parent, child) = if w[b].expected < w[a].expected {
         (b, a)
     } else {
         (a, b)
     };
-    w[child as usize].next = w[parent as usize].child;
-    w[parent as usize].child = child;
+    w[child].next = w[parent].child;
+    w[parent].child = child;
     parent
 }
 
 /// Adds waiter `n` to the heap rooted at `root`; returns the new root.
-pub(crate) fn push(w: &mut [Waiter], root: u32, n: u32) -> u32 {
-    w[n as usize].child = NIL;
-    w[n as usize].next = NIL;
+pub(crate) fn push(w: Waiters<'_, '_>, root: WaiterIndex, n: WaiterIndex) -> WaiterIndex {
+    w[n].child = NIL;
+    w[n].next = NIL;
     meld(w, root, n)
 }
 
 /// Removes the root (a smallest waiter) of a non-empty heap; returns the new root. Two-pass
 /// pairing: meld the root's children in pairs left to right, then the pairs right to left.
-pub(crate) fn pop(w: &mut [Waiter], root: u32) -> u32 {
-    let mut rest = w[root as usize].child;
-    w[root as usize].child = NIL;
+pub(crate) fn pop(w: Waiters<'_, '_>, root: WaiterIndex) -> WaiterIndex {
+    let mut rest = w[root].child;
+    w[root].child = NIL;
     // First pass: the melded pairs, stacked through `next` (last pair on top).
     let mut pairs = NIL;
     while rest != NIL {
         let a = rest;
-        let b = w[a as usize].next;
-        w[a as usize].next = NIL;
+        let b = w[a].next;
+        w[a].next = NIL;
         if b == NIL {
-            w[a as usize].next = pairs;
+            w[a].next = pairs;
             pairs = a;
             break;
         }
-        rest = w[b as usize].next;
-        w[b as usize].next = NIL;
+        rest = w[b].next;
+        w[b].next = NIL;
         let m = meld(w, a, b);
-        w[m as usize].next = pairs;
+        w[m].next = pairs;
         pairs = m;
     }
     // Second pass: meld the pairs from the last one back to the first.
     let mut root = NIL;
     while pairs != NIL {
-        let next = w[pairs as usize].next;
-        w[pairs as usize].next = NIL;
+        let next = w[pairs].next;
+        w[pairs].next = NIL;
         root = meld(w, root, pairs);
         pairs = next;
     }
@@ -66,26 +72,28 @@ pub(crate) fn pop(w: &mut [Waiter], root: u32) -> u32 {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::index::TableIndex;
     use std::vec::Vec;
 
     #[test]
     fn pops_in_ascending_order_whatever_the_insert_order() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         for n in [1usize, 2, 3, 17, 500] {
-            let mut w = std::vec![Waiter::new(); n];
+            let mut store = std::vec![Waiter::new(); n];
+            let mut w = Table::new(&mut store[..]);
             let mut root = NIL;
             let mut keys = Vec::new();
             for i in 0..n {
                 seed ^= seed << 13;
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
-                w[i].expected = seed % 64; // many duplicates
-                keys.push(w[i].expected);
-                root = push(&mut w, root, i as u32);
+                w[WaiterIndex::at(i)].expected = seed % 64; // many duplicates
+                keys.push(w[WaiterIndex::at(i)].expected);
+                root = push(&mut w, root, WaiterIndex::at(i));
             }
             let mut out = Vec::new();
             while root != NIL {
-                out.push(w[root as usize].expected);
+                out.push(w[root].expected);
                 root = pop(&mut w, root);
             }
             keys.sort();

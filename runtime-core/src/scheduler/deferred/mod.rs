@@ -12,10 +12,13 @@ mod heap;
 mod store;
 mod watch_map;
 
-pub(crate) use store::{DeferredStore, Entry, NIL, Waiter, WatchSlot, map_len};
+pub(crate) use store::{
+    DeferredStore, Entry, EntryIndex, Waiter, WaiterIndex, WatchIndex, WatchSlot,
+};
 
 use crate::condition::{Condition, Watch};
 use crate::ids::TaskId;
+use crate::index::TableIndex;
 
 /// The task word of an entry on the free list: no task id has every bit set (its ring
 /// field would name ring 15, and rings are fewer than `MAX_RINGS`).
@@ -37,18 +40,18 @@ pub(crate) struct Expired {
 /// One scheduler's deferred set, over its pools.
 pub(crate) struct DeferredSet<'r> {
     s: DeferredStore<'r>,
-    free_waiter: u32,
+    free_waiter: WaiterIndex,
     free_waiters: usize,
-    free_entry: u32,
+    free_entry: EntryIndex,
     free_entries: usize,
-    free_watch: u32,
+    free_watch: WatchIndex,
     /// Watches in `s.active[..active]`.
     active: usize,
     /// Round-robin position of the next poll.
     cursor: usize,
     /// Armed entries, oldest deadline first.
-    armed_head: u32,
-    armed_tail: u32,
+    armed_head: EntryIndex,
+    armed_tail: EntryIndex,
     /// Open entries.
     open: usize,
     /// Entries closed so far (wrapping): room can only have grown when this moved.
@@ -57,34 +60,34 @@ pub(crate) struct DeferredSet<'r> {
 
 impl<'r> DeferredSet<'r> {
     /// A set with every pool free.
-    pub(crate) fn new(s: DeferredStore<'r>) -> Self {
+    pub(crate) fn new(mut s: DeferredStore<'r>) -> Self {
         let waiters = s.waiters.len();
-        for (i, w) in s.waiters.iter_mut().enumerate() {
+        for (i, w) in s.waiters.iter_mut() {
             *w = Waiter::new();
-            w.next = link(i + 1, waiters);
+            w.next = WaiterIndex::link(i.get() + 1, waiters);
         }
         let entries = s.entries.len();
-        for (i, e) in s.entries.iter_mut().enumerate() {
+        for (i, e) in s.entries.iter_mut() {
             *e = Entry::new();
             e.task = FREE_ENTRY;
-            e.next = link(i + 1, entries);
+            e.next = EntryIndex::link(i.get() + 1, entries);
         }
         let watches = s.watches.len();
-        for (i, w) in s.watches.iter_mut().enumerate() {
+        for (i, w) in s.watches.iter_mut() {
             *w = WatchSlot::new();
-            w.pos = link(i + 1, watches);
+            w.next_free = WatchIndex::link(i.get() + 1, watches);
         }
-        s.map.fill(NIL);
+        s.map.fill(WatchIndex::NIL);
         DeferredSet {
-            free_waiter: link(0, waiters),
+            free_waiter: WaiterIndex::link(0, waiters),
             free_waiters: waiters,
-            free_entry: link(0, entries),
+            free_entry: EntryIndex::link(0, entries),
             free_entries: entries,
-            free_watch: link(0, watches),
+            free_watch: WatchIndex::link(0, watches),
             active: 0,
             cursor: 0,
-            armed_head: NIL,
-            armed_tail: NIL,
+            armed_head: EntryIndex::NIL,
+            armed_tail: EntryIndex::NIL,
             open: 0,
             closes: 0,
             s,
@@ -116,12 +119,12 @@ impl<'r> DeferredSet<'r> {
     }
 
     /// Opens an entry for `task`. The caller checked [`Self::has_room`].
-    pub(crate) fn open(&mut self, task: TaskId) -> u32 {
+    pub(crate) fn open(&mut self, task: TaskId) -> EntryIndex {
         let e = self.free_entry;
-        self.free_entry = self.s.entries[e as usize].next;
+        self.free_entry = self.s.entries[e].next;
         self.free_entries -= 1;
         self.open += 1;
-        self.s.entries[e as usize] = Entry {
+        self.s.entries[e] = Entry {
             task: task.raw(),
             ..Entry::new()
         };
@@ -129,28 +132,28 @@ impl<'r> DeferredSet<'r> {
     }
 
     /// Conditions registered on entry `e` so far.
-    pub(crate) fn registered(&self, e: u32) -> u16 {
-        self.s.entries[e as usize].count
+    pub(crate) fn registered(&self, e: EntryIndex) -> u16 {
+        self.s.entries[e].count
     }
 
     /// Counts a condition of `e` that held when it was registered.
-    pub(crate) fn add_met(&mut self, e: u32) {
-        self.s.entries[e as usize].count += 1;
+    pub(crate) fn add_met(&mut self, e: EntryIndex) {
+        self.s.entries[e].count += 1;
     }
 
     /// Queues an unmet condition of entry `e`, whose word last read `last`. The caller checked
     /// [`Self::has_room`].
-    pub(crate) fn add(&mut self, e: u32, c: Condition, last: u64) {
-        let w = match watch_map::find(self.s.map, self.s.watches, c.watch) {
+    pub(crate) fn add(&mut self, e: EntryIndex, c: Condition, last: u64) {
+        let w = match watch_map::find(self.s.map, &self.s.watches, c.watch) {
             Some(w) => w,
             None => self.new_watch(c.watch),
         };
-        self.s.watches[w as usize].last = last;
+        self.s.watches[w].last = last;
         let n = self.free_waiter;
-        self.free_waiter = self.s.waiters[n as usize].next;
+        self.free_waiter = self.s.waiters[n].next;
         self.free_waiters -= 1;
-        let entry = &mut self.s.entries[e as usize];
-        self.s.waiters[n as usize] = Waiter {
+        let entry = &mut self.s.entries[e];
+        self.s.waiters[n] = Waiter {
             expected: c.expected,
             entry: e,
             watch: w,
@@ -160,24 +163,24 @@ impl<'r> DeferredSet<'r> {
         entry.first = n;
         entry.count += 1;
         entry.left += 1;
-        let root = self.s.watches[w as usize].head;
-        self.s.watches[w as usize].head = heap::push(self.s.waiters, root, n);
+        let root = self.s.watches[w].head;
+        self.s.watches[w].head = heap::push(&mut self.s.waiters, root, n);
     }
 
     /// Arms entry `e` (its task's last lane reported FIN) with `deadline`. Returns `true` if
     /// every condition holds already: the caller completes the task and closes `e`.
-    pub(crate) fn arm(&mut self, e: u32, deadline: u64) -> bool {
-        let entry = &mut self.s.entries[e as usize];
+    pub(crate) fn arm(&mut self, e: EntryIndex, deadline: u64) -> bool {
+        let entry = &mut self.s.entries[e];
         entry.armed = true;
         if entry.left == 0 {
             return true;
         }
         entry.deadline = deadline;
         entry.prev = self.armed_tail;
-        entry.next = NIL;
+        entry.next = EntryIndex::NIL;
         match self.armed_tail {
-            NIL => self.armed_head = e,
-            t => self.s.entries[t as usize].next = e,
+            EntryIndex::NIL => self.armed_head = e,
+            t => self.s.entries[t].next = e,
         }
         self.armed_tail = e;
         false
@@ -190,14 +193,15 @@ impl<'r> DeferredSet<'r> {
         self.s
             .entries
             .iter()
+            .map(|(_, e)| e)
             .filter(|e| e.task != FREE_ENTRY)
             .map(|entry| {
                 let task = TaskId::from_raw(entry.task);
                 let mut n = entry.first;
-                while n != NIL {
-                    let w = &self.s.waiters[n as usize];
+                while !n.is_nil() {
+                    let w = &self.s.waiters[n];
                     if !w.met {
-                        let slot = &self.s.watches[w.watch as usize];
+                        let slot = &self.s.watches[w.watch];
                         let unmet = Expired {
                             task,
                             watch: slot.watch,
@@ -213,19 +217,19 @@ impl<'r> DeferredSet<'r> {
     }
 
     /// Frees entry `e`, whose conditions all hold, and its waiters; returns its task.
-    pub(crate) fn close(&mut self, e: u32) -> TaskId {
-        let entry = self.s.entries[e as usize];
+    pub(crate) fn close(&mut self, e: EntryIndex) -> TaskId {
+        let entry = self.s.entries[e];
         debug_assert_eq!(entry.left, 0, "closing an entry with unmet conditions");
         let mut n = entry.first;
-        while n != NIL {
-            let next = self.s.waiters[n as usize].task_next;
-            self.s.waiters[n as usize].next = self.free_waiter;
+        while !n.is_nil() {
+            let next = self.s.waiters[n].task_next;
+            self.s.waiters[n].next = self.free_waiter;
             self.free_waiter = n;
             self.free_waiters += 1;
             n = next;
         }
-        self.s.entries[e as usize].next = self.free_entry;
-        self.s.entries[e as usize].task = FREE_ENTRY;
+        self.s.entries[e].next = self.free_entry;
+        self.s.entries[e].task = FREE_ENTRY;
         self.free_entry = e;
         self.free_entries += 1;
         self.open -= 1;
@@ -242,7 +246,7 @@ impl<'r> DeferredSet<'r> {
         &mut self,
         budget: usize,
         read: impl FnMut(Watch) -> Option<u64>,
-        done: impl FnMut(&mut Self, u32),
+        done: impl FnMut(&mut Self, EntryIndex),
     ) -> Result<usize, (Watch, TaskId)> {
         self.poll_with(budget, read, |_, _, _| {}, done)
     }
@@ -254,7 +258,7 @@ impl<'r> DeferredSet<'r> {
         budget: usize,
         mut read: impl FnMut(Watch) -> Option<u64>,
         mut met: impl FnMut(Watch, u64, TaskId),
-        mut done: impl FnMut(&mut Self, u32),
+        mut done: impl FnMut(&mut Self, EntryIndex),
     ) -> Result<usize, (Watch, TaskId)> {
         let reads = budget.min(self.active);
         let mut released = 0;
@@ -266,36 +270,32 @@ impl<'r> DeferredSet<'r> {
                 self.cursor = 0;
             }
             let w = self.s.active[self.cursor];
-            let watch = self.s.watches[w as usize].watch;
+            let watch = self.s.watches[w].watch;
             let Some(value) = read(watch) else {
-                let head = self.s.watches[w as usize].head;
-                let e = self.s.waiters[head as usize].entry;
-                return Err((watch, TaskId::from_raw(self.s.entries[e as usize].task)));
+                let head = self.s.watches[w].head;
+                let e = self.s.waiters[head].entry;
+                return Err((watch, TaskId::from_raw(self.s.entries[e].task)));
             };
-            self.s.watches[w as usize].last = value;
+            self.s.watches[w].last = value;
             let queue = matches!(watch, Watch::Queue(_));
             let mut emptied = false;
             loop {
-                let head = self.s.watches[w as usize].head;
-                if head == NIL {
+                let head = self.s.watches[w].head;
+                if head.is_nil() {
                     emptied = true;
                     break;
                 }
-                let waiter = &mut self.s.waiters[head as usize];
+                let waiter = &mut self.s.waiters[head];
                 if waiter.expected > value {
                     break;
                 }
                 waiter.met = true;
                 let (e, expected) = (waiter.entry, waiter.expected);
-                self.s.watches[w as usize].head = heap::pop(self.s.waiters, head);
+                self.s.watches[w].head = heap::pop(&mut self.s.waiters, head);
                 if queue {
-                    met(
-                        watch,
-                        expected,
-                        TaskId::from_raw(self.s.entries[e as usize].task),
-                    );
+                    met(watch, expected, TaskId::from_raw(self.s.entries[e].task));
                 }
-                let entry = &mut self.s.entries[e as usize];
+                let entry = &mut self.s.entries[e];
                 entry.left -= 1;
                 released += 1;
                 if entry.left == 0 && entry.armed {
@@ -317,18 +317,18 @@ impl<'r> DeferredSet<'r> {
     /// waits for.
     pub(crate) fn expired(&self, now: u64) -> Option<Expired> {
         let e = self.armed_head;
-        if e == NIL {
+        if e.is_nil() {
             return None;
         }
-        let entry = &self.s.entries[e as usize];
+        let entry = &self.s.entries[e];
         if entry.deadline >= now {
             return None;
         }
         let mut n = entry.first;
-        while n != NIL {
-            let w = &self.s.waiters[n as usize];
+        while !n.is_nil() {
+            let w = &self.s.waiters[n];
             if !w.met {
-                let slot = &self.s.watches[w.watch as usize];
+                let slot = &self.s.watches[w.watch];
                 return Some(Expired {
                     task: TaskId::from_raw(entry.task),
                     watch: slot.watch,
@@ -341,48 +341,43 @@ impl<'r> DeferredSet<'r> {
         None
     }
 
-    fn new_watch(&mut self, watch: Watch) -> u32 {
+    fn new_watch(&mut self, watch: Watch) -> WatchIndex {
         // A free watch exists: watches in use never outnumber waiters in use.
         let w = self.free_watch;
-        self.free_watch = self.s.watches[w as usize].pos;
-        self.s.watches[w as usize] = WatchSlot {
+        self.free_watch = self.s.watches[w].next_free;
+        self.s.watches[w] = WatchSlot {
             watch,
             pos: self.active as u32,
             ..WatchSlot::new()
         };
         self.s.active[self.active] = w;
         self.active += 1;
-        watch_map::insert(self.s.map, self.s.watches, w);
+        watch_map::insert(self.s.map, &self.s.watches, w);
         w
     }
 
-    fn drop_watch(&mut self, w: u32) {
-        watch_map::remove(self.s.map, self.s.watches, w);
-        let pos = self.s.watches[w as usize].pos as usize;
+    fn drop_watch(&mut self, w: WatchIndex) {
+        watch_map::remove(self.s.map, &self.s.watches, w);
+        let pos = self.s.watches[w].pos as usize;
         self.active -= 1;
         let moved = self.s.active[self.active];
         self.s.active[pos] = moved;
-        self.s.watches[moved as usize].pos = pos as u32;
-        self.s.watches[w as usize].pos = self.free_watch;
+        self.s.watches[moved].pos = pos as u32;
+        self.s.watches[w].next_free = self.free_watch;
         self.free_watch = w;
     }
 
-    fn unlink_armed(&mut self, e: u32) {
-        let Entry { prev, next, .. } = self.s.entries[e as usize];
+    fn unlink_armed(&mut self, e: EntryIndex) {
+        let Entry { prev, next, .. } = self.s.entries[e];
         match prev {
-            NIL => self.armed_head = next,
-            p => self.s.entries[p as usize].next = next,
+            EntryIndex::NIL => self.armed_head = next,
+            p => self.s.entries[p].next = next,
         }
         match next {
-            NIL => self.armed_tail = prev,
-            n => self.s.entries[n as usize].prev = prev,
+            EntryIndex::NIL => self.armed_tail = prev,
+            n => self.s.entries[n].prev = prev,
         }
     }
-}
-
-/// `i` as a free-list link, or [`NIL`] past the end.
-fn link(i: usize, len: usize) -> u32 {
-    if i < len { i as u32 } else { NIL }
 }
 
 #[cfg(all(test, not(loom)))]

@@ -2,8 +2,14 @@
 //! backward-shift deletion (no tombstones, so probe chains never grow with churn).
 #![forbid(unsafe_code)]
 
-use super::store::{NIL, WatchSlot};
+use super::store::{WatchIndex, WatchSlot};
 use crate::condition::Watch;
+use crate::index::Table;
+
+/// The watch pool.
+type Watches<'a, 'r> = &'a Table<'r, WatchIndex, WatchSlot>;
+
+const NIL: WatchIndex = WatchIndex::NIL;
 
 fn home(w: Watch, mask: usize) -> usize {
     let (kind, value) = w.encode();
@@ -12,7 +18,7 @@ fn home(w: Watch, mask: usize) -> usize {
 }
 
 /// The watch of `w`, if one exists.
-pub(crate) fn find(map: &[u32], watches: &[WatchSlot], w: Watch) -> Option<u32> {
+pub(crate) fn find(map: &[WatchIndex], watches: Watches<'_, '_>, w: Watch) -> Option<WatchIndex> {
     let mask = map.len().checked_sub(1)?;
     let mut i = home(w, mask);
     loop {
@@ -20,7 +26,7 @@ pub(crate) fn find(map: &[u32], watches: &[WatchSlot], w: Watch) -> Option<u32> 
         if v == NIL {
             return None;
         }
-        if watches[v as usize].watch == w {
+        if watches[v].watch == w {
             return Some(v);
         }
         i = (i + 1) & mask;
@@ -29,9 +35,9 @@ pub(crate) fn find(map: &[u32], watches: &[WatchSlot], w: Watch) -> Option<u32> 
 
 /// Indexes watch `idx` (whose word is `watches[idx].watch`, not indexed yet). The map is at
 /// most half full by sizing, so a free slot exists.
-pub(crate) fn insert(map: &mut [u32], watches: &[WatchSlot], idx: u32) {
+pub(crate) fn insert(map: &mut [WatchIndex], watches: Watches<'_, '_>, idx: WatchIndex) {
     let mask = map.len() - 1;
-    let mut i = home(watches[idx as usize].watch, mask);
+    let mut i = home(watches[idx].watch, mask);
     while map[i] != NIL {
         i = (i + 1) & mask;
     }
@@ -39,9 +45,9 @@ pub(crate) fn insert(map: &mut [u32], watches: &[WatchSlot], idx: u32) {
 }
 
 /// Removes watch `idx` from the index, shifting later members of its probe chain back.
-pub(crate) fn remove(map: &mut [u32], watches: &[WatchSlot], idx: u32) {
+pub(crate) fn remove(map: &mut [WatchIndex], watches: Watches<'_, '_>, idx: WatchIndex) {
     let mask = map.len() - 1;
-    let mut i = home(watches[idx as usize].watch, mask);
+    let mut i = home(watches[idx].watch, mask);
     while map[i] != idx {
         if map[i] == NIL {
             return;
@@ -56,7 +62,7 @@ pub(crate) fn remove(map: &mut [u32], watches: &[WatchSlot], idx: u32) {
         if v == NIL {
             break;
         }
-        let h = home(watches[v as usize].watch, mask);
+        let h = home(watches[v].watch, mask);
         let stays = if i <= j {
             i < h && h <= j
         } else {
@@ -73,23 +79,25 @@ pub(crate) fn remove(map: &mut [u32], watches: &[WatchSlot], idx: u32) {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::index::TableIndex;
     use std::vec::Vec;
 
     #[test]
     fn survives_churn_with_colliding_keys() {
         let n = 64usize;
-        let mut watches: Vec<WatchSlot> = (0..n)
+        let mut store: Vec<WatchSlot> = (0..n)
             .map(|i| WatchSlot {
                 watch: Watch::Counter64(i as u64 * 4096),
                 ..WatchSlot::new()
             })
             .collect();
+        let mut watches = Table::new(&mut store[..]);
         let mut map = std::vec![NIL; 16];
-        let mut live: Vec<u32> = Vec::new();
+        let mut live: Vec<WatchIndex> = Vec::new();
         // Keep at most 8 live in a 16-slot map while cycling through 64 keys, many times.
         let rounds = if cfg!(miri) { 30 } else { 2000u32 };
         for round in 0..rounds {
-            let idx = round.wrapping_mul(37) % n as u32;
+            let idx = WatchIndex::at(round.wrapping_mul(37) as usize % n);
             if let Some(p) = live.iter().position(|&v| v == idx) {
                 remove(&mut map, &watches, idx);
                 live.swap_remove(p);
@@ -100,12 +108,12 @@ mod tests {
                 let out = live.swap_remove(round as usize % live.len());
                 remove(&mut map, &watches, out);
             }
-            for i in 0..n as u32 {
+            for i in (0..n).map(WatchIndex::at) {
                 let want = live.contains(&i).then_some(i);
-                assert_eq!(find(&map, &watches, watches[i as usize].watch), want);
+                assert_eq!(find(&map, &watches, watches[i].watch), want);
             }
         }
-        watches[0].watch = Watch::Engine(9);
+        watches[WatchIndex::at(0)].watch = Watch::Engine(9);
         assert_eq!(find(&[], &watches, Watch::Engine(9)), None);
     }
 }
