@@ -186,9 +186,13 @@ impl ShmComm {
             }
             Instant::now() < deadline
         });
-        // Whoever released the round (or poisoned it) wakes the sleepers; a wake with none
-        // asleep costs one system call.
-        futex_wake(generation);
+        // The rank that released the round wakes the sleepers. It never polled (nor did a
+        // rank that found the round released at once, which wakes in vain: one system call);
+        // a rank that polled was released by another, or gave up and poisoned the barrier,
+        // which wakes them too.
+        if spins == 0 {
+            futex_wake(generation);
+        }
         result?;
         Ok(())
     }
