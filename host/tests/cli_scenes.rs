@@ -108,3 +108,59 @@ fn a_bad_scene_name_lists_the_scenes_and_tasks_and_kernel_ns_are_refused() {
         "{text}"
     );
 }
+
+#[test]
+fn every_scenes_trace_is_well_nested_with_the_required_fields() {
+    let dir = std::env::temp_dir().join(format!("pto-scene-traces-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in [
+        "batched-gemm",
+        "paged-attention",
+        "paged-attention-per-head",
+        "decode-layer",
+    ] {
+        // With the cost model, kernels start at their modelled time: the stamps the trace
+        // is laid out from are not the host's, and must still nest.
+        for silicon in ["none", "a2a3"] {
+            let what = format!("scene:{name} --silicon {silicon} --trace");
+            let workload = format!("scene:{name}");
+            let path = dir.join(format!("{name}-{silicon}.json"));
+            let r = launch_json(
+                &what,
+                &[
+                    "bench",
+                    "--workload",
+                    &workload,
+                    "--aic",
+                    "4",
+                    "--aiv",
+                    "8",
+                    "--repeat",
+                    "1",
+                    "--silicon",
+                    silicon,
+                    "--json",
+                    "--trace",
+                    path.to_str().unwrap(),
+                ],
+            );
+            let tasks = r["tasks"].as_u64().unwrap();
+            let trace: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            if let Err(e) = pto_host::profile::check_chrome_trace(&trace) {
+                panic!("{what}: {e}");
+            }
+            let spans = trace["traceEvents"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| e["ph"] == "b")
+                .count() as u64;
+            assert!(
+                spans >= tasks,
+                "{what}: a task span per task: {spans} of {tasks}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
