@@ -30,8 +30,10 @@ pub enum CannError {
     Call {
         /// The function.
         function: &'static str,
-        /// Its return code (`aclError` or `HcclResult`).
+        /// Its return code (`aclError`, `rtError_t`, `drvError_t` or `HcclResult`).
         code: i64,
+        /// What `aclGetRecentErrMsg()` said right after the call, if anything.
+        message: Option<String>,
     },
     /// Bad input from the caller.
     Invalid(String),
@@ -53,7 +55,20 @@ impl core::fmt::Display for CannError {
                  supports",
                 library.display()
             ),
-            CannError::Call { function, code } => write!(f, "{function} failed with code {code}"),
+            CannError::Call {
+                function,
+                code,
+                message,
+            } => {
+                write!(f, "{function} failed with code {code}")?;
+                if let Some((name, hint)) = super::codes::describe(*code) {
+                    write!(f, " ({name}): {hint}")?;
+                }
+                match message {
+                    Some(m) => write!(f, "; CANN says: {m}"),
+                    None => Ok(()),
+                }
+            }
             CannError::Invalid(why) => f.write_str(why),
         }
     }
@@ -106,7 +121,7 @@ impl core::fmt::Debug for Cann {
 }
 
 /// The directories to look in, from the environment as CANN sets it up.
-fn default_dirs() -> Vec<PathBuf> {
+pub(super) fn default_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     for var in ["ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"] {
         if let Some(home) = std::env::var_os(var) {
@@ -120,7 +135,7 @@ fn default_dirs() -> Vec<PathBuf> {
 }
 
 /// Opens the first of `names` found in `dirs`, else through the loader's own search.
-fn open(
+pub(super) fn open(
     names: &[&'static str],
     dirs: &[PathBuf],
 ) -> Result<(libloading::Library, PathBuf), CannError> {
@@ -209,7 +224,11 @@ pub(super) fn check(function: &'static str, code: i64) -> Result<(), CannError> 
     if code == ACL_SUCCESS as i64 {
         Ok(())
     } else {
-        Err(CannError::Call { function, code })
+        Err(CannError::Call {
+            function,
+            code,
+            message: None,
+        })
     }
 }
 
