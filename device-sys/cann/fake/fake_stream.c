@@ -104,6 +104,8 @@ static void *job_main(void *p) {
         }
     }
     if (j->done) j->done(j->ctx);
+    /* Counted out before the stream sees the job end: nothing of it is live after. */
+    fake_live_add(FK_THREADS, -1);
     pthread_mutex_lock(&s->mu);
     if (!s->error && (started < j->threads || failed)) {
         s->error = started < j->threads ? FAKE_FAIL : j->error_code;
@@ -121,7 +123,6 @@ static void *job_main(void *p) {
     free(calls);
     free(ts);
     free(j);
-    fake_live_add(FK_THREADS, -1);
     return NULL;
 }
 

@@ -134,6 +134,11 @@ pub(super) fn default_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+/// glibc's `RTLD_NODELETE`: CANN stays loaded for the process's life once loaded. Its
+/// threads (stream workers, callbacks) may still run its code after the last call returned,
+/// so unloading it when the last handle drops would pull the code from under them.
+const RTLD_NODELETE: core::ffi::c_int = 0x1000;
+
 /// Opens the first of `names` found in `dirs`, else through the loader's own search.
 pub(super) fn open(
     names: &[&'static str],
@@ -146,8 +151,14 @@ pub(super) fn open(
         for path in candidates {
             // SAFETY: loading CANN runs its initialisers; the libraries are the vendor's,
             // found where CANN installs them (or where the caller pointed).
-            match unsafe { libloading::Library::new(&path) } {
-                Ok(lib) => return Ok((lib, path)),
+            let lib = unsafe {
+                libloading::os::unix::Library::open(
+                    Some(&path),
+                    libloading::os::unix::RTLD_LAZY | RTLD_NODELETE,
+                )
+            };
+            match lib {
+                Ok(lib) => return Ok((lib.into(), path)),
                 // The loader's message names the path and why it failed.
                 Err(e) => tried.push(e.to_string()),
             }

@@ -151,6 +151,42 @@ impl DeviceMem {
         self.api.check("aclrtMemcpy", code as i64)
     }
 
+    /// Copies `value`'s bytes to `offset` (`aclrtMemcpy`, host to device).
+    pub fn write_value<T: Copy>(&self, offset: usize, value: &T) -> Result<(), CannError> {
+        let dst = self.range(offset, size_of::<T>())?;
+        // SAFETY: `dst` has `size_of::<T>()` bytes of device memory (checked above); ACL
+        // reads the bytes of a live `T`.
+        let code = unsafe {
+            sym!(self.api.acl, aclrtMemcpy)(
+                dst,
+                self.len - offset,
+                (value as *const T).cast(),
+                size_of::<T>(),
+                aclrtMemcpyKind_ACL_MEMCPY_HOST_TO_DEVICE,
+            )
+        };
+        self.api.check("aclrtMemcpy", code as i64)
+    }
+
+    /// The run report the AICPU left at `offset` (`aclrtMemcpy`, device to host).
+    pub fn read_report(&self, offset: usize) -> Result<crate::abi::PtoAicpuReport, CannError> {
+        let mut report = crate::abi::PtoAicpuReport::default();
+        let n = size_of::<crate::abi::PtoAicpuReport>();
+        let src = self.range(offset, n)?;
+        // SAFETY: `src` has `n` bytes of device memory (checked above); the report is made
+        // of integers only, so any bytes ACL writes into it make a valid value.
+        let code = unsafe {
+            sym!(self.api.acl, aclrtMemcpy)(
+                (&raw mut report).cast(),
+                n,
+                src,
+                n,
+                aclrtMemcpyKind_ACL_MEMCPY_DEVICE_TO_HOST,
+            )
+        };
+        self.api.check("aclrtMemcpy", code as i64).map(|()| report)
+    }
+
     /// Copies `out.len()` bytes from `offset` (`aclrtMemcpy`, device to host).
     pub fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), CannError> {
         let src = self.range(offset, out.len())?;
@@ -265,6 +301,17 @@ impl CpuKernels {
 }
 
 impl CpuKernel<'_> {
+    /// [`CpuKernel::launch`] with `value`'s bytes as the payload.
+    pub fn launch_value<T: Copy>(
+        &self,
+        stream: &Stream,
+        block_dim: u32,
+        value: &T,
+    ) -> Result<(), CannError> {
+        let mut copy = *value;
+        self.launch_raw(stream, block_dim, (&raw mut copy).cast(), size_of::<T>())
+    }
+
     /// `rtsLaunchCpuKernel(block_dim)` with `payload` as the kernel's argument (CANN copies
     /// it: what the kernel writes to its copy never comes back).
     pub fn launch(
@@ -273,16 +320,32 @@ impl CpuKernel<'_> {
         block_dim: u32,
         payload: &mut [u8],
     ) -> Result<(), CannError> {
+        self.launch_raw(
+            stream,
+            block_dim,
+            payload.as_mut_ptr().cast(),
+            payload.len(),
+        )
+    }
+
+    fn launch_raw(
+        &self,
+        stream: &Stream,
+        block_dim: u32,
+        payload: *mut c_void,
+        len: usize,
+    ) -> Result<(), CannError> {
         let mut attr = rtLaunchKernelAttr_t::default();
         let cfg = rtKernelLaunchCfg_t {
             attrs: &mut attr,
             numAttrs: 0,
         };
         let mut args = rtCpuKernelArgs_t::default();
-        args.baseArgs.args = payload.as_mut_ptr().cast();
-        args.baseArgs.argsSize = payload.len() as u32;
+        args.baseArgs.args = payload;
+        args.baseArgs.argsSize = len as u32;
         let api = &self.kernels.api;
-        // SAFETY: a live kernel and stream; `args` describes `payload`, alive for the call.
+        // SAFETY: a live kernel and stream; `args` describes `len` bytes at `payload`, alive
+        // for the call (CANN copies them before returning).
         let code = unsafe {
             sym!(api.rt, rtsLaunchCpuKernel)(self.raw, block_dim, stream.raw, &cfg, &mut args)
         };
