@@ -242,8 +242,26 @@ aclError aclrtUnmapMem(void *virPtr) {
     return e;
 }
 
+/* The driver's id of logical device `d` under ASCEND_RT_VISIBLE_DEVICES (-1: not visible). */
+static long driver_id(int d) {
+    const char *v = getenv("ASCEND_RT_VISIBLE_DEVICES");
+    if (!v || !*v) return d;
+    for (int i = 0; *v; i++) {
+        char *end;
+        long id = strtol(v, &end, 10);
+        if (end == v) return -1;
+        if (i == d) return id;
+        v = *end == ',' ? end + 1 : end;
+    }
+    return -1;
+}
+
 aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc, size_t count) {
     if (enter()) return FAIL_ACL;
+    /* CANN 9 on A2/A3: the access descriptor takes the driver's id, not ACL's. */
+    if (desc && count > 0 && (long)desc->location.id != driver_id(current_device))
+        return fake_error(BAD_PARAM, "fake CANN: aclrtMemSetAccess location id %u is not the driver id %ld of device %d",
+                          desc->location.id, driver_id(current_device), current_device);
     pthread_mutex_lock(&mu);
     struct range *r = find(virPtr);
     aclError e = (!r || !r->mapped || size != r->size || !desc || count == 0) ? BAD_PARAM

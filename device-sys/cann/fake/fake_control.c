@@ -2,9 +2,10 @@
  * the n-th call of a named function, fails), the counts of live resources, and the recent
  * error message aclGetRecentErrMsg returns.
  *
- * Control functions (looked up by the tests): fake_cann_fail_at(n), fake_cann_fail_call(name,
- * nth) (nth 1: its next call; 0 clears), fake_cann_calls(), fake_cann_calls_of(name),
- * fake_cann_live(kind) (NULL: all kinds). FAKE_CANN_FAIL=name[:nth] in the environment
+ * Control functions (looked up by the tests): fake_cann_fail_at(n) (the n-th call from now
+ * that is not a release: see `releases`), fake_cann_fail_call(name, nth) (nth 1: its next
+ * call; 0 clears), fake_cann_calls(), fake_cann_forward_calls() (calls but releases),
+ * fake_cann_calls_of(name), fake_cann_live(kind) (NULL: all kinds). FAKE_CANN_FAIL=name[:nth] in the environment
  * does what fake_cann_fail_call does, from the first call on. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -22,7 +23,22 @@
 #define MAX_NAMES 96
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static long calls, fail_at;
+static long calls, forward_calls, fail_at;
+
+/* Calls that give something back. fail_at does not count them (their failures are ignored
+ * by design: nothing can be done about them but a leak); by name they fail like any. */
+static const char *const releases[] = {
+    "aclFinalize", "aclrtResetDevice", "aclrtResetDeviceForce", "aclrtFreePhysical",
+    "aclrtReleaseMemAddress", "aclrtUnmapMem", "aclrtFree", "aclrtDestroyStream",
+    "rtsBinaryUnload", "rtDevBinaryUnRegister", "HcclCommDestroy",
+    "aclrtSynchronizeDeviceWithTimeout",
+};
+
+static int is_release(const char *fn) {
+    for (size_t i = 0; i < sizeof releases / sizeof releases[0]; i++)
+        if (!strcmp(fn, releases[i])) return 1;
+    return 0;
+}
 static long live[FK_COUNT];
 static char fail_name[64];
 static long fail_nth; /* calls of fail_name left before the failing one (1: the next) */
@@ -68,7 +84,8 @@ int fake_enter(const char *fn) {
     read_env_locked();
     calls++;
     count_name_locked(fn);
-    int fail = fail_at > 0 && calls == fail_at;
+    int fail = 0;
+    if (!is_release(fn)) fail = fail_at > 0 && ++forward_calls == fail_at;
     if (!fail && fail_nth > 0 && !strcmp(fn, fail_name) && --fail_nth == 0) fail = 1;
     pthread_mutex_unlock(&mu);
     if (fail) fake_error(FAKE_FAIL, "fake CANN: %s failed because the test asked it to", fn);
@@ -106,7 +123,7 @@ const char *aclGetRecentErrMsg(void) {
 
 int fake_cann_fail_at(long n) {
     pthread_mutex_lock(&mu);
-    fail_at = n > 0 ? calls + n : 0;
+    fail_at = n > 0 ? forward_calls + n : 0;
     pthread_mutex_unlock(&mu);
     return 0;
 }
@@ -123,6 +140,13 @@ int fake_cann_fail_call(const char *name, long nth) {
 long fake_cann_calls(void) {
     pthread_mutex_lock(&mu);
     long c = calls;
+    pthread_mutex_unlock(&mu);
+    return c;
+}
+
+long fake_cann_forward_calls(void) {
+    pthread_mutex_lock(&mu);
+    long c = forward_calls;
     pthread_mutex_unlock(&mu);
     return c;
 }

@@ -77,7 +77,7 @@ impl Control {
         Control { lib }
     }
 
-    /// Fails the `n`-th call from now (0: none).
+    /// Fails the `n`-th call from now that is not a release (0: none).
     pub fn fail_at(&self, n: i64) {
         // SAFETY: the fake's prototype: `int fake_cann_fail_at(long)`.
         unsafe {
@@ -86,6 +86,18 @@ impl Control {
                 .get::<unsafe extern "C" fn(i64) -> i32>(b"fake_cann_fail_at\0")
                 .unwrap();
             f(n);
+        }
+    }
+
+    /// Calls made so far, releases left out (what [`Control::fail_at`] counts).
+    pub fn forward_calls(&self) -> i64 {
+        // SAFETY: the fake's prototype: `long fake_cann_forward_calls(void)`.
+        unsafe {
+            let f = self
+                .lib
+                .get::<unsafe extern "C" fn() -> i64>(b"fake_cann_forward_calls\0")
+                .unwrap();
+            f()
         }
     }
 

@@ -51,6 +51,7 @@ pub fn ensure(
     dispatcher: &[u8],
     inner: &[u8],
     sync_ms: i32,
+    drain_ms: i32,
 ) -> Result<u64, NpuError> {
     let fp = fingerprint(inner).map_err(|e| NpuError::Invalid(format!("{e}")))?;
     let mut uploaded = UPLOADED.lock().unwrap_or_else(|e| e.into_inner());
@@ -98,9 +99,15 @@ pub fn ensure(
     ))?;
     // CANN latched: whatever happens next, a second upload would be ignored.
     *uploaded = Some(fp);
-    stream.synchronize(sync_ms).map_err(NpuError::cann(
-        "bootstrap: the dispatcher installing the AICPU SO",
-    ))?;
+    if let Err(e) = stream.synchronize(sync_ms) {
+        // The dispatcher may still read the SOs: the device drains (bounded) before the
+        // memory holding them is freed.
+        let _ = api.synchronize_device(drain_ms);
+        return Err(NpuError::Cann {
+            step: "bootstrap: the dispatcher installing the AICPU SO",
+            source: e,
+        });
+    }
     Ok(fp)
 }
 

@@ -2,7 +2,7 @@
 //! streams, the AICPU SO bootstrapped and registered, `init` launched, the AICore executor
 //! registered once, the register table from the HAL, handshake blocks and payload slots),
 //! then any number of runs ([`super::run`]). A run that fails leaves the session reset
-//! (device drained, everything released, `aclrtResetDeviceForce`): the next session starts
+//! (device drained, `aclrtResetDeviceForce`, everything released): the next session starts
 //! clean, while this one refuses further runs.
 
 use std::sync::Arc;
@@ -117,6 +117,7 @@ impl NpuSession {
             &dispatcher,
             &inner,
             t.stream_sync_ms,
+            t.recovery_ms,
         )?;
         let kernels = register(&api, fp, driver)?;
         let init = kernels
@@ -130,9 +131,13 @@ impl NpuSession {
         );
         init.launch_value(&aicpu_stream, 1, &payload)
             .map_err(NpuError::cann("launching the AICPU init"))?;
-        aicpu_stream
-            .synchronize(t.stream_sync_ms)
-            .map_err(NpuError::cann("the AICPU init"))?;
+        if let Err(e) = aicpu_stream.synchronize(t.stream_sync_ms) {
+            let _ = api.synchronize_device(t.recovery_ms);
+            return Err(NpuError::Cann {
+                step: "the AICPU init",
+                source: e,
+            });
+        }
         kernels
             .get(&op_type(EXEC_SYMBOL, fp))
             .map_err(NpuError::cann("finding the AICPU exec entry"))?;
@@ -204,9 +209,10 @@ impl NpuSession {
         self.api.libraries()
     }
 
-    /// The recovery after a failed run: waits (bounded) for the device to drain, releases
-    /// everything in order (`keep` last: a run's memory its kernels may still touch), then
-    /// `aclrtResetDeviceForce`.
+    /// The recovery after a failed run: waits (bounded) for the device to drain,
+    /// `aclrtResetDeviceForce`, then releases everything in order (the streams first, whose
+    /// destruction waits for their kernels, then `keep`: a run's memory those kernels may
+    /// still have touched).
     pub(super) fn recover<T>(&mut self, keep: T) {
         let _ = self.api.synchronize_device(self.opts.timeouts.recovery_ms);
         if let Some(live) = self.live.take() {
@@ -220,10 +226,12 @@ impl NpuSession {
                 regs,
                 mut device,
             } = live;
+            // The reset stops the cores first, so that the streams' kernels end and the
+            // streams can go; then what those kernels used.
+            device.reset_force();
             drop((aicpu_stream, aicore_stream));
             drop(keep);
             drop((kernels, aicore, handshakes, slots, regs));
-            device.reset_force();
         }
     }
 }
