@@ -50,6 +50,10 @@ pub struct Kit {
     pub orchestration: Vec<u8>,
     /// Kernels as raw code: fill, add, sum, fail, hang.
     pub kernels: Vec<Vec<u8>>,
+    /// Their files, in the same order.
+    pub kernel_files: Vec<PathBuf>,
+    /// The orchestration SO's file.
+    pub orchestration_file: PathBuf,
 }
 
 fn cc() -> cc::Tool {
@@ -167,14 +171,13 @@ pub fn kit() -> &'static Kit {
             .arg("-o")
             .arg(&executor)
             .arg(root.join("device-sys/aicore/executor.cpp")));
-        let kernels = ["fill", "add", "sum", "fail", "hang"]
+        let names = ["fill", "add", "sum", "fail", "hang"];
+        let kernel_files: Vec<PathBuf> =
+            names.iter().map(|k| dir.join(format!("{k}.bin"))).collect();
+        let kernels = names
             .iter()
-            .map(|k| {
-                raw_kernel(
-                    &root.join("host/tests/npu_c").join(format!("{k}.c")),
-                    &dir.join(format!("{k}.bin")),
-                )
-            })
+            .zip(&kernel_files)
+            .map(|(k, out)| raw_kernel(&root.join("host/tests/npu_c").join(format!("{k}.c")), out))
             .collect();
         Kit {
             cann,
@@ -185,6 +188,8 @@ pub fn kit() -> &'static Kit {
             },
             orchestration: std::fs::read(&orch).unwrap(),
             kernels,
+            kernel_files,
+            orchestration_file: orch,
         }
     })
 }
