@@ -26,7 +26,7 @@ pub enum NpuError {
         /// The host's failing call, if one failed (a host code).
         host: Option<(&'static str, CannError)>,
         /// What the device reported (a device code), if it wrote a report.
-        device: Option<DeviceStatus>,
+        device: Option<Box<DeviceStatus>>,
     },
     /// A file the launch needs could not be read.
     #[error("{what} {}: {source}", path.display())]
@@ -49,7 +49,10 @@ pub enum NpuError {
     Unusable(i32),
 }
 
-fn run_failed(host: &Option<(&'static str, CannError)>, device: &Option<DeviceStatus>) -> String {
+fn run_failed(
+    host: &Option<(&'static str, CannError)>,
+    device: &Option<Box<DeviceStatus>>,
+) -> String {
     let mut s = String::from("the run failed");
     if let Some((step, e)) = host {
         s.push_str(&format!("\n  host: {step}: {e}"));
@@ -101,7 +104,7 @@ impl NpuError {
     /// What the device reported, if it wrote a report.
     pub fn device_status(&self) -> Option<&DeviceStatus> {
         match self {
-            NpuError::Run { device, .. } => device.as_ref(),
+            NpuError::Run { device, .. } => device.as_deref(),
             _ => None,
         }
     }

@@ -131,7 +131,7 @@ impl NpuSession {
                         self.recover(mem);
                         return Err(NpuError::Run {
                             host: Some(("reading the buffers back", e)),
-                            device: Some(status),
+                            device: Some(Box::new(status)),
                         });
                     }
                     buffers.push(out);
@@ -142,7 +142,7 @@ impl NpuSession {
                 self.recover(mem);
                 Err(NpuError::Run {
                     host: None,
-                    device: Some(status),
+                    device: Some(Box::new(status)),
                 })
             }
             Err((step, e)) => {
@@ -152,7 +152,8 @@ impl NpuSession {
                     .read_report(0)
                     .ok()
                     .map(DeviceStatus)
-                    .filter(|d| d.0.run != 0);
+                    .filter(|d| d.0.run != 0)
+                    .map(Box::new);
                 self.recover(mem);
                 Err(NpuError::Run {
                     host: Some((step, e)),

@@ -79,6 +79,7 @@ pub enum RunBackend {
 }
 
 /// What a run reports.
+#[cfg_attr(not(feature = "cann"), allow(dead_code))]
 #[derive(Debug, Serialize)]
 pub struct RunResults {
     device: i32,
@@ -101,15 +102,17 @@ impl std::fmt::Display for RunResults {
     }
 }
 
-fn bad(why: String) -> CliError {
-    CliError::Run(why)
-}
-
+#[cfg_attr(not(feature = "cann"), allow(dead_code))]
 fn read(what: &str, path: &Path) -> Result<Vec<u8>, CliError> {
     std::fs::read(path).map_err(|e| bad(format!("cannot read {what} {}: {e}", path.display())))
 }
 
+fn bad(why: String) -> CliError {
+    CliError::Run(why)
+}
+
 /// The kernel files, in id order.
+#[cfg_attr(not(feature = "cann"), allow(dead_code))]
 fn kernel_files(spec: &str) -> Result<Vec<PathBuf>, CliError> {
     let dir = Path::new(spec);
     if dir.is_dir() {
@@ -255,8 +258,6 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     }
     #[cfg(not(feature = "cann"))]
     {
-        let _ = kernel_files;
-        let _ = read;
         Err(bad(format!(
             "this pto-launch was built without the `cann` feature: rebuild with it to run on \
              {:?}",
