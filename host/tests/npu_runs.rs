@@ -152,3 +152,26 @@ fn timeouts_out_of_order_are_refused_before_anything_is_loaded() {
     let e = NpuSession::open(opts).expect_err("op-execute must be below stream sync");
     assert!(e.to_string().contains("timeouts out of order"), "{e}");
 }
+
+#[test]
+fn a_session_used_from_another_thread_sets_the_device_there_and_gives_it_back() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctl = control();
+    let mut session = NpuSession::open(options()).unwrap_or_else(|e| panic!("{e}"));
+    let sets = ctl.calls_of("aclrtSetDevice");
+    let session = std::thread::spawn(move || {
+        let out = session.run(&dag(0, 0)).unwrap_or_else(|e| panic!("{e}"));
+        check_sums(&out.buffers[0]).unwrap();
+        session
+    })
+    .join()
+    .unwrap();
+    assert_eq!(
+        ctl.calls_of("aclrtSetDevice"),
+        sets + 1,
+        "the device is set on the new thread, once"
+    );
+    assert_eq!(ctl.live_of("device"), 2, "one setting per thread");
+    drop(session);
+    assert!(live(&ctl).iter().all(|&(_, n)| n == 0), "{:?}", live(&ctl));
+}

@@ -235,3 +235,22 @@ impl NpuSession {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_register_table_puts_each_subcore_at_the_chips_strides_by_physical_id() {
+        let t = register_table(0x1000_0000, 0b101, 3);
+        assert_eq!(t.len(), MAX_PHYSICAL_CORES as usize);
+        assert_eq!(t[0], 0x1000_0000);
+        assert_eq!(t[2], 0x1000_0000 + 2 * SUBCORE_STRIDE as u64);
+        assert_eq!(t[3..6], [0, 0, 0], "cluster 1 is not in the occupancy mask");
+        assert_eq!(
+            t[7],
+            0x1000_0000 + 2 * CLUSTER_STRIDE as u64 + SUBCORE_STRIDE as u64
+        );
+        assert!(t[9..].iter().all(|&w| w == 0));
+    }
+}
