@@ -29,12 +29,11 @@ fn a_dag_runs_twenty_times_in_one_session_every_result_checked() {
     );
     let mut last = 0;
     let start = std::time::Instant::now();
+    let mut mallocs = vec![ctl.calls_of("aclrtMalloc")];
     for i in 0..20 {
-        let t = std::time::Instant::now();
         let out = session
             .run(&dag(0, 0))
             .unwrap_or_else(|e| panic!("run {i}: {e} {:?}", e.device_status()));
-        eprintln!("run {i}: {:?}", t.elapsed());
         assert!(out.status.ok(), "run {i}: {}", out.status);
         assert_eq!(
             out.status.finished(),
@@ -49,7 +48,18 @@ fn a_dag_runs_twenty_times_in_one_session_every_result_checked() {
         );
         last = out.status.0.run;
         check_sums(&out.buffers[0]).unwrap_or_else(|e| panic!("run {i}: {e}"));
+        mallocs.push(ctl.calls_of("aclrtMalloc"));
     }
+    let per_run: Vec<i64> = mallocs.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(
+        per_run[1..].iter().all(|&n| n == per_run[1]),
+        "every later run allocates alike: {per_run:?}"
+    );
+    assert_eq!(
+        per_run[0] - per_run[1],
+        npu_util::kit().kernels.len() as i64 + 1,
+        "the kernels and the orchestration SO are uploaded by the first run only: {per_run:?}"
+    );
     eprintln!("20 runs in {:?}", start.elapsed());
     assert_eq!(
         ctl.calls_of("rtAicpuKernelLaunchExWithArgs"),

@@ -14,7 +14,8 @@
 //! message, and apart from it the device's run status.
 //!
 //! Files: `options.rs` (what a session is opened with), `device.rs` (ACL init, the device
-//! on each thread), `bootstrap.rs`, `register.rs`, `session.rs`, `run.rs`, `program.rs`
+//! on each thread), `bootstrap.rs`, `register.rs`, `session.rs`, `run.rs`, `uploads.rs` (code on the device once per
+//! session), `program.rs`
 //! (what a run executes), `abi_payload.rs` (all that depends on the AICPU SO's ABI),
 //! `error.rs`.
 
@@ -27,6 +28,7 @@ mod program;
 mod register;
 mod run;
 mod session;
+mod uploads;
 
 pub use abi_payload::{DeviceStatus, fatal_kind_name};
 pub use error::NpuError;

@@ -1,5 +1,6 @@
-//! One run on an open session: the run's device memory (region, kernels, orchestration SO
-//! and arguments, buffers, heap, report), the handshakes cleared, the AICore executor
+//! One run on an open session: the kernels and the orchestration SO on the device (once
+//! per session, `uploads.rs`), the run's device memory (region, kernel table, arguments,
+//! buffers, heap, report), the handshakes cleared, the AICore executor
 //! launched on its stream, then the AICPU `exec` on `schedulers + 1` threads; both streams
 //! synchronised (bounded), the report and the buffers read back. On any failure the session
 //! recovers ([`NpuSession`]) and the error keeps the host's failing call and the device's
@@ -27,9 +28,7 @@ pub struct RunOutcome {
 /// A run's device memory, released after the kernels that use it are done.
 struct RunMem {
     region: DeviceMem,
-    kernels: Vec<DeviceMem>,
     table: DeviceMem,
-    orch_so: DeviceMem,
     orch_args: DeviceMem,
     buffers: Vec<DeviceMem>,
     heap: DeviceMem,
@@ -53,23 +52,19 @@ impl NpuSession {
         }
     }
 
-    fn alloc_run(&self, spec: &RunSpec, cfg: &Config) -> Result<RunMem, CannError> {
+    fn alloc_run(
+        &self,
+        spec: &RunSpec,
+        cfg: &Config,
+        kernel_addrs: &[u64],
+    ) -> Result<RunMem, CannError> {
         let api = &self.api;
         let region_bytes = RegionLayout::new(cfg)
             .map_err(|e| CannError::Invalid(format!("the runtime's region: {e:?}")))?
             .size();
         let region = DeviceMem::alloc(api, region_bytes + 64)?;
-        let mut kernels = Vec::with_capacity(spec.kernels.len());
-        for k in &spec.kernels {
-            let m = DeviceMem::alloc(api, k.len())?;
-            m.write(0, k)?;
-            kernels.push(m);
-        }
-        let addrs: Vec<u64> = kernels.iter().map(DeviceMem::addr).collect();
-        let table = DeviceMem::alloc(api, addrs.len().max(1) * 8)?;
-        table.write(0, &words(&addrs))?;
-        let orch_so = DeviceMem::alloc(api, spec.orchestration.len())?;
-        orch_so.write(0, &spec.orchestration)?;
+        let table = DeviceMem::alloc(api, kernel_addrs.len().max(1) * 8)?;
+        table.write(0, &words(kernel_addrs))?;
         let mut buffers = Vec::with_capacity(spec.buffers.len());
         for b in &spec.buffers {
             let m = DeviceMem::alloc(api, b.bytes)?;
@@ -92,9 +87,7 @@ impl NpuSession {
         let aicore_args = DeviceMem::alloc(api, 16)?;
         Ok(RunMem {
             region,
-            kernels,
             table,
-            orch_so,
             orch_args,
             buffers,
             heap,
@@ -111,7 +104,27 @@ impl NpuSession {
         };
         live.device.on_this_thread()?;
         let cfg = self.config(spec);
-        let mem = match self.alloc_run(spec, &cfg) {
+        // Kernels then the orchestration SO, on the device once per session.
+        let mut blobs: Vec<&[u8]> = spec.kernels.iter().map(Vec::as_slice).collect();
+        blobs.push(&spec.orchestration);
+        let api = std::sync::Arc::clone(&self.api);
+        let uploaded = self
+            .live
+            .as_mut()
+            .expect("checked above")
+            .uploads
+            .addrs(&api, &blobs);
+        let mut code = match uploaded {
+            Ok(a) => a,
+            Err(e) => {
+                return Err(NpuError::Cann {
+                    step: "uploading the kernels and the orchestration SO",
+                    source: e,
+                });
+            }
+        };
+        let orch_so = code.pop().expect("the SO is the last blob");
+        let mem = match self.alloc_run(spec, &cfg, &code) {
             Ok(m) => m,
             Err(e) => {
                 // Nothing was launched: the session stays usable.
@@ -122,7 +135,7 @@ impl NpuSession {
             }
         };
         self.runs += 1;
-        match self.launch_and_wait(spec, &cfg, &mem) {
+        match self.launch_and_wait(spec, &cfg, &mem, (orch_so, code.len() as u32)) {
             Ok(status) if status.ok() => {
                 let mut buffers = Vec::with_capacity(mem.buffers.len());
                 for b in &mem.buffers {
@@ -169,6 +182,7 @@ impl NpuSession {
         spec: &RunSpec,
         cfg: &Config,
         mem: &RunMem,
+        (orch_so, nkernels): (u64, u32),
     ) -> Result<DeviceStatus, (&'static str, CannError)> {
         let live = self.live.as_ref().expect("checked by run");
         let sync = self.opts.timeouts.stream_sync_ms;
@@ -195,8 +209,8 @@ impl NpuSession {
             handshakes: live.handshakes.addr(),
             slots: live.slots.addr(),
             regs: (live.regs.addr(), (live.regs.len() / 8) as u32),
-            kernels: (mem.table.addr(), mem.kernels.len() as u32),
-            orch_so: (mem.orch_so.addr(), spec.orchestration.len() as u64),
+            kernels: (mem.table.addr(), nkernels),
+            orch_so: (orch_so, spec.orchestration.len() as u64),
             orch_args: (mem.orch_args.addr(), spec.args.len() as u32),
             heap: (mem.heap.addr(), mem.heap.len() as u64),
             report: mem.report.addr(),

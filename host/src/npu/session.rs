@@ -17,6 +17,7 @@ use super::device::DeviceRefs;
 use super::error::NpuError;
 use super::options::NpuOptions;
 use super::register::{EXEC_SYMBOL, INIT_SYMBOL, op_type, register};
+use super::uploads::Uploads;
 use super::{bootstrap, read_artifact};
 
 /// What a live session holds. Fields drop in order: the streams first (destroying one
@@ -24,6 +25,7 @@ use super::{bootstrap, read_artifact};
 pub(super) struct Live {
     pub aicpu_stream: Stream,
     pub aicore_stream: Stream,
+    pub uploads: Uploads,
     pub kernels: CpuKernels,
     pub aicore: AicoreBinary,
     pub handshakes: DeviceMem,
@@ -171,6 +173,7 @@ impl NpuSession {
             live: Some(Live {
                 aicpu_stream,
                 aicore_stream,
+                uploads: Uploads::default(),
                 kernels,
                 aicore,
                 handshakes,
@@ -219,6 +222,7 @@ impl NpuSession {
             let Live {
                 aicpu_stream,
                 aicore_stream,
+                uploads,
                 kernels,
                 aicore,
                 handshakes,
@@ -231,7 +235,7 @@ impl NpuSession {
             device.reset_force();
             drop((aicpu_stream, aicore_stream));
             drop(keep);
-            drop((kernels, aicore, handshakes, slots, regs));
+            drop((uploads, kernels, aicore, handshakes, slots, regs));
         }
     }
 }
