@@ -72,3 +72,32 @@ pub fn fingerprint(so: &[u8]) -> Result<u64, FingerprintError> {
 pub fn inner_so_name(fingerprint: u64, device: u32) -> String {
     format!("{INNER_STEM}_{fingerprint:016x}_{device}.so")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_without_elf_or_build_id_has_no_fingerprint() {
+        assert_eq!(fingerprint(b"not an elf"), Err(FingerprintError::NotElf));
+        assert!(
+            FingerprintError::NoBuildId
+                .to_string()
+                .contains("--build-id")
+        );
+    }
+
+    #[test]
+    fn an_elf_with_a_build_id_is_fingerprinted_by_its_first_eight_bytes() {
+        // This test binary: linked with a build-id by the toolchain's default.
+        let me = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let file = object::File::parse(&*me).unwrap();
+        match file.build_id() {
+            Ok(Some(id)) if id.len() >= 8 => {
+                let want = u64::from_be_bytes(id[..8].try_into().unwrap());
+                assert_eq!(fingerprint(&me), Ok(want));
+            }
+            _ => assert_eq!(fingerprint(&me), Err(FingerprintError::NoBuildId)),
+        }
+    }
+}

@@ -91,3 +91,31 @@ impl RunSpec {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_naming_what_does_not_exist_is_refused_with_what_there_is() {
+        let mut s = RunSpec::new(vec![1], vec![vec![0xc3]]);
+        assert_eq!(s.check(), Ok(()));
+        s.args = vec![OrchArg::Buffer(0)];
+        assert!(s.check().unwrap_err().contains("buffer 0, and there are 0"));
+        s.args = vec![OrchArg::Kernel(1)];
+        assert!(s.check().unwrap_err().contains("kernel 1, and there are 1"));
+        s.args.clear();
+        s.buffers = vec![BufferSpec {
+            bytes: 4,
+            init: vec![0; 8],
+        }];
+        assert!(
+            s.check()
+                .unwrap_err()
+                .contains("4 bytes with 8 initial bytes")
+        );
+        s.buffers.clear();
+        s.kernels.push(Vec::new());
+        assert!(s.check().unwrap_err().contains("kernel 1 is empty"));
+    }
+}
