@@ -15,6 +15,17 @@ fn pto_launch(extra: u64, out: &std::path::Path) -> std::process::Output {
         .iter()
         .map(|p| p.display().to_string())
         .collect();
+    launch_with(extra, out, &kernels.join(","), &[])
+}
+
+/// `pto-launch run` of the DAG with `kernels` as given to --kernels, and `more` flags.
+fn launch_with(
+    extra: u64,
+    out: &std::path::Path,
+    kernels: &str,
+    more: &[&str],
+) -> std::process::Output {
+    let k = kit();
     let bytes = (3 * N * BLOCKS + BLOCKS) * 8;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pto-launch"));
     cmd.args([
@@ -28,7 +39,7 @@ fn pto_launch(extra: u64, out: &std::path::Path) -> std::process::Output {
     ])
     .arg("--orchestration")
     .arg(&k.orchestration_file)
-    .args(["--kernels", &kernels.join(",")])
+    .args(["--kernels", kernels])
     .args(["--buffer", &bytes.to_string()])
     .args([
         "--arg", "kernel:0", "--arg", "kernel:1", "--arg", "kernel:2",
@@ -59,7 +70,8 @@ fn pto_launch(extra: u64, out: &std::path::Path) -> std::process::Output {
     .arg(&k.artifacts.aicore_executor)
     .arg("--cann-dir")
     .arg(&k.cann)
-    .args(["--device-ticks-per-us", &ticks_per_us().to_string()]);
+    .args(["--device-ticks-per-us", &ticks_per_us().to_string()])
+    .args(more);
     cmd.output().expect("pto-launch runs")
 }
 
@@ -123,4 +135,34 @@ fn pto_launch_names_the_flag_for_a_missing_artifact_and_a_missing_file() {
         err.contains("cannot read the orchestration SO /nonexistent/orch.so"),
         "{err}"
     );
+}
+
+#[test]
+fn pto_launch_takes_a_kernel_directory_in_name_order_and_prints_json() {
+    let k = kit();
+    let dir = scratch("kernels");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, f) in k.kernel_files.iter().enumerate() {
+        std::fs::copy(
+            f,
+            dir.join(format!(
+                "{i:02}_{}",
+                f.file_name().unwrap().to_string_lossy()
+            )),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("README.txt"), "not a kernel").unwrap();
+    let out = scratch("json");
+    let o = launch_with(0, &out, dir.to_str().unwrap(), &["--json"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(v["command"], "run");
+    assert_eq!(v["results"]["tasks_finished"], 4 * BLOCKS);
+    check_sums(&std::fs::read(out.join("buffer_0.bin")).unwrap()).unwrap();
 }
