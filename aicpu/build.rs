@@ -35,7 +35,14 @@ fn main() {
     ] {
         println!("cargo:rerun-if-changed={}", aicore.join(f).display());
     }
-    for f in ["kernels.c", "orchestration.c", "orchestration_misnamed.c"] {
+    for f in [
+        "kernels.c",
+        "layout.c",
+        "orchestration.c",
+        "orchestration_misnamed.c",
+        "readme_kernel.c",
+        "readme_orchestration.c",
+    ] {
         println!("cargo:rerun-if-changed={}", tests_c.join(f).display());
     }
     println!("cargo:rerun-if-changed=include/pto_aicpu.h");
@@ -57,7 +64,9 @@ fn main() {
         .file(aicore.join("executor.cpp"))
         .file(aicore.join("host.c"))
         .file(tests_c.join("kernels.c"))
+        .file(tests_c.join("layout.c"))
         .file(tests_c.join("orchestration.c"))
+        .file(tests_c.join("readme_kernel.c"))
         .compile_intermediates();
     for o in objects {
         println!("cargo:rustc-link-arg-tests={}", o.display());
@@ -65,6 +74,7 @@ fn main() {
     for (name, env) in [
         ("orchestration", "PTO_TEST_ORCH_SO"),
         ("orchestration_misnamed", "PTO_TEST_ORCH_MISNAMED_SO"),
+        ("readme_orchestration", "PTO_TEST_README_SO"),
     ] {
         let so = shared(&c(), &tests_c.join(format!("{name}.c")), &out, name);
         println!("cargo:rustc-env={env}={}", so.display());

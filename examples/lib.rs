@@ -13,6 +13,9 @@
 //! - `ring_allreduce.rs`: ranks putting chunks into their neighbour's window, consumers
 //!   waiting through deferred completion (`cargo run --example ring_allreduce`).
 //!
+//! `tiled_gemm` and `paged_attention` build their DAGs with `pto-workloads` (whose builders the
+//! bench's scenes use too) and keep their kernels and checks here.
+//!
 //! Each takes `--trace FILE.json` to write a Chrome trace of its run (open it in Perfetto).
 //! `cargo test -p pto-examples` runs every example and checks its result.
 #![forbid(unsafe_code)]

@@ -1,6 +1,7 @@
 //! paged_attention: the decode-phase DAG of attention over a paged KV cache, in f32.
 //!
-//! One query token per head attends to a sequence of `BLOCKS * BLOCK` cached tokens whose
+//! The DAG comes from `pto_workloads::attention` (the bench's paged-attention scenes use it
+//! too). One query token per head attends to a sequence of `BLOCKS * BLOCK` cached tokens whose
 //! keys and values live in fixed-size blocks scattered over a pool (a block table maps each
 //! logical block to a physical one). For each layer, head and block: a cube task computes the
 //! block's scores (QK), a vector task its softmax statistics and probabilities, a cube task
@@ -16,10 +17,12 @@
 //! cargo run --example paged_attention -- --trace attn.json --deps attn.dot
 //! ```
 
-use pto_runtime_core::{
-    Access, Buffer, Config, KernelId, ProfileLevel, TaskSpec, TensorArg, Tile, WorkerClass,
+use pto_runtime_core::{Access, Config, KernelId, ProfileLevel};
+use pto_sim::{DepGraph, KernelCtx, KernelError, KernelTable, SimOptions};
+use pto_workloads::Submitter;
+use pto_workloads::attention::{
+    AttentionKernels, AttentionLayer, AttentionShape, ScopeLayout, submit_paged_attention,
 };
-use pto_sim::{DepGraph, KernelCtx, KernelError, KernelTable, SimOptions, SimOrchestrator};
 
 /// Any error: the simulator's, a submit's, memory's, or a wrong result.
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -37,17 +40,17 @@ const F32: u32 = 4;
 
 /// Tensors `[q (D), k (BLOCK x D), scores (BLOCK)]`, `args = [scale]` (f32 bits):
 /// scores[t] = scale * q . k[t].
-const QK: KernelId = KernelId(0);
+const QK: KernelId = AttentionKernels::EXAMPLE.qk;
 /// Tensors `[scores (BLOCK), p (BLOCK), stats (2)]`: stats = [max, sum of p],
 /// p[t] = exp(scores[t] - max).
-const SOFTMAX: KernelId = KernelId(1);
+const SOFTMAX: KernelId = AttentionKernels::EXAMPLE.softmax;
 /// Tensors `[p (BLOCK), v (BLOCK x D), o (D)]`: o = sum of p[t] v[t].
-const PV: KernelId = KernelId(2);
+const PV: KernelId = AttentionKernels::EXAMPLE.pv;
 /// Tensors `[state (2 + D), stats (2), o (D)]`: merges the block into the head's running
 /// state `[max, sum, out...]` (an output for the first block: the state starts there).
-const MERGE: KernelId = KernelId(3);
+const MERGE: KernelId = AttentionKernels::EXAMPLE.merge;
 /// Tensors `[state (2 + D), out (D)]`: out = state.out / state.sum.
-const NORMALIZE: KernelId = KernelId(4);
+const NORMALIZE: KernelId = AttentionKernels::EXAMPLE.normalize;
 
 fn qk(ctx: &KernelCtx<'_>) -> Result<(), KernelError> {
     let [scale] = ctx.args_array()?;
@@ -200,82 +203,6 @@ pub struct Attention {
     pub ticks_per_us: u64,
 }
 
-/// Device buffers of one layer's inputs and output.
-#[derive(Clone, Copy)]
-struct Layer {
-    k: Buffer,
-    v: Buffer,
-    out: Buffer,
-}
-
-/// Submits one layer: queries from `q`, output to `layer.out`, intermediates from the heap.
-fn submit_layer(
-    o: &mut SimOrchestrator<'_, '_>,
-    g: &mut DepGraph,
-    l: usize,
-    q: Buffer,
-    layer: Layer,
-) -> Result<(), Error> {
-    let scale = (1.0 / (D as f32).sqrt()).to_bits() as u64;
-    let vec_of =
-        |b: Buffer, at: usize, n: usize| Tile::contiguous(b.at((at * 4) as u64), F32, n as u32);
-    let whole = |b: Buffer| Tile::contiguous(b.base, F32, (b.len / 4) as u32);
-    let task = |k: KernelId, class: WorkerClass| TaskSpec::new(k, class);
-    for h in 0..HEADS {
-        let q_h = TensorArg::input(q, vec_of(q, h * D, D));
-        let mut state = None;
-        for j in 0..BLOCKS {
-            let p = block_table(l, j);
-            let kv =
-                |b: Buffer| TensorArg::input(b, vec_of(b, (p * HEADS + h) * BLOCK * D, BLOCK * D));
-            // Each output buffer belongs to the next task submitted: allocate, then submit.
-            let s = o.alloc_buffer(0, (BLOCK * 4) as u64, 64)?;
-            let t = [q_h, kv(layer.k), TensorArg::output(s, whole(s))];
-            g.submit(o, &task(QK, WorkerClass::Aic).tensors(&t).args(&[scale]))?;
-            let (pb, stats) = (
-                o.alloc_buffer(0, (BLOCK * 4) as u64, 64)?,
-                o.alloc_buffer(0, 8, 64)?,
-            );
-            let t = [
-                TensorArg::input(s, whole(s)),
-                TensorArg::output(pb, whole(pb)),
-                TensorArg::output(stats, whole(stats)),
-            ];
-            g.submit(o, &task(SOFTMAX, WorkerClass::Aiv).tensors(&t))?;
-            let ob = o.alloc_buffer(0, (D * 4) as u64, 64)?;
-            let t = [
-                TensorArg::input(pb, whole(pb)),
-                kv(layer.v),
-                TensorArg::output(ob, whole(ob)),
-            ];
-            g.submit(o, &task(PV, WorkerClass::Aic).tensors(&t))?;
-            // The running state: written first by the first block's merge, then read and
-            // written by each next one (so they follow each other).
-            let st = match state {
-                None => {
-                    let b = o.alloc_buffer(0, ((2 + D) * 4) as u64, 64)?;
-                    state = Some(b);
-                    TensorArg::output(b, whole(b))
-                }
-                Some(b) => TensorArg::inout(b, whole(b)),
-            };
-            let t = [
-                st,
-                TensorArg::input(stats, whole(stats)),
-                TensorArg::input(ob, whole(ob)),
-            ];
-            g.submit(o, &task(MERGE, WorkerClass::Aiv).tensors(&t))?;
-        }
-        let st = state.ok_or("no KV block")?;
-        let t = [
-            TensorArg::input(st, whole(st)),
-            TensorArg::output(layer.out, vec_of(layer.out, h * D, D)),
-        ];
-        g.submit(o, &task(NORMALIZE, WorkerClass::Aiv).tensors(&t))?;
-    }
-    Ok(())
-}
-
 /// Runs the decode step on the simulator and checks the last layer's output against
 /// [`reference`]; with `trace`, profiles every task.
 fn paged_attention(trace: bool) -> Result<Attention, Error> {
@@ -307,24 +234,43 @@ fn paged_attention(trace: bool) -> Result<Attention, Error> {
         let pool = POOL * HEADS * BLOCK * D * 4;
         let q = mem.alloc_buffer(HEADS * D * 4, 64)?;
         mem.write_f32s(q.base, &inp.q)?;
-        let mut layers = Vec::new();
+        let mut pools = Vec::new();
         for l in 0..LAYERS {
-            let layer = Layer {
-                k: mem.alloc_buffer(pool, 64)?,
-                v: mem.alloc_buffer(pool, 64)?,
-                out: mem.alloc_buffer(HEADS * D * 4, 64)?,
-            };
-            mem.write_f32s(layer.k.base, &inp.k[l])?;
-            mem.write_f32s(layer.v.base, &inp.v[l])?;
-            layers.push(layer);
+            let (k, v) = (mem.alloc_buffer(pool, 64)?, mem.alloc_buffer(pool, 64)?);
+            let out = mem.alloc_buffer(HEADS * D * 4, 64)?;
+            mem.write_f32s(k.base, &inp.k[l])?;
+            mem.write_f32s(v.base, &inp.v[l])?;
+            pools.push((k, v, out));
         }
-        let mut g = DepGraph::new();
+        let shape = AttentionShape {
+            heads: HEADS,
+            group: 1,
+            d: D,
+            block: BLOCK,
+            blocks: BLOCKS,
+            elem: F32,
+        };
+        let tables: Vec<Vec<usize>> = (0..LAYERS)
+            .map(|l| (0..BLOCKS).map(|j| block_table(l, j)).collect())
+            .collect();
         let mut query = q;
-        for (l, &layer) in layers.iter().enumerate() {
-            // One scope per layer: its heap buffers live until its last task retired.
-            o.scope(|o| submit_layer(o, &mut g, l, query, layer))??;
-            query = layer.out;
+        let mut layers = Vec::new();
+        for (l, &(k, v, out)) in pools.iter().enumerate() {
+            layers.push(AttentionLayer {
+                q: query,
+                k,
+                v,
+                out,
+                table: &tables[l],
+            });
+            // Each layer's output is the next one's query.
+            query = out;
         }
+        // One scope per layer: its heap buffers live until its last task retired.
+        let mut s = Submitter::recording();
+        let kernels = AttentionKernels::EXAMPLE;
+        submit_paged_attention(&mut s, o, &shape, &kernels, &layers, ScopeLayout::PerLayer)?;
+        let g = s.into_graph().ok_or("the submitter recorded no graph")?;
         Ok::<_, Error>((query, g))
     })?;
     let (result, deps) = out.value?;

@@ -1,5 +1,6 @@
 //! tiled_gemm: a blocked matrix multiply `C = relu(alpha * A B + bias)` in f32.
 //!
+//! The DAG comes from `pto_workloads::gemm` (the bench's batched-GEMM scene uses it too).
 //! Each output tile `(i, j)` is accumulated over the K dimension by cube (AIC) tasks, one per
 //! K block, into an accumulator tile; a vector (AIV) task then applies the epilogue (scale,
 //! bias, ReLU) and writes the tile of `C`. No task names another: every dependency comes from
@@ -13,10 +14,12 @@
 //! cargo run --example tiled_gemm -- --trace gemm.json
 //! ```
 
-use pto_runtime_core::{
-    Access, Buffer, Config, KernelId, ProfileLevel, TaskId, TaskSpec, TensorArg, Tile, WorkerClass,
-};
+use pto_runtime_core::{Access, Config, ProfileLevel};
 use pto_sim::{KernelCtx, KernelError, KernelTable, SimOptions};
+use pto_workloads::Submitter;
+use pto_workloads::gemm::{
+    EPILOGUE, Epilogue, GemmBuffers, GemmShape, GemmTile, MATMUL, submit_tiled_gemm,
+};
 
 /// Any error: the simulator's, a submit's, memory's, or a wrong result.
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -34,12 +37,10 @@ const ALPHA: f32 = 0.5;
 /// Bytes per element.
 const F32: u32 = 4;
 
-/// `acc (+)= A[i-block, k-block] x B[k-block, j-block]`; tensors `[a, b, acc]`. The first K
-/// step only writes `acc` (an output: it starts from zero); later ones read it too (inout).
-const MATMUL: KernelId = KernelId(0);
-/// `C = relu(alpha * acc + bias)` on one tile; tensors `[acc, bias, c]` (bias: the tile's TN
-/// columns), `args = [alpha]` (the f32's bits).
-const EPILOGUE: KernelId = KernelId(1);
+// `MATMUL`: `acc (+)= A[i-block, k-block] x B[k-block, j-block]`; tensors `[a, b, acc]`. The
+// first K step only writes `acc` (an output: it starts from zero); later ones read it too.
+// `EPILOGUE`: `C = relu(alpha * acc + bias)` on one tile; tensors `[acc, bias, c]` (bias: the
+// tile's TN columns), `args = [alpha]` (the f32's bits). The DAG is `pto_workloads::gemm`'s.
 
 fn matmul(ctx: &KernelCtx<'_>) -> Result<(), KernelError> {
     let (a, b, acc) = (ctx.tensor(0)?, ctx.tensor(1)?, ctx.tensor(2)?);
@@ -96,7 +97,7 @@ pub struct Gemm {
     /// Wall time of the run.
     pub wall: std::time::Duration,
     /// Per output tile: its K-step tasks in order, then its epilogue task.
-    pub tiles: Vec<(Vec<TaskId>, TaskId)>,
+    pub tiles: Vec<GemmTile>,
     /// The task records (profiling at `Tasks`).
     pub records: Vec<pto_runtime_core::TaskRecord>,
 }
@@ -137,44 +138,34 @@ fn tiled_gemm(profile: ProfileLevel, trace: Option<&std::path::Path>) -> Result<
         mem.write_f32s(da.base, &a)?;
         mem.write_f32s(db.base, &b)?;
         mem.write_f32s(dbias.base, &bias)?;
-        // The `rows x width` block from element (r, c) of a row-major matrix with `cols`
-        // columns.
-        let block = |m: Buffer, cols: usize, (r, c): (usize, usize), rows: usize, width: usize| {
-            let at = m.at(((r * cols + c) * 4) as u64);
-            Tile::block(at, F32, rows as u32, width as u32, cols as u64)
+        let shape = GemmShape {
+            m: M,
+            n: N,
+            k: K,
+            tm: TM,
+            tn: TN,
+            tk: TK,
+            elem: F32,
         };
-        let mut tiles = Vec::new();
-        for i in (0..M).step_by(TM) {
-            for j in (0..N).step_by(TN) {
-                let acc = block(dacc, N, (i, j), TM, TN);
-                let mut steps = Vec::new();
-                for k in (0..K).step_by(TK) {
-                    let tensors = [
-                        TensorArg::input(da, block(da, K, (i, k), TM, TK)),
-                        TensorArg::input(db, block(db, N, (k, j), TK, TN)),
-                        // The first step only writes the accumulator; later ones read it too.
-                        if k == 0 {
-                            TensorArg::output(dacc, acc)
-                        } else {
-                            TensorArg::inout(dacc, acc)
-                        },
-                    ];
-                    let task = TaskSpec::new(MATMUL, WorkerClass::Aic).tensors(&tensors);
-                    steps.push(o.submit(&task)?);
-                }
-                let tensors = [
-                    TensorArg::input(dacc, acc),
-                    TensorArg::input(dbias, block(dbias, N, (0, j), 1, TN)),
-                    TensorArg::output(dc, block(dc, N, (i, j), TM, TN)),
-                ];
-                let epi = o.submit(
-                    &TaskSpec::new(EPILOGUE, WorkerClass::Aiv)
-                        .tensors(&tensors)
-                        .args(&[ALPHA.to_bits() as u64]),
-                )?;
-                tiles.push((steps, epi));
-            }
-        }
+        let bufs = GemmBuffers {
+            a: da,
+            b: db,
+            acc: dacc,
+        };
+        let epilogue = Epilogue {
+            kernel: EPILOGUE,
+            bias: dbias,
+            c: dc,
+            args: &[ALPHA.to_bits() as u64],
+        };
+        let tiles = submit_tiled_gemm(
+            &mut Submitter::new(),
+            o,
+            &shape,
+            bufs,
+            MATMUL,
+            Some(&epilogue),
+        )?;
         Ok::<_, Error>((dc, tiles))
     })?;
     let (dc, tiles) = out.value?;
@@ -222,6 +213,7 @@ fn main() -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pto_runtime_core::TaskId;
 
     #[test]
     fn tiled_gemm_matches_plain_rust() {
@@ -254,8 +246,8 @@ mod tests {
                 .find(|r| r.task == t)
                 .unwrap_or_else(|| panic!("no record of {t}"))
         };
-        for (steps, epi) in &g.tiles {
-            let mut after = steps.iter().copied().chain([*epi]);
+        for tile in &g.tiles {
+            let mut after = tile.steps.iter().copied().chain(tile.epilogue);
             let mut prev = rec(after.next().unwrap());
             for t in after {
                 let r = rec(t);

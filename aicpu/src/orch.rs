@@ -2,13 +2,13 @@
 //! runtime operations, closes submissions, then keeps the device watchdog until the
 //! schedulers are done.
 
-use core::ffi::c_void;
+use core::ffi::{c_char, c_void};
 
 use pto_device_sys::abi::{PTO_AICPU_ABI, PtoAicpuCode, PtoOrchOps, PtoOrchestrate};
 use pto_device_sys::chip::ChipPlatform;
 use pto_device_sys::raw::arch;
 use pto_runtime_core::Orchestrator;
-use pto_runtime_core::ffi::{PtoStatus, PtoTask, submit_c};
+use pto_runtime_core::ffi::{PtoStatus, PtoTask, alloc_c, status_str, submit_c};
 
 use crate::run::{Run, others_departed, record};
 
@@ -65,10 +65,7 @@ unsafe fn ctx<'a>(ctx: *mut c_void) -> Result<&'a mut Ctx, i32> {
 unsafe extern "C" fn scope_begin(c: *mut c_void) -> i32 {
     // SAFETY: `c` is the operations' `ctx` (the orchestration ABI's contract).
     match unsafe { ctx(c) } {
-        Ok(c) => {
-            c.o.scope_begin()
-                .map_or(PtoStatus::PtoErrSubmit as i32, |()| 0)
-        }
+        Ok(c) => PtoStatus::of(c.o.scope_begin()) as i32,
         Err(e) => e,
     }
 }
@@ -76,10 +73,7 @@ unsafe extern "C" fn scope_begin(c: *mut c_void) -> i32 {
 unsafe extern "C" fn scope_end(c: *mut c_void) -> i32 {
     // SAFETY: as for `scope_begin`.
     match unsafe { ctx(c) } {
-        Ok(c) => {
-            c.o.scope_end()
-                .map_or(PtoStatus::PtoErrSubmit as i32, |()| 0)
-        }
+        Ok(c) => PtoStatus::of(c.o.scope_end()) as i32,
         Err(e) => e,
     }
 }
@@ -91,21 +85,16 @@ unsafe extern "C" fn alloc(
     align: u64,
     addr: *mut u64,
 ) -> i32 {
-    if addr.is_null() {
-        return PtoStatus::PtoErrNull as i32;
-    }
     // SAFETY: as for `scope_begin`.
     match unsafe { ctx(c) } {
-        Ok(c) => match c.o.alloc(ring, bytes, align) {
-            Ok(a) => {
-                // SAFETY: non-null; the orchestration ABI's contract.
-                unsafe { addr.write(a) };
-                0
-            }
-            Err(_) => PtoStatus::PtoErrSubmit as i32,
-        },
+        // SAFETY: the orchestration ABI's contract on `addr`.
+        Ok(c) => unsafe { alloc_c(&mut c.o, ring, bytes, align, addr) as i32 },
         Err(e) => e,
     }
+}
+
+unsafe extern "C" fn status(code: i32) -> *const c_char {
+    status_str(code).as_ptr()
 }
 
 /// Runs the orchestration of `run`, then watches the deadline until the schedulers left.
@@ -122,6 +111,7 @@ pub(crate) fn orchestrate(run: &'static Run) {
                 scope_begin,
                 scope_end,
                 alloc,
+                status_str: status,
             };
             let loaded = if a.orch_so != 0 {
                 // SAFETY: the host wrote `orch_so_len` bytes of the SO at `orch_so`

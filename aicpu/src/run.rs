@@ -12,10 +12,12 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use pto_device_sys::abi::{PtoAicpuCode, PtoAicpuExecArgs, PtoAicpuReport};
-use pto_device_sys::chip::{ChipCore, ChipError, ChipPlatform, close_core};
+use pto_device_sys::chip::{
+    ChipCore, ChipError, ChipPlatform, PtoStallEntry, StallLog, close_core,
+};
 use pto_device_sys::raw::arch;
-use pto_runtime_core::Runtime;
-use pto_runtime_core::ffi::PtoReport;
+use pto_runtime_core::ffi::{PtoRecord, PtoReport, records_c};
+use pto_runtime_core::{Runtime, Stall};
 
 use crate::settings::Settings;
 
@@ -70,6 +72,9 @@ static ERR_VALUE: AtomicU64 = AtomicU64::new(0);
 /// The opened cores of the run (ticket 0 fills it; the platform borrows it).
 pub(crate) static CORES: Shared<heapless::Vec<ChipCore<'static>, MAX_CORES>> =
     Shared(UnsafeCell::new(heapless::Vec::new()));
+/// What the live tasks of a failed run waited for (the schedulers tell, the last out adds
+/// what the task slots say).
+pub(crate) static STALLS: StallLog = StallLog::new();
 /// The run, once set up.
 pub(crate) static RUN: Shared<Option<Run>> = Shared(UnsafeCell::new(None));
 
@@ -124,6 +129,28 @@ pub(crate) fn write_report(a: &PtoAicpuExecArgs, r: PtoAicpuReport) {
     if a.coherence == 1 {
         arch::clean(p as usize, size_of::<PtoAicpuReport>());
     }
+}
+
+/// Copies the run's task records where its arguments say: (copied, held in all).
+fn copy_records(r: &Run) -> (u32, u32) {
+    let a = &r.args;
+    let out = a.records as usize as *mut PtoRecord;
+    let (mut n, mut total) = (0usize, 0usize);
+    // SAFETY: `records` is null (cap 0, checked at setup) or names `records_cap` aligned
+    // records of device memory the host gave for them (the ABI's contract).
+    unsafe {
+        records_c(
+            &r.rt,
+            out,
+            a.records_cap as usize,
+            &raw mut n,
+            &raw mut total,
+        )
+    };
+    if a.coherence == 1 && n > 0 {
+        arch::clean(out as usize, n * size_of::<PtoRecord>());
+    }
+    (n as u32, total.min(u32::MAX as usize) as u32)
 }
 
 /// One `exec` thread's part in the run `a` describes. Returns 0 unless the thread took no
@@ -223,12 +250,30 @@ fn finish(a: &PtoAicpuExecArgs) {
     // SAFETY: as above.
     let cores = unsafe { &mut *CORES.get() };
     let mut sched = PtoReport::default();
+    let (mut records, mut records_total) = (0, 0);
     let (ticks, exit_us) = match &run {
         Some(r) => {
             if r.rt.error().is_some() {
                 record(PtoAicpuCode::RunFailed, 0xffff, 0);
+                // The schedulers told what their cores ran and deferred sets held; the
+                // slots tell who waited for producers (and which), then who was ready (a
+                // task the schedulers told of, or the error's own, is not ready as well).
+                let error_task = r.rt.error().and_then(|e| e.task);
+                for s in
+                    r.rt.stalls()
+                        .filter(|s| matches!(s, Stall::Producers { .. }))
+                {
+                    let e = PtoStallEntry::of(&s).with_producers(r.rt.producers_of(s.task()));
+                    STALLS.push_entry(e);
+                }
+                for s in r.rt.stalls().filter(|s| matches!(s, Stall::Ready { .. })) {
+                    if !STALLS.mentions(s.task()) && Some(s.task()) != error_task {
+                        STALLS.push(&s);
+                    }
+                }
             }
             sched = PtoReport::from_report(&r.rt.report());
+            (records, records_total) = copy_records(r);
             (r.settings.ticks_per_us, r.settings.exit_us)
         }
         None => crate::settings::get().map_or((1, 0), |s| (s.ticks_per_us, s.exit_us)),
@@ -241,7 +286,7 @@ fn finish(a: &PtoAicpuExecArgs) {
         }
     }
     cores.clear();
-    let report = PtoAicpuReport {
+    let mut report = PtoAicpuReport {
         code: ERR_CODE.load(Ordering::Acquire),
         core: ERR_CORE.load(Ordering::Relaxed),
         value: ERR_VALUE.load(Ordering::Relaxed),
@@ -249,7 +294,15 @@ fn finish(a: &PtoAicpuExecArgs) {
         cores_closed: closed,
         run: RUNS.load(Ordering::Relaxed),
         sched,
+        records,
+        records_total,
+        nstalls: STALLS.told(),
+        ..PtoAicpuReport::default()
     };
+    for (d, e) in report.stalls.iter_mut().zip(STALLS.entries()) {
+        *d = e;
+    }
+    STALLS.clear();
     write_report(a, report);
     ERR_CODE.store(0, Ordering::Relaxed);
     ERR_CORE.store(0xffff, Ordering::Relaxed);

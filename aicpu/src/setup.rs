@@ -11,8 +11,9 @@ use pto_device_sys::chip::layout::{CORE_AIC, CORE_AIV, Handshake, Slot};
 use pto_device_sys::chip::{ChipConfig, ChipPlatform, OpenArgs, open_core};
 use pto_device_sys::raw::arch;
 use pto_device_sys::raw::chip::{HandshakeRef, RegTable, SlotPair};
-use pto_device_sys::raw::memory::{EngineWords, WatchedMemory};
+use pto_device_sys::raw::memory::{EngineWords, MemRange, WatchedMemory};
 use pto_runtime_core::Runtime;
+use pto_runtime_core::ffi::PtoTensor;
 
 use crate::run::{CORES, MAX_CORES, RUN, Run, record, record_chip};
 use crate::settings::Settings;
@@ -20,6 +21,9 @@ use crate::settings::Settings;
 /// Most register windows and kernels a run may name.
 const MAX_REGS: u32 = 4096;
 const MAX_KERNELS: u32 = 1 << 16;
+/// Most watched memory ranges and engines a run may name.
+const MAX_WATCHED: u32 = 256;
+const MAX_ENGINES: u32 = 1024;
 
 fn bad(value: u64) -> bool {
     record(PtoAicpuCode::BadArgs, 0xffff, value);
@@ -50,16 +54,29 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64) -> bool {
         || !a.slots.is_multiple_of(64)
         || !a.regs.is_multiple_of(8)
         || !a.kernels.is_multiple_of(8)
+        || !a.tensors.is_multiple_of(64)
+        || !a.watched.is_multiple_of(8)
+        || !a.engines.is_multiple_of(8)
+        || !a.records.is_multiple_of(8)
     {
         return bad(3);
+    }
+    if a.nwatched > MAX_WATCHED
+        || a.nengines > MAX_ENGINES
+        || (a.watched == 0 && a.nwatched > 0)
+        || (a.engines == 0 && a.nengines > 0)
+        || (a.records == 0 && a.records_cap > 0)
+    {
+        return bad(5);
     }
     let Some(cfg) = a.config.to_config() else {
         record(PtoAicpuCode::BadConfig, 0xffff, 0);
         return false;
     };
     let cores = cfg.aic_cores as usize + cfg.aiv_cores as usize;
-    if cores > MAX_CORES || a.threads != cfg.schedulers as u32 + 1 {
-        record(PtoAicpuCode::BadConfig, 0xffff, a.threads as u64);
+    let per_slot = cfg.max_tensors as usize;
+    if cores > MAX_CORES {
+        record(PtoAicpuCode::BadConfig, 0xffff, cores as u64);
         return false;
     }
     let coherence = if a.coherence == 1 {
@@ -85,6 +102,15 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64) -> bool {
         let (Some(hs), Some(slots)) = (NonNull::new(hs), NonNull::new(slots)) else {
             return bad(4);
         };
+        // SAFETY: two slots per core at `slots` (the ABI's contract), shared with the
+        // core only.
+        let mut pair = unsafe { SlotPair::new(slots) };
+        let descs = a.tensors as usize + i * 2 * per_slot * size_of::<PtoTensor>();
+        if let Some(d) = NonNull::new(descs as *mut PtoTensor).filter(|_| a.tensors != 0) {
+            // SAFETY: the host gives `2 * max_tensors` aligned descriptors per core at
+            // `tensors` (the ABI's contract), read by that core only.
+            pair = unsafe { pair.with_tensors(d, per_slot) };
+        }
         let spent = arch::counter().wrapping_sub(start);
         let left_us = limit.saturating_sub(spent) / s.ticks_per_us;
         let args = OpenArgs {
@@ -92,8 +118,7 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64) -> bool {
             // SAFETY: the host gives `cores` aligned handshake blocks at `handshakes`
             // (the ABI's contract), shared with the cores only.
             hs: unsafe { HandshakeRef::new(hs) },
-            // SAFETY: likewise, two slots per core at `slots`.
-            slots: unsafe { SlotPair::new(slots) },
+            slots: pair,
             regs,
             want_type: if i < cfg.aic_cores as usize {
                 CORE_AIC
@@ -119,6 +144,15 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64) -> bool {
     if crate::run::failed() {
         return false;
     }
+    // Checked once the cores are open, so that the last out sends them the exit.
+    if a.threads != cfg.schedulers as u32 + 1 {
+        record(PtoAicpuCode::BadConfig, 0xffff, a.threads as u64);
+        return false;
+    }
+    if let Err(words) = ChipPlatform::fits(&cfg) {
+        record(PtoAicpuCode::SlotTooSmall, 0xffff, words as u64);
+        return false;
+    }
     // SAFETY: the host gives the run `region_len` bytes of device memory at `region`, used
     // by nothing else during the run; the runtime is dropped before the run ends.
     let region = unsafe {
@@ -142,11 +176,29 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64) -> bool {
     // SAFETY: `opened` is a static filled above and not changed again until the last out
     // clears it, after the platform is dropped.
     let cores: &'static [_] = unsafe { (*CORES.get()).as_slice() };
+    let ranges: &'static [MemRange] = if a.nwatched == 0 {
+        &[]
+    } else {
+        // SAFETY: non-null, aligned, `nwatched` ranges the host wrote (the ABI's contract).
+        unsafe {
+            core::slice::from_raw_parts(a.watched as usize as *const MemRange, a.nwatched as usize)
+        }
+    };
+    // SAFETY: the host names mapped device memory whose counters agents bump with
+    // single aligned stores (the ABI's contract), for the run.
+    let memory = unsafe { WatchedMemory::new(ranges) };
+    let engines = match NonNull::new(a.engines as usize as *mut u64) {
+        // SAFETY: `nengines` aligned watermark words at `engines` (the ABI's contract).
+        Some(e) if a.nengines > 0 => unsafe { EngineWords::new(e, a.nengines as usize) },
+        _ => EngineWords::NONE,
+    };
+    crate::run::STALLS.clear();
     let platform = ChipPlatform::new(ChipConfig {
         cores,
         kernels,
-        memory: WatchedMemory::NONE,
-        engines: EngineWords::NONE,
+        memory,
+        engines,
+        stalls: Some(&crate::run::STALLS),
         ticks_per_us: s.ticks_per_us,
         coherence,
         heap: (a.heap_base, a.heap_len),

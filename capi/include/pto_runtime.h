@@ -15,19 +15,57 @@
 typedef enum PtoStatus {
   // Success.
   PTO_OK = 0,
-  // A required pointer was null.
+  // A required pointer was null, or an array pointer was null with a non-zero count.
   PTO_ERR_NULL = -1,
   // The configuration is invalid, or the region too small or misaligned.
   PTO_ERR_CONFIG = -2,
   // The orchestrator or that scheduler is taken already, or no such scheduler.
   PTO_ERR_CLAIMED = -3,
-  // The task was refused (bad kernel, arguments or dependencies, window full past the
-  // timeout); nothing of it was kept.
+  // The task from C is malformed: an unknown worker class or tensor access. Nothing of
+  // it was kept.
   PTO_ERR_SUBMIT = -4,
-  // The run failed: `pto_runtime_report` says how.
+  // The run failed (also [`SubmitError::RunFailed`]): the report says how.
   PTO_ERR_RUN = -5,
   // The handle is not open (closed already, or never opened).
   PTO_ERR_CLOSED = -6,
+  // [`SubmitError::WindowFull`]: the ring's window stayed full past `submit_timeout_us`.
+  PTO_ERR_WINDOW_FULL = -10,
+  // [`SubmitError::StaleDependency`]: a dependency issued by another run.
+  PTO_ERR_STALE_DEPENDENCY = -11,
+  // [`SubmitError::ForeignDependency`]: a dependency on a ring this runtime lacks.
+  PTO_ERR_FOREIGN_DEPENDENCY = -12,
+  // [`SubmitError::NotYetSubmitted`]: a dependency on a task never submitted.
+  PTO_ERR_NOT_YET_SUBMITTED = -13,
+  // [`SubmitError::TooManyDeps`]: more dependencies (named and found) than `max_deps`.
+  PTO_ERR_TOO_MANY_DEPS = -14,
+  // [`SubmitError::TooManyTensors`]: more tensor arguments than `max_tensors`.
+  PTO_ERR_TOO_MANY_TENSORS = -15,
+  // [`SubmitError::BadTensor`]: a tensor's tile is invalid or outside its buffer.
+  PTO_ERR_BAD_TENSOR = -16,
+  // [`SubmitError::TooManyArgs`]: more scalar arguments than `max_args`.
+  PTO_ERR_TOO_MANY_ARGS = -17,
+  // [`SubmitError::UnknownKernel`]: the platform has no such kernel.
+  PTO_ERR_UNKNOWN_KERNEL = -18,
+  // [`SubmitError::NoCoreForClass`]: no core of the machine runs this class.
+  PTO_ERR_NO_CORE_FOR_CLASS = -19,
+  // [`SubmitError::BadRing`]: the ring does not exist.
+  PTO_ERR_BAD_RING = -20,
+  // [`SubmitError::SequenceExhausted`]: the ring issued every id it can.
+  PTO_ERR_SEQUENCE_EXHAUSTED = -21,
+  // [`SubmitError::HeapTooSmall`]: the buffer does not fit the ring's heap (or no heap).
+  PTO_ERR_HEAP_TOO_SMALL = -22,
+  // [`SubmitError::HeapFull`]: the ring's heap stayed full past `submit_timeout_us`.
+  PTO_ERR_HEAP_FULL = -23,
+  // [`SubmitError::BadAlignment`]: an alignment that is not a power of two.
+  PTO_ERR_BAD_ALIGNMENT = -24,
+  // [`SubmitError::ScopeTooDeep`]: scopes nested too deep.
+  PTO_ERR_SCOPE_TOO_DEEP = -25,
+  // [`SubmitError::NoOpenScope`]: a scope end with no scope open.
+  PTO_ERR_NO_OPEN_SCOPE = -26,
+  // [`SubmitError::ScopeDeadlock`]: only a task an open scope holds could make room.
+  PTO_ERR_SCOPE_DEADLOCK = -27,
+  // [`SubmitError::RunFailing`]: the run is failing; nothing is accepted.
+  PTO_ERR_RUN_FAILING = -28,
 } PtoStatus;
 
 // A core's status word (the chip's 32-bit `COND` register): the token in bits 0..31, FIN in
@@ -92,6 +130,12 @@ typedef struct PtoReport {
   uint16_t error_core;
   // The error's first detail word.
   uint64_t error_detail;
+  // Scheduler loop iterations, all schedulers.
+  uint64_t loops;
+  // Tasks finished cancelled (a transfer they waited on failed).
+  uint64_t cancelled;
+  // Task records that did not fit the profile ring.
+  uint64_t profile_dropped;
 } PtoReport;
 
 // Storage for the orchestrator handle, owned by the C caller (opaque).
@@ -99,6 +143,25 @@ typedef struct PTO_ALIGNED(64) PtoOrchestrator {
   // Opaque.
   uint64_t opaque[192];
 } PtoOrchestrator;
+
+// A tensor argument as a kernel receives it on the chip (the C view of
+// `pto_runtime_core::KernelTensor`; 64 bytes).
+typedef struct PtoTensor {
+  // Device address of element `(0, .., 0)`.
+  uint64_t base;
+  // Bytes per element.
+  uint32_t elem;
+  // Dimensions in use.
+  uint8_t rank;
+  // 0: read, 1: written, 2: read then written.
+  uint8_t access;
+  // Zero.
+  uint16_t reserved;
+  // Elements along each dimension.
+  uint32_t shape[4];
+  // Distance in elements between neighbours along each dimension.
+  uint64_t strides[4];
+} PtoTensor;
 
 // One lane's payload, as `write_payload` gets it.
 typedef struct PtoPayload {
@@ -116,6 +179,10 @@ typedef struct PtoPayload {
   const uint64_t *args;
   // How many.
   size_t nargs;
+  // Tensor arguments, in the order the task gave them (null when there are none).
+  const struct PtoTensor *tensors;
+  // How many.
+  size_t ntensors;
 } PtoPayload;
 
 // A deferred condition, as `condition` reports it (the layout of the core's
@@ -166,6 +233,30 @@ typedef struct PtoPlatform {
   void (*spin_hint)(void *ctx);
 } PtoPlatform;
 
+// A tensor argument: a tile of a buffer, and how the task uses it (the C view of
+// `pto_runtime_core::TensorArg`). Element `(k0, .., k[rank-1])` lies at `base + elem *
+// sum(k_i * strides[i])`; every byte of the tile must lie inside the buffer.
+typedef struct PtoTensorArg {
+  // The buffer's first byte (an allocation: the tensor map's key).
+  uint64_t buffer;
+  // The buffer's bytes.
+  uint64_t buffer_len;
+  // Device address of the tile's element `(0, .., 0)`.
+  uint64_t base;
+  // Bytes per element.
+  uint32_t elem;
+  // Dimensions in use (1 to 4).
+  uint8_t rank;
+  // 0: read, 1: written, 2: read then written.
+  uint8_t access;
+  // Zero.
+  uint16_t reserved;
+  // Elements along each dimension, outermost first (unused ones 1).
+  uint32_t shape[4];
+  // Distance in elements between neighbours along each dimension.
+  uint64_t strides[4];
+} PtoTensorArg;
+
 // A task to submit.
 typedef struct PtoTask {
   // The kernel.
@@ -182,7 +273,47 @@ typedef struct PtoTask {
   const uint64_t *deps;
   // How many.
   size_t ndeps;
+  // Tensor arguments (null with 0: none): the task waits for every earlier live task
+  // whose tile of the same buffer conflicts, and its kernel receives them in this order.
+  const struct PtoTensorArg *tensors;
+  // How many.
+  size_t ntensors;
 } PtoTask;
+
+// One finished task's record (the C view of `pto_runtime_core::TaskRecord`): times are
+// counter ticks, 0 where the run did not measure them.
+typedef struct PtoRecord {
+  // The task's id.
+  uint64_t task;
+  // Its kernel.
+  uint32_t kernel;
+  // The core of its first lane, or `0xffff` (DUMMY).
+  uint16_t core;
+  // 0: AIC, 1: AIV, 2: MIX, 3: DUMMY.
+  uint8_t class_;
+  // The scheduler that finished it.
+  uint8_t scheduler;
+  // 1 if it finished cancelled.
+  uint32_t cancelled;
+  // Zero.
+  uint32_t reserved;
+  // Submitted.
+  uint64_t submit;
+  // Became ready.
+  uint64_t ready;
+  // Dispatched (first lane).
+  uint64_t dispatch;
+  // Kernel started (earliest lane).
+  uint64_t start;
+  // Kernel ended (latest lane).
+  uint64_t end;
+  // The scheduler saw the last FIN.
+  uint64_t fin;
+  // Its deferred conditions held (0: it was not deferred).
+  uint64_t deferred_done;
+  // Completed (released its consumers).
+  uint64_t complete;
+} PtoRecord;
 
 #ifdef __cplusplus
 extern "C" {
@@ -240,11 +371,12 @@ enum PtoStatus pto_orchestrator_open(struct PtoOrchestrator *o,
                                      const struct PtoRuntime *rt,
                                      const struct PtoPlatform *p);
 
-// Submits `t`; its id goes to `id` (if not null).
+// Submits `t`; its id goes to `id` (if not null). `PtoOk`, or the status of the reason
+// it was refused (one per `SubmitError` variant; nothing of the task was kept).
 //
 // # Safety
-// `o` is null or open; `t` is null or valid for a read, its `args` and `deps` valid for
-// `nargs` and `ndeps` elements; `id` is null or valid for a write.
+// `o` is null or open; `t` is null or valid for a read, its `args`, `deps` and `tensors`
+// valid for `nargs`, `ndeps` and `ntensors` elements; `id` is null or valid for a write.
 enum PtoStatus pto_submit(struct PtoOrchestrator *o, const struct PtoTask *t, uint64_t *id);
 
 // Closes the orchestrator: nothing more will be submitted, and the schedulers stop once
@@ -262,6 +394,49 @@ enum PtoStatus pto_orchestrator_close(struct PtoOrchestrator *o);
 enum PtoStatus pto_scheduler_run(const struct PtoRuntime *rt,
                                  const struct PtoPlatform *p,
                                  uint8_t index);
+
+// Copies up to `cap` task records of the run (in the order the tasks finished; exact once
+// every thread stopped) to `out`, their number to `n`, and how many the run holds in all
+// to `total` (if not null).
+//
+// # Safety
+// `rt` is null or initialised; `out` is null (then `cap` must be 0) or valid for writes
+// of `cap` records; `n` is null or valid for a write, and so is `total`.
+enum PtoStatus pto_runtime_records(const struct PtoRuntime *rt,
+                                   struct PtoRecord *out,
+                                   size_t cap,
+                                   size_t *n,
+                                   size_t *total);
+
+// A sentence saying what status `code` means: a static, NUL-terminated string (never
+// null; an unknown code says so).
+const char *pto_status_str(int32_t code);
+
+// Opens a scope: the tasks submitted until its end are reclaimed only after it ended.
+// `PtoErrScopeTooDeep` past the deepest nesting.
+//
+// # Safety
+// `o` is null or was opened by `pto_orchestrator_open`.
+enum PtoStatus pto_scope_begin(struct PtoOrchestrator *o);
+
+// Ends the innermost open scope; `PtoErrNoOpenScope` if none is open.
+//
+// # Safety
+// `o` is null or was opened by `pto_orchestrator_open`.
+enum PtoStatus pto_scope_end(struct PtoOrchestrator *o);
+
+// Takes `bytes` (aligned to `align`, a power of two) of `ring`'s output heap for the next
+// task submitted to `ring`, and writes its device address to `addr`. Waits (bounded by
+// `submit_timeout_us`) for room; `PtoErrHeapTooSmall`, `PtoErrHeapFull`,
+// `PtoErrBadAlignment` or `PtoErrScopeDeadlock` say why not.
+//
+// # Safety
+// `o` is null or was opened by `pto_orchestrator_open`; `addr` is null or valid for a write.
+enum PtoStatus pto_alloc(struct PtoOrchestrator *o,
+                         uint8_t ring,
+                         uint64_t bytes,
+                         uint64_t align,
+                         uint64_t *addr);
 
 #ifdef __cplusplus
 }  // extern "C"

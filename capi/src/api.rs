@@ -104,7 +104,7 @@ pub unsafe extern "C" fn pto_runtime_init(
 ///
 /// # Safety
 /// `rt` is valid and was initialised by `pto_runtime_init`.
-unsafe fn runtime<'a>(rt: *const PtoRuntime) -> Option<&'a Runtime<'static>> {
+pub(crate) unsafe fn runtime<'a>(rt: *const PtoRuntime) -> Option<&'a Runtime<'static>> {
     // SAFETY: the caller's contract: the storage holds an `RtSlot`.
     unsafe { (*(rt as *const RtSlot)).as_ref() }
 }
@@ -212,25 +212,41 @@ pub unsafe extern "C" fn pto_orchestrator_open(
     }
 }
 
-/// Submits `t`; its id goes to `id` (if not null).
+/// The orchestrator open in `o`: `PtoErrNull` for a null `o`, `PtoErrClosed` if not open.
 ///
 /// # Safety
-/// `o` is null or open; `t` is null or valid for a read, its `args` and `deps` valid for
-/// `nargs` and `ndeps` elements; `id` is null or valid for a write.
+/// `o` is null or was opened by `pto_orchestrator_open` (and is not used by another thread).
+pub(crate) unsafe fn orchestrator<'a>(
+    o: *mut PtoOrchestrator,
+) -> Result<&'a mut Orchestrator<'static, 'static, CPlatform>, PtoStatus> {
+    if o.is_null() {
+        return Err(PtoStatus::PtoErrNull);
+    }
+    // SAFETY: the caller's contract: `o` was opened, so it holds an `Option<OrchSlot>`.
+    (unsafe { (*(o as *mut Option<OrchSlot>)).as_mut() })
+        .and_then(|s| s.orch.as_mut())
+        .ok_or(PtoStatus::PtoErrClosed)
+}
+
+/// Submits `t`; its id goes to `id` (if not null). `PtoOk`, or the status of the reason
+/// it was refused (one per `SubmitError` variant; nothing of the task was kept).
+///
+/// # Safety
+/// `o` is null or open; `t` is null or valid for a read, its `args`, `deps` and `tensors`
+/// valid for `nargs`, `ndeps` and `ntensors` elements; `id` is null or valid for a write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pto_submit(
     o: *mut PtoOrchestrator,
     t: *const PtoTask,
     id: *mut u64,
 ) -> PtoStatus {
-    if o.is_null() || t.is_null() {
+    if t.is_null() {
         return PtoStatus::PtoErrNull;
     }
-    // SAFETY: the caller's contract: `o` was opened, so it holds an `Option<OrchSlot>`.
-    let Some(orch) =
-        (unsafe { (*(o as *mut Option<OrchSlot>)).as_mut() }).and_then(|s| s.orch.as_mut())
-    else {
-        return PtoStatus::PtoErrClosed;
+    // SAFETY: the caller's contract: `o` was opened.
+    let orch = match unsafe { orchestrator(o) } {
+        Ok(orch) => orch,
+        Err(e) => return e,
     };
     // SAFETY: the caller's contract on the task, its arrays and `id`.
     unsafe { pto_runtime_core::ffi::submit_c(orch, t, id) }

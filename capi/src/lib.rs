@@ -10,15 +10,21 @@
 //!    clock, payloads, doorbells and status words (the register protocol of
 //!    `pto-device-sys`);
 //! 4. runs `pto_scheduler_run` on each scheduler thread and submits from one thread through
-//!    `pto_orchestrator_open` / `pto_submit` / `pto_orchestrator_close`;
-//! 5. reads `pto_runtime_report`, then `pto_runtime_fini`.
+//!    `pto_orchestrator_open` / `pto_submit` (tensor arguments: dependencies found and
+//!    handed to the kernel) / `pto_scope_begin` / `pto_scope_end` / `pto_alloc` (the
+//!    output heap) / `pto_orchestrator_close`;
+//! 5. reads `pto_runtime_report` (counters, the error) and `pto_runtime_records` (task
+//!    records), then `pto_runtime_fini`.
 //!
-//! Every entry point checks its pointers, returns a negative [`types::PtoStatus`] on bad
-//! input, and never unwinds into C (a panic in an `extern "C"` function aborts).
+//! Every entry point checks its pointers (through the core's one C layer,
+//! `pto_runtime_core::ffi`), returns a negative [`types::PtoStatus`] on bad input, one per
+//! reason (`pto_status_str` says it in words), and never unwinds into C (a panic in an `extern "C"` function aborts).
 //! `no_std` on bare-metal targets; the static library for hosted targets links `std`.
 #![cfg_attr(target_os = "none", no_std)]
 #![deny(missing_docs)]
 
 pub mod api;
 mod platform;
+pub mod readback;
+pub mod scope_heap;
 pub mod types;

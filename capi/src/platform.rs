@@ -2,10 +2,11 @@
 #![deny(unsafe_code)]
 
 use pto_runtime_core::{
-    CoreId, KernelId, Payload, Platform, RawCondition, ResultWord, StatusWord, Token, Watch,
+    CoreId, KernelId, MAX_TENSORS, Payload, Platform, RawCondition, ResultWord, StatusWord, Token,
+    Watch,
 };
 
-use crate::types::{PtoCondition, PtoPayload, PtoPlatform};
+use crate::types::{PtoCondition, PtoPayload, PtoPlatform, PtoTensor};
 
 /// A `PtoPlatform` whose required callbacks are all present.
 #[derive(Debug)]
@@ -65,7 +66,7 @@ impl Platform for CPlatform {
     }
 
     fn write_payload(&self, core: CoreId, token: Token, payload: &Payload<'_>) {
-        let c = PtoPayload {
+        let mut c = PtoPayload {
             task: payload.task.raw(),
             kernel: payload.kernel.0,
             lane: payload.lane,
@@ -73,7 +74,20 @@ impl Platform for CPlatform {
             profile: payload.profile as u8,
             args: payload.args.as_ptr(),
             nargs: payload.args.len(),
+            tensors: core::ptr::null(),
+            ntensors: 0,
         };
+        if payload.tensors.is_empty() {
+            (self.write_payload)(self.p.ctx, core.0, token.bits(), &c);
+            return;
+        }
+        // The C view of the task's tensors, for the call's duration.
+        let mut tensors = [PtoTensor::default(); MAX_TENSORS as usize];
+        for (d, t) in tensors.iter_mut().zip(payload.tensors) {
+            *d = PtoTensor::from_kernel(t);
+        }
+        c.tensors = tensors.as_ptr();
+        c.ntensors = payload.tensors.len().min(tensors.len());
         (self.write_payload)(self.p.ctx, core.0, token.bits(), &c);
     }
 

@@ -3,7 +3,9 @@
 
 use core::ffi::c_void;
 
-pub use pto_runtime_core::ffi::{PtoConfig, PtoReport, PtoStatus, PtoTask};
+pub use pto_runtime_core::ffi::{
+    PtoConfig, PtoRecord, PtoReport, PtoStatus, PtoTask, PtoTensor, PtoTensorArg,
+};
 
 /// One lane's payload, as `write_payload` gets it.
 #[repr(C)]
@@ -23,6 +25,10 @@ pub struct PtoPayload {
     pub args: *const u64,
     /// How many.
     pub nargs: usize,
+    /// Tensor arguments, in the order the task gave them (null when there are none).
+    pub tensors: *const PtoTensor,
+    /// How many.
+    pub ntensors: usize,
 }
 
 /// A deferred condition, as `condition` reports it (the layout of the core's

@@ -15,6 +15,10 @@ static uint32_t pto_next(uint32_t t) { return t >= PTO_TOKEN_LAST ? 1u : t + 1u;
 static void pto_run_one(PTO_GM PtoSlot *slot, uint32_t token) {
     pto_dcci_in(slot, sizeof(PtoSlot));
     pto_barrier();
+    if (slot->tensors != 0) {
+        pto_dcci_in((PTO_GM void *)(uintptr_t)slot->tensors,
+                    (size_t)slot->ntensors * sizeof(PtoKernelTensor));
+    }
     slot->fail_code = 0;
     slot->ncond = 0;
     pto_write_cond(token); // ACK
@@ -68,6 +72,9 @@ PTO_EXECUTOR_FN void pto_aicore_run(PTO_GM PtoHandshake *hs, uint32_t block_idx,
     for (;;) {
         uint32_t v = pto_read_dmb();
         if (v == PTO_DMB_EXIT) {
+            // This run's exit, told apart from an earlier run's acknowledgement in COND.
+            hs->aicore_exited = 1u;
+            pto_dcci_out(hs, sizeof(PtoHandshake));
             pto_barrier();
             pto_write_cond(PTO_COND_EXIT_ACK);
             return;

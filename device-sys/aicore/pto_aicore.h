@@ -40,7 +40,7 @@ typedef struct {
     uint32_t core_type;        /* 0: AIC, 1: AIV */
     uint32_t physical_core_id; /* index of the core's register window */
     uint32_t base_token;       /* the token before this run's first */
-    uint32_t reserved;
+    uint32_t aicore_exited;    /* 1 once this run's executor left (the AICPU clears it) */
     uint8_t pad[32];
 } PtoHandshake;
 
@@ -60,13 +60,26 @@ typedef struct {
     uint32_t shape; /* lane | lanes << 8 | nargs << 16 | profile << 24 */
     uint64_t times[2];
     uint32_t fail_code; /* set by pto_kernel_fail */
-    uint32_t reserved[3];
-    uint64_t args[PTO_SLOT_ARGS];
+    uint32_t ntensors;  /* args[0..ntensors) are the task's tensor addresses */
+    uint64_t tensors;   /* address of ntensors PtoKernelTensor, or 0 (no descriptor area) */
+    uint64_t args[PTO_SLOT_ARGS]; /* tensor addresses, then scalar arguments */
     uint32_t ncond;
     uint32_t reserved2;
     PtoRawCondition conditions[PTO_SLOT_CONDITIONS];
     uint64_t tail[2];
 } PtoSlot;
+
+/* A tensor argument as the kernel receives it (pto_runtime_core::ffi::PtoTensor): element
+ * (k0, .., k[rank-1]) lies at base + elem * sum(k_i * strides[i]). */
+typedef struct {
+    uint64_t base;
+    uint32_t elem;     /* bytes per element */
+    uint8_t rank;      /* dimensions in use, 1 to 4 */
+    uint8_t access;    /* 0: read, 1: written, 2: read then written */
+    uint16_t reserved;
+    uint32_t shape[4]; /* elements per dimension, outermost first */
+    uint64_t strides[4];
+} PtoKernelTensor;
 
 #ifdef __cplusplus
 #define PTO_STATIC_ASSERT static_assert
@@ -77,30 +90,66 @@ PTO_STATIC_ASSERT(sizeof(PtoHandshake) == 64, "handshake block: 64 bytes");
 PTO_STATIC_ASSERT(offsetof(PtoHandshake, task) == 8, "handshake task");
 PTO_STATIC_ASSERT(offsetof(PtoHandshake, physical_core_id) == 20, "handshake id");
 PTO_STATIC_ASSERT(offsetof(PtoHandshake, base_token) == 24, "handshake base");
+PTO_STATIC_ASSERT(offsetof(PtoHandshake, aicore_exited) == 28, "handshake exited");
 PTO_STATIC_ASSERT(sizeof(PtoSlot) == 512, "payload slot: 512 bytes");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, fail_code) == 48, "slot fail_code");
+PTO_STATIC_ASSERT(offsetof(PtoSlot, ntensors) == 52, "slot ntensors");
+PTO_STATIC_ASSERT(offsetof(PtoSlot, tensors) == 56, "slot tensors");
+PTO_STATIC_ASSERT(sizeof(PtoKernelTensor) == 64, "tensor descriptor: 64 bytes");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, args) == 64, "slot args");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, ncond) == 320, "slot ncond");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, conditions) == 328, "slot conditions");
 
-/* A kernel: its payload slot's arguments (tensor addresses, then scalars). */
+/* A kernel: its payload slot's arguments, the task's tensor addresses (in the order the
+ * task gave its tensor arguments) then its scalar arguments. */
 typedef void (*PtoKernel)(PTO_GM int64_t *args);
+
+/* The payload slot of the running kernel, from the pointer it was called with. */
+static inline PTO_GM PtoSlot *pto_kernel_slot(PTO_GM int64_t *args) {
+    return (PTO_GM PtoSlot *)((PTO_GM uint8_t *)args - offsetof(PtoSlot, args));
+}
+
+/* How many tensor arguments the running task has: args[0..n) are their addresses, and the
+ * scalar arguments start at args[n]. */
+static inline uint32_t pto_kernel_ntensors(PTO_GM int64_t *args) {
+    return pto_kernel_slot(args)->ntensors;
+}
+
+/* The running task's tensor argument `i` (address, element size, shape, strides, access),
+ * or NULL past the last one or when the run gave no descriptor area. */
+static inline PTO_GM const PtoKernelTensor *pto_kernel_tensor(PTO_GM int64_t *args,
+                                                               uint32_t i) {
+    PTO_GM PtoSlot *slot = pto_kernel_slot(args);
+    if (i >= slot->ntensors || slot->tensors == 0) {
+        return 0;
+    }
+    return (PTO_GM const PtoKernelTensor *)(uintptr_t)slot->tensors + i;
+}
+
+/* Elements of tensor `t` (the product of its shape). */
+static inline uint64_t pto_tensor_elems(PTO_GM const PtoKernelTensor *t) {
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < t->rank && d < 4; d++) {
+        n *= t->shape[d];
+    }
+    return n;
+}
 
 /* Marks the running kernel failed with `code` (non-zero; 0 becomes 1). `args` is the
  * pointer the kernel was called with. */
 static inline void pto_kernel_fail(PTO_GM int64_t *args, uint32_t code) {
-    PTO_GM PtoSlot *slot =
-        (PTO_GM PtoSlot *)((PTO_GM uint8_t *)args - offsetof(PtoSlot, args));
+    PTO_GM PtoSlot *slot = pto_kernel_slot(args);
     slot->fail_code = code ? code : 1u;
 }
 
 /* Registers a deferred condition for the running task: `*(uint32_t *)addr >= expected`
- * (kind 1) or `*(uint64_t *)addr >= expected` (kind 2). Past PTO_SLOT_CONDITIONS the count
- * still grows, and the AICPU fails the task. */
+ * (kind 1), `*(uint64_t *)addr >= expected` (kind 2), or engine `addr`'s completion
+ * watermark at least `expected` (kind 3). The task completes (and its consumers start)
+ * only once every condition holds. Past PTO_SLOT_CONDITIONS the count still grows, and
+ * the AICPU fails the task. */
 static inline void pto_kernel_defer(PTO_GM int64_t *args, uint32_t kind, uint64_t addr,
                                     uint64_t expected) {
-    PTO_GM PtoSlot *slot =
-        (PTO_GM PtoSlot *)((PTO_GM uint8_t *)args - offsetof(PtoSlot, args));
+    PTO_GM PtoSlot *slot = pto_kernel_slot(args);
     uint32_t n = slot->ncond;
     if (n < PTO_SLOT_CONDITIONS) {
         slot->conditions[n].kind = kind;

@@ -1,13 +1,13 @@
 //! The logging facade of the device crates: `pto_error!`, `pto_warn!`, `pto_info!` and
-//! `pto_debug!` forward to `defmt` when this crate's feature `defmt` is on (the device
-//! image), to `log` when `log` is on (host builds), and to nothing otherwise; the choice is
-//! made by this crate's features, wherever the macros are used. defmt cannot link into
+//! `pto_debug!` forward to `defmt` when this crate's feature `defmt` is on (device builds
+//! that log to a ring), to `log` when `log` is on (host builds), and to nothing otherwise;
+//! the choice is made by this crate's features, wherever the macros are used. defmt cannot link into
 //! ordinary Linux binaries, so the two never meet: enabling both is a compile error. Use
 //! arguments both understand (integers, `bool`, `&str`, `{}`); with `defmt`, the calling
 //! crate depends on `defmt` itself (its macros name it).
 
 #[cfg(all(feature = "defmt", feature = "log"))]
-compile_error!("features `defmt` (device image) and `log` (host) exclude each other");
+compile_error!("features `defmt` (device) and `log` (host) exclude each other");
 
 #[cfg(feature = "log")]
 #[doc(hidden)]

@@ -6,13 +6,17 @@ use std::ptr::NonNull;
 use pto_device_sys::Coherence;
 use pto_device_sys::chip::layout::{
     COND_EXIT_ACK, CORE_AIC, CORE_AIV, DMB_EXIT, DMB_IDLE, FAST_PATH_CLOSED, FAST_PATH_OPEN,
-    Handshake, REG_COND, REG_DATA_MAIN_BASE, REG_FAST_PATH, Slot, WINDOW_BYTES,
+    Handshake, REG_COND, REG_DATA_MAIN_BASE, REG_FAST_PATH, SLOT_ARGS, Slot, WINDOW_BYTES,
 };
-use pto_device_sys::chip::{ChipConfig, ChipError, ChipPlatform, OpenArgs, close_core, open_core};
+use pto_device_sys::chip::{
+    ChipConfig, ChipError, ChipPlatform, OpenArgs, StallLog, close_core, open_core,
+};
 use pto_device_sys::raw::chip::{HandshakeRef, RegTable, SlotPair};
 use pto_device_sys::raw::memory::{EngineWords, WatchedMemory};
+use pto_runtime_core::ffi::PtoTensor;
 use pto_runtime_core::{
-    CoreId, KernelId, Payload, Platform, ResultWord, StatusWord, TaskId, Token,
+    Buffer, CoreId, KernelId, KernelTensor, Payload, Platform, ResultWord, Stall, StatusWord,
+    TaskId, TensorArg, Tile, Token,
 };
 
 /// Ticks per µs for the waits' bounds (a guess is enough: they only bound waits).
@@ -136,8 +140,27 @@ fn a_stale_cond_is_refused_but_the_core_is_opened_so_it_can_be_sent_the_exit() {
     assert_eq!(c.reg(REG_FAST_PATH), FAST_PATH_OPEN);
     assert_eq!(c.reg(REG_DATA_MAIN_BASE), DMB_IDLE);
     c.set_reg(REG_COND, COND_EXIT_ACK);
+    hs!(c, aicore_exited = 1);
     assert_eq!(close_core(&core, TICKS, 1_000), Ok(()));
     assert_eq!(c.reg(REG_FAST_PATH), FAST_PATH_CLOSED);
+}
+
+#[test]
+fn an_earlier_runs_exit_acknowledgement_is_not_taken_for_this_runs() {
+    let c = Core::up(CORE_AIC);
+    hs!(c, aicore_exited = 1);
+    // What the last run's exit left in COND; this run dispatched nothing to the core.
+    c.set_reg(REG_COND, COND_EXIT_ACK);
+    let core = open_core(c.args(CORE_AIC)).map_err(|e| e.0).unwrap();
+    assert_eq!(hs!(c, aicore_exited), 0, "opening clears the flag");
+    let e = close_core(&core, TICKS, 300).unwrap_err();
+    assert!(
+        matches!(e, ChipError::ExitNotAcked { core: 0, .. }),
+        "the executor has not left yet: {e:?}"
+    );
+    assert_eq!(c.reg(REG_DATA_MAIN_BASE), DMB_EXIT, "the exit stays for it");
+    hs!(c, aicore_exited = 1);
+    assert_eq!(close_core(&core, TICKS, 300), Ok(()));
 }
 
 #[test]
@@ -163,6 +186,7 @@ fn dispatch_status_result_and_exit_through_the_window() {
         ticks_per_us: TICKS,
         coherence: Coherence::Coherent,
         heap: (0, 0),
+        stalls: None,
         idle: None,
     });
     let id = CoreId(0);
@@ -219,6 +243,124 @@ fn dispatch_status_result_and_exit_through_the_window() {
         "the next run continues after token 42"
     );
     c.set_reg(REG_COND, COND_EXIT_ACK);
+    hs!(c, aicore_exited = 1);
     assert_eq!(close_core(&cores[0], TICKS, 500), Ok(()));
     assert_eq!(c.reg(REG_DATA_MAIN_BASE), DMB_IDLE);
+}
+
+/// A core opened with `coherence`, its slots given `per_slot` tensor descriptors each, and
+/// the platform over it (with a stall log).
+fn platform_with_tensors(
+    c: &Core,
+    coherence: Coherence,
+    descs: &'static mut [PtoTensor],
+    log: &'static StallLog,
+) -> ChipPlatform<'static> {
+    c.set_reg(REG_COND, COND_EXIT_ACK);
+    let per_slot = descs.len() / 2;
+    let mut args = c.args(CORE_AIC);
+    args.coherence = coherence;
+    // SAFETY: leaked descriptors, read by this test only.
+    args.slots = unsafe {
+        args.slots
+            .with_tensors(NonNull::new(descs.as_mut_ptr()).unwrap(), per_slot)
+    };
+    let core = open_core(args).map_err(|e| e.0).unwrap();
+    ChipPlatform::new(ChipConfig {
+        cores: Vec::leak(vec![core]),
+        kernels: Vec::leak(vec![0x1000u64]),
+        memory: WatchedMemory::NONE,
+        engines: EngineWords::NONE,
+        ticks_per_us: TICKS,
+        coherence,
+        heap: (0, 0),
+        stalls: Some(log),
+        idle: None,
+    })
+}
+
+#[test]
+fn tensors_reach_the_kernel_as_addresses_then_descriptors_in_both_coherence_modes() {
+    for coherence in [Coherence::Coherent, Coherence::Manual] {
+        let c = Core::up(CORE_AIC);
+        let descs = Vec::leak(vec![PtoTensor::default(); 4]);
+        let dp = descs.as_ptr() as u64;
+        let log = Box::leak(Box::new(StallLog::new()));
+        let p = platform_with_tensors(&c, coherence, descs, log);
+        let b = Buffer::new(0x4000, 1 << 12);
+        let tensors = [
+            KernelTensor::from(&TensorArg::input(b, Tile::contiguous(0x4000, 4, 16))),
+            KernelTensor::from(&TensorArg::output(b, Tile::block(0x4100, 8, 2, 3, 8))),
+        ];
+        for (t, parity) in [(Token::new(1), 1usize), (Token::new(2), 0)] {
+            let payload = Payload {
+                task: TaskId::from_raw(9),
+                kernel: KernelId(0),
+                lane: 0,
+                lanes: 1,
+                args: &[77],
+                tensors: &tensors,
+                profile: false,
+            };
+            p.write_payload(CoreId(0), t, &payload);
+            p.ring_doorbell(CoreId(0), t);
+            let s = c.slot(parity);
+            assert_eq!(
+                (s.ntensors, s.args[0], s.args[1], s.args[2]),
+                (2, 0x4000, 0x4100, 77),
+                "tensor addresses, then scalars"
+            );
+            assert_eq!(s.shape >> 16 & 0xff, 3, "three argument words");
+            let at = dp + (parity * 2 * size_of::<PtoTensor>()) as u64;
+            assert_eq!(s.tensors, at, "the slot's own descriptors");
+            // SAFETY: inside the leaked descriptors, written before the doorbell.
+            let d = unsafe { (at as usize as *const PtoTensor).add(1).read_volatile() };
+            assert_eq!(d, PtoTensor::from_kernel(&tensors[1]), "{coherence:?}");
+        }
+        // Three tensors do not fit two descriptors: the kernel gets the addresses only.
+        let three = [tensors[0], tensors[1], tensors[0]];
+        let payload = Payload {
+            task: TaskId::from_raw(10),
+            kernel: KernelId(0),
+            lane: 0,
+            lanes: 1,
+            args: &[],
+            tensors: &three,
+            profile: false,
+        };
+        p.write_payload(CoreId(0), Token::new(3), &payload);
+        let s = c.slot(1);
+        assert_eq!((s.ntensors, s.tensors, s.args[2]), (3, 0, 0x4000));
+        assert_eq!(s.kernel_addr, 0x1000);
+        // More words than a slot holds: sent without a kernel, so the task fails.
+        let args = [1u64; SLOT_ARGS];
+        let payload = Payload {
+            task: TaskId::from_raw(11),
+            args: &args,
+            tensors: &tensors[..1],
+            ..payload
+        };
+        p.write_payload(CoreId(0), Token::new(4), &payload);
+        assert_eq!(c.slot(0).kernel_addr, 0, "no kernel for a cut payload");
+        // What a stopping scheduler tells goes to the log.
+        let stall = Stall::Running {
+            task: TaskId::from_raw(9),
+            core: CoreId(0),
+            for_us: Some(5),
+        };
+        p.stalled(stall);
+        assert_eq!(log.entries().next().and_then(|e| e.stall()), Some(stall));
+    }
+}
+
+#[test]
+fn a_configuration_wider_than_a_slot_does_not_fit() {
+    let cfg = pto_runtime_core::Config::default();
+    assert_eq!(ChipPlatform::fits(&cfg), Ok(()));
+    let wide = pto_runtime_core::Config {
+        max_args: 32,
+        max_tensors: 1,
+        ..cfg
+    };
+    assert_eq!(ChipPlatform::fits(&wide), Err(33));
 }

@@ -26,7 +26,7 @@ fn launch_with(
     more: &[&str],
 ) -> std::process::Output {
     let k = kit();
-    let bytes = (3 * N * BLOCKS + BLOCKS) * 8;
+    let bytes = (2 * N * BLOCKS + BLOCKS) * 8;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pto-launch"));
     cmd.args([
         "run",

@@ -49,19 +49,25 @@ pub(crate) fn core_loop(p: &SimPlatform, ids: &[CoreId], spin_before_park: u32) 
                         let rung_at = core.payload[(c.next.bits() & 1) as usize]
                             .rung_at
                             .load(Ordering::Relaxed);
-                        if c.busy_until > now || rung_at.saturating_add(s.dispatch) > now {
+                        // The modelled core starts the kernel `dispatch` after the doorbell
+                        // (or when its kernel before ends), whenever this thread gets to
+                        // look: a pass that comes late runs the kernel's function late but
+                        // keeps the modelled times, so the host's delays are not charged
+                        // as the chip's.
+                        let start = rung_at.saturating_add(s.dispatch).max(c.busy_until);
+                        if start > now {
                             waiting = true;
                             continue;
                         }
-                        SiliconSums::add(&p.silicon_sums.0.dispatch, now - rung_at);
+                        SiliconSums::add(&p.silicon_sums.0.dispatch, start - rung_at);
                         let (outcome, kernel) =
                             execute(p, core, c.id, c.next, &mut args, &mut tensors);
-                        c.busy_until = now.saturating_add(s.kernel(kernel));
+                        c.busy_until = start.saturating_add(s.kernel(kernel));
                         // The modelled kernel times, not the host's: read after the FIN.
                         let times = &core.status.0.times[(c.next.bits() & 1) as usize];
-                        times.0.store(now, Ordering::Relaxed);
+                        times.0.store(start, Ordering::Relaxed);
                         times.1.store(c.busy_until, Ordering::Relaxed);
-                        let fin = c.schedule(s, c.next, outcome);
+                        let fin = c.schedule(s, c.next, outcome, core.queue.is_some());
                         SiliconSums::add(&p.silicon_sums.0.fin, fin - c.busy_until);
                     }
                 }
@@ -120,10 +126,10 @@ impl CoreState {
         }
     }
 
-    /// Queues the FIN and the record of `token`, whose kernel ends at `busy_until`: each no
-    /// sooner than the one before it (a core's reports keep their order), the record no
-    /// sooner than its FIN. Returns when the FIN shows.
-    fn schedule(&mut self, s: &SiliconTicks, token: Token, outcome: ResultWord) -> u64 {
+    /// Queues the FIN of `token`, whose kernel ends at `busy_until`, and (with a completion
+    /// queue, `ring`) its record: each no sooner than the one before it (a core's reports
+    /// keep their order), the record no sooner than its FIN. Returns when the FIN shows.
+    fn schedule(&mut self, s: &SiliconTicks, token: Token, outcome: ResultWord, ring: bool) -> u64 {
         let seed = (self.id.0 as u64) << 32 | token.bits() as u64;
         let last = self.due.back().map_or(0, |d| d.at);
         let fin = (self.busy_until + s.fin(seed)).max(last);
@@ -134,6 +140,10 @@ impl CoreState {
             outcome,
             fin: true,
         });
+        // Polling schedulers get no records: none is due (so none delays the next FIN).
+        if !ring {
+            return fin;
+        }
         self.due.push_back(Due {
             at: record,
             token,

@@ -1,33 +1,59 @@
 /* Kernels of the harness, as a user writes them for the chip: `void (*)(int64_t *args)`,
- * tensor addresses then scalars. Built for the host with the executor's shim. */
+ * the task's tensor addresses then its scalars, and the tensors' shapes and strides through
+ * `pto_kernel_tensor`. Built for the host with the executor's shim. */
 #include "pto_aicore.h"
 
-/* args: out, n, first. out[i] = first + i. */
+/* Fails the kernel (code 90 + i) unless tensor `i` exists, has 8-byte elements and the
+ * access `want`. */
+static PTO_GM const PtoKernelTensor *tensor(int64_t *args, uint32_t i, uint8_t want) {
+    PTO_GM const PtoKernelTensor *t = pto_kernel_tensor(args, i);
+    if (t == 0 || t->elem != 8 || t->access != want ||
+        (uint64_t)args[i] != t->base) {
+        pto_kernel_fail(args, 90 + i);
+        return 0;
+    }
+    return t;
+}
+
+/* Element `k` (row-major over the shape) of `t`. */
+static PTO_GM int64_t *element(PTO_GM const PtoKernelTensor *t, uint64_t k) {
+    uint64_t off = 0;
+    for (int d = (int)t->rank - 1; d >= 0; d--) {
+        off += (k % t->shape[d]) * t->strides[d];
+        k /= t->shape[d];
+    }
+    return (PTO_GM int64_t *)(uintptr_t)t->base + off;
+}
+
+/* tensors: out; scalars: first. out[i] = first + i. */
 void pto_test_fill(int64_t *args) {
-    int64_t *out = (int64_t *)(uintptr_t)args[0];
-    for (int64_t i = 0; i < args[1]; i++) {
-        out[i] = args[2] + i;
+    PTO_GM const PtoKernelTensor *out = tensor(args, 0, 1);
+    if (out == 0) return;
+    int64_t first = args[pto_kernel_ntensors(args)];
+    for (uint64_t i = 0; i < pto_tensor_elems(out); i++) {
+        *element(out, i) = first + (int64_t)i;
     }
 }
 
-/* args: a, b, out, n. out[i] = a[i] + b[i]. */
+/* tensors: a, b (read), out. out[i] = a[i] + b[i]. */
 void pto_test_add(int64_t *args) {
-    const int64_t *a = (const int64_t *)(uintptr_t)args[0];
-    const int64_t *b = (const int64_t *)(uintptr_t)args[1];
-    int64_t *out = (int64_t *)(uintptr_t)args[2];
-    for (int64_t i = 0; i < args[3]; i++) {
-        out[i] = a[i] + b[i];
+    PTO_GM const PtoKernelTensor *a = tensor(args, 0, 0), *b = tensor(args, 1, 0);
+    PTO_GM const PtoKernelTensor *out = tensor(args, 2, 1);
+    if (a == 0 || b == 0 || out == 0) return;
+    for (uint64_t i = 0; i < pto_tensor_elems(out); i++) {
+        *element(out, i) = *element(a, i) + *element(b, i);
     }
 }
 
-/* args: in, n, out. *out = sum of in[0..n). */
+/* tensors: in (read), out (one word). *out = the sum of in, whatever its shape. */
 void pto_test_sum(int64_t *args) {
-    const int64_t *in = (const int64_t *)(uintptr_t)args[0];
+    PTO_GM const PtoKernelTensor *in = tensor(args, 0, 0), *out = tensor(args, 1, 1);
+    if (in == 0 || out == 0) return;
     int64_t s = 0;
-    for (int64_t i = 0; i < args[1]; i++) {
-        s += in[i];
+    for (uint64_t i = 0; i < pto_tensor_elems(in); i++) {
+        s += *element(in, i);
     }
-    *(int64_t *)(uintptr_t)args[2] = s;
+    *element(out, 0) = s;
 }
 
 /* args: code. Fails with `code`. */
@@ -41,3 +67,18 @@ void pto_test_hang(int64_t *args) {
     while (*flag == 0 && !pto_host_give_up(++spins)) {
     }
 }
+
+/* A transfer's start: tensors: out (which the transfer fills); scalars: engine, post,
+ * flag. The task completes once engine `engine` completed post `post` (a deferred
+ * condition on its watermark); the kernel writes nothing to `out` itself, and sets *flag
+ * once it ran (the test's engine then lands the data). */
+void pto_test_land(int64_t *args) {
+    if (tensor(args, 0, 1) == 0) return;
+    uint32_t nt = pto_kernel_ntensors(args);
+    pto_kernel_defer(args, 3, (uint64_t)args[nt], (uint64_t)args[nt + 1]);
+    __atomic_store_n((int64_t *)(uintptr_t)args[nt + 2], 1, __ATOMIC_RELEASE);
+}
+
+/* Registers a condition of a kind no version knows (9): the AICPU must fail the task with a
+ * bad-condition error, never wait on it or take it for a condition that holds. */
+void pto_test_bad_condition(int64_t *args) { pto_kernel_defer(args, 9, 0, 1); }

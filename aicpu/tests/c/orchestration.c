@@ -1,13 +1,32 @@
-/* The harness's orchestration SO: `pto_orchestrate`, the name libpto_aicpu.so resolves,
- * submits a DAG of `blocks` vector additions and a reduction.
+/* The harness's orchestration SO: `pto_orchestrate`, the name libpto_aicpu.so resolves.
+ * Every task names its tiles as tensor arguments: the runtime finds the dependencies from
+ * them (no task names another by id) and the kernels read them (tests/c/kernels.c).
  *
- * args: kernel ids (fill, add, sum), buffers base, n, blocks, then `extra`: 0 nothing,
- * 1 a failing task (kernel id in args[7], code 42), 2 a hanging task (kernel id in
- * args[7], flag address in args[8]), 3 return 7 after submitting the DAG.
- * Block b is a scope: a_b and b_b (n words each, at base + 3 n b words) are filled, c_b
- * (n words of the output heap) is their sum, and the sum of c_b lands at
- * base + 3 n blocks + b. */
+ * args: kernel ids (fill, add, sum), data base, n, blocks, then `extra`: 0 nothing, 1 a
+ * failing task (kernel id in args[7], code 42), 2 a hanging task (kernel id in args[7],
+ * flag address in args[8]), 3 return 7 after submitting the DAG, 4 a deferred producer
+ * (kernel id in args[7]: engine 0's post 1 lands its output, a flag at args[8] says it
+ * ran) and its consumer, 5 the same but the post never lands (args[7], args[8] as in 4),
+ * 6 a task whose kernel (args[7]) registers a condition of an unknown kind.
+ *
+ * Block b is a scope: a_b and b_b (n words each, at data + 2 n b words) are filled, c_b
+ * (n words of the output heap, summed as an 8 x n/8 tile) is their sum, and the sum of c_b
+ * lands in sums[b] (data + 2 n blocks + b words). The deferred producer's buffer d is the
+ * n words after the sums, and its consumer writes the sum of d to the word after it. */
 #include "pto_aicpu.h"
+
+/* A rank-1 tile of n 8-byte words at `base`, in the buffer [buf, buf + len). */
+static PtoTensorArg words(uint64_t buf, uint64_t len, uint64_t base, uint32_t n, uint8_t access) {
+    PtoTensorArg t = {buf, len, base, 8, 1, access, 0, {n, 1, 1, 1}, {1, 0, 0, 0}};
+    return t;
+}
+
+/* Submits one task; its status (0: accepted). */
+static int32_t submit(const PtoOrchOps *ops, uint32_t kernel, uint8_t class_, const PtoTensorArg *t,
+                      size_t nt, const uint64_t *args, size_t nargs) {
+    PtoTask task = {kernel, class_, 0, args, nargs, 0, 0, t, nt};
+    return ops->submit(ops->ctx, &task, 0);
+}
 
 int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t nargs) {
     if (nargs < 7 || ops->abi != PTO_AICPU_ABI) {
@@ -15,33 +34,52 @@ int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t na
     }
     uint32_t k_fill = (uint32_t)args[0], k_add = (uint32_t)args[1], k_sum = (uint32_t)args[2];
     uint64_t base = args[3], n = args[4], blocks = args[5], extra = args[6];
+    uint64_t sums = base + 8 * (2 * n * blocks), sums_len = 8 * blocks;
     for (uint64_t b = 0; b < blocks; b++) {
-        uint64_t a = base + 8 * (3 * n * b), bb = a + 8 * n, c = 0;
-        uint64_t sum = base + 8 * (3 * n * blocks + b);
-        uint64_t ids[2], add_id;
+        uint64_t a = base + 8 * (2 * n * b), bb = a + 8 * n, c = 0;
         if (ops->scope_begin(ops->ctx) != 0) return -7;
-        uint64_t fa[3] = {a, n, b + 1}, fb[3] = {bb, n, 2 * b};
-        PtoTask t = {k_fill, 1, 0, fa, 3, 0, 0};
-        if (ops->submit(ops->ctx, &t, &ids[0]) != 0) return -1;
-        t.args = fb;
-        if (ops->submit(ops->ctx, &t, &ids[1]) != 0) return -2;
+        PtoTensorArg ta = words(a, 8 * n, a, (uint32_t)n, 1);
+        PtoTensorArg tb = words(bb, 8 * n, bb, (uint32_t)n, 1);
+        uint64_t first_a = b + 1, first_b = 2 * b;
+        if (submit(ops, k_fill, 1, &ta, 1, &first_a, 1) != 0) return -1;
+        if (submit(ops, k_fill, 1, &tb, 1, &first_b, 1) != 0) return -2;
         /* The heap buffer belongs to the next task of ring 0: the add that writes it. */
         if (ops->alloc(ops->ctx, 0, 8 * n, 64, &c) != 0) return -8;
-        uint64_t ad[4] = {a, bb, c, n}, sm[3] = {c, n, sum};
-        PtoTask add = {k_add, 0, 0, ad, 4, ids, 2};
-        if (ops->submit(ops->ctx, &add, &add_id) != 0) return -3;
-        PtoTask s = {k_sum, 1, 0, sm, 3, &add_id, 1};
-        if (ops->submit(ops->ctx, &s, 0) != 0) return -4;
+        PtoTensorArg add[3] = {words(a, 8 * n, a, (uint32_t)n, 0),
+                               words(bb, 8 * n, bb, (uint32_t)n, 0),
+                               words(c, 8 * n, c, (uint32_t)n, 1)};
+        if (submit(ops, k_add, 0, add, 3, 0, 0) != 0) return -3;
+        /* c_b read as a block of 8 rows of n/8 words: the kernel walks shape and strides. */
+        PtoTensorArg sum[2] = {
+            {c, 8 * n, c, 8, 2, 0, 0, {8, (uint32_t)(n / 8), 1, 1}, {n / 8, 1, 0, 0}},
+            words(sums, sums_len, sums + 8 * b, 1, 1)};
+        if (submit(ops, k_sum, 1, sum, 2, 0, 0) != 0) return -4;
         if (ops->scope_end(ops->ctx) != 0) return -9;
     }
     if (extra == 1 && nargs >= 8) {
         uint64_t code = 42;
-        PtoTask f = {(uint32_t)args[7], 1, 0, &code, 1, 0, 0};
-        if (ops->submit(ops->ctx, &f, 0) != 0) return -5;
+        if (submit(ops, (uint32_t)args[7], 1, 0, 0, &code, 1) != 0) return -5;
     }
     if (extra == 2 && nargs >= 9) {
-        PtoTask h = {(uint32_t)args[7], 0, 0, &args[8], 1, 0, 0};
-        if (ops->submit(ops->ctx, &h, 0) != 0) return -6;
+        if (submit(ops, (uint32_t)args[7], 0, 0, 0, &args[8], 1) != 0) return -6;
     }
+    if (extra == 6 && nargs >= 8) {
+        if (submit(ops, (uint32_t)args[7], 0, 0, 0, 0, 0) != 0) return -15;
+    }
+    if ((extra == 4 || extra == 5) && nargs >= 9) {
+        uint64_t d = sums + sums_len, out = d + 8 * n;
+        PtoTensorArg td = words(d, 8 * n, d, (uint32_t)n, 1);
+        uint64_t land[3] = {0 /* engine */, 1 /* post */, args[8]};
+        if (submit(ops, (uint32_t)args[7], 1, &td, 1, land, 3) != 0) return -10;
+        PtoTensorArg use[2] = {words(d, 8 * n, d, (uint32_t)n, 0), words(out, 8, out, 1, 1)};
+        if (submit(ops, k_sum, 0, use, 2, 0, 0) != 0) return -11;
+    }
+    /* The status codes say what was refused: a tile outside its buffer. */
+    PtoTensorArg outside = words(base, 8, base + 8, 1, 0);
+    PtoTask bad = {k_sum, 1, 0, 0, 0, 0, 0, &outside, 1};
+    if (ops->submit(ops->ctx, &bad, 0) != PTO_ERR_BAD_TENSOR) return -12;
+    if (ops->scope_end(ops->ctx) != PTO_ERR_NO_OPEN_SCOPE) return -13;
+    const char *why = ops->status_str(PTO_ERR_BAD_TENSOR);
+    if (why == 0 || why[0] == 0) return -14;
     return extra == 3 ? 7 : 0;
 }

@@ -15,13 +15,15 @@
 #define CORES 3
 #define SLOTS 512
 
-enum { WRITE = 0, CHAIN = 1, FAIL = 2, KERNELS = 3 };
+enum { WRITE = 0, CHAIN = 1, FAIL = 2, INC = 3, KERNELS = 4 };
 
 struct payload {
     uint64_t task;
     uint32_t kernel;
     uint64_t args[8];
     size_t nargs;
+    PtoTensor tensors[4];
+    size_t ntensors;
 };
 
 struct core {
@@ -69,6 +71,8 @@ static void cb_write_payload(void *ctx, uint16_t core, uint32_t token, const Pto
     b->kernel = p->kernel;
     b->nargs = p->nargs < 8 ? p->nargs : 8;
     memcpy(b->args, p->args, b->nargs * sizeof(uint64_t));
+    b->ntensors = p->ntensors < 4 ? p->ntensors : 4;
+    memcpy(b->tensors, p->tensors, b->ntensors * sizeof(PtoTensor));
 }
 
 static void cb_ring(void *ctx, uint16_t core, uint32_t token) {
@@ -116,6 +120,21 @@ static void *core_main(void *arg) {
             atomic_store(&m->mem[p->args[0]], before + 1);
             break;
         }
+        case INC: {
+            /* Tensor 0 (read) plus one into tensor 1 (written), element by element, slowly:
+             * a task started before the producer of its input finished reads zeros. */
+            if (p->ntensors != 2 || p->tensors[0].access != 0 || p->tensors[1].access != 1) {
+                failed = 1;
+                code = 7;
+                break;
+            }
+            const _Atomic uint64_t *in = (const _Atomic uint64_t *)(uintptr_t)p->tensors[0].base;
+            _Atomic uint64_t *out = (_Atomic uint64_t *)(uintptr_t)p->tensors[1].base;
+            pause_us(200);
+            for (uint32_t j = 0; j < p->tensors[1].shape[0]; j++)
+                atomic_store(&out[j], atomic_load(&in[j]) + 1);
+            break;
+        }
         default:
             /* Slow enough that a consumer started without waiting would run meanwhile. */
             pause_us(2000);
@@ -140,6 +159,9 @@ static void *sched_main(void *arg) {
 }
 
 /* One run: submits what `submit` asks, returns the scheduler's status and the report. */
+static PtoRecord records[512];
+static size_t nrecords, total_records;
+
 static PtoStatus run(struct machine *m, void (*submit)(PtoOrchestrator *), PtoReport *report) {
     memset(m, 0, sizeof *m);
     PtoConfig cfg;
@@ -149,6 +171,7 @@ static PtoStatus run(struct machine *m, void (*submit)(PtoOrchestrator *), PtoRe
     cfg.schedulers = 1;
     cfg.task_window = 64;
     cfg.max_args = 4;
+    cfg.profile = 2;
     size_t size = 0;
     CHECK(pto_region_size(&cfg, &size) == PTO_OK && size > 0, "region_size");
     uint8_t *region = aligned_alloc(64, (size + 63) / 64 * 64);
@@ -191,6 +214,10 @@ static PtoStatus run(struct machine *m, void (*submit)(PtoOrchestrator *), PtoRe
     atomic_store(&m->stop, 1);
     for (int i = 0; i < CORES; i++) pthread_join(cores[i], NULL);
     CHECK(pto_runtime_report(&rt, report) == PTO_OK, "report");
+    CHECK(pto_runtime_records(&rt, records, 512, &nrecords, &total_records) == PTO_OK,
+          "records");
+    CHECK(pto_runtime_records(&rt, NULL, 1, &nrecords, NULL) == PTO_ERR_NULL,
+          "records need an array for a count");
     CHECK(pto_runtime_fini(&rt) == PTO_OK, "fini");
     CHECK(pto_runtime_report(&rt, report) == PTO_ERR_CLOSED, "report after fini");
     pto_runtime_fini(&rt);
@@ -215,7 +242,10 @@ static void submit_dag(PtoOrchestrator *o) {
     PtoTask bad_class = {.kernel = WRITE, .class_ = 9};
     CHECK(pto_submit(o, &bad_class, NULL) == PTO_ERR_SUBMIT, "an unknown class is refused");
     PtoTask bad_kernel = {.kernel = 77, .class_ = 1};
-    CHECK(pto_submit(o, &bad_kernel, NULL) == PTO_ERR_SUBMIT, "an unknown kernel is refused");
+    CHECK(pto_submit(o, &bad_kernel, NULL) == PTO_ERR_UNKNOWN_KERNEL,
+          "an unknown kernel is refused as such");
+    CHECK(strstr(pto_status_str(PTO_ERR_UNKNOWN_KERNEL), "kernel") != NULL,
+          "the status says what it means");
     CHECK(pto_submit(o, NULL, NULL) == PTO_ERR_NULL, "a null task is refused");
     PtoTask no_args = {.kernel = WRITE, .class_ = 1, .nargs = 2};
     CHECK(pto_submit(o, &no_args, NULL) == PTO_ERR_NULL, "null args with a count");
@@ -228,6 +258,53 @@ static void submit_failing(PtoOrchestrator *o) {
     uint64_t w[2] = {5, 5};
     PtoTask after = {.kernel = WRITE, .class_ = 1, .args = w, .nargs = 2, .deps = &id, .ndeps = 1};
     CHECK(pto_submit(o, &after, NULL) == PTO_OK, "submit its consumer");
+}
+
+/* A chain through one buffer, each task's input the tile its predecessor wrote: the
+ * dependencies come from the tensor arguments alone. */
+#define HOPS 20
+#define TILE 4
+static struct machine *tensor_machine;
+
+static void submit_tensors(PtoOrchestrator *o) {
+    /* The shared memory is the buffer; tile i is words [8 + TILE i, 8 + TILE (i + 1)). */
+    uint64_t base = (uint64_t)(uintptr_t)&tensor_machine->mem[0];
+    uint64_t len = sizeof tensor_machine->mem;
+    for (uint64_t j = 0; j < TILE; j++) atomic_store(&tensor_machine->mem[8 + j], 100 * j);
+    CHECK(pto_scope_begin(o) == PTO_OK, "scope_begin");
+    for (uint64_t i = 0; i < HOPS; i++) {
+        PtoTensorArg t[2] = {
+            {.buffer = base, .buffer_len = len, .base = base + 8 * (8 + TILE * i), .elem = 8,
+             .rank = 1, .access = 0, .shape = {TILE, 1, 1, 1}, .strides = {1, 0, 0, 0}},
+            {.buffer = base, .buffer_len = len, .base = base + 8 * (8 + TILE * (i + 1)),
+             .elem = 8, .rank = 1, .access = 1, .shape = {TILE, 1, 1, 1},
+             .strides = {1, 0, 0, 0}},
+        };
+        PtoTask inc = {.kernel = INC, .class_ = (uint8_t)(i % 2), .tensors = t, .ntensors = 2};
+        CHECK(pto_submit(o, &inc, NULL) == PTO_OK, "submit hop %llu", (unsigned long long)i);
+    }
+    CHECK(pto_scope_end(o) == PTO_OK, "scope_end");
+    CHECK(pto_scope_end(o) == PTO_ERR_NO_OPEN_SCOPE, "no scope open");
+    uint64_t addr = 0;
+    CHECK(pto_alloc(o, 0, 64, 64, &addr) == PTO_ERR_HEAP_TOO_SMALL, "this machine has no heap");
+    CHECK(pto_alloc(o, 0, 64, 3, &addr) == PTO_ERR_BAD_ALIGNMENT, "a bad alignment");
+    PtoTensorArg outside = {.buffer = base, .buffer_len = 64, .base = base + 64, .elem = 8,
+                            .rank = 1, .shape = {1, 1, 1, 1}, .strides = {1, 0, 0, 0}};
+    PtoTask bad = {.kernel = INC, .class_ = 1, .tensors = &outside, .ntensors = 1};
+    CHECK(pto_submit(o, &bad, NULL) == PTO_ERR_BAD_TENSOR, "a tile outside its buffer");
+    outside.base = base;
+    outside.access = 9;
+    CHECK(pto_submit(o, &bad, NULL) == PTO_ERR_SUBMIT, "an unknown access");
+    bad.tensors = NULL;
+    CHECK(pto_submit(o, &bad, NULL) == PTO_ERR_NULL, "null tensors with a count");
+    /* Counts past any configuration's limit are refused before the arrays are read. */
+    uint64_t one = 1;
+    PtoTask wide = {.kernel = INC, .class_ = 1, .args = &one, .nargs = 1000};
+    CHECK(pto_submit(o, &wide, NULL) == PTO_ERR_TOO_MANY_ARGS, "too many arguments");
+    wide = (PtoTask){.kernel = INC, .class_ = 1, .deps = &one, .ndeps = 1000};
+    CHECK(pto_submit(o, &wide, NULL) == PTO_ERR_TOO_MANY_DEPS, "too many dependencies");
+    wide = (PtoTask){.kernel = INC, .class_ = 1, .tensors = &outside, .ntensors = 1000};
+    CHECK(pto_submit(o, &wide, NULL) == PTO_ERR_TOO_MANY_TENSORS, "too many tensors");
 }
 
 int main(void) {
@@ -249,6 +326,21 @@ int main(void) {
           "kind %u, detail %llu, core %u", r.error_kind, (unsigned long long)r.error_detail,
           r.error_core);
     CHECK(atomic_load(&m.mem[5]) == 0, "the consumer of the failed task never ran");
+
+    tensor_machine = &m;
+    st = run(&m, submit_tensors, &r);
+    CHECK(st == PTO_OK, "the tensor chain ended with %d", (int)st);
+    CHECK(r.finished == HOPS, "%llu hops finished", (unsigned long long)r.finished);
+    for (uint64_t j = 0; j < TILE; j++)
+        CHECK(atomic_load(&m.mem[8 + TILE * HOPS + j]) == 100 * j + HOPS,
+              "the last tile's word %llu holds %llu", (unsigned long long)j,
+              (unsigned long long)atomic_load(&m.mem[8 + TILE * HOPS + j]));
+    CHECK(nrecords == HOPS && total_records == HOPS, "%zu of %zu records", nrecords,
+          total_records);
+    for (size_t i = 0; i < nrecords; i++)
+        CHECK(records[i].kernel == INC && records[i].core != 0xffff &&
+                  records[i].complete >= records[i].dispatch && records[i].dispatch != 0,
+              "record %zu: kernel %u core %u", i, records[i].kernel, records[i].core);
 
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);

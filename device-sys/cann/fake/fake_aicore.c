@@ -5,7 +5,7 @@
  * (device-sys/aicore/executor.cpp, compiled into this library) on 3 threads per block: the
  * block's AIC and its two AIV, each bound to its register window. What the registered ELF
  * holds is not run: the host can build no AICore code. A reset tells every executor still
- * waiting to exit. A launch clears each core's COND first (see core_run). */
+ * waiting to exit. A core's registers keep what the last run left, as the chip's do. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -21,7 +21,6 @@
 #define CLUSTER_STRIDE (8u << 20)
 #define SUBCORE_STRIDE (1u << 20)
 #define REG_DMB 0xA0
-#define REG_COND 0x4C8
 #define MAX_HANDLES 16
 #define MAX_LAUNCHES 16
 
@@ -127,11 +126,6 @@ static uint32_t core_run(void *ctx, uint32_t index) {
     uint32_t block = index / 3, sub = index % 3;
     uint32_t logical = sub == 0 ? block : l->aic + 2 * block + (sub - 1);
     volatile uint32_t *w = window(l->device, block, sub);
-    /* A launch starts the core with COND clear (inferred of the chip). Without it a core
-     * given no task keeps the exit acknowledgement of the last run, and the AICPU takes
-     * that stale value for this run's, closing the window before the executor saw the
-     * exit: the executor would wait for ever. */
-    __atomic_store_n(&w[REG_COND / 4], 0u, __ATOMIC_SEQ_CST);
     pto_host_bind_core(w, block * 3 + sub);
     pto_aicore_run(&l->hs[logical], block, sub == 0 ? 0u : 1u);
     return 0;

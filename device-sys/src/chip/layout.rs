@@ -46,16 +46,20 @@ pub const CORE_AIV: u32 = 1;
 
 /// Deferred conditions a payload slot holds.
 pub const SLOT_CONDITIONS: usize = 7;
-/// Scalar arguments a payload slot holds.
+/// Argument words a payload slot holds: a task's tensor addresses and scalar arguments
+/// together (a run's `max_tensors + max_args` may not exceed it).
 pub const SLOT_ARGS: usize = MAX_ARGS as usize;
+/// Bytes of one tensor descriptor in a run's descriptor area.
+pub const TENSOR_DESC_BYTES: usize = 64;
 
 /// One core's handshake block in device memory (a cache line of its own).
 ///
 /// The host zeroes `aicore_done` and `aicpu_ready` before it launches the executors. The AICore writes
 /// `core_type` and `physical_core_id`, then `aicore_done = block_idx + 1`, and writes the
 /// line back. The AICPU then writes `task` (the address of the core's two [`Slot`]s) and
-/// `base_token`, and sets `aicpu_ready`; at exit it writes `base_token` again (the last token
-/// it gave the core), so the next run's tokens continue after it.
+/// `base_token`, clears `aicore_exited`, and sets `aicpu_ready`; at exit it writes
+/// `base_token` again (the last token it gave the core), so the next run's tokens continue
+/// after it, and waits for `aicore_exited` and the acknowledgement in `COND`.
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Handshake {
@@ -72,14 +76,17 @@ pub struct Handshake {
     pub physical_core_id: u32,
     /// The token before the first one of this run.
     pub base_token: u32,
-    /// Zero.
-    pub reserved: u32,
+    /// Set to 1 by the AICore as it leaves its loop at the exit, before it acknowledges the
+    /// exit in `COND`; cleared by the AICPU when it opens the core. `COND` alone cannot say
+    /// whether this run's executor left: an earlier run's acknowledgement reads the same.
+    pub aicore_exited: u32,
 }
 
 /// One payload slot (512 bytes in device memory; two per core, chosen by token parity).
 ///
-/// The AICPU writes everything but `result`, `fail_code`, `times` and the conditions before
-/// it writes the token to `DATA_MAIN_BASE`. The AICore invalidates the slot, clears
+/// The AICPU writes everything but `result`, `fail_code`, `times` and the conditions (and
+/// the token's tensor descriptors, when the run has a descriptor area) before it writes the
+/// token to `DATA_MAIN_BASE`. The AICore invalidates the slot, clears
 /// `fail_code` and `ncond`, reports ACK, calls the kernel at `kernel_addr` with `args`, then
 /// writes `result` (a [`pto_runtime_core::ResultWord`]), writes the slot back and reports FIN.
 #[repr(C, align(64))]
@@ -99,9 +106,15 @@ pub struct Slot {
     pub times: [u64; 2],
     /// Non-zero if the kernel failed: its code (kernels set it through `pto_kernel_fail`).
     pub fail_code: u32,
-    /// Zero.
-    pub reserved: [u32; 3],
-    /// The kernel's arguments; the first `nargs` are valid.
+    /// The task's tensor arguments: the first `ntensors` words of `args` are their base
+    /// addresses.
+    pub ntensors: u32,
+    /// Device address of the slot's `ntensors` tensor descriptors
+    /// ([`pto_runtime_core::ffi::PtoTensor`], 64 bytes each; what `pto_kernel_tensor`
+    /// returns), or 0 when the run has no descriptor area.
+    pub tensors: u64,
+    /// The kernel's arguments, `nargs` words: the tensors' base addresses, then the scalar
+    /// arguments.
     pub args: [u64; SLOT_ARGS],
     /// Deferred conditions the kernel registered (may exceed what `conditions` holds).
     pub ncond: u32,
@@ -123,7 +136,8 @@ impl Slot {
         shape: 0,
         times: [0; 2],
         fail_code: 0,
-        reserved: [0; 3],
+        ntensors: 0,
+        tensors: 0,
         args: [0; SLOT_ARGS],
         ncond: 0,
         reserved2: 0,
@@ -145,6 +159,7 @@ const _: () = {
     assert!(offset_of!(Handshake, core_type) == 16);
     assert!(offset_of!(Handshake, physical_core_id) == 20);
     assert!(offset_of!(Handshake, base_token) == 24);
+    assert!(offset_of!(Handshake, aicore_exited) == 28);
     assert!(size_of::<Slot>() == 512);
     assert!(offset_of!(Slot, result) == 0);
     assert!(offset_of!(Slot, kernel_addr) == 8);
@@ -153,6 +168,9 @@ const _: () = {
     assert!(offset_of!(Slot, shape) == 28);
     assert!(offset_of!(Slot, times) == 32);
     assert!(offset_of!(Slot, fail_code) == 48);
+    assert!(offset_of!(Slot, ntensors) == 52);
+    assert!(offset_of!(Slot, tensors) == 56);
+    assert!(size_of::<pto_runtime_core::ffi::PtoTensor>() == TENSOR_DESC_BYTES);
     assert!(offset_of!(Slot, args) == 64);
     assert!(offset_of!(Slot, ncond) == 320);
     assert!(offset_of!(Slot, conditions) == 328);

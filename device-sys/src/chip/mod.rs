@@ -5,14 +5,19 @@
 //! - [`session`]: opening a core at the start of a run (its executor is up, its id and type
 //!   check out, its `COND` holds nothing stale, its window is opened) and the exit handshake
 //!   at the end.
-//! - [`platform::ChipPlatform`]: dispatch by token into the slot its parity selects,
-//!   `DATA_MAIN_BASE` as the doorbell, `COND` as the status word, the slot's result word.
+//! - [`platform::ChipPlatform`]: dispatch by token into the slot its parity selects (the
+//!   task's tensor addresses and scalars as the kernel's argument words, its tensor
+//!   descriptors beside), `DATA_MAIN_BASE` as the doorbell, `COND` as the status word, the
+//!   slot's result word.
+//! - [`stall_log`]: what a failed run's live tasks waited for, bounded, for the report.
 //!
 //! The executor's side is C++ (`device-sys/aicore/`).
 
 pub mod layout;
 pub mod platform;
 pub mod session;
+pub mod stall_log;
 
 pub use platform::{ChipConfig, ChipCore, ChipPlatform};
 pub use session::{ChipError, OpenArgs, close_core, open_core};
+pub use stall_log::{PtoStallEntry, StallLog};

@@ -12,13 +12,14 @@
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use pto_runtime_core::{
-    CoreId, KernelId, Payload, Platform, RawCondition, ResultWord, StatusWord, Token, Watch,
+    CoreId, KernelId, Payload, Platform, RawCondition, ResultWord, Stall, StatusWord, Token, Watch,
 };
 
 use super::layout::{COND_EXIT_ACK, REG_COND, REG_DATA_MAIN_BASE, SLOT_ARGS};
+use super::stall_log::StallLog;
 use crate::Coherence;
 use crate::raw::arch;
-use crate::raw::chip::{HandshakeRef, RegWindow, SlotPair};
+use crate::raw::chip::{HandshakeRef, RegWindow, SlotHead, SlotPair};
 use crate::raw::memory::{EngineWords, WatchedMemory};
 
 /// One opened core ([`super::open_core`] makes them).
@@ -26,6 +27,8 @@ use crate::raw::memory::{EngineWords, WatchedMemory};
 pub struct ChipCore<'a> {
     /// The logical core.
     pub id: u16,
+    /// Cache maintenance towards it.
+    pub coherence: Coherence,
     /// Its handshake block.
     pub hs: HandshakeRef<'a>,
     /// Its payload slots.
@@ -55,6 +58,9 @@ pub struct ChipConfig<'a> {
     pub coherence: Coherence,
     /// The output heap in device memory: base and length (`(0, 0)`: none).
     pub heap: (u64, u64),
+    /// Where the schedulers of a failed run tell what their cores ran and their deferred
+    /// sets held (`None`: nowhere).
+    pub stalls: Option<&'a StallLog>,
     /// What an idle scheduler loop does besides a spin-loop hint: `None` where every AICPU
     /// thread has a CPU of its own (the chip); a yield where threads share CPUs (a host
     /// running the executors on threads), so the threads a scheduler waits for get to run.
@@ -68,9 +74,23 @@ pub struct ChipPlatform<'a> {
 }
 
 impl<'a> ChipPlatform<'a> {
-    /// The platform over `cfg`.
+    /// The platform over `cfg`. The runtime it serves must be configured so that it
+    /// [`ChipPlatform::fits`]: a task whose argument words would not fit its slot is sent
+    /// with no kernel, and fails (`PTO_FAIL_NO_KERNEL`) rather than run with arguments cut.
     pub fn new(cfg: ChipConfig<'a>) -> Self {
         ChipPlatform { cfg }
+    }
+
+    /// Whether a run of `cfg` fits the chip's payload slots: a task's tensor addresses and
+    /// scalar arguments share the slot's [`SLOT_ARGS`] words, so `max_tensors + max_args`
+    /// may not exceed it. The words the configuration asks for, as the error.
+    pub fn fits(cfg: &pto_runtime_core::Config) -> Result<(), usize> {
+        let words = cfg.max_tensors as usize + cfg.max_args as usize;
+        if words > SLOT_ARGS {
+            Err(words)
+        } else {
+            Ok(())
+        }
     }
 
     fn core(&self, c: CoreId) -> Option<&ChipCore<'a>> {
@@ -107,25 +127,24 @@ impl Platform for ChipPlatform<'_> {
 
     fn write_payload(&self, core: CoreId, token: Token, payload: &Payload<'_>) {
         let Some(c) = self.core(core) else { return };
-        let n = payload.args.len().min(SLOT_ARGS);
-        let shape = payload.lane as u32
-            | (payload.lanes as u32) << 8
-            | (n as u32) << 16
-            | (payload.profile as u32) << 24;
+        let fits = payload.tensors.len() + payload.args.len() <= SLOT_ARGS;
         let addr = self
             .cfg
             .kernels
             .get(payload.kernel.0 as usize)
             .copied()
+            .filter(|_| fits)
             .unwrap_or(0);
-        c.slots.write(
-            parity(token),
-            addr,
-            payload.task.raw(),
-            payload.kernel.0,
-            shape,
-            &payload.args[..n],
-        );
+        let head = SlotHead {
+            kernel_addr: addr,
+            task: payload.task.raw(),
+            kernel: payload.kernel.0,
+            shape: payload.lane as u32
+                | (payload.lanes as u32) << 8
+                | (payload.profile as u32) << 24,
+        };
+        c.slots
+            .write(parity(token), head, payload.tensors, payload.args);
     }
 
     fn ring_doorbell(&self, core: CoreId, token: Token) {
@@ -133,6 +152,9 @@ impl Platform for ChipPlatform<'_> {
         if self.cfg.coherence == Coherence::Manual {
             let (a, l) = c.slots.range(parity(token));
             arch::clean(a, l);
+            if let Some((a, l)) = c.slots.tensor_range(parity(token)) {
+                arch::clean(a, l);
+            }
         }
         arch::device_barrier();
         c.regs.write(REG_DATA_MAIN_BASE, token.bits());
@@ -194,6 +216,12 @@ impl Platform for ChipPlatform<'_> {
 
     fn heap(&self) -> (u64, u64) {
         self.cfg.heap
+    }
+
+    fn stalled(&self, stall: Stall) {
+        if let Some(log) = self.cfg.stalls {
+            log.push(&stall);
+        }
     }
 
     fn spin_hint(&self) {

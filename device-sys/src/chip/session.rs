@@ -181,6 +181,7 @@ pub fn open_core<'a>(a: OpenArgs<'a>) -> Result<ChipCore<'a>, (ChipError, Option
     regs.write(REG_DATA_MAIN_BASE, DMB_IDLE);
     a.hs.set_task(a.slots.addr());
     a.hs.set(HsField::BaseToken, base_token.bits());
+    a.hs.set(HsField::AicoreExited, 0);
     arch::device_barrier();
     a.hs.set(HsField::AicpuReady, 1);
     if manual {
@@ -188,6 +189,7 @@ pub fn open_core<'a>(a: OpenArgs<'a>) -> Result<ChipCore<'a>, (ChipError, Option
     }
     let core = ChipCore {
         id: a.core,
+        coherence: a.coherence,
         hs: a.hs,
         slots: a.slots,
         regs,
@@ -206,8 +208,8 @@ pub fn open_core<'a>(a: OpenArgs<'a>) -> Result<ChipCore<'a>, (ChipError, Option
     Ok(core)
 }
 
-/// Sends `core` the exit and waits up to `timeout_us` for its acknowledgement; then closes
-/// the window and records the last token given, so the next run's tokens continue after it.
+/// Sends `core` the exit and waits up to `timeout_us` for its acknowledgement (its
+/// handshake's `aicore_exited`, then `COND`); then closes the window and records the last token given, so the next run's tokens continue after it.
 /// On a timeout `DATA_MAIN_BASE` keeps the exit, so a core that frees itself later still
 /// leaves and acknowledges.
 pub fn close_core(
@@ -221,8 +223,15 @@ pub fn close_core(
     core.hs.set(HsField::BaseToken, last);
     arch::device_barrier();
     core.regs.write(REG_DATA_MAIN_BASE, DMB_EXIT);
+    // `COND` may still hold an earlier run's acknowledgement (a run that dispatched
+    // nothing to the core): the core's own flag says this run's executor left.
+    let manual = core.coherence == Coherence::Manual;
+    let (hs_addr, hs_len) = core.hs.range();
     let acked = wait_for(ticks_per_us, timeout_us, || {
-        core.regs.read(REG_COND) == COND_EXIT_ACK
+        if manual {
+            arch::clean_invalidate(hs_addr, hs_len);
+        }
+        core.hs.get(HsField::AicoreExited) == 1 && core.regs.read(REG_COND) == COND_EXIT_ACK
     });
     arch::device_acquire();
     if !acked {

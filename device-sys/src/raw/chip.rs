@@ -9,7 +9,8 @@ use core::ptr::NonNull;
 use volatile::VolatilePtr;
 
 use crate::chip::layout::{Handshake, SLOT_ARGS, SLOT_CONDITIONS, Slot, WINDOW_BYTES};
-use pto_runtime_core::RawCondition;
+use pto_runtime_core::ffi::PtoTensor;
+use pto_runtime_core::{KernelTensor, RawCondition};
 
 /// Reads `*p` with one volatile access.
 ///
@@ -141,6 +142,8 @@ pub enum HsField {
     PhysicalCoreId,
     /// `base_token`.
     BaseToken,
+    /// `aicore_exited`.
+    AicoreExited,
 }
 
 impl<'a> HandshakeRef<'a> {
@@ -166,6 +169,7 @@ impl<'a> HandshakeRef<'a> {
                 HsField::CoreType => &raw mut (*h).core_type,
                 HsField::PhysicalCoreId => &raw mut (*h).physical_core_id,
                 HsField::BaseToken => &raw mut (*h).base_token,
+                HsField::AicoreExited => &raw mut (*h).aicore_exited,
             }
         }
     }
@@ -194,10 +198,12 @@ impl<'a> HandshakeRef<'a> {
     }
 }
 
-/// One core's two payload slots.
+/// One core's two payload slots, and optionally the tensor descriptors of each.
 #[derive(Clone, Copy, Debug)]
 pub struct SlotPair<'a> {
     p: NonNull<[Slot; 2]>,
+    descs: Option<NonNull<PtoTensor>>,
+    per_slot: usize,
     _slots: PhantomData<&'a Slot>,
 }
 
@@ -215,8 +221,37 @@ impl<'a> SlotPair<'a> {
     pub unsafe fn new(p: NonNull<[Slot; 2]>) -> Self {
         SlotPair {
             p,
+            descs: None,
+            per_slot: 0,
             _slots: PhantomData,
         }
+    }
+
+    /// The same slots, with `2 * per_slot` tensor descriptors at `descs` (those of slot 0,
+    /// then those of slot 1), which kernels read through `pto_kernel_tensor`.
+    ///
+    /// # Safety
+    /// `descs` is aligned, mapped and valid for writes of `2 * per_slot` descriptors for
+    /// `'a`, used by this core's executor alone besides the AICPU.
+    pub unsafe fn with_tensors(self, descs: NonNull<PtoTensor>, per_slot: usize) -> Self {
+        SlotPair {
+            descs: Some(descs),
+            per_slot,
+            ..self
+        }
+    }
+
+    fn descs(&self, parity: usize) -> Option<*mut PtoTensor> {
+        // SAFETY: inside the `2 * per_slot` descriptors `with_tensors` was given.
+        self.descs
+            .map(|d| unsafe { d.as_ptr().add((parity & 1) * self.per_slot) })
+    }
+
+    /// Address and length of the tensor descriptors of slot `parity` (for cache
+    /// maintenance), if the slots have any.
+    pub fn tensor_range(&self, parity: usize) -> Option<(usize, usize)> {
+        self.descs(parity)
+            .map(|d| (d as usize, self.per_slot * size_of::<PtoTensor>()))
     }
 
     fn slot(&self, parity: usize) -> *mut Slot {
@@ -234,27 +269,50 @@ impl<'a> SlotPair<'a> {
         (self.slot(parity) as usize, size_of::<Slot>())
     }
 
-    /// Fills slot `parity` for a dispatch; at most [`SLOT_ARGS`] arguments are written.
+    /// Fills slot `parity` for a dispatch: the tensors' base addresses, then `args`, as the
+    /// kernel's argument words (at most [`SLOT_ARGS`] in all: the run's configuration keeps
+    /// them below), and the tensors' descriptors when the slots have room for them all.
+    /// `shape` carries the number of words written. Returns that number.
     pub fn write(
         &self,
         parity: usize,
-        kernel_addr: u64,
-        task: u64,
-        kernel: u32,
-        shape: u32,
+        head: SlotHead,
+        tensors: &[KernelTensor],
         args: &[u64],
-    ) {
+    ) -> usize {
         let s = self.slot(parity);
-        // SAFETY: fields of a valid slot; the index is bounded by `take`.
+        let nt = tensors.len().min(SLOT_ARGS);
+        let words = tensors
+            .iter()
+            .take(nt)
+            .map(|t| t.tile.base)
+            .chain(args.iter().copied())
+            .take(SLOT_ARGS);
+        let descs = self.descs(parity).filter(|_| nt <= self.per_slot);
+        // SAFETY: fields of a valid slot; the indices are bounded by `take`; descriptors
+        // inside the slot's `per_slot` (checked above).
         unsafe {
             wr(&raw mut (*s).result, 0);
-            wr(&raw mut (*s).kernel_addr, kernel_addr);
-            wr(&raw mut (*s).task, task);
-            wr(&raw mut (*s).kernel, kernel);
-            wr(&raw mut (*s).shape, shape);
-            for (i, &a) in args.iter().take(SLOT_ARGS).enumerate() {
+            wr(&raw mut (*s).kernel_addr, head.kernel_addr);
+            wr(&raw mut (*s).task, head.task);
+            wr(&raw mut (*s).kernel, head.kernel);
+            let mut n = 0;
+            for (i, a) in words.enumerate() {
                 wr(&raw mut (*s).args[i], a);
+                n = i + 1;
             }
+            wr(&raw mut (*s).shape, head.shape | (n as u32) << 16);
+            wr(&raw mut (*s).ntensors, nt as u32);
+            wr(
+                &raw mut (*s).tensors,
+                descs.map_or(0, |d| d as usize as u64),
+            );
+            if let Some(d) = descs {
+                for (i, t) in tensors.iter().take(nt).enumerate() {
+                    write_desc(d.add(i), &PtoTensor::from_kernel(t));
+                }
+            }
+            n
         }
     }
 
@@ -297,6 +355,38 @@ impl<'a> SlotPair<'a> {
                 word: rd(&raw mut (*c).word),
                 expected: rd(&raw mut (*c).expected),
             })
+        }
+    }
+}
+
+/// What a dispatch writes at the head of a slot.
+#[derive(Clone, Copy, Debug)]
+pub struct SlotHead {
+    /// The kernel's device address.
+    pub kernel_addr: u64,
+    /// The task's raw id.
+    pub task: u64,
+    /// The kernel's id.
+    pub kernel: u32,
+    /// `lane | lanes << 8 | profile << 24` (the word count goes into bits 16..24).
+    pub shape: u32,
+}
+
+/// Writes descriptor `t` to `d`, a field at a time.
+///
+/// # Safety
+/// `d` is aligned and valid for writes.
+unsafe fn write_desc(d: *mut PtoTensor, t: &PtoTensor) {
+    // SAFETY: fields of a valid descriptor (the caller's contract).
+    unsafe {
+        wr(&raw mut (*d).base, t.base);
+        wr(&raw mut (*d).elem, t.elem);
+        wr(&raw mut (*d).rank, t.rank);
+        wr(&raw mut (*d).access, t.access);
+        wr(&raw mut (*d).reserved, 0);
+        for k in 0..t.shape.len() {
+            wr(&raw mut (*d).shape[k], t.shape[k]);
+            wr(&raw mut (*d).strides[k], t.strides[k]);
         }
     }
 }

@@ -6,12 +6,20 @@ use std::path::Path;
 use pto_runtime_core::Config;
 use pto_sim::{DepGraph, SimOptions, run};
 
-use super::workload::{BenchError, BenchPlan, bench_kernels, submit_workload};
+use pto_workloads::Submitter;
+use pto_workloads::scene::SceneSize;
+
+use super::workload::{BenchError, BenchPlan, Workload, submit_workload};
 
 /// Runs `plan` once on `cfg` and `sim`, recording every task's dependencies, and returns
 /// the graph (see [`write_bench_deps`] to write it).
 pub fn bench_deps(cfg: Config, sim: SimOptions, plan: &BenchPlan) -> Result<DepGraph, BenchError> {
-    let out = run(cfg, bench_kernels(), sim, |o| {
+    let out = run(cfg, plan.workload.kernels(), sim, |o| {
+        if let Workload::Scene(s) = plan.workload {
+            let mut sub = Submitter::recording();
+            s.submit(SceneSize::Full, &mut sub, o)?;
+            return Ok(sub.into_graph().unwrap_or_default());
+        }
         let counter = o.platform().memory().alloc(8, 8).map_err(|e| {
             o.abort(1);
             BenchError::Usage(format!("no device memory for the counter: {e}"))
@@ -32,7 +40,7 @@ pub fn write_bench_deps(
     path: &Path,
 ) -> Result<(usize, usize), BenchError> {
     let graph = bench_deps(cfg, sim, plan)?;
-    graph.write(path, &bench_kernels()).map_err(|e| {
+    graph.write(path, &plan.workload.kernels()).map_err(|e| {
         BenchError::Usage(format!(
             "cannot write the dependency graph to {}: {e}",
             path.display()
@@ -45,7 +53,6 @@ pub fn write_bench_deps(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::Workload;
     use pto_runtime_core::DepReason;
 
     #[test]

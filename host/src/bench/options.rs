@@ -3,6 +3,7 @@
 
 use pto_runtime_core::{CompletionMode, Config, MAX_TENSORS, ProfileLevel};
 use pto_sim::{CoreThreads, Silicon, SimOptions};
+use pto_workloads::scene::SceneSize;
 
 use crate::progress::Progress;
 
@@ -22,7 +23,7 @@ const BARRIER_ROUNDS: u32 = 2000;
 pub struct BenchOptions {
     /// Shape of the DAG, or one of the communication workloads.
     pub workload: Workload,
-    /// Tasks per run.
+    /// Tasks per run (a scene has its own size, which replaces it).
     pub tasks: u64,
     /// Scheduler threads.
     pub schedulers: u8,
@@ -106,9 +107,26 @@ pub enum BenchOutput {
 impl BenchOptions {
     /// The runtime's config, the simulator's options and the plan of a task-DAG workload.
     pub fn setup(&self) -> Result<(Config, SimOptions, BenchPlan), BenchError> {
-        let records = if self.profile == ProfileLevel::Tasks {
+        let scene = match self.workload {
+            Workload::Scene(s) => Some(s),
+            _ => None,
+        };
+        if scene.is_some() && self.kernel_ns > 0 {
+            return Err(BenchError::Usage(
+                "--kernel-ns does not apply to scenes: their kernels have a duration per kernel id"
+                    .into(),
+            ));
+        }
+        // A scene has its own size, and profiles every task for its overhead share.
+        let tasks = scene.map_or(self.tasks, |s| s.tasks(SceneSize::Full));
+        let profile = if scene.is_some() {
+            ProfileLevel::Tasks
+        } else {
+            self.profile
+        };
+        let records = if profile == ProfileLevel::Tasks {
             // Room for every task of a run (fanout adds joins), within 4 Mi records.
-            (self.tasks.saturating_mul(2).saturating_add(1024)).min(1 << 22) as u32
+            (tasks.saturating_mul(2).saturating_add(1024)).min(1 << 22) as u32
         } else {
             0
         };
@@ -160,7 +178,7 @@ impl BenchOptions {
             // latency stamps take (16 ns on the development VM), as with the runtime's
             // default config.
             record_latency: self.workload != Workload::Tensors,
-            profile: self.profile,
+            profile,
             profile_capacity: records,
             completion: self.completion,
             ..Config::default()
@@ -173,13 +191,18 @@ impl BenchOptions {
                 .map_or(CoreThreads::PerCore, CoreThreads::Shared),
             silicon: self.silicon.then(|| Silicon {
                 default_kernel: std::time::Duration::from_nanos(self.kernel_ns),
+                kernel: scene
+                    .map(|s| s.chip_kernel_times(SceneSize::Full))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect(),
                 ..Silicon::a2a3()
             }),
             ..SimOptions::default()
         };
         let plan = BenchPlan {
             workload: self.workload,
-            tasks: self.tasks,
+            tasks,
             repeats: self.repeat,
             seed: self.seed,
             pending: self.pending,

@@ -9,7 +9,11 @@ use crate::profile::ProfileSummary;
 use crate::progress::Progress;
 use pto_sim::{SimOptions, run};
 
-use super::workload::{BenchError, BenchPlan, Workload, bench_kernels, submit_workload};
+use pto_workloads::Submitter;
+use pto_workloads::scene::SceneSize;
+
+use super::overhead::{OverheadShares, overhead_shares, producers_of};
+use super::workload::{BenchError, BenchPlan, Workload, submit_workload};
 
 /// The figures of one bench (medians over the repeats).
 #[derive(Clone, Debug, serde::Serialize)]
@@ -53,6 +57,10 @@ pub struct BenchResult {
     /// Phases, deferred waits and dropped records of the last run (unless `off`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile_summary: Option<ProfileSummary>,
+    /// A scene's makespan and the scheduler's overhead share of it, from the last run's
+    /// task records (see [`super::overhead_shares`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<OverheadShares>,
 }
 
 /// A bench's figures, and the task records of its last run (for a trace).
@@ -104,6 +112,13 @@ pub fn run_bench_with(
     let mut latency = pto_runtime_core::LatencyHistogram::default();
     let mut submitted = 0;
     let mut last = None;
+    let scene = match workload {
+        Workload::Scene(s) => Some(s),
+        _ => None,
+    };
+    let kernels = workload.kernels();
+    // A scene's dependencies, recorded in the warm-up run (the DAG and its ids repeat).
+    let mut producers = Vec::new();
     for r in 0..=repeats {
         progress.set_message(match r {
             0 => "bench: warm-up run".to_string(),
@@ -114,12 +129,23 @@ pub fn run_bench_with(
         }
         // Tasks submitted before this run (fanout's joins make a run longer than `tasks`).
         let before = submitted * u64::from(r);
-        let mut out = run(cfg, bench_kernels(), sim.clone(), |o| {
+        let mut out = run(cfg, kernels.clone(), sim.clone(), |o| {
             let counter = o.platform().memory().alloc(8, 8).map_err(|e| {
                 o.abort(1);
                 BenchError::Usage(format!("no device memory for the counter: {e}"))
             })?;
             let cpu = cpu_time::ThreadTime::now();
+            if let Some(s) = scene {
+                let mut sub = if r == 0 {
+                    Submitter::recording()
+                } else {
+                    Submitter::new()
+                };
+                s.submit(SceneSize::Full, &mut sub, o)?;
+                let elapsed = cpu.elapsed();
+                let deps = sub.graph().map(producers_of).unwrap_or_default();
+                return Ok::<_, BenchError>((sub.submitted(), elapsed, deps));
+            }
             let mut k = 0u64;
             let n = submit_workload(&cfg, plan, counter, |spec| {
                 k += 1;
@@ -128,13 +154,15 @@ pub fn run_bench_with(
                 }
                 o.submit(spec)
             })?;
-            Ok::<_, BenchError>((n, cpu.elapsed()))
+            Ok::<_, BenchError>((n, cpu.elapsed(), Vec::new()))
         })?;
-        let (n, submit_cpu) = std::mem::replace(&mut out.value, Ok((0, Default::default())))?;
+        let (n, submit_cpu, deps) =
+            std::mem::replace(&mut out.value, Ok((0, Default::default(), Vec::new())))?;
         submitted = n;
         progress.set_length(n.saturating_mul(u64::from(repeats) + 1));
         progress.set_position(n * (u64::from(r) + 1));
         if r == 0 {
+            producers = deps;
             continue; // warm-up: page faults, thread start-up
         }
         runs.push(out.wall.as_nanos() as f64 / submitted as f64);
@@ -152,6 +180,10 @@ pub fn run_bench_with(
             last.ticks_per_us,
         )
     });
+    let overhead = scene.and_then(|_| {
+        let cores = (cfg.aic_cores, cfg.aiv_cores);
+        overhead_shares(&last.records, &producers, cores, last.ticks_per_us)
+    });
     let median = median_of(&runs);
     let ns =
         |ticks: Option<u64>| ticks.map_or(0, |t| t.saturating_mul(1000) / last.ticks_per_us.max(1));
@@ -159,6 +191,7 @@ pub fn run_bench_with(
         profile: super::options::level_name(cfg.profile).into(),
         completion: super::options::mode_name(cfg.completion).into(),
         profile_summary,
+        overhead,
         workload,
         tasks: submitted,
         pending: (workload == Workload::Deferred).then_some(plan.pending),
@@ -228,6 +261,21 @@ impl fmt::Display for BenchResult {
                 human::nanos(p99 as f64)
             )?,
             _ => write!(f, "  ready->done not recorded")?,
+        }
+        if let Some(s) = &self.overhead {
+            write!(
+                f,
+                "\n  makespan    {:>8} µs (first kernel start to last end, last run)\
+                 \n  overhead    AIC {:.1} %, AIV {:.1} %, all engines {:.1} %, has-overhead {:.1} % of the makespan\
+                 \n  head/tail   {} dispatch to start, {} end to FIN (means)",
+                human::sig3(s.makespan_ns / 1_000.0),
+                100.0 * s.aic,
+                100.0 * s.aiv,
+                100.0 * s.all_engines,
+                100.0 * s.has_overhead,
+                human::nanos(s.head_ns),
+                human::nanos(s.tail_ns),
+            )?;
         }
         if let Some(s) = &self.profile_summary {
             write!(f, "\nprofile {} (last run):\n{s}", self.profile)?;

@@ -5,10 +5,10 @@ use pto_runtime_core::{
     Buffer, Config, KernelId, SubmitError, TaskId, TaskSpec, TensorArg, Tile, WorkerClass,
 };
 use pto_sim::{KernelTable, SimError};
+use pto_workloads::scene::Scene;
 
 /// The shape of the DAG.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Workload {
     /// N tasks without dependencies (AIC, AIV, AIV, … to fill whole clusters).
     Independent,
@@ -40,6 +40,44 @@ pub enum Workload {
     /// Not a task DAG: the silicon cost model's figures beside what the modelled chip did
     /// (status read, dispatch, FIN), and a dependent hop polling and in ring mode.
     Calibrate,
+    /// A scene shaped like the C++ runtime's benchmark suite (`scene:NAME`), from
+    /// `pto-workloads`: its own size (`--tasks` is refused), kernel durations per kernel
+    /// id under `--silicon a2a3`, and the scheduler's overhead share of the makespan.
+    Scene(Scene),
+}
+
+/// Every workload `--workload` takes, scenes last.
+const ALL: [Workload; 14] = [
+    Workload::Independent,
+    Workload::Chain,
+    Workload::Fanout,
+    Workload::Random,
+    Workload::Deferred,
+    Workload::Tensors,
+    Workload::Barrier,
+    Workload::Bootstrap,
+    Workload::Transport,
+    Workload::Calibrate,
+    Workload::Scene(Scene::BatchedGemm),
+    Workload::Scene(Scene::PagedAttention),
+    Workload::Scene(Scene::PagedAttentionPerHead),
+    Workload::Scene(Scene::DecodeLayer),
+];
+
+impl clap::ValueEnum for Workload {
+    fn value_variants<'a>() -> &'a [Self] {
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()).help(self.about()))
+    }
+}
+
+impl serde::Serialize for Workload {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
 }
 
 impl Workload {
@@ -56,6 +94,49 @@ impl Workload {
             Workload::Bootstrap => "bootstrap",
             Workload::Transport => "transport",
             Workload::Calibrate => "calibrate",
+            Workload::Scene(Scene::BatchedGemm) => "scene:batched-gemm",
+            Workload::Scene(Scene::PagedAttention) => "scene:paged-attention",
+            Workload::Scene(Scene::PagedAttentionPerHead) => "scene:paged-attention-per-head",
+            Workload::Scene(Scene::DecodeLayer) => "scene:decode-layer",
+        }
+    }
+}
+
+impl Workload {
+    /// What it runs, in a line (`--help` prints it beside the name).
+    pub fn about(self) -> &'static str {
+        match self {
+            Workload::Independent => "N tasks without dependencies",
+            Workload::Chain => "N vector tasks, each depending on the one before",
+            Workload::Fanout => "one source, N-2 tasks depending on it, one sink depending on all",
+            Workload::Random => "N tasks, each depending on up to 3 of the 64 before it",
+            Workload::Deferred => {
+                "N tasks completing through a notification counter, --pending waiting"
+            }
+            Workload::Tensors => {
+                "N independent tasks with --args tensor arguments each (submit cost)"
+            }
+            Workload::Barrier => "--ranks ranks meeting at the shared-memory barrier",
+            Workload::Bootstrap => "--ranks ranks forming a job over TCP on loopback",
+            Workload::Transport => "the TCP transport on loopback: round trip and bandwidth",
+            Workload::Calibrate => "the silicon cost model beside what the modelled chip did",
+            Workload::Scene(Scene::BatchedGemm) => "16 tiled GEMMs (320 tasks)",
+            Workload::Scene(Scene::PagedAttention) => {
+                "paged attention decode, a scope per layer (1 056 tasks)"
+            }
+            Workload::Scene(Scene::PagedAttentionPerHead) => {
+                "paged attention decode, a scope per head (1 056 tasks)"
+            }
+            Workload::Scene(Scene::DecodeLayer) => "a qwen3-14b-like decode layer (546 tasks)",
+        }
+    }
+
+    /// The kernels a run of this workload registers: the bench's, or the scene's (no-ops,
+    /// named).
+    pub fn kernels(self) -> KernelTable {
+        match self {
+            Workload::Scene(s) => s.kernels(),
+            _ => bench_kernels(),
         }
     }
 }
@@ -104,6 +185,9 @@ pub enum BenchError {
     /// The transport workload's connection failed.
     #[error("the transport bench: {0}")]
     Transport(#[from] crate::transport::TransportError),
+    /// A scene could not be built.
+    #[error("the scene: {0}")]
+    Scene(#[from] pto_workloads::BuildError),
 }
 
 /// The no-op kernel every bench task runs.
@@ -255,8 +339,13 @@ pub fn submit_workload(
                 go(&TaskSpec::new(NOOP, spread(cfg, i)).tensors(&args))?;
             }
         }
-        // Run by `run_barrier_bench` and `run_bootstrap_bench`, not as tasks.
-        Workload::Barrier | Workload::Bootstrap | Workload::Transport | Workload::Calibrate => {}
+        // Run by `run_barrier_bench` and the others, not as tasks; scenes need the
+        // orchestrator itself (heap buffers, scopes): `run_bench` submits them.
+        Workload::Barrier
+        | Workload::Bootstrap
+        | Workload::Transport
+        | Workload::Calibrate
+        | Workload::Scene(_) => {}
         Workload::Deferred => {
             for i in 0..tasks {
                 let expected = (i + 1).saturating_add(plan.pending).min(tasks);

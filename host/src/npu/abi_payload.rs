@@ -33,6 +33,8 @@ pub struct ExecAddrs {
     pub heap: (u64, u64),
     /// Where the report goes.
     pub report: u64,
+    /// The tensor descriptor area (`2 * max_tensors` descriptors per core).
+    pub tensors: u64,
 }
 
 /// The `init` payload.
@@ -76,6 +78,8 @@ pub fn exec_payload(cfg: &Config, threads: u32, a: &ExecAddrs) -> PtoAicpuExecAr
         report: a.report,
         orch_so: a.orch_so.0,
         orch_so_len: a.orch_so.1,
+        tensors: a.tensors,
+        ..PtoAicpuExecArgs::default()
     }
 }
 

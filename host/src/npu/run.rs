@@ -1,13 +1,13 @@
 //! One run on an open session: the kernels and the orchestration SO on the device (once
 //! per session, `uploads.rs`), the run's device memory (region, kernel table, arguments,
-//! buffers, heap, report), the handshakes cleared, the AICore executor
+//! buffers, heap, report, tensor descriptors), the handshakes cleared, the AICore executor
 //! launched on its stream, then the AICPU `exec` on `schedulers + 1` threads; both streams
 //! synchronised (bounded), the report and the buffers read back. On any failure the session
 //! recovers ([`NpuSession`]) and the error keeps the host's failing call and the device's
 //! report apart.
 
 use pto_device_sys::cann::{CannError, DeviceMem};
-use pto_device_sys::chip::layout::Handshake;
+use pto_device_sys::chip::layout::{Handshake, TENSOR_DESC_BYTES};
 use pto_runtime_core::{Config, RegionLayout};
 
 use super::abi_payload::{DeviceStatus, ExecAddrs, REPORT_BYTES, exec_payload};
@@ -34,6 +34,7 @@ struct RunMem {
     heap: DeviceMem,
     report: DeviceMem,
     aicore_args: DeviceMem,
+    tensors: DeviceMem,
 }
 
 fn words(v: &[u64]) -> Vec<u8> {
@@ -85,6 +86,11 @@ impl NpuSession {
         let heap = DeviceMem::alloc(api, spec.heap_bytes.max(64))?;
         let report = DeviceMem::alloc(api, REPORT_BYTES)?;
         let aicore_args = DeviceMem::alloc(api, 16)?;
+        let cores = usize::from(cfg.aic_cores) + usize::from(cfg.aiv_cores);
+        let tensors = DeviceMem::alloc(
+            api,
+            cores * 2 * usize::from(cfg.max_tensors) * TENSOR_DESC_BYTES,
+        )?;
         Ok(RunMem {
             region,
             table,
@@ -93,6 +99,7 @@ impl NpuSession {
             heap,
             report,
             aicore_args,
+            tensors,
         })
     }
 
@@ -214,6 +221,7 @@ impl NpuSession {
             orch_args: (mem.orch_args.addr(), spec.args.len() as u32),
             heap: (mem.heap.addr(), mem.heap.len() as u64),
             report: mem.report.addr(),
+            tensors: mem.tensors.addr(),
         };
         let threads = u32::from(self.opts.schedulers) + 1;
         let payload = exec_payload(cfg, threads, &addrs);

@@ -1,9 +1,10 @@
-/* A kernel as raw code: args a, b, out, n; out[i] = a[i] + b[i]. */
-#include "pto_aicore.h"
+/* A kernel as raw code: tensors a, b (read), out. out[i] = a[i] + b[i]. */
+#include "tensor.h"
 
 void kernel_entry(int64_t *args) {
-    const int64_t *a = (const int64_t *)(uintptr_t)args[0];
-    const int64_t *b = (const int64_t *)(uintptr_t)args[1];
-    int64_t *out = (int64_t *)(uintptr_t)args[2];
-    for (int64_t i = 0; i < args[3]; i++) out[i] = a[i] + b[i];
+    const PtoKernelTensor *a = tensor(args, 0, 0), *b = tensor(args, 1, 0);
+    const PtoKernelTensor *out = tensor(args, 2, 1);
+    if (a == 0 || b == 0 || out == 0) return;
+    for (uint64_t i = 0; i < pto_tensor_elems(out); i++)
+        *element(out, i) = *element(a, i) + *element(b, i);
 }

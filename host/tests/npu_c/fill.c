@@ -1,7 +1,9 @@
-/* A kernel as raw code: args out, n, first; out[i] = first + i. */
-#include "pto_aicore.h"
+/* A kernel as raw code: tensors out; scalars first. out[i] = first + i. */
+#include "tensor.h"
 
 void kernel_entry(int64_t *args) {
-    int64_t *out = (int64_t *)(uintptr_t)args[0];
-    for (int64_t i = 0; i < args[1]; i++) out[i] = args[2] + i;
+    const PtoKernelTensor *out = tensor(args, 0, 1);
+    if (out == 0) return;
+    int64_t first = args[pto_kernel_ntensors(args)];
+    for (uint64_t i = 0; i < pto_tensor_elems(out); i++) *element(out, i) = first + (int64_t)i;
 }

@@ -1,9 +1,10 @@
-/* A kernel as raw code: args in, n, out; *out = the sum of in[0..n). */
-#include "pto_aicore.h"
+/* A kernel as raw code: tensors in (read, any shape), out (one word). *out = sum of in. */
+#include "tensor.h"
 
 void kernel_entry(int64_t *args) {
-    const int64_t *in = (const int64_t *)(uintptr_t)args[0];
+    const PtoKernelTensor *in = tensor(args, 0, 0), *out = tensor(args, 1, 1);
+    if (in == 0 || out == 0) return;
     int64_t s = 0;
-    for (int64_t i = 0; i < args[1]; i++) s += in[i];
-    *(int64_t *)(uintptr_t)args[2] = s;
+    for (uint64_t i = 0; i < pto_tensor_elems(in); i++) s += *element(in, i);
+    *element(out, 0) = s;
 }

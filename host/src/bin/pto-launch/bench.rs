@@ -6,7 +6,7 @@ use clap::builder::RangedU64ValueParser;
 use clap::value_parser;
 
 use pto_host::bench::{
-    BenchOptions, BenchOutput, MAX_PENDING, Workload, bench_kernels, write_bench_deps,
+    BenchError, BenchOptions, BenchOutput, MAX_PENDING, Workload, write_bench_deps,
 };
 use pto_host::profile::{add_queue_counters, chrome_trace_named, write_trace};
 use pto_host::progress::Progress;
@@ -18,12 +18,14 @@ use crate::print;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Shape of the DAG.
+    /// Shape of the DAG, a communication workload, the cost model's calibration, or a scene
+    /// (`scene:NAME`: a workload shaped like the C++ runtime's benchmark suite, of its own
+    /// size, profiled to report the scheduler's overhead share of its makespan).
     #[arg(long, value_enum, default_value = "independent")]
     pub workload: Workload,
-    /// Tasks per run (1 to 10^8).
-    #[arg(long, default_value_t = 10_000, value_parser = value_parser!(u64).range(1..=100_000_000))]
-    pub tasks: u64,
+    /// Tasks per run (1 to 10^8; default 10 000). Scenes have their own size and refuse it.
+    #[arg(long, value_parser = value_parser!(u64).range(1..=100_000_000))]
+    pub tasks: Option<u64>,
     /// Scheduler threads (1 to 16).
     #[arg(long, default_value_t = 1, value_parser = value_parser!(u8).range(1..=16))]
     pub schedulers: u8,
@@ -160,7 +162,7 @@ impl BenchArgs {
     fn options(&self) -> BenchOptions {
         BenchOptions {
             workload: self.workload,
-            tasks: self.tasks,
+            tasks: self.tasks.unwrap_or(DEFAULT_TASKS),
             schedulers: self.schedulers,
             aic: self.aic,
             aiv: self.aiv,
@@ -198,8 +200,17 @@ impl BenchArgs {
     }
 }
 
+/// Tasks per run unless `--tasks` says otherwise.
+const DEFAULT_TASKS: u64 = 10_000;
+
 /// Runs the bench, writes the trace if asked, prints the figures.
 pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
+    if let (Workload::Scene(_), Some(_)) = (a.workload, a.tasks) {
+        return Err(BenchError::Usage(
+            "--tasks does not apply to scenes: each has its own size".into(),
+        )
+        .into());
+    }
     let opts = a.options();
     let progress = match opts.workload {
         Workload::Barrier | Workload::Bootstrap | Workload::Transport | Workload::Calibrate => {
@@ -224,7 +235,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
             };
             if let Some(path) = &a.trace {
                 let mut trace =
-                    chrome_trace_named(&out.records, out.ticks_per_us, &bench_kernels());
+                    chrome_trace_named(&out.records, out.ticks_per_us, &opts.workload.kernels());
                 add_queue_counters(&mut trace, &out.queues);
                 write_trace(path, &trace)?;
             }

@@ -125,9 +125,7 @@ mod tests {
         ("allreduce", "--stop-after-ms", 0, 86_400_000, |c| {
             Some(allreduce(c)?.stop_after_ms)
         }),
-        ("bench", "--tasks", 1, 100_000_000, |c| {
-            Some(bench(c)?.tasks)
-        }),
+        ("bench", "--tasks", 1, 100_000_000, |c| bench(c)?.tasks),
         ("bench", "--schedulers", 1, 16, |c| {
             Some(bench(c)?.schedulers.into())
         }),

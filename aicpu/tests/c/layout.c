@@ -1,0 +1,34 @@
+/* The layout of the C headers as the C compiler sees it, for the harness to compare with
+ * the Rust types (tests/harness.rs): sizes and offsets, in a fixed order. */
+#include <stddef.h>
+
+#include "pto_aicore.h"
+#include "pto_aicpu.h"
+
+#define PUT(x) out[n++] = (uint64_t)(x)
+
+uint32_t pto_test_layout(uint64_t *out) {
+    uint32_t n = 0;
+    PUT(sizeof(PtoOrchOps));
+    PUT(offsetof(PtoOrchOps, ctx));
+    PUT(offsetof(PtoOrchOps, submit));
+    PUT(offsetof(PtoOrchOps, scope_begin));
+    PUT(offsetof(PtoOrchOps, scope_end));
+    PUT(offsetof(PtoOrchOps, alloc));
+    PUT(offsetof(PtoOrchOps, status_str));
+    PUT(sizeof(PtoSlot));
+    PUT(offsetof(PtoSlot, ntensors));
+    PUT(offsetof(PtoSlot, tensors));
+    PUT(offsetof(PtoSlot, args));
+    PUT(offsetof(PtoSlot, ncond));
+    PUT(sizeof(PtoKernelTensor));
+    PUT(offsetof(PtoKernelTensor, shape));
+    PUT(offsetof(PtoKernelTensor, strides));
+    PUT(sizeof(PtoHandshake));
+    PUT(offsetof(PtoHandshake, base_token));
+    PUT(offsetof(PtoHandshake, aicore_exited));
+    PUT(PTO_SLOT_ARGS);
+    PUT(PTO_SLOT_CONDITIONS);
+    PUT(PTO_AICPU_ABI);
+    return n;
+}

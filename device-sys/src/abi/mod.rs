@@ -1,0 +1,201 @@
+//! The C ABI of `libpto_aicpu.so` (the `aicpu/` crate): what `init` and `exec` are given,
+//! the table of operations an orchestration function submits through, and the report the
+//! last thread out writes to device memory ([`report`]). `repr(C)`, offsets pinned below;
+//! shared by the SO and whatever launches it (the host, the tests' harness). The C header
+//! is `aicpu/include/pto_aicpu.h` (a test compares its layout with these).
+#![forbid(unsafe_code)]
+
+use core::ffi::{c_char, c_void};
+use core::mem::{offset_of, size_of};
+
+use pto_runtime_core::Config;
+use pto_runtime_core::ffi::{PtoConfig, PtoTask};
+
+pub mod report;
+
+pub use report::{PtoAicpuCode, PtoAicpuReport};
+
+/// The ABI version both sides must agree on (`abi` in every argument block). 2: the exec
+/// arguments grew (tensor descriptors, watched words, engines, records), the report its
+/// records and stall summary, the operations `status_str`, the handshake `aicore_exited`.
+pub const PTO_AICPU_ABI: u32 = 2;
+
+/// What `pto_aicpu_init` is given: once per launch sequence (process and device).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PtoAicpuInitArgs {
+    /// [`PTO_AICPU_ABI`].
+    pub abi: u32,
+    /// The device (die) this AICPU serves.
+    pub device_id: u32,
+    /// System counter ticks per µs; 0 reads the counter's frequency.
+    pub ticks_per_us: u64,
+    /// The device-side watchdog: a run that takes longer is aborted, µs (shorter than the
+    /// host's op-execute timeout). 0: 10 s.
+    pub watchdog_us: u64,
+    /// How long a run waits for every AICore executor (and every AICPU thread) to show up,
+    /// µs. 0: 1 s.
+    pub handshake_timeout_us: u64,
+    /// How long the exit handshake waits for each core, µs. 0: 1 s.
+    pub exit_timeout_us: u64,
+}
+
+/// An orchestration function: submits the run's tasks through `ops`; 0 for success, any
+/// other value fails the run (reported as [`PtoAicpuCode::OrchestrationFailed`]).
+pub type PtoOrchestrate =
+    unsafe extern "C" fn(ops: *const PtoOrchOps, args: *const u64, nargs: u32) -> i32;
+
+/// What `pto_aicpu_exec` is given, on each of its threads (CANN copies it per launch).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PtoAicpuExecArgs {
+    /// [`PTO_AICPU_ABI`].
+    pub abi: u32,
+    /// AICPU threads that take part: `config.schedulers + 1` (one orchestrates).
+    pub threads: u32,
+    /// Threads only take part on CPUs whose bit is set (`sched_getcpu`); 0: any CPU.
+    pub cpu_mask: u64,
+    /// The runtime's region in device memory (64-byte aligned, zeroing not needed).
+    pub region: u64,
+    /// Its bytes.
+    pub region_len: u64,
+    /// The runtime's configuration.
+    pub config: PtoConfig,
+    /// `aic_cores + aiv_cores` handshake blocks (64 bytes each), AIC first.
+    pub handshakes: u64,
+    /// Two 512-byte payload slots per core, in the same order.
+    pub slots: u64,
+    /// Register window addresses by physical core id.
+    pub regs: u64,
+    /// Entries of `regs`.
+    pub nregs: u32,
+    /// 0: caches coherent with the cores; 1: the AICPU maintains them.
+    pub coherence: u32,
+    /// Kernel addresses (`void (*)(int64_t *)`) by kernel id.
+    pub kernels: u64,
+    /// Entries of `kernels`.
+    pub nkernels: u32,
+    /// Arguments of the orchestration function.
+    pub norch_args: u32,
+    /// The orchestration function ([`PtoOrchestrate`]).
+    pub orchestrate: u64,
+    /// Its arguments.
+    pub orch_args: u64,
+    /// The output heap in device memory: base (0: none).
+    pub heap_base: u64,
+    /// Its bytes.
+    pub heap_len: u64,
+    /// Where the last thread out writes the [`PtoAicpuReport`] (device memory).
+    pub report: u64,
+    /// The user's orchestration SO, as bytes in device memory (0: call `orchestrate`
+    /// instead). The orchestrating thread writes it to a temporary file, `dlopen`s it,
+    /// deletes the file and calls its [`PTO_ORCH_ENTRY`].
+    pub orch_so: u64,
+    /// Its bytes.
+    pub orch_so_len: u64,
+    /// The tensor descriptor area (0: none, and kernels see their tensors' addresses
+    /// only): `2 * config.max_tensors` descriptors of 64 bytes per core, in core order,
+    /// 64-byte aligned. Kernels read them through `pto_kernel_tensor`.
+    pub tensors: u64,
+    /// Ranges of device memory (`{base, len}` pairs of u64) the deferred counters of
+    /// kernels may live in (0: none).
+    pub watched: u64,
+    /// Entries of `watched`.
+    pub nwatched: u32,
+    /// Engine completion watermarks at `engines` (one u64 each, raised as posts complete).
+    pub nengines: u32,
+    /// The engines' watermark words (0: none).
+    pub engines: u64,
+    /// Where the last thread out copies the run's task records (`PtoRecord`, 88 bytes
+    /// each; recorded when `config.profile` is 2), in the order tasks finished (0: none).
+    pub records: u64,
+    /// Records `records` holds.
+    pub records_cap: u32,
+    /// Zero.
+    pub reserved: u32,
+}
+
+impl Default for PtoAicpuExecArgs {
+    /// No run: every address 0, the default configuration, [`PTO_AICPU_ABI`].
+    fn default() -> Self {
+        PtoAicpuExecArgs {
+            abi: PTO_AICPU_ABI,
+            threads: 0,
+            cpu_mask: 0,
+            region: 0,
+            region_len: 0,
+            config: PtoConfig::from_config(&Config::default()),
+            handshakes: 0,
+            slots: 0,
+            regs: 0,
+            nregs: 0,
+            coherence: 0,
+            kernels: 0,
+            nkernels: 0,
+            norch_args: 0,
+            orchestrate: 0,
+            orch_args: 0,
+            heap_base: 0,
+            heap_len: 0,
+            report: 0,
+            orch_so: 0,
+            orch_so_len: 0,
+            tensors: 0,
+            watched: 0,
+            nwatched: 0,
+            nengines: 0,
+            engines: 0,
+            records: 0,
+            records_cap: 0,
+            reserved: 0,
+        }
+    }
+}
+
+/// The symbol an orchestration SO exports: a [`PtoOrchestrate`].
+pub const PTO_ORCH_ENTRY: &core::ffi::CStr = c"pto_orchestrate";
+
+/// The runtime operations an orchestration function is given. Each returns a `PtoStatus`
+/// (0: success; one negative code per reason, see `pto_runtime.h`), through the core's one
+/// C layer (`pto_runtime_core::ffi`), as the static library's entry points do.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PtoOrchOps {
+    /// [`PTO_AICPU_ABI`].
+    pub abi: u32,
+    /// Zero.
+    pub reserved: u32,
+    /// The runtime's handle: pass it back to every operation.
+    pub ctx: *mut c_void,
+    /// Submits `task` (scalar arguments, dependencies by id, tensor arguments whose
+    /// dependencies the runtime finds and which the kernel receives); its id goes to `id`
+    /// (if not null).
+    pub submit: unsafe extern "C" fn(ctx: *mut c_void, task: *const PtoTask, id: *mut u64) -> i32,
+    /// Opens a scope: the tasks submitted until its end are reclaimed only after it ended.
+    pub scope_begin: unsafe extern "C" fn(ctx: *mut c_void) -> i32,
+    /// Ends the innermost open scope.
+    pub scope_end: unsafe extern "C" fn(ctx: *mut c_void) -> i32,
+    /// Allocates `bytes` (aligned to `align`, a power of two) of `ring`'s output heap for the
+    /// next task submitted to `ring`; its device address goes to `addr`.
+    pub alloc: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        ring: u8,
+        bytes: u64,
+        align: u64,
+        addr: *mut u64,
+    ) -> i32,
+    /// A static, NUL-terminated sentence for a status code (never null).
+    pub status_str: unsafe extern "C" fn(code: i32) -> *const c_char,
+}
+
+const _: () = {
+    assert!(size_of::<PtoAicpuInitArgs>() == 40);
+    assert!(offset_of!(PtoAicpuExecArgs, region) == 16);
+    assert!(offset_of!(PtoOrchOps, submit) == 16);
+    assert!(offset_of!(PtoOrchOps, alloc) == 40);
+    assert!(offset_of!(PtoOrchOps, status_str) == 48);
+    assert!(offset_of!(PtoAicpuExecArgs, orch_so_len) == 184);
+    assert!(offset_of!(PtoAicpuExecArgs, tensors) == 192);
+    assert!(offset_of!(PtoAicpuExecArgs, records_cap) == 232);
+    assert!(size_of::<PtoAicpuExecArgs>() == 240);
+};

@@ -1,0 +1,116 @@
+//! What a run did, as C reads it back: the report's counters and the error
+//! ([`PtoReport`]), and the task records of a run profiled at `Tasks` ([`PtoRecord`]).
+#![forbid(unsafe_code)]
+
+use crate::observe::profile::TaskRecord;
+use crate::runtime::RunReport;
+
+/// What a run did.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PtoReport {
+    /// Tasks submitted.
+    pub submitted: u64,
+    /// Tasks finished.
+    pub finished: u64,
+    /// Lane dispatches.
+    pub dispatched: u64,
+    /// Slots still held (0 after a clean run).
+    pub live_slots: u64,
+    /// 0 if the run succeeded, else the fatal error's kind (`pto_runtime_core::FatalKind`).
+    pub error_kind: u32,
+    /// The task of the error, or 0.
+    pub error_task: u64,
+    /// The core of the error, or `0xffff`.
+    pub error_core: u16,
+    /// The error's first detail word.
+    pub error_detail: u64,
+    /// Scheduler loop iterations, all schedulers.
+    pub loops: u64,
+    /// Tasks finished cancelled (a transfer they waited on failed).
+    pub cancelled: u64,
+    /// Task records that did not fit the profile ring.
+    pub profile_dropped: u64,
+}
+
+impl PtoReport {
+    /// The C view of `r`.
+    pub fn from_report(r: &RunReport) -> Self {
+        let e = r.error;
+        PtoReport {
+            submitted: r.submitted,
+            finished: r.finished,
+            dispatched: r.dispatched,
+            live_slots: r.live_slots,
+            error_kind: e.map_or(0, |e| e.kind() as u32),
+            error_task: e.and_then(|e| e.task).map_or(0, |t| t.raw()),
+            error_core: e.and_then(|e| e.core).map_or(0xffff, |c| c.0),
+            error_detail: e.map_or(0, |e| crate::observe::status::Packed::of(e.cause).detail),
+            loops: r.loops,
+            cancelled: r.cancelled,
+            profile_dropped: r.profile_dropped,
+        }
+    }
+}
+
+/// One finished task's record (the C view of `pto_runtime_core::TaskRecord`): times are
+/// counter ticks, 0 where the run did not measure them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PtoRecord {
+    /// The task's id.
+    pub task: u64,
+    /// Its kernel.
+    pub kernel: u32,
+    /// The core of its first lane, or `0xffff` (DUMMY).
+    pub core: u16,
+    /// 0: AIC, 1: AIV, 2: MIX, 3: DUMMY.
+    pub class: u8,
+    /// The scheduler that finished it.
+    pub scheduler: u8,
+    /// 1 if it finished cancelled.
+    pub cancelled: u32,
+    /// Zero.
+    pub reserved: u32,
+    /// Submitted.
+    pub submit: u64,
+    /// Became ready.
+    pub ready: u64,
+    /// Dispatched (first lane).
+    pub dispatch: u64,
+    /// Kernel started (earliest lane).
+    pub start: u64,
+    /// Kernel ended (latest lane).
+    pub end: u64,
+    /// The scheduler saw the last FIN.
+    pub fin: u64,
+    /// Its deferred conditions held (0: it was not deferred).
+    pub deferred_done: u64,
+    /// Completed (released its consumers).
+    pub complete: u64,
+}
+
+const _: () = assert!(core::mem::size_of::<PtoRecord>() == 88);
+
+impl PtoRecord {
+    /// The C view of `r`.
+    pub fn from_record(r: &TaskRecord) -> Self {
+        PtoRecord {
+            task: r.task.raw(),
+            kernel: r.kernel.0,
+            core: r.core.map_or(0xffff, |c| c.0),
+            class: r.class as u8,
+            scheduler: r.scheduler,
+            cancelled: r.cancelled as u32,
+            reserved: 0,
+            submit: r.submit,
+            ready: r.ready,
+            dispatch: r.dispatch,
+            start: r.start,
+            end: r.end,
+            fin: r.fin,
+            deferred_done: r.deferred_done,
+            complete: r.complete,
+        }
+    }
+}

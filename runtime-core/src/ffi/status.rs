@@ -1,0 +1,233 @@
+//! The status every C entry point returns: 0 for success, a negative code otherwise, one
+//! code per [`SubmitError`] variant, and a static sentence for each ([`status_str`]).
+#![forbid(unsafe_code)]
+
+use core::ffi::CStr;
+
+use crate::error::SubmitError;
+
+/// What an entry point returns: 0 for success, a negative code otherwise.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PtoStatus {
+    /// Success.
+    PtoOk = 0,
+    /// A required pointer was null, or an array pointer was null with a non-zero count.
+    PtoErrNull = -1,
+    /// The configuration is invalid, or the region too small or misaligned.
+    PtoErrConfig = -2,
+    /// The orchestrator or that scheduler is taken already, or no such scheduler.
+    PtoErrClaimed = -3,
+    /// The task from C is malformed: an unknown worker class or tensor access. Nothing of
+    /// it was kept.
+    PtoErrSubmit = -4,
+    /// The run failed (also [`SubmitError::RunFailed`]): the report says how.
+    PtoErrRun = -5,
+    /// The handle is not open (closed already, or never opened).
+    PtoErrClosed = -6,
+    /// [`SubmitError::WindowFull`]: the ring's window stayed full past `submit_timeout_us`.
+    PtoErrWindowFull = -10,
+    /// [`SubmitError::StaleDependency`]: a dependency issued by another run.
+    PtoErrStaleDependency = -11,
+    /// [`SubmitError::ForeignDependency`]: a dependency on a ring this runtime lacks.
+    PtoErrForeignDependency = -12,
+    /// [`SubmitError::NotYetSubmitted`]: a dependency on a task never submitted.
+    PtoErrNotYetSubmitted = -13,
+    /// [`SubmitError::TooManyDeps`]: more dependencies (named and found) than `max_deps`.
+    PtoErrTooManyDeps = -14,
+    /// [`SubmitError::TooManyTensors`]: more tensor arguments than `max_tensors`.
+    PtoErrTooManyTensors = -15,
+    /// [`SubmitError::BadTensor`]: a tensor's tile is invalid or outside its buffer.
+    PtoErrBadTensor = -16,
+    /// [`SubmitError::TooManyArgs`]: more scalar arguments than `max_args`.
+    PtoErrTooManyArgs = -17,
+    /// [`SubmitError::UnknownKernel`]: the platform has no such kernel.
+    PtoErrUnknownKernel = -18,
+    /// [`SubmitError::NoCoreForClass`]: no core of the machine runs this class.
+    PtoErrNoCoreForClass = -19,
+    /// [`SubmitError::BadRing`]: the ring does not exist.
+    PtoErrBadRing = -20,
+    /// [`SubmitError::SequenceExhausted`]: the ring issued every id it can.
+    PtoErrSequenceExhausted = -21,
+    /// [`SubmitError::HeapTooSmall`]: the buffer does not fit the ring's heap (or no heap).
+    PtoErrHeapTooSmall = -22,
+    /// [`SubmitError::HeapFull`]: the ring's heap stayed full past `submit_timeout_us`.
+    PtoErrHeapFull = -23,
+    /// [`SubmitError::BadAlignment`]: an alignment that is not a power of two.
+    PtoErrBadAlignment = -24,
+    /// [`SubmitError::ScopeTooDeep`]: scopes nested too deep.
+    PtoErrScopeTooDeep = -25,
+    /// [`SubmitError::NoOpenScope`]: a scope end with no scope open.
+    PtoErrNoOpenScope = -26,
+    /// [`SubmitError::ScopeDeadlock`]: only a task an open scope holds could make room.
+    PtoErrScopeDeadlock = -27,
+    /// [`SubmitError::RunFailing`]: the run is failing; nothing is accepted.
+    PtoErrRunFailing = -28,
+}
+
+impl From<SubmitError> for PtoStatus {
+    fn from(e: SubmitError) -> Self {
+        use PtoStatus::*;
+        match e {
+            SubmitError::WindowFull { .. } => PtoErrWindowFull,
+            SubmitError::StaleDependency { .. } => PtoErrStaleDependency,
+            SubmitError::ForeignDependency { .. } => PtoErrForeignDependency,
+            SubmitError::NotYetSubmitted { .. } => PtoErrNotYetSubmitted,
+            SubmitError::TooManyDeps { .. } => PtoErrTooManyDeps,
+            SubmitError::TooManyTensors { .. } => PtoErrTooManyTensors,
+            SubmitError::BadTensor { .. } => PtoErrBadTensor,
+            SubmitError::TooManyArgs { .. } => PtoErrTooManyArgs,
+            SubmitError::UnknownKernel { .. } => PtoErrUnknownKernel,
+            SubmitError::NoCoreForClass { .. } => PtoErrNoCoreForClass,
+            SubmitError::BadRing { .. } => PtoErrBadRing,
+            SubmitError::SequenceExhausted { .. } => PtoErrSequenceExhausted,
+            SubmitError::HeapTooSmall { .. } => PtoErrHeapTooSmall,
+            SubmitError::HeapFull { .. } => PtoErrHeapFull,
+            SubmitError::BadAlignment { .. } => PtoErrBadAlignment,
+            SubmitError::ScopeTooDeep { .. } => PtoErrScopeTooDeep,
+            SubmitError::NoOpenScope => PtoErrNoOpenScope,
+            SubmitError::ScopeDeadlock { .. } => PtoErrScopeDeadlock,
+            SubmitError::RunFailed(_) => PtoErrRun,
+            SubmitError::RunFailing => PtoErrRunFailing,
+        }
+    }
+}
+
+impl PtoStatus {
+    /// Every status, for lookups by number.
+    pub const ALL: [PtoStatus; 26] = {
+        use PtoStatus::*;
+        [
+            PtoOk,
+            PtoErrNull,
+            PtoErrConfig,
+            PtoErrClaimed,
+            PtoErrSubmit,
+            PtoErrRun,
+            PtoErrClosed,
+            PtoErrWindowFull,
+            PtoErrStaleDependency,
+            PtoErrForeignDependency,
+            PtoErrNotYetSubmitted,
+            PtoErrTooManyDeps,
+            PtoErrTooManyTensors,
+            PtoErrBadTensor,
+            PtoErrTooManyArgs,
+            PtoErrUnknownKernel,
+            PtoErrNoCoreForClass,
+            PtoErrBadRing,
+            PtoErrSequenceExhausted,
+            PtoErrHeapTooSmall,
+            PtoErrHeapFull,
+            PtoErrBadAlignment,
+            PtoErrScopeTooDeep,
+            PtoErrNoOpenScope,
+            PtoErrScopeDeadlock,
+            PtoErrRunFailing,
+        ]
+    };
+
+    /// The status numbered `code`, if there is one.
+    pub fn from_code(code: i32) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| *s as i32 == code)
+    }
+
+    /// `Ok(())` for [`PtoStatus::PtoOk`], the status itself otherwise.
+    pub fn ok(self) -> Result<(), Self> {
+        if self == PtoStatus::PtoOk {
+            Ok(())
+        } else {
+            Err(self)
+        }
+    }
+
+    /// The status of `r`.
+    pub fn of<T>(r: Result<T, SubmitError>) -> Self {
+        r.map_or_else(Self::from, |_| PtoStatus::PtoOk)
+    }
+}
+
+/// A sentence for status `code` (static, NUL-terminated; an unknown code says so).
+///
+/// ```
+/// use pto_runtime_core::ffi::{PtoStatus, status_str};
+/// assert_eq!(status_str(0).to_str(), Ok("success"));
+/// assert!(status_str(PtoStatus::PtoErrHeapFull as i32).to_bytes().starts_with(b"the ring's heap"));
+/// assert!(status_str(-999).to_bytes().starts_with(b"unknown"));
+/// ```
+pub fn status_str(code: i32) -> &'static CStr {
+    use PtoStatus::*;
+    let Some(s) = PtoStatus::from_code(code) else {
+        return c"unknown status code";
+    };
+    match s {
+        PtoOk => c"success",
+        PtoErrNull => c"a required pointer was null (or an array was null with a count)",
+        PtoErrConfig => c"the configuration is invalid, or the region too small or misaligned",
+        PtoErrClaimed => c"the orchestrator or that scheduler is taken already, or no such scheduler",
+        PtoErrSubmit => {
+            c"the task is malformed: an unknown worker class or tensor access"
+        }
+        PtoErrRun => c"the run failed: its report says how",
+        PtoErrClosed => c"the handle is not open",
+        PtoErrWindowFull => {
+            c"the ring's task window stayed full and nothing was reclaimed: raise task_window or submit_timeout_us"
+        }
+        PtoErrStaleDependency => c"a dependency was issued by another run",
+        PtoErrForeignDependency => c"a dependency names a ring this runtime does not have",
+        PtoErrNotYetSubmitted => c"a dependency names a task that was never submitted",
+        PtoErrTooManyDeps => {
+            c"more dependencies (named and found through tensors) than max_deps: raise max_deps"
+        }
+        PtoErrTooManyTensors => c"more tensor arguments than max_tensors: raise max_tensors",
+        PtoErrBadTensor => c"a tensor argument's tile is invalid or not inside its buffer",
+        PtoErrTooManyArgs => c"more scalar arguments than max_args: raise max_args",
+        PtoErrUnknownKernel => c"the platform has no kernel with this id",
+        PtoErrNoCoreForClass => c"no core of this machine can run the task's worker class",
+        PtoErrBadRing => c"the ring does not exist",
+        PtoErrSequenceExhausted => c"the ring has issued every task id it can: start a new run",
+        PtoErrHeapTooSmall => c"the buffer does not fit the ring's output heap (or there is none)",
+        PtoErrHeapFull => {
+            c"the ring's heap stayed full and nothing was reclaimed: raise the heap or submit_timeout_us"
+        }
+        PtoErrBadAlignment => c"the alignment is not a power of two",
+        PtoErrScopeTooDeep => c"scopes nest too deep: end a scope first",
+        PtoErrNoOpenScope => c"scope end without an open scope",
+        PtoErrScopeDeadlock => {
+            c"only a task an open scope holds could make room: end the scope sooner, or raise task_window or the heap"
+        }
+        PtoErrRunFailing => c"the run is failing; no task is accepted",
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_has_its_own_code_and_sentence() {
+        for (i, a) in PtoStatus::ALL.iter().enumerate() {
+            assert_eq!(PtoStatus::from_code(*a as i32), Some(*a));
+            assert!(!status_str(*a as i32).to_bytes().starts_with(b"unknown"));
+            for b in &PtoStatus::ALL[i + 1..] {
+                assert_ne!(*a as i32, *b as i32);
+                assert_ne!(status_str(*a as i32), status_str(*b as i32));
+            }
+        }
+    }
+
+    #[test]
+    fn submit_errors_map_to_their_own_codes() {
+        let e = SubmitError::HeapFull {
+            ring: 0,
+            bytes: 8,
+            waited_us: 1,
+        };
+        assert_eq!(PtoStatus::from(e), PtoStatus::PtoErrHeapFull);
+        assert_eq!(
+            PtoStatus::of::<()>(Err(SubmitError::NoOpenScope)),
+            PtoStatus::PtoErrNoOpenScope
+        );
+        assert_eq!(PtoStatus::of(Ok(3)), PtoStatus::PtoOk);
+    }
+}

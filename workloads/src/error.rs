@@ -1,0 +1,14 @@
+//! Why a builder could not submit its workload.
+
+use pto_runtime_core::SubmitError;
+
+/// A builder's error: a shape it cannot tile, or a submit the runtime refused.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The shape does not divide into its tiles (or has a zero dimension).
+    #[error("bad shape: {0}")]
+    Shape(String),
+    /// The orchestrator refused a submit, an allocation or a scope.
+    #[error(transparent)]
+    Submit(#[from] SubmitError),
+}
