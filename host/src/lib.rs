@@ -11,6 +11,10 @@
 //! - `comm`: communication windows every rank can address: POSIX shared memory on the
 //!   simulator (`comm::ShmComm`), ACL/HCCL windows behind feature `cann` (CANN loaded at run
 //!   time), the same calls with a C ABI; barriers that a dead or stalled rank poisons.
+//! - `npu` (feature `cann`): launching on an NPU through CANN: a session per device (the
+//!   AICPU SO bootstrapped once per process, registered, `init`), runs of a user's
+//!   orchestration SO and kernels, errors that keep the host's CANN code and the device's
+//!   run status apart.
 //! - `allreduce`: one rank's sum across ranks on the simulator, through peers' windows and
 //!   deferred completion.
 //! - `bench`: the scheduler's speed on synthetic DAGs, and the barrier, bootstrap and
@@ -37,6 +41,8 @@ pub mod comm;
 pub mod envelope;
 pub mod human;
 pub mod launch;
+#[cfg(feature = "cann")]
+pub mod npu;
 pub mod profile;
 pub mod progress;
 pub mod signals;

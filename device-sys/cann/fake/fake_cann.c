@@ -1,11 +1,9 @@
-/* A fake CANN for tests: the ACL and HCCL functions of pto_cann.h over host memory (memfd
- * physical memory, mmap'd address ranges), with a count of live resources and a switch that
- * fails any call. Built as libascendcl.so (libhccl.so links to the same file), so the
- * runtime's loader, call sequence, error paths and clean-up run for real without an NPU.
- *
- * Control (looked up by the tests): fake_cann_fail_at(n) fails the n-th call from now (0:
- * none); fake_cann_calls() counts calls; fake_cann_live(kind) counts live resources of a kind
- * ("init", "device", "physical", "reserved", "mapped", "comm") or all of them (NULL).
+/* A fake CANN for tests, ACL's device, VMM and HCCL part: the functions of pto_cann.h over
+ * host memory (memfd physical memory, mmap'd address ranges). With the other fake_*.c files
+ * it is built as one libascendcl.so (libhccl.so, libruntime.so and libascend_hal.so link to
+ * the same file), so the runtime's loader, call sequence, error paths and clean-up run for
+ * real without an NPU. The gate every call passes, the live counts and the control
+ * functions are fake_control.c's.
  *
  * Like CANN, it refuses to free memory that is still mapped or to release a mapped range,
  * so a teardown in the wrong order leaks and the tests see it. Build with -DFAKE_OMIT_MAPMEM
@@ -22,16 +20,15 @@
 #include <unistd.h>
 
 #include "../pto_cann.h"
+#include "fake_internal.h"
 
-#define FAIL_ACL 507899
-#define BAD_PARAM 107000
+#define FAIL_ACL FAKE_FAIL
+#define BAD_PARAM FAKE_BAD_PARAM
 #define GRANULARITY 65536u
 #define MAX_RANGES 256
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static long calls, fail_at;
 static int inited;
-static long live_device, live_physical, live_reserved, live_mapped, live_comm;
 static __thread int current_device = -1;
 
 struct physical {
@@ -47,14 +44,8 @@ struct range {
 };
 static struct range ranges[MAX_RANGES];
 
-/* Counts a call; true if it is the one to fail. */
-static int enter(void) {
-    pthread_mutex_lock(&mu);
-    calls++;
-    int fail = fail_at > 0 && calls == fail_at;
-    pthread_mutex_unlock(&mu);
-    return fail;
-}
+#define enter() FAKE_ENTER()
+#define COUNT(kind, d) fake_live_add(kind, d)
 
 static struct range *find(void *va) {
     for (int i = 0; i < MAX_RANGES; i++)
@@ -62,34 +53,8 @@ static struct range *find(void *va) {
     return NULL;
 }
 
-int fake_cann_fail_at(long n) {
-    pthread_mutex_lock(&mu);
-    fail_at = n > 0 ? calls + n : 0;
-    pthread_mutex_unlock(&mu);
-    return 0;
-}
-
-long fake_cann_calls(void) {
-    pthread_mutex_lock(&mu);
-    long c = calls;
-    pthread_mutex_unlock(&mu);
-    return c;
-}
-
-long fake_cann_live(const char *kind) {
-    pthread_mutex_lock(&mu);
-    long n;
-    if (!kind) n = inited + live_device + live_physical + live_reserved + live_mapped + live_comm;
-    else if (!strcmp(kind, "init")) n = inited;
-    else if (!strcmp(kind, "device")) n = live_device;
-    else if (!strcmp(kind, "physical")) n = live_physical;
-    else if (!strcmp(kind, "reserved")) n = live_reserved;
-    else if (!strcmp(kind, "mapped")) n = live_mapped;
-    else if (!strcmp(kind, "comm")) n = live_comm;
-    else n = -1;
-    pthread_mutex_unlock(&mu);
-    return n;
-}
+/* The calling thread's device (-1: none set). */
+int fake_current_device(void) { return current_device; }
 
 aclError aclInit(const char *configPath) {
     (void)configPath;
@@ -98,33 +63,57 @@ aclError aclInit(const char *configPath) {
     int again = inited;
     inited = 1;
     pthread_mutex_unlock(&mu);
+    if (!again) COUNT(FK_INIT, 1);
     return again ? ACL_ERROR_REPEAT_INITIALIZE : ACL_SUCCESS;
 }
 
 aclError aclFinalize(void) {
     if (enter()) return FAIL_ACL;
     pthread_mutex_lock(&mu);
+    int was = inited;
     inited = 0;
     pthread_mutex_unlock(&mu);
+    if (was) COUNT(FK_INIT, -1);
     return ACL_SUCCESS;
 }
 
+static long dev_refs[16];
+
 aclError aclrtSetDevice(int32_t deviceId) {
     if (enter()) return FAIL_ACL;
-    if (deviceId < 0 || deviceId > 15) return BAD_PARAM;
+    if (deviceId < 0 || deviceId > 15)
+        return fake_error(BAD_PARAM, "fake CANN: no device %d", (int)deviceId);
     current_device = deviceId;
     pthread_mutex_lock(&mu);
-    live_device++;
+    dev_refs[deviceId]++;
     pthread_mutex_unlock(&mu);
+    COUNT(FK_DEVICE, 1);
     return ACL_SUCCESS;
 }
 
 aclError aclrtResetDevice(int32_t deviceId) {
     if (enter()) return FAIL_ACL;
-    (void)deviceId;
+    if (deviceId < 0 || deviceId > 15) return BAD_PARAM;
     pthread_mutex_lock(&mu);
-    live_device--;
+    int had = dev_refs[deviceId] > 0;
+    if (had) dev_refs[deviceId]--;
     pthread_mutex_unlock(&mu);
+    if (!had) return fake_error(BAD_PARAM, "fake CANN: device %d was not set", (int)deviceId);
+    COUNT(FK_DEVICE, -1);
+    return ACL_SUCCESS;
+}
+
+/* Drops every reference to the device and stops its cores (the executors still waiting
+ * are told to exit; a kernel that hangs keeps its thread until it returns). */
+aclError aclrtResetDeviceForce(int32_t deviceId) {
+    if (enter()) return FAIL_ACL;
+    if (deviceId < 0 || deviceId > 15) return BAD_PARAM;
+    fake_aicore_stop_all(deviceId);
+    pthread_mutex_lock(&mu);
+    long n = dev_refs[deviceId];
+    dev_refs[deviceId] = 0;
+    pthread_mutex_unlock(&mu);
+    COUNT(FK_DEVICE, -n);
     return ACL_SUCCESS;
 }
 
@@ -150,9 +139,7 @@ static aclError new_physical(int fd, size_t size, aclrtDrvMemHandle *handle) {
     p->fd = fd;
     p->size = size;
     *handle = p;
-    pthread_mutex_lock(&mu);
-    live_physical++;
-    pthread_mutex_unlock(&mu);
+    COUNT(FK_PHYSICAL, 1);
     return ACL_SUCCESS;
 }
 
@@ -173,9 +160,7 @@ aclError aclrtFreePhysical(aclrtDrvMemHandle handle) {
     if (p->maps > 0) return BAD_PARAM; /* still mapped: refused, as CANN does */
     close(p->fd);
     free(p);
-    pthread_mutex_lock(&mu);
-    live_physical--;
-    pthread_mutex_unlock(&mu);
+    COUNT(FK_PHYSICAL, -1);
     return ACL_SUCCESS;
 }
 
@@ -192,7 +177,7 @@ aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment, vo
         if (!ranges[i].va) r = &ranges[i];
     if (r) {
         *r = (struct range){va, size, NULL};
-        live_reserved++;
+        COUNT(FK_RESERVED, 1);
     }
     pthread_mutex_unlock(&mu);
     if (!r) {
@@ -212,7 +197,7 @@ aclError aclrtReleaseMemAddress(void *virPtr) {
     else {
         munmap(r->va, r->size);
         r->va = NULL;
-        live_reserved--;
+        COUNT(FK_RESERVED, -1);
     }
     pthread_mutex_unlock(&mu);
     return e;
@@ -234,7 +219,7 @@ aclError aclrtMapMem(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle
     else {
         r->mapped = p;
         p->maps++;
-        live_mapped++;
+        COUNT(FK_MAPPED, 1);
     }
     pthread_mutex_unlock(&mu);
     return e;
@@ -251,14 +236,32 @@ aclError aclrtUnmapMem(void *virPtr) {
         mmap(r->va, r->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
         r->mapped->maps--;
         r->mapped = NULL;
-        live_mapped--;
+        COUNT(FK_MAPPED, -1);
     }
     pthread_mutex_unlock(&mu);
     return e;
 }
 
+/* The driver's id of logical device `d` under ASCEND_RT_VISIBLE_DEVICES (-1: not visible). */
+static long driver_id(int d) {
+    const char *v = getenv("ASCEND_RT_VISIBLE_DEVICES");
+    if (!v || !*v) return d;
+    for (int i = 0; *v; i++) {
+        char *end;
+        long id = strtol(v, &end, 10);
+        if (end == v) return -1;
+        if (i == d) return id;
+        v = *end == ',' ? end + 1 : end;
+    }
+    return -1;
+}
+
 aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc, size_t count) {
     if (enter()) return FAIL_ACL;
+    /* CANN 9 on A2/A3: the access descriptor takes the driver's id, not ACL's. */
+    if (desc && count > 0 && (long)desc->location.id != driver_id(current_device))
+        return fake_error(BAD_PARAM, "fake CANN: aclrtMemSetAccess location id %u is not the driver id %ld of device %d",
+                          desc->location.id, driver_id(current_device), current_device);
     pthread_mutex_lock(&mu);
     struct range *r = find(virPtr);
     aclError e = (!r || !r->mapped || size != r->size || !desc || count == 0) ? BAD_PARAM
@@ -318,9 +321,7 @@ HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo *rootInfo, u
     if (memcmp(rootInfo->internal, ROOT_MAGIC, sizeof ROOT_MAGIC) || rank >= nRanks)
         return HCCL_E_PARA;
     *comm = malloc(1);
-    pthread_mutex_lock(&mu);
-    live_comm++;
-    pthread_mutex_unlock(&mu);
+    COUNT(FK_COMM, 1);
     return HCCL_SUCCESS;
 }
 
@@ -328,8 +329,6 @@ HcclResult HcclCommDestroy(HcclComm comm) {
     if (enter()) return HCCL_E_INTERNAL;
     if (!comm) return HCCL_E_PTR;
     free(comm);
-    pthread_mutex_lock(&mu);
-    live_comm--;
-    pthread_mutex_unlock(&mu);
+    COUNT(FK_COMM, -1);
     return HCCL_SUCCESS;
 }

@@ -30,8 +30,10 @@ pub enum CannError {
     Call {
         /// The function.
         function: &'static str,
-        /// Its return code (`aclError` or `HcclResult`).
+        /// Its return code (`aclError`, `rtError_t`, `drvError_t` or `HcclResult`).
         code: i64,
+        /// What `aclGetRecentErrMsg()` said right after the call, if anything.
+        message: Option<String>,
     },
     /// Bad input from the caller.
     Invalid(String),
@@ -53,7 +55,20 @@ impl core::fmt::Display for CannError {
                  supports",
                 library.display()
             ),
-            CannError::Call { function, code } => write!(f, "{function} failed with code {code}"),
+            CannError::Call {
+                function,
+                code,
+                message,
+            } => {
+                write!(f, "{function} failed with code {code}")?;
+                if let Some((name, hint)) = super::codes::describe(*code) {
+                    write!(f, " ({name}): {hint}")?;
+                }
+                match message {
+                    Some(m) => write!(f, "; CANN says: {m}"),
+                    None => Ok(()),
+                }
+            }
             CannError::Invalid(why) => f.write_str(why),
         }
     }
@@ -106,7 +121,7 @@ impl core::fmt::Debug for Cann {
 }
 
 /// The directories to look in, from the environment as CANN sets it up.
-fn default_dirs() -> Vec<PathBuf> {
+pub(super) fn default_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     for var in ["ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"] {
         if let Some(home) = std::env::var_os(var) {
@@ -119,8 +134,13 @@ fn default_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+/// glibc's `RTLD_NODELETE`: CANN stays loaded for the process's life once loaded. Its
+/// threads (stream workers, callbacks) may still run its code after the last call returned,
+/// so unloading it when the last handle drops would pull the code from under them.
+const RTLD_NODELETE: core::ffi::c_int = 0x1000;
+
 /// Opens the first of `names` found in `dirs`, else through the loader's own search.
-fn open(
+pub(super) fn open(
     names: &[&'static str],
     dirs: &[PathBuf],
 ) -> Result<(libloading::Library, PathBuf), CannError> {
@@ -131,8 +151,14 @@ fn open(
         for path in candidates {
             // SAFETY: loading CANN runs its initialisers; the libraries are the vendor's,
             // found where CANN installs them (or where the caller pointed).
-            match unsafe { libloading::Library::new(&path) } {
-                Ok(lib) => return Ok((lib, path)),
+            let lib = unsafe {
+                libloading::os::unix::Library::open(
+                    Some(&path),
+                    libloading::os::unix::RTLD_LAZY | RTLD_NODELETE,
+                )
+            };
+            match lib {
+                Ok(lib) => return Ok((lib.into(), path)),
                 // The loader's message names the path and why it failed.
                 Err(e) => tried.push(e.to_string()),
             }
@@ -209,7 +235,11 @@ pub(super) fn check(function: &'static str, code: i64) -> Result<(), CannError> 
     if code == ACL_SUCCESS as i64 {
         Ok(())
     } else {
-        Err(CannError::Call { function, code })
+        Err(CannError::Call {
+            function,
+            code,
+            message: None,
+        })
     }
 }
 

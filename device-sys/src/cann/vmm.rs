@@ -238,9 +238,15 @@ impl Window {
             cann: Arc::clone(cann),
             va,
         };
+        // The access descriptor takes the driver's id (CANN 9, A2/A3), the physical memory's
+        // properties ACL's logical one.
+        let driver = super::device_ids::driver_id(device)?;
         let mut desc = aclrtMemAccessDesc {
             flags: aclrtMemAccessFlags_ACL_RT_MEM_ACCESS_FLAGS_READWRITE,
-            location: location(device),
+            location: aclrtMemLocation {
+                id: driver,
+                type_: aclrtMemLocationType_ACL_MEM_LOCATION_TYPE_DEVICE,
+            },
             rsv: [0; 12],
         };
         // SAFETY: `va` is mapped for `size` bytes; one valid descriptor.

@@ -1,6 +1,7 @@
-//! Builds the fake CANN (`device-sys/cann/fake/fake_cann.c`) as `libascendcl.so`, with
-//! `libhccl.so` a link to it, and reaches its control functions. Shared by the tests of
-//! `pto-device-sys` and `pto-host`.
+//! Builds the fake CANN (`device-sys/cann/fake/*.c`, with the AICore executor's host build)
+//! as `libascendcl.so`, with `libhccl.so`, `libruntime.so` and `libascend_hal.so` links to
+//! it, and reaches its control functions. Shared by the tests of `pto-device-sys` and
+//! `pto-host`.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -15,9 +16,16 @@ const TARGET: &str = if cfg!(target_arch = "aarch64") {
 /// Builds the fake into a fresh `lib64/` under cargo's test scratch directory, with the C
 /// macros `defines` (`FAKE_OMIT_MAPMEM`, `FAKE_OMIT_SETPID`). Returns the `lib64` directory.
 pub fn build(tag: &str, defines: &[&str]) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("device-sys/cann/fake/fake_cann.c");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../device-sys");
+    let fake = root.join("cann/fake");
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&fake)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    sources.sort();
+    sources.push(root.join("aicore/executor.cpp"));
+    sources.push(root.join("aicore/host.c"));
     // Under cargo's scratch directory for tests (inside target/), one per process: a running
     // test may have the library of another loaded.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -32,10 +40,13 @@ pub fn build(tag: &str, defines: &[&str]) -> PathBuf {
         .cargo_metadata(false)
         .get_compiler();
     let mut cmd = cc.to_command();
-    cmd.args(["-shared", "-fPIC", "-Wall", "-Werror", "-o"])
+    cmd.args(["-shared", "-fPIC", "-Wall", "-Werror", "-std=gnu11", "-I"])
+        .arg(root.join("aicore"))
+        .arg("-o")
         .arg(&lib)
-        .arg(&src)
-        .arg("-lpthread");
+        .args(["-x", "c"])
+        .args(&sources)
+        .args(["-lpthread", "-ldl"]);
     for d in defines {
         cmd.arg(format!("-D{d}"));
     }
@@ -45,9 +56,11 @@ pub fn build(tag: &str, defines: &[&str]) -> PathBuf {
         "building the fake CANN failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let hccl = dir.join("libhccl.so");
-    let _ = std::fs::remove_file(&hccl);
-    std::os::unix::fs::symlink("libascendcl.so", &hccl).unwrap();
+    for name in ["libhccl.so", "libruntime.so", "libascend_hal.so"] {
+        let link = dir.join(name);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink("libascendcl.so", &link).unwrap();
+    }
     dir
 }
 
@@ -64,7 +77,7 @@ impl Control {
         Control { lib }
     }
 
-    /// Fails the `n`-th call from now (0: none).
+    /// Fails the `n`-th call from now that is not a release (0: none).
     pub fn fail_at(&self, n: i64) {
         // SAFETY: the fake's prototype: `int fake_cann_fail_at(long)`.
         unsafe {
@@ -73,6 +86,18 @@ impl Control {
                 .get::<unsafe extern "C" fn(i64) -> i32>(b"fake_cann_fail_at\0")
                 .unwrap();
             f(n);
+        }
+    }
+
+    /// Calls made so far, releases left out (what [`Control::fail_at`] counts).
+    pub fn forward_calls(&self) -> i64 {
+        // SAFETY: the fake's prototype: `long fake_cann_forward_calls(void)`.
+        unsafe {
+            let f = self
+                .lib
+                .get::<unsafe extern "C" fn() -> i64>(b"fake_cann_forward_calls\0")
+                .unwrap();
+            f()
         }
     }
 
@@ -85,6 +110,45 @@ impl Control {
                 .get::<unsafe extern "C" fn() -> i64>(b"fake_cann_calls\0")
                 .unwrap();
             f()
+        }
+    }
+
+    /// Fails the `nth` call of `function` from now (1: its next; 0: none).
+    pub fn fail_call(&self, function: &str, nth: i64) {
+        let name = std::ffi::CString::new(function).unwrap();
+        // SAFETY: the fake's prototype: `int fake_cann_fail_call(const char *, long)`.
+        unsafe {
+            let f = self
+                .lib
+                .get::<unsafe extern "C" fn(*const i8, i64) -> i32>(b"fake_cann_fail_call\0")
+                .unwrap();
+            f(name.as_ptr(), nth);
+        }
+    }
+
+    /// Calls of `function` so far.
+    pub fn calls_of(&self, function: &str) -> i64 {
+        let name = std::ffi::CString::new(function).unwrap();
+        // SAFETY: the fake's prototype: `long fake_cann_calls_of(const char *)`.
+        unsafe {
+            let f = self
+                .lib
+                .get::<unsafe extern "C" fn(*const i8) -> i64>(b"fake_cann_calls_of\0")
+                .unwrap();
+            f(name.as_ptr())
+        }
+    }
+
+    /// Live resources of one kind (`"memory"`, `"stream"`, `"device"`, ...).
+    pub fn live_of(&self, kind: &str) -> i64 {
+        let name = std::ffi::CString::new(kind).unwrap();
+        // SAFETY: the fake's prototype: `long fake_cann_live(const char *)`.
+        unsafe {
+            let f = self
+                .lib
+                .get::<unsafe extern "C" fn(*const i8) -> i64>(b"fake_cann_live\0")
+                .unwrap();
+            f(name.as_ptr())
         }
     }
 

@@ -1,5 +1,6 @@
 //! Regenerates `device-sys/src/cann/generated/` from `device-sys/cann/pto_cann.h`:
-//! the types, and one run-time-loaded function table per library (ACL, HCCL).
+//! the types, and one run-time-loaded function table per library (ACL, HCCL, the runtime,
+//! the driver HAL).
 //!
 //! `cargo run --manifest-path tools/cann-bindgen/Cargo.toml` (needs libclang: `apt-get
 //! install libclang-dev`). Commit what it writes.
@@ -24,8 +25,8 @@ fn main() {
             .raw_line("#![allow(clippy::all, clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]")
     };
     base()
-        .allowlist_type("acl.*|Hccl.*")
-        .allowlist_var("ACL_.*|HCCL_.*")
+        .allowlist_type("acl.*|Hccl.*|rt.*|tagRt.*|TagRt.*|drv.*|AddrMap.*")
+        .allowlist_var("ACL_.*|HCCL_.*|RT_.*|DRV_.*|HAL_.*")
         .generate()
         .expect("bindgen reads the header")
         .write_to_file(out.join("types.rs"))
@@ -33,6 +34,8 @@ fn main() {
     for (name, pattern, file) in [
         ("AclApi", "acl.*", "acl.rs"),
         ("HcclApi", "Hccl.*", "hccl.rs"),
+        ("RtApi", "rt.*", "rt.rs"),
+        ("HalApi", "hal.*", "hal.rs"),
     ] {
         base()
             .allowlist_function(pattern)

@@ -104,6 +104,63 @@ pub struct AclApi {
         unsafe extern "C" fn(shareableHandle: u64, pid: *mut i32, pidNum: usize) -> aclError,
         ::libloading::Error,
     >,
+    pub aclrtMalloc: Result<
+        unsafe extern "C" fn(
+            devPtr: *mut *mut core::ffi::c_void,
+            size: usize,
+            policy: aclrtMemMallocPolicy,
+        ) -> aclError,
+        ::libloading::Error,
+    >,
+    pub aclrtFree: Result<
+        unsafe extern "C" fn(devPtr: *mut core::ffi::c_void) -> aclError,
+        ::libloading::Error,
+    >,
+    pub aclrtMemcpy: Result<
+        unsafe extern "C" fn(
+            dst: *mut core::ffi::c_void,
+            destMax: usize,
+            src: *const core::ffi::c_void,
+            count: usize,
+            kind: aclrtMemcpyKind,
+        ) -> aclError,
+        ::libloading::Error,
+    >,
+    pub aclrtMemset: Result<
+        unsafe extern "C" fn(
+            devPtr: *mut core::ffi::c_void,
+            maxCount: usize,
+            value: i32,
+            count: usize,
+        ) -> aclError,
+        ::libloading::Error,
+    >,
+    pub aclrtCreateStream:
+        Result<unsafe extern "C" fn(stream: *mut aclrtStream) -> aclError, ::libloading::Error>,
+    pub aclrtDestroyStream:
+        Result<unsafe extern "C" fn(stream: aclrtStream) -> aclError, ::libloading::Error>,
+    pub aclrtSynchronizeStreamWithTimeout: Result<
+        unsafe extern "C" fn(stream: aclrtStream, timeout: i32) -> aclError,
+        ::libloading::Error,
+    >,
+    pub aclrtSynchronizeDeviceWithTimeout:
+        Result<unsafe extern "C" fn(timeout: i32) -> aclError, ::libloading::Error>,
+    pub aclrtResetDeviceForce:
+        Result<unsafe extern "C" fn(deviceId: i32) -> aclError, ::libloading::Error>,
+    pub aclrtSetOpExecuteTimeOutV2: Result<
+        unsafe extern "C" fn(timeout: u64, actualTimeout: *mut u64) -> aclError,
+        ::libloading::Error,
+    >,
+    pub aclrtGetStreamResLimit: Result<
+        unsafe extern "C" fn(
+            stream: aclrtStream,
+            type_: aclrtDevResLimitType,
+            value: *mut u32,
+        ) -> aclError,
+        ::libloading::Error,
+    >,
+    pub aclGetRecentErrMsg:
+        Result<unsafe extern "C" fn() -> *const core::ffi::c_char, ::libloading::Error>,
 }
 impl AclApi {
     pub unsafe fn new<P>(path: P) -> Result<Self, ::libloading::Error>
@@ -142,6 +199,24 @@ impl AclApi {
         let aclrtMemSetPidToShareableHandle = __library
             .get(b"aclrtMemSetPidToShareableHandle\0")
             .map(|sym| *sym);
+        let aclrtMalloc = __library.get(b"aclrtMalloc\0").map(|sym| *sym);
+        let aclrtFree = __library.get(b"aclrtFree\0").map(|sym| *sym);
+        let aclrtMemcpy = __library.get(b"aclrtMemcpy\0").map(|sym| *sym);
+        let aclrtMemset = __library.get(b"aclrtMemset\0").map(|sym| *sym);
+        let aclrtCreateStream = __library.get(b"aclrtCreateStream\0").map(|sym| *sym);
+        let aclrtDestroyStream = __library.get(b"aclrtDestroyStream\0").map(|sym| *sym);
+        let aclrtSynchronizeStreamWithTimeout = __library
+            .get(b"aclrtSynchronizeStreamWithTimeout\0")
+            .map(|sym| *sym);
+        let aclrtSynchronizeDeviceWithTimeout = __library
+            .get(b"aclrtSynchronizeDeviceWithTimeout\0")
+            .map(|sym| *sym);
+        let aclrtResetDeviceForce = __library.get(b"aclrtResetDeviceForce\0").map(|sym| *sym);
+        let aclrtSetOpExecuteTimeOutV2 = __library
+            .get(b"aclrtSetOpExecuteTimeOutV2\0")
+            .map(|sym| *sym);
+        let aclrtGetStreamResLimit = __library.get(b"aclrtGetStreamResLimit\0").map(|sym| *sym);
+        let aclGetRecentErrMsg = __library.get(b"aclGetRecentErrMsg\0").map(|sym| *sym);
         Ok(AclApi {
             __library,
             aclInit,
@@ -160,6 +235,18 @@ impl AclApi {
             aclrtMemExportToShareableHandle,
             aclrtMemImportFromShareableHandle,
             aclrtMemSetPidToShareableHandle,
+            aclrtMalloc,
+            aclrtFree,
+            aclrtMemcpy,
+            aclrtMemset,
+            aclrtCreateStream,
+            aclrtDestroyStream,
+            aclrtSynchronizeStreamWithTimeout,
+            aclrtSynchronizeDeviceWithTimeout,
+            aclrtResetDeviceForce,
+            aclrtSetOpExecuteTimeOutV2,
+            aclrtGetStreamResLimit,
+            aclGetRecentErrMsg,
         })
     }
     pub unsafe fn aclInit(&self, configPath: *const core::ffi::c_char) -> aclError {
@@ -308,5 +395,108 @@ impl AclApi {
             .aclrtMemSetPidToShareableHandle
             .as_ref()
             .expect("Expected function, got error."))(shareableHandle, pid, pidNum)
+    }
+    pub unsafe fn aclrtMalloc(
+        &self,
+        devPtr: *mut *mut core::ffi::c_void,
+        size: usize,
+        policy: aclrtMemMallocPolicy,
+    ) -> aclError {
+        (self
+            .aclrtMalloc
+            .as_ref()
+            .expect("Expected function, got error."))(devPtr, size, policy)
+    }
+    pub unsafe fn aclrtFree(&self, devPtr: *mut core::ffi::c_void) -> aclError {
+        (self
+            .aclrtFree
+            .as_ref()
+            .expect("Expected function, got error."))(devPtr)
+    }
+    pub unsafe fn aclrtMemcpy(
+        &self,
+        dst: *mut core::ffi::c_void,
+        destMax: usize,
+        src: *const core::ffi::c_void,
+        count: usize,
+        kind: aclrtMemcpyKind,
+    ) -> aclError {
+        (self
+            .aclrtMemcpy
+            .as_ref()
+            .expect("Expected function, got error."))(dst, destMax, src, count, kind)
+    }
+    pub unsafe fn aclrtMemset(
+        &self,
+        devPtr: *mut core::ffi::c_void,
+        maxCount: usize,
+        value: i32,
+        count: usize,
+    ) -> aclError {
+        (self
+            .aclrtMemset
+            .as_ref()
+            .expect("Expected function, got error."))(devPtr, maxCount, value, count)
+    }
+    pub unsafe fn aclrtCreateStream(&self, stream: *mut aclrtStream) -> aclError {
+        (self
+            .aclrtCreateStream
+            .as_ref()
+            .expect("Expected function, got error."))(stream)
+    }
+    pub unsafe fn aclrtDestroyStream(&self, stream: aclrtStream) -> aclError {
+        (self
+            .aclrtDestroyStream
+            .as_ref()
+            .expect("Expected function, got error."))(stream)
+    }
+    pub unsafe fn aclrtSynchronizeStreamWithTimeout(
+        &self,
+        stream: aclrtStream,
+        timeout: i32,
+    ) -> aclError {
+        (self
+            .aclrtSynchronizeStreamWithTimeout
+            .as_ref()
+            .expect("Expected function, got error."))(stream, timeout)
+    }
+    pub unsafe fn aclrtSynchronizeDeviceWithTimeout(&self, timeout: i32) -> aclError {
+        (self
+            .aclrtSynchronizeDeviceWithTimeout
+            .as_ref()
+            .expect("Expected function, got error."))(timeout)
+    }
+    pub unsafe fn aclrtResetDeviceForce(&self, deviceId: i32) -> aclError {
+        (self
+            .aclrtResetDeviceForce
+            .as_ref()
+            .expect("Expected function, got error."))(deviceId)
+    }
+    pub unsafe fn aclrtSetOpExecuteTimeOutV2(
+        &self,
+        timeout: u64,
+        actualTimeout: *mut u64,
+    ) -> aclError {
+        (self
+            .aclrtSetOpExecuteTimeOutV2
+            .as_ref()
+            .expect("Expected function, got error."))(timeout, actualTimeout)
+    }
+    pub unsafe fn aclrtGetStreamResLimit(
+        &self,
+        stream: aclrtStream,
+        type_: aclrtDevResLimitType,
+        value: *mut u32,
+    ) -> aclError {
+        (self
+            .aclrtGetStreamResLimit
+            .as_ref()
+            .expect("Expected function, got error."))(stream, type_, value)
+    }
+    pub unsafe fn aclGetRecentErrMsg(&self) -> *const core::ffi::c_char {
+        (self
+            .aclGetRecentErrMsg
+            .as_ref()
+            .expect("Expected function, got error."))()
     }
 }

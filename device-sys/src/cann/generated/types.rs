@@ -17,6 +17,15 @@ pub const ACL_SUCCESS: u32 = 0;
 pub const ACL_ERROR_REPEAT_INITIALIZE: u32 = 100002;
 pub const ACL_ERROR_RT_FEATURE_NOT_SUPPORT: u32 = 207000;
 pub const ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION: u32 = 1;
+pub const RT_ERROR_NONE: u32 = 0;
+pub const RT_SCHEM_MODE_BATCH: u32 = 1;
+pub const RT_DEV_BINARY_MAGIC_ELF: u32 = 1129660997;
+pub const RT_KERNEL_TYPE_AICPU_KFC: u32 = 5;
+pub const DRV_ERROR_NONE: u32 = 0;
+pub const HAL_CTRL_TYPE_ADDR_MAP: u32 = 0;
+pub const HAL_ADDR_MAP_TYPE_REG_AIC_CTRL: u32 = 2;
+pub const HAL_MODULE_TYPE_AI_CORE: u32 = 4;
+pub const HAL_INFO_TYPE_OCCUPY: u32 = 8;
 pub const HCCL_ROOT_INFO_BYTES: u32 = 4108;
 pub type aclError = core::ffi::c_int;
 pub type aclrtStream = *mut core::ffi::c_void;
@@ -129,6 +138,415 @@ impl Default for aclrtMemAccessDesc {
         }
     }
 }
+pub const aclrtMemMallocPolicy_ACL_MEM_MALLOC_HUGE_FIRST: aclrtMemMallocPolicy = 0;
+pub const aclrtMemMallocPolicy_ACL_MEM_MALLOC_HUGE_ONLY: aclrtMemMallocPolicy = 1;
+pub const aclrtMemMallocPolicy_ACL_MEM_MALLOC_NORMAL_ONLY: aclrtMemMallocPolicy = 2;
+pub type aclrtMemMallocPolicy = core::ffi::c_uint;
+pub const aclrtMemcpyKind_ACL_MEMCPY_HOST_TO_HOST: aclrtMemcpyKind = 0;
+pub const aclrtMemcpyKind_ACL_MEMCPY_HOST_TO_DEVICE: aclrtMemcpyKind = 1;
+pub const aclrtMemcpyKind_ACL_MEMCPY_DEVICE_TO_HOST: aclrtMemcpyKind = 2;
+pub const aclrtMemcpyKind_ACL_MEMCPY_DEVICE_TO_DEVICE: aclrtMemcpyKind = 3;
+pub type aclrtMemcpyKind = core::ffi::c_uint;
+pub const aclrtDevResLimitType_ACL_RT_DEV_RES_CUBE_CORE: aclrtDevResLimitType = 0;
+pub const aclrtDevResLimitType_ACL_RT_DEV_RES_VECTOR_CORE: aclrtDevResLimitType = 1;
+pub type aclrtDevResLimitType = core::ffi::c_uint;
+pub type rtError_t = i32;
+pub type rtStream_t = *mut core::ffi::c_void;
+pub type rtBinHandle = *mut core::ffi::c_void;
+pub type rtFuncHandle = *mut core::ffi::c_void;
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct rtHostInputInfo {
+    pub addrOffset: u32,
+    pub dataOffset: u32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of rtHostInputInfo"][::core::mem::size_of::<rtHostInputInfo>() - 8usize];
+    ["Alignment of rtHostInputInfo"][::core::mem::align_of::<rtHostInputInfo>() - 4usize];
+    ["Offset of field: rtHostInputInfo::addrOffset"]
+        [::core::mem::offset_of!(rtHostInputInfo, addrOffset) - 0usize];
+    ["Offset of field: rtHostInputInfo::dataOffset"]
+        [::core::mem::offset_of!(rtHostInputInfo, dataOffset) - 4usize];
+};
+pub type rtHostInputInfo_t = rtHostInputInfo;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct tagRtAicpuArgsEx {
+    pub args: *mut core::ffi::c_void,
+    pub hostInputInfoPtr: *mut rtHostInputInfo_t,
+    pub kernelOffsetInfoPtr: *mut rtHostInputInfo_t,
+    pub argsSize: u32,
+    pub hostInputInfoNum: u16,
+    pub kernelOffsetInfoNum: u16,
+    pub soNameAddrOffset: u32,
+    pub kernelNameAddrOffset: u32,
+    pub isNoNeedH2DCopy: bool,
+    pub timeout: u16,
+    pub reserved: u8,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of tagRtAicpuArgsEx"][::core::mem::size_of::<tagRtAicpuArgsEx>() - 48usize];
+    ["Alignment of tagRtAicpuArgsEx"][::core::mem::align_of::<tagRtAicpuArgsEx>() - 8usize];
+    ["Offset of field: tagRtAicpuArgsEx::args"]
+        [::core::mem::offset_of!(tagRtAicpuArgsEx, args) - 0usize];
+    ["Offset of field: tagRtAicpuArgsEx::hostInputInfoPtr"]
+        [::core::mem::offset_of!(tagRtAicpuArgsEx, hostInputInfoPtr) - 8usize];
+    ["Offset of field: tagRtAicpuArgsEx::kernelOffsetInfoPtr"]
+        [::core::mem::offset_of!(tagRtAicpuArgsEx, kernelOffsetInfoPtr) - 16usize];
+    ["Offset of field: tagRtAicpuArgsEx::argsSize"]
+        [::core::mem::offset_of!(tagRtAicpuArgsEx, argsSize) - 24usize];
+    ["Offset of field: tagRtAicpuArgsEx::hostInputInfoNum"]
+        [::core::mem::offset_of!(tagRtAicpuArgsEx, hostInputInfoNum) - 28usize];
+    ["Offset of field: tagRtAicpuArgsEx::kernelOffsetInfoNum"]
+        [::core::mem::offset_of!(tagRtAicpuArgsEx, kernelOffsetInfoNum) - 30usize];
+    ["Offset of field: tagRtAicpuArgsEx::soNameAddrOffset"]
+        [::core::mem::offset_of!(tagRtAicpuArgsEx, soNameAddrOffset) - 32usize];
+    ["Offset of field: tagRtAicpuArgsEx::kernelNameAddrOffset"]
+        [::core::mem::offset_of!(tagRtAicpuArgsEx, kernelNameAddrOffset) - 36usize];
+    ["Offset of field: tagRtAicpuArgsEx::isNoNeedH2DCopy"]
+        [::core::mem::offset_of!(tagRtAicpuArgsEx, isNoNeedH2DCopy) - 40usize];
+    ["Offset of field: tagRtAicpuArgsEx::timeout"]
+        [::core::mem::offset_of!(tagRtAicpuArgsEx, timeout) - 42usize];
+    ["Offset of field: tagRtAicpuArgsEx::reserved"]
+        [::core::mem::offset_of!(tagRtAicpuArgsEx, reserved) - 44usize];
+};
+impl Default for tagRtAicpuArgsEx {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type rtAicpuArgsEx_t = tagRtAicpuArgsEx;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct rtCpuKernelArgs_t {
+    pub baseArgs: rtAicpuArgsEx_t,
+    pub cpuParamHeadOffset: usize,
+    pub rsv: [u32; 4usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of rtCpuKernelArgs_t"][::core::mem::size_of::<rtCpuKernelArgs_t>() - 72usize];
+    ["Alignment of rtCpuKernelArgs_t"][::core::mem::align_of::<rtCpuKernelArgs_t>() - 8usize];
+    ["Offset of field: rtCpuKernelArgs_t::baseArgs"]
+        [::core::mem::offset_of!(rtCpuKernelArgs_t, baseArgs) - 0usize];
+    ["Offset of field: rtCpuKernelArgs_t::cpuParamHeadOffset"]
+        [::core::mem::offset_of!(rtCpuKernelArgs_t, cpuParamHeadOffset) - 48usize];
+    ["Offset of field: rtCpuKernelArgs_t::rsv"]
+        [::core::mem::offset_of!(rtCpuKernelArgs_t, rsv) - 56usize];
+};
+impl Default for rtCpuKernelArgs_t {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct tagRtArgsEx {
+    pub args: *mut core::ffi::c_void,
+    pub hostInputInfoPtr: *mut rtHostInputInfo_t,
+    pub argsSize: u32,
+    pub tilingAddrOffset: u32,
+    pub tilingDataOffset: u32,
+    pub hostInputInfoNum: u16,
+    pub hasTiling: u8,
+    pub isNoNeedH2DCopy: u8,
+    pub reserved: [u8; 4usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of tagRtArgsEx"][::core::mem::size_of::<tagRtArgsEx>() - 40usize];
+    ["Alignment of tagRtArgsEx"][::core::mem::align_of::<tagRtArgsEx>() - 8usize];
+    ["Offset of field: tagRtArgsEx::args"][::core::mem::offset_of!(tagRtArgsEx, args) - 0usize];
+    ["Offset of field: tagRtArgsEx::hostInputInfoPtr"]
+        [::core::mem::offset_of!(tagRtArgsEx, hostInputInfoPtr) - 8usize];
+    ["Offset of field: tagRtArgsEx::argsSize"]
+        [::core::mem::offset_of!(tagRtArgsEx, argsSize) - 16usize];
+    ["Offset of field: tagRtArgsEx::tilingAddrOffset"]
+        [::core::mem::offset_of!(tagRtArgsEx, tilingAddrOffset) - 20usize];
+    ["Offset of field: tagRtArgsEx::tilingDataOffset"]
+        [::core::mem::offset_of!(tagRtArgsEx, tilingDataOffset) - 24usize];
+    ["Offset of field: tagRtArgsEx::hostInputInfoNum"]
+        [::core::mem::offset_of!(tagRtArgsEx, hostInputInfoNum) - 28usize];
+    ["Offset of field: tagRtArgsEx::hasTiling"]
+        [::core::mem::offset_of!(tagRtArgsEx, hasTiling) - 30usize];
+    ["Offset of field: tagRtArgsEx::isNoNeedH2DCopy"]
+        [::core::mem::offset_of!(tagRtArgsEx, isNoNeedH2DCopy) - 31usize];
+    ["Offset of field: tagRtArgsEx::reserved"]
+        [::core::mem::offset_of!(tagRtArgsEx, reserved) - 32usize];
+};
+impl Default for tagRtArgsEx {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type rtArgsEx_t = tagRtArgsEx;
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct tagRtTaskCfgInfo {
+    pub qos: u8,
+    pub partId: u8,
+    pub schemMode: u8,
+    pub d2dCrossFlag: bool,
+    pub blockDimOffset: u32,
+    pub dumpflag: u8,
+    pub neverTimeout: u8,
+    pub rev: [u8; 2usize],
+    pub localMemorySize: u32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of tagRtTaskCfgInfo"][::core::mem::size_of::<tagRtTaskCfgInfo>() - 16usize];
+    ["Alignment of tagRtTaskCfgInfo"][::core::mem::align_of::<tagRtTaskCfgInfo>() - 4usize];
+    ["Offset of field: tagRtTaskCfgInfo::qos"]
+        [::core::mem::offset_of!(tagRtTaskCfgInfo, qos) - 0usize];
+    ["Offset of field: tagRtTaskCfgInfo::partId"]
+        [::core::mem::offset_of!(tagRtTaskCfgInfo, partId) - 1usize];
+    ["Offset of field: tagRtTaskCfgInfo::schemMode"]
+        [::core::mem::offset_of!(tagRtTaskCfgInfo, schemMode) - 2usize];
+    ["Offset of field: tagRtTaskCfgInfo::d2dCrossFlag"]
+        [::core::mem::offset_of!(tagRtTaskCfgInfo, d2dCrossFlag) - 3usize];
+    ["Offset of field: tagRtTaskCfgInfo::blockDimOffset"]
+        [::core::mem::offset_of!(tagRtTaskCfgInfo, blockDimOffset) - 4usize];
+    ["Offset of field: tagRtTaskCfgInfo::dumpflag"]
+        [::core::mem::offset_of!(tagRtTaskCfgInfo, dumpflag) - 8usize];
+    ["Offset of field: tagRtTaskCfgInfo::neverTimeout"]
+        [::core::mem::offset_of!(tagRtTaskCfgInfo, neverTimeout) - 9usize];
+    ["Offset of field: tagRtTaskCfgInfo::rev"]
+        [::core::mem::offset_of!(tagRtTaskCfgInfo, rev) - 10usize];
+    ["Offset of field: tagRtTaskCfgInfo::localMemorySize"]
+        [::core::mem::offset_of!(tagRtTaskCfgInfo, localMemorySize) - 12usize];
+};
+pub type rtTaskCfgInfo_t = tagRtTaskCfgInfo;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct TagRtDevBinary {
+    pub magic: u32,
+    pub version: u32,
+    pub data: *const core::ffi::c_void,
+    pub length: u64,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of TagRtDevBinary"][::core::mem::size_of::<TagRtDevBinary>() - 24usize];
+    ["Alignment of TagRtDevBinary"][::core::mem::align_of::<TagRtDevBinary>() - 8usize];
+    ["Offset of field: TagRtDevBinary::magic"]
+        [::core::mem::offset_of!(TagRtDevBinary, magic) - 0usize];
+    ["Offset of field: TagRtDevBinary::version"]
+        [::core::mem::offset_of!(TagRtDevBinary, version) - 4usize];
+    ["Offset of field: TagRtDevBinary::data"]
+        [::core::mem::offset_of!(TagRtDevBinary, data) - 8usize];
+    ["Offset of field: TagRtDevBinary::length"]
+        [::core::mem::offset_of!(TagRtDevBinary, length) - 16usize];
+};
+impl Default for TagRtDevBinary {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type rtDevBinary_t = TagRtDevBinary;
+pub const rtLaunchKernelAttrId_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE: rtLaunchKernelAttrId = 1;
+pub const rtLaunchKernelAttrId_RT_LAUNCH_KERNEL_ATTR_TIMEOUT: rtLaunchKernelAttrId = 7;
+pub type rtLaunchKernelAttrId = core::ffi::c_uint;
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub union rtLaunchKernelAttrVal_t {
+    pub schemMode: u8,
+    pub timeout: u16,
+    pub rsv: [u32; 4usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of rtLaunchKernelAttrVal_t"]
+        [::core::mem::size_of::<rtLaunchKernelAttrVal_t>() - 16usize];
+    ["Alignment of rtLaunchKernelAttrVal_t"]
+        [::core::mem::align_of::<rtLaunchKernelAttrVal_t>() - 4usize];
+    ["Offset of field: rtLaunchKernelAttrVal_t::schemMode"]
+        [::core::mem::offset_of!(rtLaunchKernelAttrVal_t, schemMode) - 0usize];
+    ["Offset of field: rtLaunchKernelAttrVal_t::timeout"]
+        [::core::mem::offset_of!(rtLaunchKernelAttrVal_t, timeout) - 0usize];
+    ["Offset of field: rtLaunchKernelAttrVal_t::rsv"]
+        [::core::mem::offset_of!(rtLaunchKernelAttrVal_t, rsv) - 0usize];
+};
+impl Default for rtLaunchKernelAttrVal_t {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub struct rtLaunchKernelAttr_t {
+    pub id: rtLaunchKernelAttrId,
+    pub value: rtLaunchKernelAttrVal_t,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of rtLaunchKernelAttr_t"][::core::mem::size_of::<rtLaunchKernelAttr_t>() - 20usize];
+    ["Alignment of rtLaunchKernelAttr_t"][::core::mem::align_of::<rtLaunchKernelAttr_t>() - 4usize];
+    ["Offset of field: rtLaunchKernelAttr_t::id"]
+        [::core::mem::offset_of!(rtLaunchKernelAttr_t, id) - 0usize];
+    ["Offset of field: rtLaunchKernelAttr_t::value"]
+        [::core::mem::offset_of!(rtLaunchKernelAttr_t, value) - 4usize];
+};
+impl Default for rtLaunchKernelAttr_t {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct rtKernelLaunchCfg_t {
+    pub attrs: *mut rtLaunchKernelAttr_t,
+    pub numAttrs: usize,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of rtKernelLaunchCfg_t"][::core::mem::size_of::<rtKernelLaunchCfg_t>() - 16usize];
+    ["Alignment of rtKernelLaunchCfg_t"][::core::mem::align_of::<rtKernelLaunchCfg_t>() - 8usize];
+    ["Offset of field: rtKernelLaunchCfg_t::attrs"]
+        [::core::mem::offset_of!(rtKernelLaunchCfg_t, attrs) - 0usize];
+    ["Offset of field: rtKernelLaunchCfg_t::numAttrs"]
+        [::core::mem::offset_of!(rtKernelLaunchCfg_t, numAttrs) - 8usize];
+};
+impl Default for rtKernelLaunchCfg_t {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub const rtLoadBinaryOption_RT_LOAD_BINARY_OPT_CPU_KERNEL_MODE: rtLoadBinaryOption = 3;
+pub type rtLoadBinaryOption = core::ffi::c_uint;
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub union rtLoadBinaryOptionValue_t {
+    pub cpuKernelMode: i32,
+    pub rsv: [u32; 4usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of rtLoadBinaryOptionValue_t"]
+        [::core::mem::size_of::<rtLoadBinaryOptionValue_t>() - 16usize];
+    ["Alignment of rtLoadBinaryOptionValue_t"]
+        [::core::mem::align_of::<rtLoadBinaryOptionValue_t>() - 4usize];
+    ["Offset of field: rtLoadBinaryOptionValue_t::cpuKernelMode"]
+        [::core::mem::offset_of!(rtLoadBinaryOptionValue_t, cpuKernelMode) - 0usize];
+    ["Offset of field: rtLoadBinaryOptionValue_t::rsv"]
+        [::core::mem::offset_of!(rtLoadBinaryOptionValue_t, rsv) - 0usize];
+};
+impl Default for rtLoadBinaryOptionValue_t {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub struct rtLoadBinaryOption_t {
+    pub optionId: rtLoadBinaryOption,
+    pub value: rtLoadBinaryOptionValue_t,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of rtLoadBinaryOption_t"][::core::mem::size_of::<rtLoadBinaryOption_t>() - 20usize];
+    ["Alignment of rtLoadBinaryOption_t"][::core::mem::align_of::<rtLoadBinaryOption_t>() - 4usize];
+    ["Offset of field: rtLoadBinaryOption_t::optionId"]
+        [::core::mem::offset_of!(rtLoadBinaryOption_t, optionId) - 0usize];
+    ["Offset of field: rtLoadBinaryOption_t::value"]
+        [::core::mem::offset_of!(rtLoadBinaryOption_t, value) - 4usize];
+};
+impl Default for rtLoadBinaryOption_t {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct rtLoadBinaryConfig_t {
+    pub options: *mut rtLoadBinaryOption_t,
+    pub numOpt: usize,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of rtLoadBinaryConfig_t"][::core::mem::size_of::<rtLoadBinaryConfig_t>() - 16usize];
+    ["Alignment of rtLoadBinaryConfig_t"][::core::mem::align_of::<rtLoadBinaryConfig_t>() - 8usize];
+    ["Offset of field: rtLoadBinaryConfig_t::options"]
+        [::core::mem::offset_of!(rtLoadBinaryConfig_t, options) - 0usize];
+    ["Offset of field: rtLoadBinaryConfig_t::numOpt"]
+        [::core::mem::offset_of!(rtLoadBinaryConfig_t, numOpt) - 8usize];
+};
+impl Default for rtLoadBinaryConfig_t {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type drvError_t = core::ffi::c_int;
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct AddrMapInPara {
+    pub addr_type: core::ffi::c_uint,
+    pub devid: core::ffi::c_uint,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of AddrMapInPara"][::core::mem::size_of::<AddrMapInPara>() - 8usize];
+    ["Alignment of AddrMapInPara"][::core::mem::align_of::<AddrMapInPara>() - 4usize];
+    ["Offset of field: AddrMapInPara::addr_type"]
+        [::core::mem::offset_of!(AddrMapInPara, addr_type) - 0usize];
+    ["Offset of field: AddrMapInPara::devid"]
+        [::core::mem::offset_of!(AddrMapInPara, devid) - 4usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct AddrMapOutPara {
+    pub ptr: core::ffi::c_ulonglong,
+    pub len: core::ffi::c_ulonglong,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of AddrMapOutPara"][::core::mem::size_of::<AddrMapOutPara>() - 16usize];
+    ["Alignment of AddrMapOutPara"][::core::mem::align_of::<AddrMapOutPara>() - 8usize];
+    ["Offset of field: AddrMapOutPara::ptr"][::core::mem::offset_of!(AddrMapOutPara, ptr) - 0usize];
+    ["Offset of field: AddrMapOutPara::len"][::core::mem::offset_of!(AddrMapOutPara, len) - 8usize];
+};
 pub const HcclResult_HCCL_SUCCESS: HcclResult = 0;
 pub const HcclResult_HCCL_E_PARA: HcclResult = 1;
 pub const HcclResult_HCCL_E_PTR: HcclResult = 2;

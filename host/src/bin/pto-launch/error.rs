@@ -27,6 +27,10 @@ pub enum CliError {
     /// The hccl backend cannot run the allreduce in this build or on this machine.
     #[error("{0}")]
     Hccl(String),
+    /// `pto-launch run` could not run (bad input, or the launch failed: the host's CANN call
+    /// and the device's report, each named).
+    #[error("{0}")]
+    Run(String),
     /// The bench could not run.
     #[error(transparent)]
     Bench(#[from] BenchError),

@@ -5,6 +5,7 @@
 mod allreduce;
 mod bench;
 mod error;
+mod run;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -17,6 +18,7 @@ use pto_host::envelope::Envelope;
 use allreduce::AllreduceArgs;
 use bench::BenchArgs;
 use error::CliError;
+use run::RunArgs;
 
 /// Launcher of the PTO device runtime (simulator backend by default).
 #[derive(Parser, Debug)]
@@ -35,6 +37,9 @@ enum Command {
     /// Runs a synthetic task DAG on the simulator and reports ns/task, tasks/s and the
     /// ready-to-complete latency (medians over --repeat runs, after one warm-up run).
     Bench(BenchArgs),
+    /// Runs an orchestration SO and its kernels on an NPU through CANN (`--backend npu`),
+    /// writing the buffers back with --output.
+    Run(RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +48,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bench(a) => bench::bench(&a),
         Command::Allreduce(a) => allreduce::allreduce(&a),
+        Command::Run(a) => run::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -83,14 +89,14 @@ mod tests {
     fn allreduce(c: &Command) -> Option<&AllreduceArgs> {
         match c {
             Command::Allreduce(a) => Some(a),
-            Command::Bench(_) => None,
+            Command::Bench(_) | Command::Run(_) => None,
         }
     }
 
     fn bench(c: &Command) -> Option<&BenchArgs> {
         match c {
             Command::Bench(b) => Some(b),
-            Command::Allreduce(_) => None,
+            Command::Allreduce(_) | Command::Run(_) => None,
         }
     }
 

@@ -1,0 +1,121 @@
+//! What one run executes: the user's orchestration SO, the kernels (raw AICore code: only
+//! `.text`, entry at offset 0, called as `void (*)(int64_t *args)`), device buffers, and
+//! the orchestration's arguments, which may name buffers (their device address) and kernels
+//! (their id).
+
+/// One argument of the orchestration function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrchArg {
+    /// A number, passed as is.
+    Value(u64),
+    /// The device address of buffer `n`.
+    Buffer(usize),
+    /// The id of kernel `n` (its index).
+    Kernel(usize),
+}
+
+/// A device buffer of a run.
+#[derive(Clone, Debug, Default)]
+pub struct BufferSpec {
+    /// Its bytes.
+    pub bytes: usize,
+    /// Its first bytes before the run (the rest is zero).
+    pub init: Vec<u8>,
+}
+
+/// One run.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    /// The orchestration SO's bytes (exports `pto_orchestrate`).
+    pub orchestration: Vec<u8>,
+    /// Kernels by id: raw code.
+    pub kernels: Vec<Vec<u8>>,
+    /// Device buffers.
+    pub buffers: Vec<BufferSpec>,
+    /// The orchestration's arguments.
+    pub args: Vec<OrchArg>,
+    /// Task slots per ring.
+    pub task_window: u32,
+    /// The output heap's bytes.
+    pub heap_bytes: usize,
+}
+
+impl RunSpec {
+    /// A run of `orchestration` with `kernels`, no buffers, no arguments.
+    pub fn new(orchestration: Vec<u8>, kernels: Vec<Vec<u8>>) -> Self {
+        RunSpec {
+            orchestration,
+            kernels,
+            buffers: Vec::new(),
+            args: Vec::new(),
+            task_window: 64,
+            heap_bytes: 1 << 20,
+        }
+    }
+
+    /// Refuses a spec that cannot run: arguments naming what does not exist, buffers whose
+    /// initial bytes overflow them, nothing to run.
+    pub fn check(&self) -> Result<(), String> {
+        if self.orchestration.is_empty() {
+            return Err("the orchestration SO is empty".into());
+        }
+        if let Some(i) = self.kernels.iter().position(Vec::is_empty) {
+            return Err(format!("kernel {i} is empty"));
+        }
+        for (i, b) in self.buffers.iter().enumerate() {
+            if b.bytes == 0 || b.init.len() > b.bytes {
+                return Err(format!(
+                    "buffer {i}: {} bytes with {} initial bytes",
+                    b.bytes,
+                    b.init.len()
+                ));
+            }
+        }
+        for a in &self.args {
+            match *a {
+                OrchArg::Buffer(n) if n >= self.buffers.len() => {
+                    return Err(format!(
+                        "an argument names buffer {n}, and there are {}",
+                        self.buffers.len()
+                    ));
+                }
+                OrchArg::Kernel(n) if n >= self.kernels.len() => {
+                    return Err(format!(
+                        "an argument names kernel {n}, and there are {}",
+                        self.kernels.len()
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_naming_what_does_not_exist_is_refused_with_what_there_is() {
+        let mut s = RunSpec::new(vec![1], vec![vec![0xc3]]);
+        assert_eq!(s.check(), Ok(()));
+        s.args = vec![OrchArg::Buffer(0)];
+        assert!(s.check().unwrap_err().contains("buffer 0, and there are 0"));
+        s.args = vec![OrchArg::Kernel(1)];
+        assert!(s.check().unwrap_err().contains("kernel 1, and there are 1"));
+        s.args.clear();
+        s.buffers = vec![BufferSpec {
+            bytes: 4,
+            init: vec![0; 8],
+        }];
+        assert!(
+            s.check()
+                .unwrap_err()
+                .contains("4 bytes with 8 initial bytes")
+        );
+        s.buffers.clear();
+        s.kernels.push(Vec::new());
+        assert!(s.check().unwrap_err().contains("kernel 1 is empty"));
+    }
+}

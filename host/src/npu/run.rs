@@ -1,0 +1,250 @@
+//! One run on an open session: the kernels and the orchestration SO on the device (once
+//! per session, `uploads.rs`), the run's device memory (region, kernel table, arguments,
+//! buffers, heap, report, tensor descriptors), the handshakes cleared, the AICore executor
+//! launched on its stream, then the AICPU `exec` on `schedulers + 1` threads; both streams
+//! synchronised (bounded), the report and the buffers read back. On any failure the session
+//! recovers ([`NpuSession`]) and the error keeps the host's failing call and the device's
+//! report apart.
+
+use pto_device_sys::cann::{CannError, DeviceMem};
+use pto_device_sys::chip::layout::{Handshake, TENSOR_DESC_BYTES};
+use pto_runtime_core::{Config, RegionLayout};
+
+use super::abi_payload::{DeviceStatus, ExecAddrs, REPORT_BYTES, exec_payload};
+use super::error::NpuError;
+use super::program::{OrchArg, RunSpec};
+use super::register::{EXEC_SYMBOL, op_type};
+use super::session::NpuSession;
+
+/// What a successful run left.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The device's report.
+    pub status: DeviceStatus,
+    /// Every buffer's bytes after the run.
+    pub buffers: Vec<Vec<u8>>,
+}
+
+/// A run's device memory, released after the kernels that use it are done.
+struct RunMem {
+    region: DeviceMem,
+    table: DeviceMem,
+    orch_args: DeviceMem,
+    buffers: Vec<DeviceMem>,
+    heap: DeviceMem,
+    report: DeviceMem,
+    aicore_args: DeviceMem,
+    tensors: DeviceMem,
+}
+
+fn words(v: &[u64]) -> Vec<u8> {
+    v.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+impl NpuSession {
+    fn config(&self, spec: &RunSpec) -> Config {
+        Config {
+            aic_cores: self.clusters as u16,
+            aiv_cores: 2 * self.clusters as u16,
+            schedulers: self.opts.schedulers,
+            task_window: spec.task_window,
+            task_timeout_us: self.opts.timeouts.task_us,
+            ..Config::default()
+        }
+    }
+
+    fn alloc_run(
+        &self,
+        spec: &RunSpec,
+        cfg: &Config,
+        kernel_addrs: &[u64],
+    ) -> Result<RunMem, CannError> {
+        let api = &self.api;
+        let region_bytes = RegionLayout::new(cfg)
+            .map_err(|e| CannError::Invalid(format!("the runtime's region: {e:?}")))?
+            .size();
+        let region = DeviceMem::alloc(api, region_bytes + 64)?;
+        let table = DeviceMem::alloc(api, kernel_addrs.len().max(1) * 8)?;
+        table.write(0, &words(kernel_addrs))?;
+        let mut buffers = Vec::with_capacity(spec.buffers.len());
+        for b in &spec.buffers {
+            let m = DeviceMem::alloc(api, b.bytes)?;
+            m.write(0, &b.init)?;
+            buffers.push(m);
+        }
+        let args: Vec<u64> = spec
+            .args
+            .iter()
+            .map(|a| match *a {
+                OrchArg::Value(v) => v,
+                OrchArg::Buffer(n) => buffers[n].addr(),
+                OrchArg::Kernel(n) => n as u64,
+            })
+            .collect();
+        let orch_args = DeviceMem::alloc(api, args.len().max(1) * 8)?;
+        orch_args.write(0, &words(&args))?;
+        let heap = DeviceMem::alloc(api, spec.heap_bytes.max(64))?;
+        let report = DeviceMem::alloc(api, REPORT_BYTES)?;
+        let aicore_args = DeviceMem::alloc(api, 16)?;
+        let cores = usize::from(cfg.aic_cores) + usize::from(cfg.aiv_cores);
+        let tensors = DeviceMem::alloc(
+            api,
+            cores * 2 * usize::from(cfg.max_tensors) * TENSOR_DESC_BYTES,
+        )?;
+        Ok(RunMem {
+            region,
+            table,
+            orch_args,
+            buffers,
+            heap,
+            report,
+            aicore_args,
+            tensors,
+        })
+    }
+
+    /// Runs `spec`; see the module doc.
+    pub fn run(&mut self, spec: &RunSpec) -> Result<RunOutcome, NpuError> {
+        spec.check().map_err(NpuError::Invalid)?;
+        let Some(live) = self.live.as_ref() else {
+            return Err(NpuError::Unusable(self.opts.device));
+        };
+        live.device.on_this_thread()?;
+        let cfg = self.config(spec);
+        // Kernels then the orchestration SO, on the device once per session.
+        let mut blobs: Vec<&[u8]> = spec.kernels.iter().map(Vec::as_slice).collect();
+        blobs.push(&spec.orchestration);
+        let api = std::sync::Arc::clone(&self.api);
+        let uploaded = self
+            .live
+            .as_mut()
+            .expect("checked above")
+            .uploads
+            .addrs(&api, &blobs);
+        let mut code = match uploaded {
+            Ok(a) => a,
+            Err(e) => {
+                return Err(NpuError::Cann {
+                    step: "uploading the kernels and the orchestration SO",
+                    source: e,
+                });
+            }
+        };
+        let orch_so = code.pop().expect("the SO is the last blob");
+        let mem = match self.alloc_run(spec, &cfg, &code) {
+            Ok(m) => m,
+            Err(e) => {
+                // Nothing was launched: the session stays usable.
+                return Err(NpuError::Cann {
+                    step: "allocating the run's device memory",
+                    source: e,
+                });
+            }
+        };
+        self.runs += 1;
+        match self.launch_and_wait(spec, &cfg, &mem, (orch_so, code.len() as u32)) {
+            Ok(status) if status.ok() => {
+                let mut buffers = Vec::with_capacity(mem.buffers.len());
+                for b in &mem.buffers {
+                    let mut out = vec![0u8; b.len()];
+                    if let Err(e) = b.read(0, &mut out) {
+                        self.recover(mem);
+                        return Err(NpuError::Run {
+                            host: Some(("reading the buffers back", e)),
+                            device: Some(Box::new(status)),
+                        });
+                    }
+                    buffers.push(out);
+                }
+                Ok(RunOutcome { status, buffers })
+            }
+            Ok(status) => {
+                self.recover(mem);
+                Err(NpuError::Run {
+                    host: None,
+                    device: Some(Box::new(status)),
+                })
+            }
+            Err((step, e)) => {
+                // The device may have written its report before the host's call failed.
+                let device = mem
+                    .report
+                    .read_report(0)
+                    .ok()
+                    .map(DeviceStatus)
+                    .filter(|d| d.0.run != 0)
+                    .map(Box::new);
+                self.recover(mem);
+                Err(NpuError::Run {
+                    host: Some((step, e)),
+                    device,
+                })
+            }
+        }
+    }
+
+    /// The launches of one run and the waits for them; the device's report.
+    fn launch_and_wait(
+        &self,
+        spec: &RunSpec,
+        cfg: &Config,
+        mem: &RunMem,
+        (orch_so, nkernels): (u64, u32),
+    ) -> Result<DeviceStatus, (&'static str, CannError)> {
+        let live = self.live.as_ref().expect("checked by run");
+        let sync = self.opts.timeouts.stream_sync_ms;
+        let cores = 3 * self.clusters as usize;
+        // aicore_done and aicpu_ready of every core, zeroed before the executors start.
+        let step = "clearing the handshakes";
+        for i in 0..cores {
+            live.handshakes
+                .write(i * size_of::<Handshake>(), &[0u8; 8])
+                .map_err(|e| (step, e))?;
+        }
+        let mut aicore_args = [0u8; 16];
+        aicore_args[..8].copy_from_slice(&live.handshakes.addr().to_le_bytes());
+        aicore_args[8..12].copy_from_slice(&self.clusters.to_le_bytes());
+        mem.aicore_args
+            .write(0, &aicore_args)
+            .map_err(|e| ("writing the AICore executor's arguments", e))?;
+        mem.region.zero().map_err(|e| ("clearing the region", e))?;
+        let addrs = ExecAddrs {
+            region: (
+                mem.region.addr().next_multiple_of(64),
+                mem.region.len() as u64 - 64,
+            ),
+            handshakes: live.handshakes.addr(),
+            slots: live.slots.addr(),
+            regs: (live.regs.addr(), (live.regs.len() / 8) as u32),
+            kernels: (mem.table.addr(), nkernels),
+            orch_so: (orch_so, spec.orchestration.len() as u64),
+            orch_args: (mem.orch_args.addr(), spec.args.len() as u32),
+            heap: (mem.heap.addr(), mem.heap.len() as u64),
+            report: mem.report.addr(),
+            tensors: mem.tensors.addr(),
+        };
+        let threads = u32::from(self.opts.schedulers) + 1;
+        let payload = exec_payload(cfg, threads, &addrs);
+        let exec = live
+            .kernels
+            .get(&op_type(EXEC_SYMBOL, self.fingerprint))
+            .map_err(|e| ("finding the AICPU exec entry", e))?;
+        // The executors first, on their own stream, then the AICPU's exec.
+        live.aicore
+            .launch(&live.aicore_stream, self.clusters, mem.aicore_args.addr())
+            .map_err(|e| ("launching the AICore executor", e))?;
+        exec.launch_value(&live.aicpu_stream, threads, &payload)
+            .map_err(|e| ("launching the AICPU exec", e))?;
+        live.aicpu_stream
+            .synchronize(sync)
+            .map_err(|e| ("waiting for the AICPU exec", e))?;
+        live.aicore_stream
+            .synchronize(sync)
+            .map_err(|e| ("waiting for the AICore executors", e))?;
+        let report = mem
+            .report
+            .read_report(0)
+            .map_err(|e| ("reading the device's report", e))?;
+        Ok(DeviceStatus(report))
+    }
+}

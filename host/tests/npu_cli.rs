@@ -1,0 +1,168 @@
+//! `pto-launch run --backend npu` against the fake CANN: the DAG of a C orchestration SO,
+//! its buffer written back and checked; a failing kernel reported with the device's run
+//! status; missing artifacts named with the flag to give.
+
+mod npu_util;
+
+use std::process::Command;
+
+use npu_util::{BLOCKS, N, check_sums, kit, ticks_per_us};
+
+fn pto_launch(extra: u64, out: &std::path::Path) -> std::process::Output {
+    let k = kit();
+    let kernels: Vec<String> = k
+        .kernel_files
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    launch_with(extra, out, &kernels.join(","), &[])
+}
+
+/// `pto-launch run` of the DAG with `kernels` as given to --kernels, and `more` flags.
+fn launch_with(
+    extra: u64,
+    out: &std::path::Path,
+    kernels: &str,
+    more: &[&str],
+) -> std::process::Output {
+    let k = kit();
+    let bytes = (2 * N * BLOCKS + BLOCKS) * 8;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pto-launch"));
+    cmd.args([
+        "run",
+        "--backend",
+        "npu",
+        "--device",
+        "0",
+        "--clusters",
+        "2",
+    ])
+    .arg("--orchestration")
+    .arg(&k.orchestration_file)
+    .args(["--kernels", kernels])
+    .args(["--buffer", &bytes.to_string()])
+    .args([
+        "--arg", "kernel:0", "--arg", "kernel:1", "--arg", "kernel:2",
+    ])
+    .args([
+        "--arg",
+        "buffer:0",
+        "--arg",
+        &N.to_string(),
+        "--arg",
+        &BLOCKS.to_string(),
+    ])
+    .args([
+        "--arg",
+        &extra.to_string(),
+        "--arg",
+        "kernel:3",
+        "--arg",
+        "0",
+    ])
+    .arg("--output")
+    .arg(out)
+    .arg("--aicpu-so")
+    .arg(&k.artifacts.aicpu_so)
+    .arg("--dispatcher-so")
+    .arg(&k.artifacts.dispatcher_so)
+    .arg("--aicore-executor")
+    .arg(&k.artifacts.aicore_executor)
+    .arg("--cann-dir")
+    .arg(&k.cann)
+    .args(["--device-ticks-per-us", &ticks_per_us().to_string()])
+    .args(more);
+    cmd.output().expect("pto-launch runs")
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("npu-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn pto_launch_runs_a_dag_on_the_npu_and_writes_the_buffers_back() {
+    let out = scratch("ok");
+    let o = pto_launch(0, &out);
+    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains(&format!("finished {} tasks", 4 * BLOCKS)),
+        "{text}"
+    );
+    let buffer = std::fs::read(out.join("buffer_0.bin")).unwrap();
+    check_sums(&buffer).unwrap();
+}
+
+#[test]
+fn pto_launch_reports_a_failing_kernel_with_the_device_run_status() {
+    let out = scratch("fail");
+    let o = pto_launch(1, &out);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("device: run 1:") && err.contains("kernel failed on task"),
+        "{err}"
+    );
+    assert!(
+        !out.join("buffer_0.bin").exists(),
+        "nothing written after a failure"
+    );
+}
+
+#[test]
+fn pto_launch_names_the_flag_for_a_missing_artifact_and_a_missing_file() {
+    let k = kit();
+    let kernel = k.kernel_files[0].display().to_string();
+    let run = |orchestration: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_pto-launch"))
+            .args(["run", "--backend", "npu", "--kernels", &kernel])
+            .arg("--orchestration")
+            .arg(orchestration)
+            .env_remove("PTO_AICPU_SO")
+            .output()
+            .unwrap()
+    };
+    let o = run(&k.orchestration_file);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("give --aicpu-so or set PTO_AICPU_SO"), "{err}");
+    let o = run(std::path::Path::new("/nonexistent/orch.so"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cannot read the orchestration SO /nonexistent/orch.so"),
+        "{err}"
+    );
+}
+
+#[test]
+fn pto_launch_takes_a_kernel_directory_in_name_order_and_prints_json() {
+    let k = kit();
+    let dir = scratch("kernels");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, f) in k.kernel_files.iter().enumerate() {
+        std::fs::copy(
+            f,
+            dir.join(format!(
+                "{i:02}_{}",
+                f.file_name().unwrap().to_string_lossy()
+            )),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("README.txt"), "not a kernel").unwrap();
+    let out = scratch("json");
+    let o = launch_with(0, &out, dir.to_str().unwrap(), &["--json"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(v["command"], "run");
+    assert_eq!(v["results"]["tasks_finished"], 4 * BLOCKS);
+    check_sums(&std::fs::read(out.join("buffer_0.bin")).unwrap()).unwrap();
+}

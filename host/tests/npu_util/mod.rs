@@ -1,0 +1,295 @@
+//! What the NPU tests share: the fake CANN, `libpto_aicpu.so` and the dispatcher built
+//! with their own cargo calls, the C orchestration SO (`aicpu/tests/c/orchestration.c`), the
+//! kernels as raw code (`tests/npu_c/*.c`: compiled, then only `.text` kept, as on the
+//! chip), the AICore executor's host build as the registered ELF, and the DAG run.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use pto_host::npu::{Artifacts, BufferSpec, NpuOptions, OrchArg, RunSpec, Timeouts};
+
+#[path = "../../../device-sys/tests/fake_cann/mod.rs"]
+pub mod fake_cann;
+
+/// The target the tests run on.
+pub const TARGET: &str = if cfg!(target_arch = "aarch64") {
+    "aarch64-unknown-linux-gnu"
+} else {
+    "x86_64-unknown-linux-gnu"
+};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn scratch() -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("npu-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn cargo_build(args: &[&str], dir: &Path) {
+    let status = Command::new(env!("CARGO"))
+        .current_dir(dir)
+        .args(args)
+        .env_remove("CARGO_TARGET_DIR")
+        .status()
+        .expect("running cargo");
+    assert!(status.success(), "cargo {args:?} failed");
+}
+
+/// Everything a session and a run need, built once per test process.
+pub struct Kit {
+    /// The fake CANN's lib64.
+    pub cann: PathBuf,
+    /// The artifacts.
+    pub artifacts: Artifacts,
+    /// The orchestration SO's bytes.
+    pub orchestration: Vec<u8>,
+    /// Kernels as raw code: fill, add, sum, fail, hang.
+    pub kernels: Vec<Vec<u8>>,
+    /// Their files, in the same order.
+    pub kernel_files: Vec<PathBuf>,
+    /// The orchestration SO's file.
+    pub orchestration_file: PathBuf,
+}
+
+fn cc() -> cc::Tool {
+    cc::Build::new()
+        .target(TARGET)
+        .host(TARGET)
+        .opt_level(1)
+        .cargo_metadata(false)
+        .get_compiler()
+}
+
+fn run(cmd: &mut Command) {
+    let out = cmd.output().expect("a build tool runs");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A kernel compiled to raw code: `.text` only, entry at offset 0, nothing to relocate.
+fn raw_kernel(src: &Path, out: &Path) -> Vec<u8> {
+    let obj = out.with_extension("o");
+    run(cc()
+        .to_command()
+        .args([
+            "-c",
+            "-O1",
+            "-fno-pic",
+            "-fno-tree-vectorize",
+            "-fno-jump-tables",
+            "-fno-function-sections",
+            "-fno-toplevel-reorder",
+            "-fno-stack-protector",
+            "-fno-asynchronous-unwind-tables",
+            "-ffreestanding",
+            "-I",
+        ])
+        .arg(root().join("device-sys/aicore"))
+        .arg("-o")
+        .arg(&obj)
+        .arg(src));
+    let relocs = Command::new("readelf")
+        .arg("-r")
+        .arg(&obj)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&relocs.stdout);
+    assert!(
+        !text.contains("R_X86_64") && !text.contains("R_AARCH64"),
+        "{} needs relocations, so its raw code cannot run:\n{text}",
+        src.display()
+    );
+    run(Command::new("objcopy")
+        .args(["-O", "binary", "-j", ".text"])
+        .arg(&obj)
+        .arg(out));
+    std::fs::read(out).unwrap()
+}
+
+/// Builds the kit (once per process).
+pub fn kit() -> &'static Kit {
+    static KIT: OnceLock<Kit> = OnceLock::new();
+    KIT.get_or_init(|| {
+        let root = root();
+        let dir = scratch();
+        let cann = fake_cann::build("npu", &[]);
+        // libpto_aicpu.so, exactly as aicpu/tests/harness builds it (so CI builds it once).
+        let aicpu = root.join("aicpu");
+        cargo_build(
+            &[
+                "build",
+                "--release",
+                "--lib",
+                "--target",
+                TARGET,
+                "--target-dir",
+                "target/so",
+            ],
+            &aicpu,
+        );
+        let aicpu_so = aicpu
+            .join("target/so")
+            .join(TARGET)
+            .join("release/libpto_aicpu.so");
+        let disp_dir = root.join("target/npu-dispatcher");
+        cargo_build(
+            &[
+                "build",
+                "-p",
+                "pto-dispatcher",
+                "--lib",
+                "--target-dir",
+                disp_dir.to_str().unwrap(),
+            ],
+            &root,
+        );
+        let dispatcher_so = disp_dir.join("debug/libpto_dispatcher.so");
+        // The orchestration SO of aicpu's harness.
+        let orch = dir.join("liborchestration.so");
+        run(cc()
+            .to_command()
+            .args(["-shared", "-fPIC", "-std=c11", "-I"])
+            .arg(root.join("aicpu/include"))
+            .arg("-I")
+            .arg(root.join("capi/include"))
+            .arg("-o")
+            .arg(&orch)
+            .arg(root.join("aicpu/tests/c/orchestration.c")));
+        // The registered ELF: the executor's host build (the fake runs its own copy).
+        let executor = dir.join("aicore_executor.o");
+        run(cc()
+            .to_command()
+            .args(["-c", "-x", "c", "-std=gnu11", "-I"])
+            .arg(root.join("device-sys/aicore"))
+            .arg("-o")
+            .arg(&executor)
+            .arg(root.join("device-sys/aicore/executor.cpp")));
+        let names = ["fill", "add", "sum", "fail", "hang"];
+        let kernel_files: Vec<PathBuf> =
+            names.iter().map(|k| dir.join(format!("{k}.bin"))).collect();
+        let kernels = names
+            .iter()
+            .zip(&kernel_files)
+            .map(|(k, out)| raw_kernel(&root.join("host/tests/npu_c").join(format!("{k}.c")), out))
+            .collect();
+        Kit {
+            cann,
+            artifacts: Artifacts {
+                aicpu_so,
+                dispatcher_so,
+                aicore_executor: executor,
+            },
+            orchestration: std::fs::read(&orch).unwrap(),
+            kernels,
+            kernel_files,
+            orchestration_file: orch,
+        }
+    })
+}
+
+/// Counter ticks per µs: the CPU says on aarch64; on x86_64 the TSC is measured.
+pub fn ticks_per_us() -> u64 {
+    static T: OnceLock<u64> = OnceLock::new();
+    *T.get_or_init(|| {
+        if cfg!(target_arch = "aarch64") {
+            return 0;
+        }
+        let c = pto_device_sys::raw::arch::counter;
+        let (t0, c0) = (std::time::Instant::now(), c());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let (dt, dc) = (t0.elapsed().as_micros() as u64, c() - c0);
+        (dc / dt.max(1)).max(1)
+    })
+}
+
+/// Session options for the fake: 2 clusters, 2 schedulers, generous timeouts in order.
+pub fn options() -> NpuOptions {
+    let k = kit();
+    let mut o = NpuOptions::new(0, k.artifacts.clone());
+    o.cann_dirs = vec![k.cann.clone()];
+    o.clusters = 2;
+    o.schedulers = 2;
+    o.ticks_per_us = ticks_per_us();
+    o.timeouts = Timeouts {
+        device_watchdog_us: 20_000_000,
+        task_us: 15_000_000,
+        core_handshake_us: 10_000_000,
+        op_execute_us: 25_000_000,
+        stream_sync_ms: 30_000,
+        recovery_ms: 2_000,
+    };
+    o
+}
+
+/// Words per block and blocks of the DAG.
+pub const N: u64 = 64;
+/// See [`N`].
+pub const BLOCKS: u64 = 6;
+
+/// The DAG of `aicpu/tests/c/orchestration.c` (tensor arguments: block b's tiles at
+/// 2 n b words, the sums after them): `extra` 0 nothing more, 1 a failing task, 2 a task
+/// that hangs on `flag`.
+pub fn dag(extra: u64, flag: u64) -> RunSpec {
+    let k = kit();
+    let mut spec = RunSpec::new(k.orchestration.clone(), k.kernels.clone());
+    spec.buffers = vec![BufferSpec {
+        bytes: ((2 * N * BLOCKS + BLOCKS) * 8) as usize,
+        init: vec![0xff; 8],
+    }];
+    spec.args = vec![
+        OrchArg::Kernel(0),
+        OrchArg::Kernel(1),
+        OrchArg::Kernel(2),
+        OrchArg::Buffer(0),
+        OrchArg::Value(N),
+        OrchArg::Value(BLOCKS),
+        OrchArg::Value(extra),
+        OrchArg::Kernel(if extra == 2 { 4 } else { 3 }),
+        OrchArg::Value(flag),
+    ];
+    spec
+}
+
+/// Checks the DAG's sums in the buffer read back.
+pub fn check_sums(buffer: &[u8]) -> Result<(), String> {
+    let word = |i: u64| {
+        let at = (i * 8) as usize;
+        i64::from_le_bytes(buffer[at..at + 8].try_into().unwrap())
+    };
+    let (n, blocks) = (N as i64, BLOCKS as i64);
+    for b in 0..blocks {
+        let got = word((2 * n * blocks + b) as u64);
+        let want = n * (3 * b + 1) + n * (n - 1);
+        if got != want {
+            return Err(format!("block {b}: sum {got}, want {want}"));
+        }
+    }
+    Ok(())
+}
+
+/// Live fake-CANN resources by kind, ACL's process-wide initialisation left out.
+pub fn live(ctl: &fake_cann::Control) -> Vec<(&'static str, i64)> {
+    [
+        "device",
+        "memory",
+        "stream",
+        "cpu_binary",
+        "aicore_binary",
+        "threads",
+        "physical",
+        "reserved",
+        "mapped",
+        "comm",
+    ]
+    .into_iter()
+    .map(|k| (k, ctl.live_of(k)))
+    .collect()
+}
