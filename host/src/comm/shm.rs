@@ -34,8 +34,21 @@ use crate::signals;
 
 mod join;
 
-/// Polls of the barrier word before a waiting rank blocks.
+/// Polls of the barrier word before a waiting rank blocks, where every rank has a CPU.
 const SPINS_BEFORE_BLOCKING: u32 = 100;
+
+/// How long a waiting rank of `ranks` spins before it blocks: [`SPINS_BEFORE_BLOCKING`]
+/// where the ranks fit this machine's CPUs, none where they outnumber them (a spinning
+/// waiter would hold the CPU a rank that has not arrived yet needs: at 8 ranks on 2 CPUs
+/// blocking at once halves the barrier's time).
+fn barrier_spins(ranks: u32) -> u32 {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if ranks as usize <= cpus {
+        SPINS_BEFORE_BLOCKING
+    } else {
+        0
+    }
+}
 /// How often a waiting rank looks at its peers' heartbeats.
 const CHECK_EVERY: Duration = Duration::from_millis(10);
 
@@ -62,6 +75,8 @@ pub struct ShmComm {
     ranks: u32,
     window: u64,
     timeout: Duration,
+    /// Polls before a barrier waiter blocks ([`barrier_spins`]).
+    spins: u32,
     left: bool,
     peers: Mutex<Liveness>,
     /// The thread that bumps this rank's heartbeat while the process runs.
@@ -169,8 +184,8 @@ impl ShmComm {
         let mut spins = 0u32;
         self.heartbeat();
         let result = self.barrier_words().wait(self.rank, self.ranks, |_| {
-            spins += 1;
-            if spins < SPINS_BEFORE_BLOCKING {
+            spins = spins.saturating_add(1);
+            if spins <= self.spins {
                 std::hint::spin_loop();
             } else {
                 // Many ranks may share few CPUs: block on the generation word until the

@@ -149,6 +149,7 @@ impl ShmComm {
             ranks: cfg.ranks,
             window,
             timeout: cfg.timeout,
+            spins: super::barrier_spins(cfg.ranks),
             left: false,
             peers: Mutex::new(Liveness::new(cfg.ranks)),
             beat: None,
