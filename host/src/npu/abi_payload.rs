@@ -35,6 +35,8 @@ pub struct ExecAddrs {
     pub report: u64,
     /// The tensor descriptor area (`2 * max_tensors` descriptors per core).
     pub tensors: u64,
+    /// The watched ranges (`{base, len}` pairs in device memory) and their count.
+    pub watched: (u64, u32),
 }
 
 /// The `init` payload.
@@ -79,6 +81,8 @@ pub fn exec_payload(cfg: &Config, threads: u32, a: &ExecAddrs) -> PtoAicpuExecAr
         orch_so: a.orch_so.0,
         orch_so_len: a.orch_so.1,
         tensors: a.tensors,
+        watched: a.watched.0,
+        nwatched: a.watched.1,
         ..PtoAicpuExecArgs::default()
     }
 }

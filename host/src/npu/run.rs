@@ -35,6 +35,7 @@ struct RunMem {
     report: DeviceMem,
     aicore_args: DeviceMem,
     tensors: DeviceMem,
+    watched: DeviceMem,
 }
 
 fn words(v: &[u64]) -> Vec<u8> {
@@ -91,6 +92,13 @@ impl NpuSession {
             api,
             cores * 2 * usize::from(cfg.max_tensors) * TENSOR_DESC_BYTES,
         )?;
+        let ranges: Vec<u64> = spec
+            .watched
+            .iter()
+            .flat_map(|&(at, len)| [at, len])
+            .collect();
+        let watched = DeviceMem::alloc(api, ranges.len().max(2) * 8)?;
+        watched.write(0, &words(&ranges))?;
         Ok(RunMem {
             region,
             table,
@@ -100,6 +108,7 @@ impl NpuSession {
             report,
             aicore_args,
             tensors,
+            watched,
         })
     }
 
@@ -222,6 +231,7 @@ impl NpuSession {
             heap: (mem.heap.addr(), mem.heap.len() as u64),
             report: mem.report.addr(),
             tensors: mem.tensors.addr(),
+            watched: (mem.watched.addr(), spec.watched.len() as u32),
         };
         let threads = u32::from(self.opts.schedulers) + 1;
         let payload = exec_payload(cfg, threads, &addrs);
