@@ -29,8 +29,10 @@ const TEST: &str =
     "two_rank_processes_put_into_each_others_hccl_windows_and_wait_on_deferred_counters";
 /// Bytes of each rank's window.
 const WINDOW: u64 = 65_536;
-/// Words each rank sends.
-const N: u64 = 64;
+/// Words each rank sends (enough that a put usually lands after the peer's FIN, so the
+/// condition is usually unmet at FIN and waits in the deferred set; the test does not rely
+/// on it, the ranks' timing decides, and rank 0 prints which it was).
+const N: u64 = 4096;
 /// Offsets in a window (as in `ranks_orchestration.c`): counter, data.
 const COUNTER: u64 = 0;
 /// See [`COUNTER`].
@@ -120,6 +122,7 @@ fn rank_main(rank: u32, addr: SocketAddr, listener: Option<TcpListener>) -> Resu
             OrchArg::Buffer(0),
         ];
         spec.watched = vec![(mine, size)];
+        spec.records = 16;
         let out = session.run(&spec).map_err(|e| format!("run: {e}"))?;
         if out.status.finished() != 3 {
             return Err(format!("3 tasks should finish: {}", out.status));
@@ -136,6 +139,24 @@ fn rank_main(rank: u32, addr: SocketAddr, listener: Option<TcpListener>) -> Resu
                 return Err(format!("word {i} of the window is {got}"));
             }
         }
+        // The records: the wait task went through the deferred set, its consumer started
+        // only once its condition held.
+        let of = |kernel: u32| out.records.iter().find(|r| r.kernel == kernel).copied();
+        let (Some(wait), Some(sum)) = (of(1), of(2)) else {
+            return Err(format!("no records of wait and sum: {:?}", out.records));
+        };
+        if out.records.len() != 3 || wait.deferred_done == 0 || wait.deferred_done < wait.fin {
+            return Err(format!("wait was not deferred: {:?}", out.records));
+        }
+        if sum.dispatch < wait.deferred_done {
+            return Err(format!(
+                "sum started before wait completed: {sum:?} {wait:?}"
+            ));
+        }
+        eprintln!(
+            "rank {rank}: the condition held {} ticks after the wait's FIN",
+            wait.deferred_done - wait.fin
+        );
         let counter = word(mine + COUNTER) as u32;
         if counter != 1 {
             return Err(format!("the counter is {counter}, not 1"));

@@ -37,6 +37,8 @@ pub struct ExecAddrs {
     pub tensors: u64,
     /// The watched ranges (`{base, len}` pairs in device memory) and their count.
     pub watched: (u64, u32),
+    /// Where the task records go and how many fit (0: none).
+    pub records: (u64, u32),
 }
 
 /// The `init` payload.
@@ -83,6 +85,8 @@ pub fn exec_payload(cfg: &Config, threads: u32, a: &ExecAddrs) -> PtoAicpuExecAr
         tensors: a.tensors,
         watched: a.watched.0,
         nwatched: a.watched.1,
+        records: a.records.0,
+        records_cap: a.records.1,
         ..PtoAicpuExecArgs::default()
     }
 }

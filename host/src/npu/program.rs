@@ -45,6 +45,10 @@ pub struct RunSpec {
     /// deferred conditions may watch, e.g. this rank's `hccl` window (a condition on a word
     /// outside every range fails the run with `BadCondition`).
     pub watched: Vec<(u64, u64)>,
+    /// Task records to copy back (0: none; more turns profiling on at `Tasks` for the
+    /// run): [`super::RunOutcome::records`] gets up to this many, in the order tasks
+    /// finished.
+    pub records: u32,
 }
 
 impl RunSpec {
@@ -58,6 +62,7 @@ impl RunSpec {
             task_window: 64,
             heap_bytes: 1 << 20,
             watched: Vec::new(),
+            records: 0,
         }
     }
 
