@@ -97,6 +97,42 @@ fn pto_launch_runs_a_dag_on_the_npu_and_writes_the_buffers_back() {
 }
 
 #[test]
+fn pto_launch_run_writes_the_device_task_records_as_a_chrome_trace() {
+    let out = scratch("trace");
+    let kernels: Vec<String> = kit()
+        .kernel_files
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    std::fs::create_dir_all(&out).unwrap();
+    let trace = out.join("run.json");
+    let o = launch_with(
+        0,
+        &out,
+        &kernels.join(","),
+        &["--trace", trace.to_str().unwrap()],
+    );
+    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{text}");
+    let tasks = 4 * BLOCKS;
+    assert!(
+        text.contains(&format!("({tasks} of {tasks} task records)")),
+        "{text}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&trace).unwrap()).expect("the trace is JSON");
+    pto_host::profile::check_chrome_trace(&json).unwrap_or_else(|e| panic!("{e:?}"));
+    let kernel_slices = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .count();
+    assert_eq!(kernel_slices as u64, tasks, "one kernel slice per task");
+    check_sums(&std::fs::read(out.join("buffer_0.bin")).unwrap()).unwrap();
+}
+
+#[test]
 fn pto_launch_reports_a_failing_kernel_with_the_device_run_status() {
     let out = scratch("fail");
     let o = pto_launch(1, &out);

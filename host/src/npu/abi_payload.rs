@@ -35,6 +35,10 @@ pub struct ExecAddrs {
     pub report: u64,
     /// The tensor descriptor area (`2 * max_tensors` descriptors per core).
     pub tensors: u64,
+    /// The watched ranges (`{base, len}` pairs in device memory) and their count.
+    pub watched: (u64, u32),
+    /// Where the task records go and how many fit (0: none).
+    pub records: (u64, u32),
 }
 
 /// The `init` payload.
@@ -79,6 +83,10 @@ pub fn exec_payload(cfg: &Config, threads: u32, a: &ExecAddrs) -> PtoAicpuExecAr
         orch_so: a.orch_so.0,
         orch_so_len: a.orch_so.1,
         tensors: a.tensors,
+        watched: a.watched.0,
+        nwatched: a.watched.1,
+        records: a.records.0,
+        records_cap: a.records.1,
         ..PtoAicpuExecArgs::default()
     }
 }

@@ -16,7 +16,7 @@
 //! Files: `options.rs` (what a session is opened with), `device.rs` (ACL init, the device
 //! on each thread), `bootstrap.rs`, `register.rs`, `session.rs`, `run.rs`, `uploads.rs` (code on the device once per
 //! session), `program.rs`
-//! (what a run executes), `abi_payload.rs` (all that depends on the AICPU SO's ABI),
+//! (what a run executes), `records.rs` (the task records read back), `abi_payload.rs` (all that depends on the AICPU SO's ABI),
 //! `error.rs`.
 
 mod abi_payload;
@@ -25,6 +25,7 @@ mod device;
 mod error;
 mod options;
 mod program;
+mod records;
 mod register;
 mod run;
 mod session;
@@ -33,7 +34,8 @@ mod uploads;
 pub use abi_payload::{DeviceStatus, fatal_kind_name};
 pub use error::NpuError;
 pub use options::{Artifacts, NpuOptions, Timeouts};
-pub use program::{BufferSpec, OrchArg, RunSpec};
+pub use program::{BufferSpec, MAX_WATCHED, OrchArg, RunSpec};
+pub use records::{parse as parse_records, task_record};
 pub use run::RunOutcome;
 pub use session::{NpuSession, register_table};
 

@@ -3,6 +3,9 @@
 //! the orchestration's arguments, which may name buffers (their device address) and kernels
 //! (their id).
 
+/// Most watched ranges a run may name (`libpto_aicpu.so` refuses more).
+pub const MAX_WATCHED: usize = 256;
+
 /// One argument of the orchestration function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OrchArg {
@@ -38,6 +41,14 @@ pub struct RunSpec {
     pub task_window: u32,
     /// The output heap's bytes.
     pub heap_bytes: usize,
+    /// Ranges of device memory (`(address, bytes)`) outside the run's own that kernels'
+    /// deferred conditions may watch, e.g. this rank's `hccl` window (a condition on a word
+    /// outside every range fails the run with `BadCondition`).
+    pub watched: Vec<(u64, u64)>,
+    /// Task records to copy back (0: none; more turns profiling on at `Tasks` for the
+    /// run): [`super::RunOutcome::records`] gets up to this many, in the order tasks
+    /// finished.
+    pub records: u32,
 }
 
 impl RunSpec {
@@ -50,6 +61,8 @@ impl RunSpec {
             args: Vec::new(),
             task_window: 64,
             heap_bytes: 1 << 20,
+            watched: Vec::new(),
+            records: 0,
         }
     }
 
@@ -70,6 +83,21 @@ impl RunSpec {
                     b.init.len()
                 ));
             }
+        }
+        if self.watched.len() > MAX_WATCHED {
+            return Err(format!(
+                "{} watched ranges, and the AICPU takes at most {MAX_WATCHED}",
+                self.watched.len()
+            ));
+        }
+        if let Some(&(at, len)) = self
+            .watched
+            .iter()
+            .find(|&&(at, len)| len == 0 || at.checked_add(len).is_none())
+        {
+            return Err(format!(
+                "a watched range of {len} bytes at {at:#x} is empty or wraps"
+            ));
         }
         for a in &self.args {
             match *a {
@@ -117,5 +145,12 @@ mod tests {
         s.buffers.clear();
         s.kernels.push(Vec::new());
         assert!(s.check().unwrap_err().contains("kernel 1 is empty"));
+        s.kernels.pop();
+        s.watched = vec![(0x1000, 0)];
+        assert!(s.check().unwrap_err().contains("empty or wraps"));
+        s.watched = vec![(u64::MAX, 8)];
+        assert!(s.check().unwrap_err().contains("empty or wraps"));
+        s.watched = vec![(0x1000, 64)];
+        assert_eq!(s.check(), Ok(()));
     }
 }

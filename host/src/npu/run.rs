@@ -8,11 +8,13 @@
 
 use pto_device_sys::cann::{CannError, DeviceMem};
 use pto_device_sys::chip::layout::{Handshake, TENSOR_DESC_BYTES};
-use pto_runtime_core::{Config, RegionLayout};
+use pto_runtime_core::ffi::PtoRecord;
+use pto_runtime_core::{Config, ProfileLevel, RegionLayout};
 
 use super::abi_payload::{DeviceStatus, ExecAddrs, REPORT_BYTES, exec_payload};
 use super::error::NpuError;
 use super::program::{OrchArg, RunSpec};
+use super::records::{RECORD_BYTES, parse};
 use super::register::{EXEC_SYMBOL, op_type};
 use super::session::NpuSession;
 
@@ -23,6 +25,9 @@ pub struct RunOutcome {
     pub status: DeviceStatus,
     /// Every buffer's bytes after the run.
     pub buffers: Vec<Vec<u8>>,
+    /// The task records the device copied back (at most [`RunSpec::records`]; see
+    /// `status.0.records_total` for how many the run held).
+    pub records: Vec<PtoRecord>,
 }
 
 /// A run's device memory, released after the kernels that use it are done.
@@ -35,6 +40,8 @@ struct RunMem {
     report: DeviceMem,
     aicore_args: DeviceMem,
     tensors: DeviceMem,
+    watched: DeviceMem,
+    records: DeviceMem,
 }
 
 fn words(v: &[u64]) -> Vec<u8> {
@@ -49,6 +56,11 @@ impl NpuSession {
             schedulers: self.opts.schedulers,
             task_window: spec.task_window,
             task_timeout_us: self.opts.timeouts.task_us,
+            profile: if spec.records > 0 {
+                ProfileLevel::Tasks
+            } else {
+                ProfileLevel::Off
+            },
             ..Config::default()
         }
     }
@@ -91,6 +103,14 @@ impl NpuSession {
             api,
             cores * 2 * usize::from(cfg.max_tensors) * TENSOR_DESC_BYTES,
         )?;
+        let ranges: Vec<u64> = spec
+            .watched
+            .iter()
+            .flat_map(|&(at, len)| [at, len])
+            .collect();
+        let watched = DeviceMem::alloc(api, ranges.len().max(2) * 8)?;
+        watched.write(0, &words(&ranges))?;
+        let records = DeviceMem::alloc(api, (spec.records as usize).max(1) * RECORD_BYTES)?;
         Ok(RunMem {
             region,
             table,
@@ -100,6 +120,8 @@ impl NpuSession {
             report,
             aicore_args,
             tensors,
+            watched,
+            records,
         })
     }
 
@@ -156,7 +178,20 @@ impl NpuSession {
                     }
                     buffers.push(out);
                 }
-                Ok(RunOutcome { status, buffers })
+                let n = (status.0.records.min(spec.records) as usize) * RECORD_BYTES;
+                let mut raw = vec![0u8; n];
+                if let Err(e) = mem.records.read(0, &mut raw) {
+                    self.recover(mem);
+                    return Err(NpuError::Run {
+                        host: Some(("reading the task records back", e)),
+                        device: Some(Box::new(status)),
+                    });
+                }
+                Ok(RunOutcome {
+                    status,
+                    buffers,
+                    records: parse(&raw),
+                })
             }
             Ok(status) => {
                 self.recover(mem);
@@ -222,6 +257,8 @@ impl NpuSession {
             heap: (mem.heap.addr(), mem.heap.len() as u64),
             report: mem.report.addr(),
             tensors: mem.tensors.addr(),
+            watched: (mem.watched.addr(), spec.watched.len() as u32),
+            records: (mem.records.addr(), spec.records),
         };
         let threads = u32::from(self.opts.schedulers) + 1;
         let payload = exec_payload(cfg, threads, &addrs);

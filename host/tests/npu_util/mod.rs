@@ -20,11 +20,11 @@ pub const TARGET: &str = if cfg!(target_arch = "aarch64") {
     "x86_64-unknown-linux-gnu"
 };
 
-fn root() -> PathBuf {
+pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn scratch() -> PathBuf {
+pub fn scratch() -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("npu-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -56,7 +56,7 @@ pub struct Kit {
     pub orchestration_file: PathBuf,
 }
 
-fn cc() -> cc::Tool {
+pub fn cc() -> cc::Tool {
     cc::Build::new()
         .target(TARGET)
         .host(TARGET)
@@ -65,7 +65,7 @@ fn cc() -> cc::Tool {
         .get_compiler()
 }
 
-fn run(cmd: &mut Command) {
+pub fn run(cmd: &mut Command) {
     let out = cmd.output().expect("a build tool runs");
     assert!(
         out.status.success(),
@@ -75,7 +75,7 @@ fn run(cmd: &mut Command) {
 }
 
 /// A kernel compiled to raw code: `.text` only, entry at offset 0, nothing to relocate.
-fn raw_kernel(src: &Path, out: &Path) -> Vec<u8> {
+pub fn raw_kernel(src: &Path, out: &Path) -> Vec<u8> {
     let obj = out.with_extension("o");
     run(cc()
         .to_command()

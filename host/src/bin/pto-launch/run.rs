@@ -2,7 +2,8 @@
 //! (`--backend npu`). Kernels are raw AICore code (only `.text`, entry at offset 0), given
 //! as a directory (every `*.bin`, ids in name order) or a comma-separated list (ids in list
 //! order). Buffers are device memory the orchestration's arguments may name; after a
-//! successful run each is written to `--output DIR` as `buffer_<n>.bin`.
+//! successful run each is written to `--output DIR` as `buffer_<n>.bin`; `--trace FILE`
+//! writes the task records the device copied back as a Chrome trace.
 
 use std::path::{Path, PathBuf};
 
@@ -65,10 +66,18 @@ pub struct RunArgs {
     /// it only for a fake CANN on a host whose counter does not say).
     #[arg(long, default_value_t = 0, hide = true)]
     pub device_ticks_per_us: u64,
+    /// Writes the run's task records as a Chrome trace (open it in Perfetto): the run
+    /// profiles at `Tasks` and the device copies back up to 65536 records.
+    #[arg(long, value_name = "FILE.json")]
+    pub trace: Option<PathBuf>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }
+
+/// Most task records `--trace` copies back.
+#[cfg_attr(not(feature = "cann"), allow(dead_code))]
+const TRACE_RECORDS: u32 = 65_536;
 
 /// `--backend` values of `run`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -86,6 +95,8 @@ pub struct RunResults {
     run: u64,
     tasks_finished: u64,
     outputs: Vec<PathBuf>,
+    /// The trace written, the records in it and the records the run held.
+    trace: Option<(PathBuf, usize, u32)>,
 }
 
 impl std::fmt::Display for RunResults {
@@ -97,6 +108,13 @@ impl std::fmt::Display for RunResults {
         )?;
         for o in &self.outputs {
             write!(f, "\n  wrote {}", o.display())?;
+        }
+        if let Some((path, n, total)) = &self.trace {
+            write!(
+                f,
+                "\n  wrote {} ({n} of {total} task records)",
+                path.display()
+            )?;
         }
         Ok(())
     }
@@ -137,7 +155,10 @@ fn kernel_files(spec: &str) -> Result<Vec<PathBuf>, CliError> {
 #[cfg(feature = "cann")]
 mod npu {
     use super::*;
-    use pto_host::npu::{Artifacts, BufferSpec, NpuOptions, NpuSession, OrchArg, RunSpec};
+    use pto_host::npu::{
+        Artifacts, BufferSpec, NpuOptions, NpuSession, OrchArg, RunSpec, task_record,
+    };
+    use pto_host::profile::{chrome_trace, write_trace};
 
     fn artifact(flag: &Option<PathBuf>, var: &str, name: &str) -> Result<PathBuf, CliError> {
         flag.clone()
@@ -208,6 +229,23 @@ mod npu {
             .collect::<Result<_, _>>()?;
         spec.task_window = a.task_window;
         spec.heap_bytes = a.heap_bytes as usize;
+        let ticks_per_us = match (&a.trace, a.device_ticks_per_us) {
+            (None, _) => 0,
+            (Some(_), 0) => pto_device_sys::raw::arch::counter_frequency()
+                .map(|hz| hz / 1_000_000)
+                .filter(|&t| t > 0)
+                .ok_or_else(|| {
+                    bad(
+                        "--trace needs the device counter's rate, and this host's counter \
+                         does not say it: give --device-ticks-per-us"
+                            .into(),
+                    )
+                })?,
+            (Some(_), t) => t,
+        };
+        if a.trace.is_some() {
+            spec.records = TRACE_RECORDS;
+        }
         spec.check().map_err(bad)?;
         let artifacts = Artifacts {
             aicpu_so: artifact(&a.aicpu_so, "PTO_AICPU_SO", "libpto_aicpu.so")?,
@@ -240,11 +278,20 @@ mod npu {
                 outputs.push(p);
             }
         }
+        let trace = match &a.trace {
+            Some(path) => {
+                let records: Vec<_> = out.records.iter().map(task_record).collect();
+                write_trace(path, &chrome_trace(&records, ticks_per_us))?;
+                Some((path.clone(), records.len(), out.status.0.records_total))
+            }
+            None => None,
+        };
         Ok(RunResults {
             device: a.device,
             run: out.status.0.run,
             tasks_finished: out.status.finished(),
             outputs,
+            trace,
         })
     }
 }
