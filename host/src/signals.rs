@@ -57,7 +57,7 @@ fn install(handler: extern "C" fn(c_int), flags: c_int) -> std::io::Result<()> {
 }
 
 /// For a rank: SIGINT, SIGTERM or SIGHUP first remove the shared-memory name the
-/// communicator guards (see [`guard`]), then end the process as they would have.
+/// communicator guards (see `guard`), then end the process as they would have.
 pub fn remove_on_signal() -> std::io::Result<()> {
     install(rank_handler, libc::SA_RESETHAND)?;
     RANK_HANDLERS.store(true, Ordering::Release);

@@ -35,7 +35,7 @@ pub struct RunArgs {
     /// `kernel:N` (kernel N's id); in order.
     #[arg(long = "arg", value_name = "V|buffer:N|kernel:N")]
     pub args: Vec<String>,
-    /// Writes each buffer to DIR/buffer_<n>.bin after a successful run.
+    /// Writes each buffer to `DIR/buffer_<n>.bin` after a successful run.
     #[arg(long, value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// libpto_aicpu.so (default: $PTO_AICPU_SO).

@@ -31,7 +31,7 @@ impl ShmComm {
     }
 
     /// As [`ShmComm::init`], for a rank whose launcher watches the job
-    /// ([`super::JobWatch`]): the name is removed only once the launcher mapped the object
+    /// ([`crate::comm::JobWatch`]): the name is removed only once the launcher mapped the object
     /// too (bounded by `cfg.timeout`), so that it can poison the job when a rank dies.
     pub fn init_watched(cfg: &ShmConfig) -> Result<Self, CommError> {
         Self::init_inner(cfg, true)

@@ -1,6 +1,6 @@
-//! Bootstrap over any [`Transport`]: rank 0 listens at the rendezvous address ([`root`]),
+//! Bootstrap over any [`Transport`]: rank 0 listens at the rendezvous address (`root`),
 //! every other rank connects (the transport retries while rank 0 is not up yet) and waits
-//! for rank 0's [`verdict`], and rank 0 relays an allgather of small per-rank records, a
+//! for rank 0's `verdict`, and rank 0 relays an allgather of small per-rank records, a
 //! broadcast and a control-plane barrier. Strangers (another job or version), callers that
 //! say nothing and callers that gave up are refused while the job goes on forming. Every
 //! wait is bounded by the timeout given at join.
