@@ -137,24 +137,18 @@ impl<'r> TensorMap<'r> {
         };
         let buffer = self.heads.probe(&Key::buffer(arg.buffer.base));
         if let Probe::Found(b) = buffer
-            && self.heads.at(b).mask == class_bit(at.class)
+            && let head = self.heads.at(b)
+            && head.mask == class_bit(at.class)
+            && head.main == at.class
         {
             // The common case: the buffer holds tiles of this class only, in the list of its
-            // head, and any overlap is in the tile's own cell.
+            // head (its main class), and any overlap is in the tile's own cell.
             let own = self.buckets.of(arg.buffer.base, at.class, at.cell);
-            let q = query();
             let in_cell = self.buckets.first(own);
             if in_cell != NIL {
-                self.walk_from(in_cell, List::Bucket(at), &q, covered, dep)?;
+                self.walk_from(in_cell, List::Bucket(at), &query(), covered, dep)?;
             }
-            self.link(
-                c,
-                &q,
-                Probes {
-                    buffer,
-                    own: Some(own),
-                },
-            );
+            self.link_main(c, fp, own, b, task, arg);
             return Ok(());
         }
         let q = query();
