@@ -125,16 +125,7 @@ impl<'r> TensorMap<'r> {
     ) -> Result<(), E> {
         debug_assert!(k < self.per_slot);
         let c = CellIndex::of(g, k, self.per_slot);
-        let first = CellIndex::of(g, 0, self.per_slot).raw();
         let at = place(fp.lo, fp.hi);
-        let query = || Query {
-            task,
-            arg,
-            fp,
-            at,
-            writes: arg.access.writes(),
-            own: first..first + self.per_slot as u32,
-        };
         let buffer = self.heads.probe(&Key::buffer(arg.buffer.base));
         if let Probe::Found(b) = buffer
             && let head = self.heads.at(b)
@@ -146,15 +137,55 @@ impl<'r> TensorMap<'r> {
             let own = self.buckets.of(arg.buffer.base, at.class, at.cell);
             let in_cell = self.buckets.first(own);
             if in_cell != NIL {
-                self.walk_from(in_cell, List::Bucket(at), &query(), covered, dep)?;
+                let q = self.query((g, task), arg, fp, at);
+                self.walk_from(in_cell, List::Bucket(at), &q, covered, dep)?;
             }
             self.link_main(c, fp, own, b, task, arg);
             return Ok(());
         }
-        let q = query();
+        self.add_general((g, task), c, arg, fp, buffer, covered, dep)
+    }
+
+    /// [`TensorMap::add`] of an argument whose buffer is new or holds tiles of other
+    /// classes, into cell `c`, given the probe of its buffer's head: out of line, so that
+    /// the common case keeps its registers.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn add_general<E>(
+        &mut self,
+        (g, task): (SlotIndex, TaskId),
+        c: CellIndex,
+        arg: &TensorArg,
+        fp: Footprint,
+        buffer: Probe,
+        covered: &mut Covered,
+        dep: &mut impl FnMut(TaskId) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let q = self.query((g, task), arg, fp, place(fp.lo, fp.hi));
         let own = self.lookup(&q, buffer, covered, dep)?;
         self.link(c, &q, Probes { buffer, own });
         Ok(())
+    }
+
+    /// What a lookup for argument `arg` of `task` (slot `g`), with footprint `fp` filed at
+    /// `at`, compares entries with.
+    #[inline]
+    fn query<'a>(
+        &self,
+        (g, task): (SlotIndex, TaskId),
+        arg: &'a TensorArg,
+        fp: Footprint,
+        at: Place,
+    ) -> Query<'a> {
+        let first = CellIndex::of(g, 0, self.per_slot).raw();
+        Query {
+            task,
+            arg,
+            fp,
+            at,
+            writes: arg.access.writes(),
+            own: first..first + self.per_slot as u32,
+        }
     }
 
     /// Drops the first `count` entries of slot `g`: its previous tenant's, or those the
