@@ -332,16 +332,23 @@ impl<'r> TensorMap<'r> {
         let Footprint { lo, hi, .. } = q.fp;
         while e != NIL {
             let entry = &self.entries[e];
-            if entry.lo < hi && lo < entry.hi && !q.own.contains(&e.raw()) {
+            if entry.lo < hi && lo < entry.hi {
                 let info = &self.infos[e];
+                // Two reads never conflict: a read passes the readers of its tile (often
+                // most of its list) on this one test.
+                let conflicting = q.writes || info.writes;
                 // A bucket's list also holds the cells of other keys that hash there.
-                let listed = match list {
+                let listed = || match list {
                     List::Bucket(at) => {
                         place(entry.lo, entry.hi) == at && info.buffer == q.arg.buffer.base
                     }
                     List::Class => true,
                 };
-                if listed && (q.writes || info.writes) && self.overlap(e, entry, info, q) {
+                if conflicting
+                    && !q.own.contains(&e.raw())
+                    && listed()
+                    && self.overlap(e, entry, info, q)
+                {
                     if q.writes && self.same_bytes(e, entry, info, q) {
                         // Past the list's capacity an entry just stays: correct, a little
                         // slower.
