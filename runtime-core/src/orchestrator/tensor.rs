@@ -225,9 +225,8 @@ pub fn touches(t: &Tile, lo: u64, hi: u64) -> bool {
     // Element k sits at byte base + elem * off(k) and covers elem bytes: it touches
     // [lo, hi) iff lo - elem < base + elem * off(k) < hi.
     let (elem, base) = (t.elem as i128, t.base as i128);
-    let first = (lo as i128 - base - elem + 1).div_euclid(elem)
-        + i128::from((lo as i128 - base - elem + 1).rem_euclid(elem) != 0);
-    let last = (hi as i128 - 1 - base).div_euclid(elem);
+    let first = ceil_div(lo as i128 - base - elem + 1, elem);
+    let last = floor_div(hi as i128 - 1 - base, elem);
     let mut dims = [Dim::default(); MAX_RANK];
     let mut n = 0;
     for d in 0..t.dims() {
@@ -258,7 +257,8 @@ fn same_view_overlap(a: &Tile, b: &Tile) -> Option<bool> {
     }
     let elem = a.elem as i128;
     let diff = b.base as i128 - a.base as i128;
-    if diff % elem != 0 {
+    let (whole, part) = floor_div_rem(diff, elem);
+    if part != 0 {
         return None;
     }
     // Element a(k) is element b(m) iff sum((k_i - m_i) * s_i) = diff / elem. Search the index
@@ -280,7 +280,32 @@ fn same_view_overlap(a: &Tile, b: &Tile) -> Option<bool> {
     let dims = &mut dims[..n];
     dims.sort_unstable_by_key(|x| core::cmp::Reverse(x.stride));
     let mut budget = SEARCH_BUDGET;
-    solve(dims, (diff / elem, diff / elem), &mut budget)
+    solve(dims, (whole, whole), &mut budget)
+}
+
+/// `a / d` rounded down, and the remainder (in `0..d`), for `d > 0`: in 64 bits when both
+/// fit (the common case, exact and without a 128-bit division), else in 128.
+#[inline]
+fn floor_div_rem(a: i128, d: i128) -> (i128, i128) {
+    debug_assert!(d > 0);
+    match (i64::try_from(a), i64::try_from(d)) {
+        // `d > 0`: the 64-bit division cannot overflow.
+        (Ok(a), Ok(d)) => (a.div_euclid(d) as i128, a.rem_euclid(d) as i128),
+        _ => (a.div_euclid(d), a.rem_euclid(d)),
+    }
+}
+
+/// `a / d` rounded down, for `d > 0`.
+#[inline]
+fn floor_div(a: i128, d: i128) -> i128 {
+    floor_div_rem(a, d).0
+}
+
+/// `a / d` rounded up, for `d > 0`.
+#[inline]
+fn ceil_div(a: i128, d: i128) -> i128 {
+    let (q, r) = floor_div_rem(a, d);
+    q + i128::from(r != 0)
 }
 
 #[derive(Clone, Copy, Default)]
@@ -299,9 +324,8 @@ fn solve(dims: &[Dim], (t0, t1): (i128, i128), budget: &mut u32) -> Option<bool>
     let below_lo: i128 = below.iter().map(|x| x.lo * x.stride).sum();
     let below_hi: i128 = below.iter().map(|x| x.hi * x.stride).sum();
     // e with [t0, t1] - e * stride meeting [below_lo, below_hi], within [lo, hi].
-    let first = (t0 - below_hi).div_euclid(d.stride)
-        + i128::from((t0 - below_hi).rem_euclid(d.stride) != 0);
-    let last = (t1 - below_lo).div_euclid(d.stride);
+    let first = ceil_div(t0 - below_hi, d.stride);
+    let last = floor_div(t1 - below_lo, d.stride);
     let (first, last) = (first.max(d.lo), last.min(d.hi));
     let mut e = first;
     while e <= last {
@@ -340,6 +364,27 @@ mod tests {
         // The bottom-right element only touches the right half.
         let corner = Tile::block(0x1000 + (3 * 8 + 7) * 4, F32, 1, 1, 8);
         assert!(overlaps(&corner, &right) && !overlaps(&corner, &left));
+    }
+
+    #[test]
+    fn tiles_above_the_signed_64_bit_range_are_compared_exactly_too() {
+        // The same halves of a 4x8 f32 matrix, at an address past 2^63: the division falls
+        // back to 128 bits and gives the same answers.
+        let base = 0xffff_0000_0000_1000;
+        let left = Tile::block(base, F32, 4, 4, 8);
+        let right = Tile::block(base + 4 * 4, F32, 4, 4, 8);
+        let middle = Tile::block(base + 2 * 4, F32, 4, 4, 8);
+        assert!(!overlaps(&left, &right) && !overlaps(&right, &left));
+        assert!(overlaps(&left, &middle) && overlaps(&middle, &right));
+        // A dense run between the halves' rows touches only what it covers.
+        let (lo, hi) = (base + 4 * 4, base + 8 * 4); // row 0's right half
+        assert!(touches(&right, lo, hi) && !touches(&left, lo, hi));
+        assert!(!touches(&left, base + 4 * 4 + 1, base + 4 * 4 + 3));
+        assert!(floor_div_rem(-7, 2) == (-4, 1) && ceil_div(-7, 2) == -3);
+        assert_eq!(
+            floor_div_rem(i128::from(u64::MAX), 2),
+            (i128::from(u64::MAX / 2), 1)
+        );
     }
 
     #[test]

@@ -79,6 +79,46 @@ impl TensorMap<'_> {
         }
     }
 
+    /// Records argument `arg` of `task` (footprint `fp`) in cell `c` and files it first in
+    /// the list of its cell's bucket `own` and in that of buffer head `b`, whose main class
+    /// is the entry's: the common case, with every link written once.
+    #[inline(always)]
+    pub(super) fn link_main(
+        &mut self,
+        c: CellIndex,
+        fp: Footprint,
+        own: BucketIndex,
+        b: HeadIndex,
+        task: TaskId,
+        arg: &TensorArg,
+    ) {
+        let in_cell = core::mem::replace(self.buckets.first_mut(own), c);
+        let in_class = core::mem::replace(&mut self.heads.at_mut(b).first, c);
+        let Footprint { lo, hi, dense } = fp;
+        self.entries[c] = MapEntry {
+            lo,
+            hi,
+            links: [[NIL, in_cell], [NIL, in_class]],
+        };
+        if in_cell != NIL {
+            self.entries[in_cell].links[IN_CELL][0] = c;
+        }
+        if in_class != NIL {
+            self.entries[in_class].links[IN_CLASS][0] = c;
+        }
+        self.infos[c] = EntryInfo {
+            buffer: arg.buffer.base,
+            task: task.raw(),
+            bucket: own.word(),
+            writes: arg.access.writes(),
+            dense,
+        };
+        if !dense {
+            self.tiles[c] = arg.tile;
+        }
+        self.linked += 1;
+    }
+
     pub(super) fn unlink(&mut self, c: CellIndex) {
         let entry = self.entries[c];
         let EntryInfo { buffer, bucket, .. } = self.infos[c];

@@ -125,42 +125,67 @@ impl<'r> TensorMap<'r> {
     ) -> Result<(), E> {
         debug_assert!(k < self.per_slot);
         let c = CellIndex::of(g, k, self.per_slot);
-        let first = CellIndex::of(g, 0, self.per_slot).raw();
         let at = place(fp.lo, fp.hi);
-        let query = || Query {
+        let buffer = self.heads.probe(&Key::buffer(arg.buffer.base));
+        if let Probe::Found(b) = buffer
+            && let head = self.heads.at(b)
+            && head.mask == class_bit(at.class)
+            && head.main == at.class
+        {
+            // The common case: the buffer holds tiles of this class only, in the list of its
+            // head (its main class), and any overlap is in the tile's own cell.
+            let own = self.buckets.of(arg.buffer.base, at.class, at.cell);
+            let in_cell = self.buckets.first(own);
+            if in_cell != NIL {
+                let q = self.query((g, task), arg, fp, at);
+                self.walk_from(in_cell, List::Bucket(at), &q, covered, dep)?;
+            }
+            self.link_main(c, fp, own, b, task, arg);
+            return Ok(());
+        }
+        self.add_general((g, task), c, arg, fp, buffer, covered, dep)
+    }
+
+    /// [`TensorMap::add`] of an argument whose buffer is new or holds tiles of other
+    /// classes, into cell `c`, given the probe of its buffer's head: out of line, so that
+    /// the common case keeps its registers.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn add_general<E>(
+        &mut self,
+        (g, task): (SlotIndex, TaskId),
+        c: CellIndex,
+        arg: &TensorArg,
+        fp: Footprint,
+        buffer: Probe,
+        covered: &mut Covered,
+        dep: &mut impl FnMut(TaskId) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let q = self.query((g, task), arg, fp, place(fp.lo, fp.hi));
+        let own = self.lookup(&q, buffer, covered, dep)?;
+        self.link(c, &q, Probes { buffer, own });
+        Ok(())
+    }
+
+    /// What a lookup for argument `arg` of `task` (slot `g`), with footprint `fp` filed at
+    /// `at`, compares entries with.
+    #[inline]
+    fn query<'a>(
+        &self,
+        (g, task): (SlotIndex, TaskId),
+        arg: &'a TensorArg,
+        fp: Footprint,
+        at: Place,
+    ) -> Query<'a> {
+        let first = CellIndex::of(g, 0, self.per_slot).raw();
+        Query {
             task,
             arg,
             fp,
             at,
             writes: arg.access.writes(),
             own: first..first + self.per_slot as u32,
-        };
-        let buffer = self.heads.probe(&Key::buffer(arg.buffer.base));
-        if let Probe::Found(b) = buffer
-            && self.heads.at(b).mask == class_bit(at.class)
-        {
-            // The common case: the buffer holds tiles of this class only, in the list of its
-            // head, and any overlap is in the tile's own cell.
-            let own = self.buckets.of(arg.buffer.base, at.class, at.cell);
-            let q = query();
-            let in_cell = self.buckets.first(own);
-            if in_cell != NIL {
-                self.walk_from(in_cell, List::Bucket(at), &q, covered, dep)?;
-            }
-            self.link(
-                c,
-                &q,
-                Probes {
-                    buffer,
-                    own: Some(own),
-                },
-            );
-            return Ok(());
         }
-        let q = query();
-        let own = self.lookup(&q, buffer, covered, dep)?;
-        self.link(c, &q, Probes { buffer, own });
-        Ok(())
     }
 
     /// Drops the first `count` entries of slot `g`: its previous tenant's, or those the
@@ -307,16 +332,23 @@ impl<'r> TensorMap<'r> {
         let Footprint { lo, hi, .. } = q.fp;
         while e != NIL {
             let entry = &self.entries[e];
-            if entry.lo < hi && lo < entry.hi && !q.own.contains(&e.raw()) {
+            if entry.lo < hi && lo < entry.hi {
                 let info = &self.infos[e];
+                // Two reads never conflict: a read passes the readers of its tile (often
+                // most of its list) on this one test.
+                let conflicting = q.writes || info.writes;
                 // A bucket's list also holds the cells of other keys that hash there.
-                let listed = match list {
+                let listed = || match list {
                     List::Bucket(at) => {
                         place(entry.lo, entry.hi) == at && info.buffer == q.arg.buffer.base
                     }
                     List::Class => true,
                 };
-                if listed && (q.writes || info.writes) && self.overlap(e, entry, info, q) {
+                if conflicting
+                    && !q.own.contains(&e.raw())
+                    && listed()
+                    && self.overlap(e, entry, info, q)
+                {
                     if q.writes && self.same_bytes(e, entry, info, q) {
                         // Past the list's capacity an entry just stays: correct, a little
                         // slower.
