@@ -35,7 +35,17 @@ pub(crate) type Records<'a> = Option<&'a mut RecordBatch>;
 /// ready), releases the producers it held, drops its own hold and counts it. At `Tasks` the
 /// task's record goes to `records` (the finishing scheduler's batch).
 pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>, records: Records<'_>) {
-    let g = t.gslot(id);
+    finish_at(t, t.gslot(id), id, by, records);
+}
+
+/// [`finish`] for a caller that holds the task's slot `g` (`t.gslot(id)`) already.
+pub(crate) fn finish_at(
+    t: &Tables<'_>,
+    g: SlotIndex,
+    id: TaskId,
+    by: Finisher<'_>,
+    records: Records<'_>,
+) {
     let slot = t.slot(g);
     let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
     if t.cfg.record_latency {

@@ -102,7 +102,14 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         }
         self.p.write_payload(id, token, &payload);
         self.p.ring_doorbell(id, token);
-        self.cores.occupy(i, Inflight { task, token });
+        self.cores.occupy(
+            i,
+            Inflight {
+                task,
+                slot: g,
+                token,
+            },
+        );
         self.dispatched += 1;
     }
 

@@ -167,7 +167,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     /// and finish its task if this was the task's last lane and nothing is left to wait for.
     pub(super) fn complete_lane(&mut self, i: LocalCore, lane: Inflight) -> Lane {
         let core = self.cores.core(i).id;
-        let g = self.t.gslot(lane.task);
+        let g = lane.slot;
         let slot = self.t.slot(g);
         let n = self.p.conditions(core, lane.token);
         let entry = EntryIndex::from_slot_word(slot.deferred.load(Ordering::Relaxed));
@@ -227,7 +227,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             return Lane::Retired;
         }
         match entry {
-            None => self.finish(lane.task),
+            None => self.finish_at(g, lane.task),
             Some(e) => {
                 let now = if self.clocked { self.now } else { self.p.now() };
                 if self
@@ -236,7 +236,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 {
                     let task = self.deferred.close(e);
                     slot.deferred.store(0, Ordering::Relaxed);
-                    self.finish(task);
+                    self.finish_at(g, task);
                 }
             }
         }
