@@ -9,7 +9,7 @@ use crate::ids::TaskId;
 use crate::observe::profile::{CANCELLED_BIT, ProfileLevel, RecordBatch, RecordWords};
 use crate::observe::stats::{SchedCtl, bucket_of};
 use crate::queues::ready_queue::make_ready;
-use crate::region::reclaim::release_hold;
+use crate::region::reclaim::release_hold_of;
 use crate::region::slot::{Meta, state};
 use crate::region::tables::{EDGE_CLOSED, EdgeRef, SlotIndex, Tables};
 use crate::sync::Ordering;
@@ -92,10 +92,10 @@ pub(crate) fn finish_at(
     // Producers this task held.
     for k in 0..meta.pinned as usize {
         let producer = TaskId::from_raw(t.edge(t.edge_ref(g, k)).producer.load(Ordering::Relaxed));
-        release_hold(t, t.gslot(producer));
+        release_hold_of(t, t.gslot(producer), producer.seq());
     }
 
-    release_hold(t, g);
+    release_hold_of(t, g, id.seq());
     if cancelled {
         SchedCtl::bump(&by.ctl.cancelled, 1);
     }
