@@ -63,6 +63,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     }
 
     /// Writes the payload of `task`'s `lane` to local core `i` and rings its doorbell.
+    #[inline(always)]
     pub(super) fn send(&mut self, i: LocalCore, task: TaskId, lane: u8, lanes: u8) {
         let g = self.t.gslot(task);
         let meta = Meta::unpack(self.t.slot(g).meta.load(Ordering::Relaxed));
