@@ -35,6 +35,9 @@ pub(crate) struct Inflight {
     /// The task's slot, derived once at dispatch and carried to its completion.
     pub(crate) slot: SlotIndex,
     pub(crate) token: Token,
+    /// Lanes of the task (3 for MIX, else 1): more than one, and the task finishes with
+    /// its last lane's FIN.
+    pub(crate) lanes: u8,
 }
 
 /// One owned core.
@@ -294,6 +297,7 @@ mod tests {
             task: TaskId::from_raw(n),
             slot: SlotIndex::at(n as usize),
             token: Token::new(n as u32),
+            lanes: 1,
         };
         let first = LocalCore(0);
         t.occupy(first, f(1));

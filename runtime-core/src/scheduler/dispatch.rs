@@ -109,6 +109,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 task,
                 slot: g,
                 token,
+                lanes,
             },
         );
         self.dispatched += 1;
