@@ -5,13 +5,14 @@ use loom::thread;
 use std::vec::Vec;
 
 use crate::ids::{Seq, TaskId, WorkerClass};
-use crate::region::reclaim::release_hold;
+use crate::region::reclaim::{release_hold, release_hold_of};
 use crate::region::slot::state;
 use crate::sync::Ordering;
 use crate::testing::loom_machine::{bounded, small_cfg};
 use crate::testing::owned::{Owned, plant};
 
-/// Two threads consume the two oldest slots at once: the watermark passes both.
+/// Two threads consume the two oldest slots at once (one as the orchestrator does, one as
+/// the funnel does, knowing its tenant's sequence number): the watermark passes both.
 #[test]
 fn watermark_advance_is_never_lost() {
     bounded(3).check(|| {
@@ -28,7 +29,7 @@ fn watermark_advance_is_never_lost() {
             let id = ids[1];
             thread::spawn(move || {
                 let t = owned.tables();
-                release_hold(&t, t.gslot(id));
+                release_hold_of(&t, t.gslot(id), id.seq());
             })
         };
         release_hold(&t, t.gslot(ids[0]));

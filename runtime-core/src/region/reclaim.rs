@@ -18,22 +18,40 @@ pub(crate) fn release_hold(t: &Tables<'_>, g: SlotIndex) {
     if slot.holds.fetch_sub(1, Ordering::AcqRel) == 1 {
         slot.state.store(state::CONSUMED, Ordering::Release);
         fence(Ordering::SeqCst);
-        advance_watermark(t, t.ring_of(g));
+        advance_from(t, t.ring_of(g), None);
+    }
+}
+
+/// [`release_hold`] by a caller that knows the tenant's sequence number `seq` (the slot
+/// holds it until the watermark passes it): if the watermark stands at `seq`, the last
+/// hold's caller moves it on without reading the slot back.
+#[inline]
+pub(crate) fn release_hold_of(t: &Tables<'_>, g: SlotIndex, seq: Seq) {
+    let slot = t.slot(g);
+    if slot.holds.fetch_sub(1, Ordering::AcqRel) == 1 {
+        slot.state.store(state::CONSUMED, Ordering::Release);
+        fence(Ordering::SeqCst);
+        advance_from(t, t.ring_of(g), Some(seq.0));
     }
 }
 
 /// Moves `ring`'s watermark over every consumed slot at its head. The caller has written
-/// what it consumed and issued a SeqCst fence.
-pub(crate) fn advance_watermark(t: &Tables<'_>, ring: usize) {
+/// what it consumed and issued a SeqCst fence; it consumed tenant `mine` (if given). While the
+/// watermark stands at `mine`, that slot cannot have a new tenant (reuse waits for the
+/// watermark to pass it) and its state is the CONSUMED the caller wrote, so reading it back
+/// would only confirm both: the compare-exchange alone decides, as it does for every slot.
+fn advance_from(t: &Tables<'_>, ring: usize, mine: Option<u64>) {
     let ctl = &t.rings[ring].retired.0;
     let mut w = ctl.load(Ordering::Acquire);
     loop {
-        let g = t.slot_of(ring, Seq(w));
-        let slot = t.slot(g);
-        if slot.seq.load(Ordering::Acquire) != w
-            || slot.state.load(Ordering::Acquire) != state::CONSUMED
-        {
-            return;
+        if mine != Some(w) {
+            let g = t.slot_of(ring, Seq(w));
+            let slot = t.slot(g);
+            if slot.seq.load(Ordering::Acquire) != w
+                || slot.state.load(Ordering::Acquire) != state::CONSUMED
+            {
+                return;
+            }
         }
         match ctl.compare_exchange(w, w + 1, Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => {

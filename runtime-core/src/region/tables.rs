@@ -135,6 +135,9 @@ impl Shared {
 pub(crate) struct Tables<'r> {
     pub(crate) cfg: Config,
     pub(crate) shift: u32,
+    /// `window - 1`: a sequence number's slot in its ring is `seq & seq_mask` (the window is
+    /// a power of two), computed once here rather than from `shift` at every lookup.
+    pub(crate) seq_mask: u64,
     pub(crate) window: usize,
     pub(crate) max_deps: usize,
     pub(crate) max_args: usize,
@@ -164,7 +167,7 @@ impl<'r> Tables<'r> {
     /// The slot of sequence number `seq` in ring `ring`.
     #[inline]
     pub(crate) fn slot_of(&self, ring: usize, seq: Seq) -> SlotIndex {
-        SlotIndex(ring * self.window + seq.index(self.shift))
+        SlotIndex(ring * self.window + (seq.0 & self.seq_mask) as usize)
     }
 
     /// Slot `g`.
@@ -285,6 +288,7 @@ impl<'r> CoreParts<'r> {
         Tables {
             cfg,
             shift: cfg.window_shift(),
+            seq_mask: (1u64 << cfg.window_shift()) - 1,
             window: cfg.task_window as usize,
             max_deps: cfg.max_deps as usize,
             max_args: cfg.max_args as usize,

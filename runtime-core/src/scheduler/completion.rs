@@ -9,7 +9,7 @@ use crate::ids::TaskId;
 use crate::observe::profile::{CANCELLED_BIT, ProfileLevel, RecordBatch, RecordWords};
 use crate::observe::stats::{SchedCtl, bucket_of};
 use crate::queues::ready_queue::make_ready;
-use crate::region::reclaim::release_hold;
+use crate::region::reclaim::release_hold_of;
 use crate::region::slot::{Meta, state};
 use crate::region::tables::{EDGE_CLOSED, EdgeRef, SlotIndex, Tables};
 use crate::sync::Ordering;
@@ -35,7 +35,17 @@ pub(crate) type Records<'a> = Option<&'a mut RecordBatch>;
 /// ready), releases the producers it held, drops its own hold and counts it. At `Tasks` the
 /// task's record goes to `records` (the finishing scheduler's batch).
 pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>, records: Records<'_>) {
-    let g = t.gslot(id);
+    finish_at(t, t.gslot(id), id, by, records);
+}
+
+/// [`finish`] for a caller that holds the task's slot `g` (`t.gslot(id)`) already.
+pub(crate) fn finish_at(
+    t: &Tables<'_>,
+    g: SlotIndex,
+    id: TaskId,
+    by: Finisher<'_>,
+    records: Records<'_>,
+) {
     let slot = t.slot(g);
     let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
     if t.cfg.record_latency {
@@ -82,10 +92,10 @@ pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>, records: Reco
     // Producers this task held.
     for k in 0..meta.pinned as usize {
         let producer = TaskId::from_raw(t.edge(t.edge_ref(g, k)).producer.load(Ordering::Relaxed));
-        release_hold(t, t.gslot(producer));
+        release_hold_of(t, t.gslot(producer), producer.seq());
     }
 
-    release_hold(t, g);
+    release_hold_of(t, g, id.seq());
     if cancelled {
         SchedCtl::bump(&by.ctl.cancelled, 1);
     }

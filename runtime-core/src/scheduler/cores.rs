@@ -8,6 +8,7 @@ use crate::ids::{CoreId, TaskId, Token};
 use crate::platform::CoreKind;
 use crate::protocol::StatusWord;
 use crate::region::config::{Config, MAX_CORES};
+use crate::region::tables::SlotIndex;
 
 /// A core's place in its scheduler's core table, and its bit in the table's masks (as
 /// opposed to its machine-wide [`CoreId`]).
@@ -31,7 +32,12 @@ impl LocalCore {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Inflight {
     pub(crate) task: TaskId,
+    /// The task's slot, derived once at dispatch and carried to its completion.
+    pub(crate) slot: SlotIndex,
     pub(crate) token: Token,
+    /// Lanes of the task (3 for MIX, else 1): more than one, and the task finishes with
+    /// its last lane's FIN.
+    pub(crate) lanes: u8,
 }
 
 /// One owned core.
@@ -186,6 +192,7 @@ impl CoreTable {
     }
 
     /// Records `f` as dispatched to local core `i`.
+    #[inline]
     pub(crate) fn occupy(&mut self, i: LocalCore, f: Inflight) {
         let bit = i.bit();
         let c = &mut self.cores[i.0];
@@ -201,6 +208,7 @@ impl CoreTable {
     }
 
     /// Retires the running lane of local core `i`; the pending one (if any) moves up.
+    #[inline]
     pub(crate) fn retire_running(&mut self, i: LocalCore) {
         let bit = i.bit();
         let c = &mut self.cores[i.0];
@@ -287,7 +295,9 @@ mod tests {
         let mut t = CoreTable::for_scheduler(&cfg, 0);
         let f = |n| Inflight {
             task: TaskId::from_raw(n),
+            slot: SlotIndex::at(n as usize),
             token: Token::new(n as u32),
+            lanes: 1,
         };
         let first = LocalCore(0);
         t.occupy(first, f(1));

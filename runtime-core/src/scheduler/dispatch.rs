@@ -63,6 +63,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     }
 
     /// Writes the payload of `task`'s `lane` to local core `i` and rings its doorbell.
+    #[inline(always)]
     pub(super) fn send(&mut self, i: LocalCore, task: TaskId, lane: u8, lanes: u8) {
         let g = self.t.gslot(task);
         let meta = Meta::unpack(self.t.slot(g).meta.load(Ordering::Relaxed));
@@ -102,7 +103,15 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         }
         self.p.write_payload(id, token, &payload);
         self.p.ring_doorbell(id, token);
-        self.cores.occupy(i, Inflight { task, token });
+        self.cores.occupy(
+            i,
+            Inflight {
+                task,
+                slot: g,
+                token,
+                lanes,
+            },
+        );
         self.dispatched += 1;
     }
 

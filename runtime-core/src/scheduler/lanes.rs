@@ -8,11 +8,10 @@ use super::engine_queues::cancel;
 use super::{DEADLINES_EVERY, Scheduler, fin, read_watch};
 use crate::condition::{Condition, MAX_CONDITIONS, Watch};
 use crate::error::{FatalCause, FatalError};
-use crate::ids::{CoreId, WorkerClass};
+use crate::ids::CoreId;
 use crate::observe::profile::ProfileLevel;
 use crate::platform::Platform;
 use crate::protocol::Outcome;
-use crate::region::slot::Meta;
 use crate::region::tables::SlotIndex;
 use crate::sync::Ordering;
 
@@ -165,12 +164,42 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     /// The running lane of local core `i` finished normally: read its conditions, retire it
     /// (unless its unmet conditions find no room yet), enter those into the deferred set,
     /// and finish its task if this was the task's last lane and nothing is left to wait for.
+    #[inline(always)]
     pub(super) fn complete_lane(&mut self, i: LocalCore, lane: Inflight) -> Lane {
         let core = self.cores.core(i).id;
-        let g = self.t.gslot(lane.task);
+        let g = lane.slot;
         let slot = self.t.slot(g);
         let n = self.p.conditions(core, lane.token);
         let entry = EntryIndex::from_slot_word(slot.deferred.load(Ordering::Relaxed));
+        if n == 0 && entry.is_none() {
+            // The common lane: no conditions, nothing deferred. What the general path below
+            // does for it, without its bookkeeping (and inlined into the poll).
+            self.cores.retire_running(i);
+            if self.tasks_level {
+                self.stamp_lane(g, core, lane, false);
+            }
+            if lane.lanes > 1 && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
+                return Lane::Retired;
+            }
+            self.finish_at(g, lane.task);
+            return Lane::Retired;
+        }
+        self.complete_lane_with(i, lane, core, n, entry)
+    }
+
+    /// [`Scheduler::complete_lane`] for a lane with conditions, or whose task has a
+    /// deferred entry already (another lane's).
+    #[inline(never)]
+    fn complete_lane_with(
+        &mut self,
+        i: LocalCore,
+        lane: Inflight,
+        core: CoreId,
+        n: usize,
+        entry: Option<EntryIndex>,
+    ) -> Lane {
+        let g = lane.slot;
+        let slot = self.t.slot(g);
         let mut read = Read::new();
         let mut unmet = 0;
         if n > 0 {
@@ -222,12 +251,11 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 }
             }
         }
-        let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
-        if meta.class == WorkerClass::Mix && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
+        if lane.lanes > 1 && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
             return Lane::Retired;
         }
         match entry {
-            None => self.finish(lane.task),
+            None => self.finish_at(g, lane.task),
             Some(e) => {
                 let now = if self.clocked { self.now } else { self.p.now() };
                 if self
@@ -236,7 +264,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 {
                     let task = self.deferred.close(e);
                     slot.deferred.store(0, Ordering::Relaxed);
-                    self.finish(task);
+                    self.finish_at(g, task);
                 }
             }
         }

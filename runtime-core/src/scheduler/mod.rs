@@ -35,8 +35,8 @@ use crate::observe::stats::SchedCtl;
 use crate::platform::Platform;
 use crate::queues::completion_queue::CompletionQueue;
 use crate::region::config::CompletionMode;
-use crate::region::tables::Tables;
-use crate::scheduler::completion::{Finisher, finish};
+use crate::region::tables::{SlotIndex, Tables};
+use crate::scheduler::completion::{Finisher, finish, finish_at};
 use crate::scheduler::deferred::{DeferredSet, DeferredStore};
 use crate::sync::Ordering;
 use cores::CoreTable;
@@ -272,6 +272,11 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
     /// Finishes `task` through the funnel and keeps its record.
     fn finish(&mut self, task: TaskId) {
         finish(&self.t, task, self.finisher(), Some(&mut self.records));
+    }
+
+    /// [`Scheduler::finish`] for a task whose slot `g` is known.
+    fn finish_at(&mut self, g: SlotIndex, task: TaskId) {
+        finish_at(&self.t, g, task, self.finisher(), Some(&mut self.records));
     }
 
     fn all_done(&self) -> bool {
