@@ -51,17 +51,7 @@ fn ranks_kit() -> &'static (Vec<u8>, Vec<Vec<u8>>) {
     K.get_or_init(|| {
         let (root, dir) = (root(), scratch());
         let so = dir.join("libranks_orchestration.so");
-        npu_util::run(
-            npu_util::cc()
-                .to_command()
-                .args(["-shared", "-fPIC", "-std=c11", "-I"])
-                .arg(root.join("aicpu/include"))
-                .arg("-I")
-                .arg(root.join("capi/include"))
-                .arg("-o")
-                .arg(&so)
-                .arg(root.join("host/tests/npu_c/ranks_orchestration.c")),
-        );
+        npu_util::orchestration_so(&root.join("host/tests/npu_c/ranks_orchestration.c"), &so);
         let kernels = ["put", "wait", "sum"]
             .iter()
             .map(|k| {

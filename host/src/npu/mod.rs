@@ -35,7 +35,7 @@ pub use abi_payload::{DeviceStatus, fatal_kind_name};
 pub use error::NpuError;
 pub use options::{Artifacts, NpuOptions, Timeouts};
 pub use program::{BufferSpec, MAX_WATCHED, OrchArg, RunSpec};
-pub use records::{parse as parse_records, task_record};
+pub use records::parse as parse_records;
 pub use run::RunOutcome;
 pub use session::{NpuSession, register_table};
 

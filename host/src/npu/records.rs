@@ -1,11 +1,10 @@
 //! The task records a run's `exec` copies back (`PtoRecord`, 88 bytes each, when the run
 //! asked for them): read from device memory and turned into `pto_runtime_core::TaskRecord`,
-//! so the simulator's trace writer draws an NPU run as it draws a simulated one.
+//! so the simulator's trace writer draws an NPU run as it draws a simulated one
+//! (`PtoRecord::to_record`).
 #![forbid(unsafe_code)]
 
 use pto_runtime_core::ffi::PtoRecord;
-use pto_runtime_core::ffi::task::class_of;
-use pto_runtime_core::{CoreId, KernelId, TaskId, TaskRecord, WorkerClass};
 
 /// Bytes of one record in device memory.
 pub const RECORD_BYTES: usize = size_of::<PtoRecord>();
@@ -35,29 +34,10 @@ pub fn parse(bytes: &[u8]) -> Vec<PtoRecord> {
         .collect()
 }
 
-/// `r` as the runtime's record (an unknown class reads as DUMMY, core `0xffff` as none).
-pub fn task_record(r: &PtoRecord) -> TaskRecord {
-    TaskRecord {
-        task: TaskId::from_raw(r.task),
-        kernel: KernelId(r.kernel),
-        class: class_of(r.class).unwrap_or(WorkerClass::Dummy),
-        core: (r.core != 0xffff).then_some(CoreId(r.core)),
-        scheduler: r.scheduler,
-        submit: r.submit,
-        ready: r.ready,
-        dispatch: r.dispatch,
-        start: r.start,
-        end: r.end,
-        fin: r.fin,
-        deferred_done: r.deferred_done,
-        complete: r.complete,
-        cancelled: r.cancelled != 0,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pto_runtime_core::{CoreId, KernelId, TaskId, TaskRecord, WorkerClass};
 
     #[test]
     fn a_record_read_back_is_the_record_written() {
@@ -101,13 +81,13 @@ mod tests {
         bytes.extend_from_slice(&[0; 7]); // a partial record is not one
         let back = parse(&bytes);
         assert_eq!(back, vec![c]);
-        assert_eq!(task_record(&back[0]), rec);
+        assert_eq!(back[0].to_record(), rec);
         let dummy = PtoRecord {
             core: 0xffff,
             class: 9,
             ..c
         };
-        assert_eq!(task_record(&dummy).core, None);
-        assert_eq!(task_record(&dummy).class, WorkerClass::Dummy);
+        assert_eq!(dummy.to_record().core, None);
+        assert_eq!(dummy.to_record().class, WorkerClass::Dummy);
     }
 }

@@ -154,15 +154,7 @@ pub fn kit() -> &'static Kit {
         let dispatcher_so = disp_dir.join("debug/libpto_dispatcher.so");
         // The orchestration SO of aicpu's harness.
         let orch = dir.join("liborchestration.so");
-        run(cc()
-            .to_command()
-            .args(["-shared", "-fPIC", "-std=c11", "-I"])
-            .arg(root.join("aicpu/include"))
-            .arg("-I")
-            .arg(root.join("capi/include"))
-            .arg("-o")
-            .arg(&orch)
-            .arg(root.join("aicpu/tests/c/orchestration.c")));
+        orchestration_so(&root.join("aicpu/tests/c/orchestration.c"), &orch);
         // The registered ELF: the executor's host build (the fake runs its own copy).
         let executor = dir.join("aicore_executor.o");
         run(cc()
@@ -292,4 +284,19 @@ pub fn live(ctl: &fake_cann::Control) -> Vec<(&'static str, i64)> {
     .into_iter()
     .map(|k| (k, ctl.live_of(k)))
     .collect()
+}
+
+/// Builds the C orchestration `src` into the shared object `out` (against the SO's and the
+/// C API's headers).
+pub fn orchestration_so(src: &Path, out: &Path) {
+    let root = root();
+    run(cc()
+        .to_command()
+        .args(["-shared", "-fPIC", "-std=c11", "-I"])
+        .arg(root.join("aicpu/include"))
+        .arg("-I")
+        .arg(root.join("capi/include"))
+        .arg("-o")
+        .arg(out)
+        .arg(src));
 }

@@ -113,4 +113,25 @@ impl PtoRecord {
             complete: r.complete,
         }
     }
+
+    /// The runtime's record of `self` (the C view read back): an unknown class reads as
+    /// DUMMY, core `0xffff` as none.
+    pub fn to_record(&self) -> TaskRecord {
+        TaskRecord {
+            task: crate::TaskId::from_raw(self.task),
+            kernel: crate::KernelId(self.kernel),
+            class: super::task::class_of(self.class).unwrap_or(crate::WorkerClass::Dummy),
+            core: (self.core != 0xffff).then_some(crate::CoreId(self.core)),
+            scheduler: self.scheduler,
+            submit: self.submit,
+            ready: self.ready,
+            dispatch: self.dispatch,
+            start: self.start,
+            end: self.end,
+            fin: self.fin,
+            deferred_done: self.deferred_done,
+            complete: self.complete,
+            cancelled: self.cancelled != 0,
+        }
+    }
 }

@@ -155,9 +155,7 @@ fn kernel_files(spec: &str) -> Result<Vec<PathBuf>, CliError> {
 #[cfg(feature = "cann")]
 mod npu {
     use super::*;
-    use pto_host::npu::{
-        Artifacts, BufferSpec, NpuOptions, NpuSession, OrchArg, RunSpec, task_record,
-    };
+    use pto_host::npu::{Artifacts, BufferSpec, NpuOptions, NpuSession, OrchArg, RunSpec};
     use pto_host::profile::{chrome_trace, write_trace};
 
     fn artifact(flag: &Option<PathBuf>, var: &str, name: &str) -> Result<PathBuf, CliError> {
@@ -280,7 +278,7 @@ mod npu {
         }
         let trace = match &a.trace {
             Some(path) => {
-                let records: Vec<_> = out.records.iter().map(task_record).collect();
+                let records: Vec<_> = out.records.iter().map(|r| r.to_record()).collect();
                 write_trace(path, &chrome_trace(&records, ticks_per_us))?;
                 Some((path.clone(), records.len(), out.status.0.records_total))
             }
