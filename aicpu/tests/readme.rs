@@ -4,24 +4,9 @@
 
 use std::path::Path;
 
-/// The ```c blocks of `text`, each as its trimmed, non-empty lines.
-fn c_blocks(text: &str) -> Vec<Vec<String>> {
-    let mut blocks = Vec::new();
-    let mut current: Option<Vec<String>> = None;
-    for line in text.lines() {
-        let t = line.trim();
-        match &mut current {
-            None if t == "```c" => current = Some(Vec::new()),
-            Some(b) if t == "```" => {
-                blocks.push(std::mem::take(b));
-                current = None;
-            }
-            Some(b) if !t.is_empty() => b.push(t.to_string()),
-            _ => {}
-        }
-    }
-    blocks
-}
+#[path = "../../tests/src/snippets.rs"]
+mod snippets;
+use snippets::fenced_blocks;
 
 #[test]
 fn every_c_snippet_of_the_readme_is_built_and_run() {
@@ -38,7 +23,7 @@ fn every_c_snippet_of_the_readme_is_built_and_run() {
                 .collect()
         })
         .collect();
-    let blocks = c_blocks(&readme);
+    let blocks = fenced_blocks(&readme, "c");
     assert!(blocks.len() >= 2, "the README has its C snippets");
     for block in blocks {
         assert!(

@@ -2,6 +2,7 @@
 //! share.
 
 pub mod dag;
+pub mod snippets;
 
 use pto_runtime_core::{FatalError, RunReport};
 use pto_sim::{SimError, SimOrchestrator, SimRun};

@@ -5,31 +5,13 @@ use std::path::{Path, PathBuf};
 
 use pto_runtime_core::{Buffer, Config, KernelId, TaskSpec, TensorArg, Tile, WorkerClass};
 use pto_sim::{KernelTable, SimOptions};
+use pto_tests::snippets::fenced_blocks;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("the tests crate sits in the workspace")
         .to_path_buf()
-}
-
-/// The ```rust blocks of `text`, each as its trimmed, non-empty lines.
-fn rust_blocks(text: &str) -> Vec<Vec<String>> {
-    let mut blocks = Vec::new();
-    let mut current: Option<Vec<String>> = None;
-    for line in text.lines() {
-        let t = line.trim();
-        match &mut current {
-            None if t == "```rust" => current = Some(Vec::new()),
-            Some(b) if t == "```" => {
-                blocks.push(std::mem::take(b));
-                current = None;
-            }
-            Some(b) if !t.is_empty() => b.push(t.to_string()),
-            _ => {}
-        }
-    }
-    blocks
 }
 
 /// The trimmed, non-empty lines of a Rust source, doc-comment markers removed (so doc-tests
@@ -74,7 +56,7 @@ fn every_rust_snippet_of_the_readme_is_compiled_somewhere() {
         .into_iter()
         .filter_map(|p| Some((p.clone(), source_lines(&std::fs::read_to_string(&p).ok()?))))
         .collect();
-    let blocks = rust_blocks(&readme);
+    let blocks = fenced_blocks(&readme, "rust");
     assert!(blocks.len() >= 2, "the README has Rust snippets");
     for block in blocks {
         let found = sources
