@@ -18,6 +18,16 @@ fn control() -> fake_cann::Control {
     fake_cann::Control::open(&kit().cann)
 }
 
+/// Closes a session a failure left unusable: nothing of it stays live, and a new session
+/// runs the DAG with every result checked.
+fn closes_clean_and_the_next_session_works(ctl: &fake_cann::Control, session: NpuSession) {
+    drop(session);
+    assert!(live(ctl).iter().all(|&(_, n)| n == 0), "{:?}", live(ctl));
+    let mut next = NpuSession::open(options()).unwrap_or_else(|e| panic!("{e}"));
+    let out = next.run(&dag(0, 0)).unwrap_or_else(|e| panic!("{e}"));
+    check_sums(&out.buffers[0]).unwrap();
+}
+
 #[test]
 fn a_dag_runs_twenty_times_in_one_session_every_result_checked() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -100,11 +110,7 @@ fn a_failing_kernel_is_reported_with_the_run_status_and_the_next_session_works()
         session.run(&dag(0, 0)),
         Err(NpuError::Unusable(0))
     ));
-    drop(session);
-    assert!(live(&ctl).iter().all(|&(_, n)| n == 0), "{:?}", live(&ctl));
-    let mut next = NpuSession::open(options()).unwrap_or_else(|e| panic!("{e}"));
-    let out = next.run(&dag(0, 0)).unwrap_or_else(|e| panic!("{e}"));
-    check_sums(&out.buffers[0]).unwrap();
+    closes_clean_and_the_next_session_works(&ctl, session);
 }
 
 #[test]
@@ -148,11 +154,7 @@ fn a_hung_kernel_is_reported_with_the_run_status_and_the_aicore_timeout() {
     let text = e.to_string();
     assert!(text.contains("ACL_ERROR_RT_AICORE_TIMEOUT"), "{text}");
     assert!(text.contains("task timeout on task"), "{text}");
-    drop(session);
-    assert!(live(&ctl).iter().all(|&(_, n)| n == 0), "{:?}", live(&ctl));
-    let mut next = NpuSession::open(options()).unwrap_or_else(|e| panic!("{e}"));
-    let out = next.run(&dag(0, 0)).unwrap_or_else(|e| panic!("{e}"));
-    check_sums(&out.buffers[0]).unwrap();
+    closes_clean_and_the_next_session_works(&ctl, session);
 }
 
 #[test]

@@ -71,16 +71,20 @@ impl NpuError {
         move |source| NpuError::Cann { step, source }
     }
 
-    /// The CANN code of the host's failing call, if there is one.
-    pub fn host_code(&self) -> Option<i64> {
-        let e = match self {
-            NpuError::Cann { source, .. } => source,
+    /// The host's CANN error, if the host's side failed.
+    fn host_error(&self) -> Option<&CannError> {
+        match self {
+            NpuError::Cann { source, .. } => Some(source),
             NpuError::Run {
                 host: Some((_, e)), ..
-            } => e,
-            _ => return None,
-        };
-        match e {
+            } => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The CANN code of the host's failing call, if there is one.
+    pub fn host_code(&self) -> Option<i64> {
+        match self.host_error()? {
             CannError::Call { code, .. } => Some(*code),
             _ => None,
         }
@@ -88,14 +92,7 @@ impl NpuError {
 
     /// The name of the CANN function that failed, if one did.
     pub fn host_function(&self) -> Option<&'static str> {
-        let e = match self {
-            NpuError::Cann { source, .. } => source,
-            NpuError::Run {
-                host: Some((_, e)), ..
-            } => e,
-            _ => return None,
-        };
-        match e {
+        match self.host_error()? {
             CannError::Call { function, .. } => Some(function),
             _ => None,
         }
