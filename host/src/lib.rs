@@ -15,6 +15,10 @@
 //!   AICPU SO bootstrapped once per process, registered, `init`), runs of a user's
 //!   orchestration SO and kernels, errors that keep the host's CANN code and the device's
 //!   run status apart.
+//! - `program`: what a run of a user's orchestration SO and kernels executes (the SO, raw
+//!   kernels, buffers, arguments), on either backend.
+//! - `sim_backend`: such a run on the simulator, through the same orchestration ABI and the
+//!   same raw kernels as on the chip, so a program can be tried before the NPU.
 //! - `allreduce`: one rank's sum across ranks on the simulator, through peers' windows and
 //!   deferred completion.
 //! - `bench`: the scheduler's speed on synthetic DAGs, and the barrier, bootstrap and
@@ -25,8 +29,10 @@
 //!   command, progress bars on a terminal only, figures and counts as people read them.
 //!
 //! Principles:
-//! - No unsafe but two small modules: POSIX shared memory (`comm/raw_shm.rs`) and signal
-//!   handlers (`signals.rs`), every block with its SAFETY comment. The device is reached
+//! - No unsafe but in a few small files: POSIX shared memory (`comm/raw_shm.rs`), signal
+//!   handlers (`signals.rs`) and the simulator backend's C boundary (`sim_backend/`: raw
+//!   code mapped and called, the SO loaded, the orchestration's table), every block with
+//!   its SAFETY comment. The device is reached
 //!   through `pto-device-sys`, the simulator through `pto-sim`.
 //! - Errors are typed per subsystem (`thiserror`) and print as sentences a user can act on;
 //!   never a panic, never a bare `String` for an error type.
@@ -44,6 +50,8 @@ pub mod launch;
 #[cfg(feature = "cann")]
 pub mod npu;
 pub mod profile;
+pub mod program;
 pub mod progress;
 pub mod signals;
+pub mod sim_backend;
 pub mod transport;

@@ -96,6 +96,18 @@ impl KernelError {
         KernelError { code, message }
     }
 
+    /// The code a kernel of the device ABI reported (`pto_kernel_fail` in a C kernel), kept
+    /// as it is, reserved codes included, so the simulator reports the code the chip would.
+    ///
+    /// ```
+    /// use pto_sim::KernelError;
+    ///
+    /// assert_eq!(KernelError::device(7, "gave up").code(), 7);
+    /// ```
+    pub fn device(code: u32, message: impl Into<Cow<'static, str>>) -> Self {
+        KernelError::sim(code, message)
+    }
+
     /// An error with `message` and no code of its own ([`error_code::FAILED`]).
     pub fn msg(message: impl Into<Cow<'static, str>>) -> Self {
         KernelError::sim(error_code::FAILED, message)

@@ -50,6 +50,12 @@ pub struct SimOptions {
     /// What the chip charges ([`Silicon::a2a3`]), or `None` (the default): every operation
     /// costs what the host takes, and kernels run as long as their functions do.
     pub silicon: Option<Silicon>,
+    /// Place the machine's memory at the host addresses of its storage
+    /// ([`DeviceMemory::host_addressed`]) instead of at [`MEMORY_BASE`], so kernels that
+    /// dereference device addresses as pointers (C kernels of the device ABI, run in this
+    /// process) reach it. Off by default: synthetic addresses make a stray pointer an error
+    /// the simulator reports, not a write into the host's memory.
+    pub host_addresses: bool,
 }
 
 /// How the simulated cores map onto host threads.
@@ -94,6 +100,7 @@ impl Default for SimOptions {
             engine_clock: EngineClock::Wall,
             core_threads: CoreThreads::PerCore,
             silicon: None,
+            host_addresses: false,
         }
     }
 }
@@ -166,15 +173,16 @@ impl SimMachine {
         if cfg.cores() == 0 {
             return Err(SimError::Config(ConfigError::NoCores));
         }
-        let local = Arc::new(
-            DeviceMemory::new(MEMORY_BASE, opts.memory_bytes).map_err(|_| {
-                SimError::OutOfMemory {
-                    what: "simulated device memory",
-                    bytes: opts.memory_bytes as u64,
-                    knob: "SimOptions::memory_bytes",
-                }
-            })?,
-        );
+        let local = if opts.host_addresses {
+            DeviceMemory::host_addressed(opts.memory_bytes)
+        } else {
+            DeviceMemory::new(MEMORY_BASE, opts.memory_bytes)
+        };
+        let local = Arc::new(local.map_err(|_| SimError::OutOfMemory {
+            what: "simulated device memory",
+            bytes: opts.memory_bytes as u64,
+            knob: "SimOptions::memory_bytes",
+        })?);
         let memory =
             Arc::new(MemoryMap::new(local, extra).map_err(|e| SimError::Heap(e.to_string()))?);
         let heap = match opts.heap_bytes {

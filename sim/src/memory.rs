@@ -60,6 +60,34 @@ pub trait SharedWords: Send + Sync {
     fn words(&self) -> &[AtomicU64];
 }
 
+/// Cells whose first one starts at a 64-byte aligned host address, for
+/// [`DeviceMemory::host_addressed`].
+struct HostCells {
+    store: Box<[AtomicU64]>,
+    first: usize,
+    len: usize,
+}
+
+impl HostCells {
+    /// The `len` cells of `store` from its first 64-byte aligned one (`store` has room).
+    fn new(store: Box<[AtomicU64]>, len: usize) -> Self {
+        let at = store.as_ptr() as u64;
+        let first = (at.next_multiple_of(BASE_ALIGN) - at) as usize / CELL as usize;
+        HostCells { store, first, len }
+    }
+
+    /// The host address of the first cell.
+    fn address(&self) -> u64 {
+        self.words().as_ptr() as u64
+    }
+}
+
+impl SharedWords for HostCells {
+    fn words(&self) -> &[AtomicU64] {
+        &self.store[self.first..self.first + self.len]
+    }
+}
+
 enum Words {
     Owned(Box<[AtomicU64]>),
     Shared(Arc<dyn SharedWords>),
@@ -120,6 +148,28 @@ impl DeviceMemory {
             base,
             words: Words::Shared(words),
             bump: AtomicU64::new(len),
+        })
+    }
+
+    /// Zeroed memory of `bytes` bytes (rounded up to a multiple of 8) whose device addresses
+    /// are the host addresses of its own storage (64-byte aligned), so code that dereferences
+    /// a device address directly, such as a C kernel of the device ABI running in this
+    /// process, reaches the same bytes the simulator's atomics do.
+    /// [`MemoryError::HostAlloc`] if the host cannot give that much.
+    pub fn host_addressed(bytes: usize) -> Result<Self, MemoryError> {
+        let cells = bytes.div_ceil(CELL as usize);
+        let spare = (BASE_ALIGN / CELL) as usize - 1;
+        let store = cells
+            .checked_add(spare)
+            .and_then(|n| bytemuck::allocation::try_zeroed_slice_box::<AtomicU64>(n).ok())
+            .ok_or(MemoryError::HostAlloc {
+                bytes: cells as u64 * CELL,
+            })?;
+        let host = HostCells::new(store, cells);
+        Ok(DeviceMemory {
+            base: host.address(),
+            words: Words::Shared(Arc::new(host)),
+            bump: AtomicU64::new(0),
         })
     }
 

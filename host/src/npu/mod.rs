@@ -24,17 +24,16 @@ mod bootstrap;
 mod device;
 mod error;
 mod options;
-mod program;
 mod records;
 mod register;
 mod run;
 mod session;
 mod uploads;
 
+pub use crate::program::{BufferSpec, MAX_WATCHED, OrchArg, RunSpec};
 pub use abi_payload::{DeviceStatus, fatal_kind_name};
 pub use error::NpuError;
 pub use options::{Artifacts, NpuOptions, Timeouts};
-pub use program::{BufferSpec, MAX_WATCHED, OrchArg, RunSpec};
 pub use records::parse as parse_records;
 pub use run::RunOutcome;
 pub use session::{NpuSession, register_table};

@@ -13,10 +13,10 @@ use pto_runtime_core::{Config, ProfileLevel, RegionLayout};
 
 use super::abi_payload::{DeviceStatus, ExecAddrs, REPORT_BYTES, exec_payload};
 use super::error::NpuError;
-use super::program::{OrchArg, RunSpec};
 use super::records::{RECORD_BYTES, parse};
 use super::register::{EXEC_SYMBOL, op_type};
 use super::session::NpuSession;
+use crate::program::{OrchArg, RunSpec};
 
 /// What a successful run left.
 #[derive(Debug)]

@@ -115,13 +115,50 @@ pub fn raw_kernel(src: &Path, out: &Path) -> Vec<u8> {
 }
 
 /// Builds the kit (once per process).
+/// The programs a run executes, without anything CANN needs: the orchestration SO and the
+/// kernels fill, add, sum, fail, hang as raw code (for this host, so they run on the
+/// simulator and, through the fake CANN's executor on threads, on the fake NPU alike).
+pub struct Programs {
+    /// The orchestration SO's bytes.
+    pub orchestration: Vec<u8>,
+    /// Its file.
+    pub orchestration_file: PathBuf,
+    /// Kernels as raw code: fill, add, sum, fail, hang.
+    pub kernels: Vec<Vec<u8>>,
+    /// Their files, in the same order.
+    pub kernel_files: Vec<PathBuf>,
+}
+
+pub fn programs() -> &'static Programs {
+    static P: OnceLock<Programs> = OnceLock::new();
+    P.get_or_init(|| {
+        let root = root();
+        let dir = scratch();
+        let orch = dir.join("liborchestration.so");
+        orchestration_so(&root.join("aicpu/tests/c/orchestration.c"), &orch);
+        let names = ["fill", "add", "sum", "fail", "hang"];
+        let kernel_files: Vec<PathBuf> =
+            names.iter().map(|k| dir.join(format!("{k}.bin"))).collect();
+        let kernels = names
+            .iter()
+            .zip(&kernel_files)
+            .map(|(k, out)| raw_kernel(&root.join("host/tests/npu_c").join(format!("{k}.c")), out))
+            .collect();
+        Programs {
+            orchestration: std::fs::read(&orch).unwrap(),
+            orchestration_file: orch,
+            kernels,
+            kernel_files,
+        }
+    })
+}
+
 pub fn kit() -> &'static Kit {
     static KIT: OnceLock<Kit> = OnceLock::new();
     KIT.get_or_init(|| {
         let root = root();
         let dir = scratch();
         let cann = fake_cann::build("npu", &[]);
-        // libpto_aicpu.so, exactly as aicpu/tests/harness builds it (so CI builds it once).
         let aicpu = root.join("aicpu");
         cargo_build(
             &[
@@ -152,10 +189,6 @@ pub fn kit() -> &'static Kit {
             &root,
         );
         let dispatcher_so = disp_dir.join("debug/libpto_dispatcher.so");
-        // The orchestration SO of aicpu's harness.
-        let orch = dir.join("liborchestration.so");
-        orchestration_so(&root.join("aicpu/tests/c/orchestration.c"), &orch);
-        // The registered ELF: the executor's host build (the fake runs its own copy).
         let executor = dir.join("aicore_executor.o");
         run(cc()
             .to_command()
@@ -164,14 +197,7 @@ pub fn kit() -> &'static Kit {
             .arg("-o")
             .arg(&executor)
             .arg(root.join("device-sys/aicore/executor.cpp")));
-        let names = ["fill", "add", "sum", "fail", "hang"];
-        let kernel_files: Vec<PathBuf> =
-            names.iter().map(|k| dir.join(format!("{k}.bin"))).collect();
-        let kernels = names
-            .iter()
-            .zip(&kernel_files)
-            .map(|(k, out)| raw_kernel(&root.join("host/tests/npu_c").join(format!("{k}.c")), out))
-            .collect();
+        let p = programs();
         Kit {
             cann,
             artifacts: Artifacts {
@@ -179,15 +205,14 @@ pub fn kit() -> &'static Kit {
                 dispatcher_so,
                 aicore_executor: executor,
             },
-            orchestration: std::fs::read(&orch).unwrap(),
-            kernels,
-            kernel_files,
-            orchestration_file: orch,
+            orchestration: p.orchestration.clone(),
+            kernels: p.kernels.clone(),
+            kernel_files: p.kernel_files.clone(),
+            orchestration_file: p.orchestration_file.clone(),
         }
     })
 }
 
-/// Counter ticks per µs: the CPU says on aarch64; on x86_64 the TSC is measured.
 pub fn ticks_per_us() -> u64 {
     static T: OnceLock<u64> = OnceLock::new();
     *T.get_or_init(|| {
@@ -230,7 +255,7 @@ pub const BLOCKS: u64 = 6;
 /// 2 n b words, the sums after them): `extra` 0 nothing more, 1 a failing task, 2 a task
 /// that hangs on `flag`.
 pub fn dag(extra: u64, flag: u64) -> RunSpec {
-    let k = kit();
+    let k = programs();
     let mut spec = RunSpec::new(k.orchestration.clone(), k.kernels.clone());
     spec.buffers = vec![BufferSpec {
         bytes: ((2 * N * BLOCKS + BLOCKS) * 8) as usize,

@@ -196,3 +196,19 @@ fn copy_moves_words_like_memmove() {
         "no overflow in the size"
     );
 }
+
+#[test]
+fn host_addressed_memory_sits_at_its_storage_and_allocates() {
+    let m = DeviceMemory::host_addressed(1000).unwrap();
+    assert_eq!(m.base(), m.cell_slice().as_ptr() as u64);
+    assert_eq!(m.base() % 64, 0);
+    assert_eq!(m.len(), 1000);
+    let a = m.alloc(24, 64).unwrap();
+    assert_eq!(a, m.base());
+    m.store64(a + 16, 7).unwrap();
+    assert_eq!(m.cell_slice()[2].load(Ordering::Relaxed), 7);
+    assert!(matches!(
+        m.alloc(1000, 8),
+        Err(MemoryError::Exhausted { .. })
+    ));
+}

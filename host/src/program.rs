@@ -1,7 +1,8 @@
-//! What one run executes: the user's orchestration SO, the kernels (raw AICore code: only
-//! `.text`, entry at offset 0, called as `void (*)(int64_t *args)`), device buffers, and
-//! the orchestration's arguments, which may name buffers (their device address) and kernels
-//! (their id).
+//! What one run executes, on the NPU (`npu`) or the simulator (`sim_backend`): the user's
+//! orchestration SO, the kernels (raw code: only `.text`, entry at offset 0, called as
+//! `void (*)(int64_t *args)`; AICore code for the NPU, host code for the simulator), device
+//! buffers, and the orchestration's arguments, which may name buffers (their device address)
+//! and kernels (their id).
 
 /// Most watched ranges a run may name (`libpto_aicpu.so` refuses more).
 pub const MAX_WATCHED: usize = 256;

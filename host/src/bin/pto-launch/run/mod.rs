@@ -1,0 +1,182 @@
+//! `pto-launch run`: runs a user's orchestration SO and kernels, on the simulator
+//! (`--backend sim`, the default: kernels compiled for this host) or on an NPU through CANN
+//! (`--backend npu`: kernels compiled for the AICore). Either way kernels are raw code (only
+//! `.text`, entry at offset 0), given as a directory (every `*.bin`, ids in name order) or a
+//! comma-separated list (ids in list order), and the orchestration and kernels use the same
+//! C ABIs (`aicpu/include/pto_aicpu.h`, `device-sys/aicore/pto_aicore.h`). Buffers are device
+//! memory the orchestration's arguments may name; after a successful run each is written to
+//! `--output DIR` as `buffer_<n>.bin`; `--trace FILE` writes the task records as a Chrome
+//! trace.
+
+mod sim;
+mod spec;
+
+#[cfg(feature = "cann")]
+mod npu;
+
+use std::path::PathBuf;
+
+use clap::{Args, value_parser};
+use serde::Serialize;
+
+use crate::error::CliError;
+use spec::bad;
+
+/// `pto-launch run` flags.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Where to run: `sim` (the simulator; kernels are host code) or `npu` (an Ascend NPU
+    /// through CANN; kernels are AICore code).
+    #[arg(long, value_enum, default_value = "sim")]
+    pub backend: RunBackend,
+    /// ACL's device id, with --backend npu (0 to 63; ASCEND_RT_VISIBLE_DEVICES applies).
+    #[arg(long, value_parser = value_parser!(i32).range(0..64))]
+    pub device: Option<i32>,
+    /// The orchestration SO (exports `pto_orchestrate`).
+    #[arg(long, value_name = "SO")]
+    pub orchestration: PathBuf,
+    /// The kernels: a directory of `*.bin` (ids in name order) or a comma-separated list.
+    #[arg(long, value_name = "DIR|K0,K1,...")]
+    pub kernels: String,
+    /// A device buffer: `BYTES` (zeroed) or `BYTES=FILE` (its first bytes from FILE);
+    /// buffer n is the n-th given.
+    #[arg(long = "buffer", value_name = "BYTES[=FILE]")]
+    pub buffers: Vec<String>,
+    /// An orchestration argument: a number, `buffer:N` (buffer N's device address) or
+    /// `kernel:N` (kernel N's id); in order.
+    #[arg(long = "arg", value_name = "V|buffer:N|kernel:N")]
+    pub args: Vec<String>,
+    /// Writes each buffer to `DIR/buffer_<n>.bin` after a successful run.
+    #[arg(long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// libpto_aicpu.so, with --backend npu (default: $PTO_AICPU_SO).
+    #[arg(long, value_name = "SO")]
+    pub aicpu_so: Option<PathBuf>,
+    /// libpto_dispatcher.so, with --backend npu (default: $PTO_DISPATCHER_SO).
+    #[arg(long, value_name = "SO")]
+    pub dispatcher_so: Option<PathBuf>,
+    /// The AICore executor object, with --backend npu (default: $PTO_AICORE_EXECUTOR).
+    #[arg(long, value_name = "OBJ")]
+    pub aicore_executor: Option<PathBuf>,
+    /// A directory to look for CANN's libraries in first, with --backend npu.
+    #[arg(long, value_name = "DIR")]
+    pub cann_dir: Option<PathBuf>,
+    /// AICore clusters (1 AIC + 2 AIV each; 0: all the stream allows on an NPU, 1 on the
+    /// simulator).
+    #[arg(long, default_value_t = 0, value_parser = value_parser!(u32).range(0..=25))]
+    pub clusters: u32,
+    /// AICPU scheduler threads (1 to 5; one more orchestrates).
+    #[arg(long, default_value_t = 2, value_parser = value_parser!(u8).range(1..=5))]
+    pub schedulers: u8,
+    /// Task slots per ring (4 to 1048576).
+    #[arg(long, default_value_t = 1024, value_parser = value_parser!(u32).range(4..=1_048_576))]
+    pub task_window: u32,
+    /// The output heap in bytes (64 to 2^34).
+    #[arg(long, default_value_t = 1 << 20, value_parser = value_parser!(u64).range(64..=1 << 34))]
+    pub heap_bytes: u64,
+    /// How long a task may run before the run fails, in ms (1 to 10000).
+    #[arg(long, default_value_t = 10_000, value_parser = value_parser!(u64).range(1..=10_000))]
+    pub task_timeout_ms: u64,
+    /// The device counter's ticks per µs (0: the AICPU reads its counter's frequency; set
+    /// it only for a fake CANN on a host whose counter does not say).
+    #[arg(long, default_value_t = 0, hide = true)]
+    pub device_ticks_per_us: u64,
+    /// Writes the run's task records as a Chrome trace (open it in Perfetto): the run
+    /// profiles at `Tasks` and keeps up to 65536 records.
+    #[arg(long, value_name = "FILE.json")]
+    pub trace: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Most task records `--trace` keeps.
+const TRACE_RECORDS: u32 = 65_536;
+
+/// `--backend` values of `run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunBackend {
+    /// The simulator, in this process: kernels are raw host code.
+    Sim,
+    /// An Ascend NPU through CANN, loaded at run time: kernels are raw AICore code.
+    Npu,
+}
+
+/// What a run reports.
+#[derive(Debug, Serialize)]
+pub struct RunResults {
+    backend: RunBackend,
+    /// The NPU's device id (`npu` only).
+    device: Option<i32>,
+    /// The session's run number (`npu` only).
+    run: Option<u64>,
+    tasks_finished: u64,
+    outputs: Vec<PathBuf>,
+    /// The trace written, the records in it and the records the run held.
+    trace: Option<(PathBuf, usize, u32)>,
+}
+
+impl std::fmt::Display for RunResults {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.device, self.run) {
+            (Some(d), Some(r)) => write!(f, "device {d}: run {r} ")?,
+            _ => write!(f, "simulator: ")?,
+        }
+        write!(f, "finished {} tasks", self.tasks_finished)?;
+        for o in &self.outputs {
+            write!(f, "\n  wrote {}", o.display())?;
+        }
+        if let Some((path, n, total)) = &self.trace {
+            write!(
+                f,
+                "\n  wrote {} ({n} of {total} task records)",
+                path.display()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The flags that mean something only on an NPU, if any is given with `--backend sim`.
+fn npu_only_flag(a: &RunArgs) -> Option<&'static str> {
+    [
+        (a.device.is_some(), "--device"),
+        (a.aicpu_so.is_some(), "--aicpu-so"),
+        (a.dispatcher_so.is_some(), "--dispatcher-so"),
+        (a.aicore_executor.is_some(), "--aicore-executor"),
+        (a.cann_dir.is_some(), "--cann-dir"),
+        (a.device_ticks_per_us != 0, "--device-ticks-per-us"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+}
+
+/// Runs `pto-launch run`.
+pub fn run(a: &RunArgs) -> Result<(), CliError> {
+    let results = match a.backend {
+        RunBackend::Sim => {
+            if let Some(flag) = npu_only_flag(a) {
+                return Err(bad(format!(
+                    "{flag} applies to --backend npu; this run is on the simulator"
+                )));
+            }
+            sim::run(a)?
+        }
+        RunBackend::Npu => npu(a)?,
+    };
+    crate::print("run", &(a.backend, a.device), &results, a.json)
+}
+
+#[cfg(feature = "cann")]
+fn npu(a: &RunArgs) -> Result<RunResults, CliError> {
+    npu::run(a)
+}
+
+#[cfg(not(feature = "cann"))]
+fn npu(_: &RunArgs) -> Result<RunResults, CliError> {
+    Err(bad(
+        "this pto-launch was built without the `cann` feature: rebuild with it to run on an NPU"
+            .into(),
+    ))
+}

@@ -1,0 +1,122 @@
+//! What `pto-launch run`'s flags name, read into a [`RunSpec`]: the orchestration SO, the
+//! kernels (a directory's `*.bin` in name order, or a comma-separated list), the buffers and
+//! the orchestration's arguments; and the buffers written back after the run.
+
+use std::path::{Path, PathBuf};
+
+use pto_host::program::{BufferSpec, OrchArg, RunSpec};
+
+use super::RunArgs;
+use crate::error::CliError;
+
+pub fn bad(why: String) -> CliError {
+    CliError::Run(why)
+}
+
+fn read(what: &str, path: &Path) -> Result<Vec<u8>, CliError> {
+    std::fs::read(path).map_err(|e| bad(format!("cannot read {what} {}: {e}", path.display())))
+}
+
+/// The kernel files, in id order.
+pub fn kernel_files(spec: &str) -> Result<Vec<PathBuf>, CliError> {
+    let dir = Path::new(spec);
+    if dir.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| bad(format!("cannot list {}: {e}", dir.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            return Err(bad(format!("{} holds no *.bin kernel", dir.display())));
+        }
+        return Ok(files);
+    }
+    Ok(spec
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .collect())
+}
+
+/// A kernel's name: its file's stem.
+pub fn kernel_name(path: &Path) -> String {
+    path.file_stem().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
+}
+
+fn orch_arg(s: &str) -> Result<OrchArg, CliError> {
+    let num = |v: &str| {
+        let parsed = match v.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16),
+            None => v.parse::<u64>(),
+        };
+        parsed.map_err(|_| bad(format!("--arg {s:?}: want a number, buffer:N or kernel:N")))
+    };
+    Ok(if let Some(n) = s.strip_prefix("buffer:") {
+        OrchArg::Buffer(num(n)? as usize)
+    } else if let Some(n) = s.strip_prefix("kernel:") {
+        OrchArg::Kernel(num(n)? as usize)
+    } else {
+        OrchArg::Value(num(s)?)
+    })
+}
+
+fn buffer(s: &str) -> Result<BufferSpec, CliError> {
+    let (bytes, file) = match s.split_once('=') {
+        Some((b, f)) => (b, Some(f)),
+        None => (s, None),
+    };
+    let bytes: usize = bytes.parse().ok().filter(|&b| b > 0).ok_or_else(|| {
+        bad(format!(
+            "--buffer {s:?}: want BYTES or BYTES=FILE, BYTES > 0"
+        ))
+    })?;
+    let init = match file {
+        Some(f) => read("the buffer's contents", Path::new(f))?,
+        None => Vec::new(),
+    };
+    Ok(BufferSpec { bytes, init })
+}
+
+/// The run the flags describe (checked), and its kernels' names.
+pub fn spec(a: &RunArgs, records: u32) -> Result<(RunSpec, Vec<String>), CliError> {
+    let files = kernel_files(&a.kernels)?;
+    let kernels = files
+        .iter()
+        .map(|p| read("the kernel", p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut spec = RunSpec::new(read("the orchestration SO", &a.orchestration)?, kernels);
+    spec.buffers = a
+        .buffers
+        .iter()
+        .map(|b| buffer(b))
+        .collect::<Result<_, _>>()?;
+    spec.args = a
+        .args
+        .iter()
+        .map(|s| orch_arg(s))
+        .collect::<Result<_, _>>()?;
+    spec.task_window = a.task_window;
+    spec.heap_bytes = a.heap_bytes as usize;
+    spec.records = records;
+    spec.check().map_err(bad)?;
+    Ok((spec, files.iter().map(|p| kernel_name(p)).collect()))
+}
+
+/// Writes each buffer to `dir/buffer_<n>.bin`; the files written.
+pub fn write_outputs(dir: Option<&Path>, buffers: &[Vec<u8>]) -> Result<Vec<PathBuf>, CliError> {
+    let Some(dir) = dir else {
+        return Ok(Vec::new());
+    };
+    std::fs::create_dir_all(dir).map_err(|e| bad(format!("cannot make {}: {e}", dir.display())))?;
+    let mut outputs = Vec::new();
+    for (i, b) in buffers.iter().enumerate() {
+        let p = dir.join(format!("buffer_{i}.bin"));
+        std::fs::write(&p, b).map_err(|e| bad(format!("cannot write {}: {e}", p.display())))?;
+        outputs.push(p);
+    }
+    Ok(outputs)
+}

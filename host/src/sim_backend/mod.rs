@@ -1,0 +1,257 @@
+//! A user's program ([`RunSpec`]: an orchestration SO, raw kernels, buffers, arguments) run
+//! on the simulator, through the same orchestration ABI and the same kernel ABI as on the
+//! chip, so a program can be tried before the NPU.
+//!
+//! - The orchestration SO is loaded from its bytes (`orch_so.rs`, from an in-memory file) and
+//!   its `pto_orchestrate` called on the simulator's orchestrator thread with the table of
+//!   runtime operations `libpto_aicpu.so` hands out (`orch_ops.rs`).
+//! - Each kernel's raw code (host code here: compiled for this machine, only `.text`, entry
+//!   at offset 0) is mapped executable (`raw_code.rs`) and called by a simulated core with a
+//!   payload slot laid out as on the chip (`kernel_call.rs`): tensor addresses then scalar
+//!   arguments, tensor descriptors, `pto_kernel_fail` and `pto_kernel_defer` as in
+//!   `device-sys/aicore/pto_aicore.h`.
+//! - The simulator's memory sits at host addresses ([`pto_sim::SimOptions::host_addresses`]),
+//!   so the C code dereferences buffer and heap addresses directly; the buffers are
+//!   allocated and filled before the orchestration runs and read back after.
+//!
+//! ```no_run
+//! use pto_host::program::{BufferSpec, OrchArg, RunSpec};
+//! use pto_host::sim_backend::{SimBackendOptions, run};
+//!
+//! let so = std::fs::read("liborchestration.so")?;
+//! let kernel = std::fs::read("fill.bin")?; // host code: `.text` only, entry at 0
+//! let mut spec = RunSpec::new(so, vec![kernel]);
+//! spec.buffers = vec![BufferSpec { bytes: 4096, init: Vec::new() }];
+//! spec.args = vec![OrchArg::Kernel(0), OrchArg::Buffer(0)];
+//! let out = run(&spec, &SimBackendOptions::default())?;
+//! println!("{} tasks; buffer 0 starts {:?}", out.report.finished, &out.buffers[0][..8]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod kernel_call;
+mod orch_ops;
+mod orch_so;
+mod raw_code;
+
+use std::sync::Arc;
+
+use pto_device_sys::chip::ChipPlatform;
+use pto_runtime_core::ffi::status_str;
+use pto_runtime_core::{Config, FatalCause, KernelId, ProfileLevel, RunReport, TaskRecord};
+use pto_sim::{DeviceMemory, KernelTable, SimError, SimOptions};
+
+use crate::program::{OrchArg, RunSpec};
+use raw_code::RawCode;
+
+/// How the simulated machine of a program's run is shaped.
+#[derive(Clone)]
+pub struct SimBackendOptions {
+    /// Clusters of 1 AIC + 2 AIV cores (at least 1).
+    pub clusters: u16,
+    /// Scheduler threads (one more thread orchestrates).
+    pub schedulers: u8,
+    /// How long a task may run before the run fails with a timeout, µs.
+    pub task_timeout_us: u64,
+    /// The kernels' names, by id, for errors and traces (`kernel N` past the end).
+    pub kernel_names: Vec<String>,
+    /// Memory outside the machine's own that kernels and deferred conditions may address
+    /// (a multi-rank job's communication windows, mapped at their host addresses).
+    pub windows: Vec<Arc<DeviceMemory>>,
+}
+
+impl Default for SimBackendOptions {
+    fn default() -> Self {
+        SimBackendOptions {
+            clusters: 1,
+            schedulers: 2,
+            task_timeout_us: Config::default().task_timeout_us,
+            kernel_names: Vec::new(),
+            windows: Vec::new(),
+        }
+    }
+}
+
+/// What a program's run on the simulator left.
+pub struct SimOutcome {
+    /// The runtime's report (every task submitted finished).
+    pub report: RunReport,
+    /// Every buffer's bytes after the run.
+    pub buffers: Vec<Vec<u8>>,
+    /// The task records (at most [`RunSpec::records`]), in the order tasks finished.
+    pub records: Vec<TaskRecord>,
+    /// Clock ticks per µs of the records' timestamps.
+    pub ticks_per_us: u64,
+    /// The kernel table the run used (its names, for traces).
+    pub kernels: KernelTable,
+}
+
+/// Why a program's run on the simulator did not succeed.
+#[derive(Debug, thiserror::Error)]
+pub enum SimBackendError {
+    /// The program cannot run as given (a spec naming what does not exist, a configuration
+    /// the chip's payload slots cannot carry).
+    #[error("{0}")]
+    Spec(String),
+    /// The orchestration SO or a kernel's code could not be loaded.
+    #[error("{0}")]
+    Load(String),
+    /// The buffers do not fit the simulated memory.
+    #[error("cannot place the run's buffers: {0}")]
+    Buffers(String),
+    /// The orchestration function returned `code` (not 0): the run was aborted.
+    #[error("the orchestration returned {code} ({}); {finished} of {submitted} tasks finished",
+        status_str(*.code).to_string_lossy())]
+    Orchestration {
+        /// What `pto_orchestrate` returned.
+        code: i32,
+        /// Tasks that finished.
+        finished: u64,
+        /// Tasks submitted.
+        submitted: u64,
+    },
+    /// The simulator could not start the run, or the run failed (a kernel error, a timeout:
+    /// the error says which task, and what every live task waited for).
+    #[error(transparent)]
+    Sim(#[from] SimError),
+}
+
+/// What the orchestrator thread hands back: the buffers' addresses and the entry's result.
+type Orchestrated = Result<(Vec<u64>, i32), String>;
+
+/// Runs `spec` on a fresh simulated machine shaped by `opts`.
+pub fn run(spec: &RunSpec, opts: &SimBackendOptions) -> Result<SimOutcome, SimBackendError> {
+    spec.check().map_err(SimBackendError::Spec)?;
+    let cfg = config(spec, opts)?;
+    let kernels = kernel_table(spec, opts)?;
+    let so = orch_so::OrchSo::load(&spec.orchestration).map_err(SimBackendError::Load)?;
+    let buffers: Vec<(usize, Vec<u8>)> = spec
+        .buffers
+        .iter()
+        .map(|b| (b.bytes, b.init.clone()))
+        .collect();
+    let memory_bytes = buffers
+        .iter()
+        .map(|(n, _)| n.next_multiple_of(64))
+        .sum::<usize>()
+        .saturating_add(spec.heap_bytes)
+        .saturating_add(1 << 16);
+    let sim = SimOptions {
+        host_addresses: true,
+        memory_bytes,
+        heap_bytes: spec.heap_bytes,
+        ..SimOptions::default()
+    };
+    let args = spec.args.clone();
+    let entry = so.entry;
+    let result = pto_sim::run_with(cfg, kernels, sim, opts.windows.clone(), move |o| {
+        let memory = o.platform().memory();
+        let mut addrs = Vec::with_capacity(buffers.len());
+        for (i, (bytes, init)) in buffers.iter().enumerate() {
+            let at = memory
+                .alloc(*bytes, 64)
+                .map_err(|e| format!("buffer {i} ({bytes} bytes): {e}"))?;
+            memory
+                .write_bytes(at, init)
+                .map_err(|e| format!("buffer {i}'s initial bytes: {e}"))?;
+            addrs.push(at);
+        }
+        let words: Vec<u64> = args
+            .iter()
+            .map(|a| match *a {
+                OrchArg::Value(v) => v,
+                OrchArg::Buffer(n) => addrs[n],
+                OrchArg::Kernel(n) => n as u64,
+            })
+            .collect();
+        let rc = orch_ops::orchestrate(o, entry, &words);
+        if rc != 0 {
+            o.abort(rc as i64 as u64);
+        }
+        Ok::<_, String>((addrs, rc))
+    });
+    drop(so);
+    match result {
+        Ok(run) => {
+            let (addrs, _) = run.value.clone().map_err(SimBackendError::Buffers)?;
+            let mut out = Vec::with_capacity(addrs.len());
+            for (&at, b) in addrs.iter().zip(&spec.buffers) {
+                let mut bytes = vec![0; b.bytes];
+                run.memory
+                    .read_bytes(at, &mut bytes)
+                    .map_err(|e| SimBackendError::Buffers(e.to_string()))?;
+                out.push(bytes);
+            }
+            Ok(SimOutcome {
+                report: run.report,
+                buffers: out,
+                records: run.records,
+                ticks_per_us: run.ticks_per_us,
+                kernels: run.kernels,
+            })
+        }
+        Err(SimError::Run { error, mut run }) => {
+            let returned = run.take_value::<Orchestrated>();
+            match (error.cause, returned) {
+                (FatalCause::Aborted { .. }, Some(Ok((_, code)))) if code != 0 => {
+                    Err(SimBackendError::Orchestration {
+                        code,
+                        finished: run.report.finished,
+                        submitted: run.report.submitted,
+                    })
+                }
+                _ => Err(SimBackendError::Sim(SimError::Run { error, run })),
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The runtime's configuration for `spec` on `opts`'s machine, as an NPU session makes it.
+fn config(spec: &RunSpec, opts: &SimBackendOptions) -> Result<Config, SimBackendError> {
+    if opts.clusters == 0 {
+        return Err(SimBackendError::Spec(
+            "a run needs at least one cluster".into(),
+        ));
+    }
+    let cfg = Config {
+        aic_cores: opts.clusters,
+        aiv_cores: opts.clusters.saturating_mul(2),
+        schedulers: opts.schedulers,
+        task_window: spec.task_window,
+        task_timeout_us: opts.task_timeout_us,
+        profile: if spec.records > 0 {
+            ProfileLevel::Tasks
+        } else {
+            ProfileLevel::Off
+        },
+        profile_capacity: spec.records.max(1),
+        ..Config::default()
+    };
+    ChipPlatform::fits(&cfg).map_err(|words| {
+        SimBackendError::Spec(format!(
+            "tasks of {words} argument words do not fit the chip's payload slots"
+        ))
+    })?;
+    Ok(cfg)
+}
+
+/// The kernel table: each kernel's raw code mapped, called through a chip-shaped slot.
+fn kernel_table(spec: &RunSpec, opts: &SimBackendOptions) -> Result<KernelTable, SimBackendError> {
+    let mut table = KernelTable::new();
+    for (i, code) in spec.kernels.iter().enumerate() {
+        let mapped = Arc::new(
+            RawCode::map(code).map_err(|e| SimBackendError::Load(format!("kernel {i}: {e}")))?,
+        );
+        let id = u32::try_from(i)
+            .map_err(|_| SimBackendError::Spec(format!("{} kernels", spec.kernels.len())))?;
+        let name = opts
+            .kernel_names
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("kernel {i}"));
+        table = table.with(KernelId(id), name, move |ctx| {
+            kernel_call::call(&mapped, id, ctx)
+        });
+    }
+    Ok(table)
+}
