@@ -17,6 +17,8 @@
 //!   run status apart.
 //! - `program`: what a run of a user's orchestration SO and kernels executes (the SO, raw
 //!   kernels, buffers, arguments), on either backend.
+//! - `program_ranks`: such a run by several ranks, one process each, whose kernels reach
+//!   each other's windows (shared memory on the simulator, HCCL windows on NPUs).
 //! - `sim_backend`: such a run on the simulator, through the same orchestration ABI and the
 //!   same raw kernels as on the chip, so a program can be tried before the NPU.
 //! - `allreduce`: one rank's sum across ranks on the simulator, through peers' windows and
@@ -51,6 +53,7 @@ pub mod launch;
 pub mod npu;
 pub mod profile;
 pub mod program;
+pub mod program_ranks;
 pub mod progress;
 pub mod signals;
 pub mod sim_backend;

@@ -13,10 +13,10 @@ mod npu_util;
 
 use std::net::{SocketAddr, TcpListener};
 use std::process::Command;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-use npu_util::{fake_cann, kit, live, options, raw_kernel, root, scratch};
+use npu_util::{fake_cann, kit, live, options, ranks_programs};
 use pto_device_sys::cann::Cann;
 use pto_host::comm::hccl::{HcclComm, HcclConfig};
 use pto_host::npu::{BufferSpec, NpuSession, OrchArg, RunSpec};
@@ -45,26 +45,6 @@ fn first(rank: u32) -> i64 {
     1000 * (i64::from(rank) + 1)
 }
 
-/// The orchestration SO's bytes and the kernels put, wait, sum (raw code).
-fn ranks_kit() -> &'static (Vec<u8>, Vec<Vec<u8>>) {
-    static K: OnceLock<(Vec<u8>, Vec<Vec<u8>>)> = OnceLock::new();
-    K.get_or_init(|| {
-        let (root, dir) = (root(), scratch());
-        let so = dir.join("libranks_orchestration.so");
-        npu_util::orchestration_so(&root.join("host/tests/npu_c/ranks_orchestration.c"), &so);
-        let kernels = ["put", "wait", "sum"]
-            .iter()
-            .map(|k| {
-                raw_kernel(
-                    &root.join("host/tests/npu_c").join(format!("{k}.c")),
-                    &dir.join(format!("ranks_{k}.bin")),
-                )
-            })
-            .collect();
-        (std::fs::read(&so).unwrap(), kernels)
-    })
-}
-
 /// Reads the 8-byte word at `addr` of a window mapped in this process.
 fn word(addr: u64) -> u64 {
     // SAFETY: callers pass an 8-byte-aligned address inside this rank's window, which the
@@ -75,7 +55,8 @@ fn word(addr: u64) -> u64 {
 /// One rank, start to end; what went wrong, in words.
 fn rank_main(rank: u32, addr: SocketAddr, listener: Option<TcpListener>) -> Result<(), String> {
     let k = kit();
-    let (orchestration, kernels) = ranks_kit();
+    let p = ranks_programs();
+    let (orchestration, kernels) = (&p.orchestration, &p.kernels);
     let ctl = fake_cann::Control::open(&k.cann);
     let cann = Arc::new(
         Cann::load_from(std::slice::from_ref(&k.cann)).map_err(|e| format!("loading: {e}"))?,

@@ -163,17 +163,7 @@ pub fn spawn_job(opts: &JobOptions) -> Result<JobReport, LaunchError> {
             return Err(LaunchError::NoSuchRank { flag, rank, ranks });
         }
     }
-    let user_id = opts.run_id.clone().unwrap_or_else(|| {
-        format!(
-            "job{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis())
-        )
-    });
-    // The ranks get the sanitised id, so the launcher and they mean one object.
-    let run_id = sanitize_run_id(&user_id).map_err(LaunchError::RunId)?;
+    let run_id = job_run_id(opts.run_id.as_deref())?;
     let mut args = vec![
         "allreduce".into(),
         "--elements".into(),
@@ -198,14 +188,7 @@ pub fn spawn_job(opts: &JobOptions) -> Result<JobReport, LaunchError> {
         if opts.require_secret {
             args.push("--require-secret".into());
         }
-        let mut at = parse_rendezvous(r)?;
-        if at.port() == 0 {
-            // Pick a free port for rank 0 to listen on.
-            let probe = std::net::TcpListener::bind(at)
-                .and_then(|l| l.local_addr())
-                .map_err(|source| LaunchError::NoFreePort { at, source })?;
-            at.set_port(probe.port());
-        }
+        let at = with_free_port(parse_rendezvous(r)?)?;
         args.extend(["--rendezvous".into(), format!("tcp://{at}")]);
     }
     let plan = SpawnPlan {
@@ -221,6 +204,82 @@ pub fn spawn_job(opts: &JobOptions) -> Result<JobReport, LaunchError> {
     };
     let job = spawn_ranks(&plan)?;
     Ok(report(ranks, opts.stop.map(|(r, _)| r), job))
+}
+
+/// The run id the ranks get: the user's, else made up from this process and the time;
+/// sanitised, so the launcher and the ranks mean one object.
+fn job_run_id(user: Option<&str>) -> Result<String, LaunchError> {
+    let made_up = || {
+        format!(
+            "job{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis())
+        )
+    };
+    sanitize_run_id(&user.map_or_else(made_up, str::to_owned)).map_err(LaunchError::RunId)
+}
+
+/// `at`, with a free port picked for rank 0 to listen on if its port is 0.
+fn with_free_port(mut at: std::net::SocketAddr) -> Result<std::net::SocketAddr, LaunchError> {
+    if at.port() == 0 {
+        let probe = std::net::TcpListener::bind(at)
+            .and_then(|l| l.local_addr())
+            .map_err(|source| LaunchError::NoFreePort { at, source })?;
+        at.set_port(probe.port());
+    }
+    Ok(at)
+}
+
+/// A job whose ranks each run one command of this binary (`pto-launch run ...`, say): what
+/// [`spawn_command_job`] spawns.
+#[derive(Clone, Debug)]
+pub struct CommandJob {
+    /// Ranks to spawn.
+    pub ranks: u32,
+    /// Each rank's arguments: the subcommand and its flags.
+    pub args: Vec<String>,
+    /// Bound of the whole job: a rank still running past it is killed.
+    pub timeout: Duration,
+    /// After a rank fails, how long the others get to stop on their own.
+    pub grace: Duration,
+    /// Take each rank's standard output (its JSON envelope) into its [`RankOutcome`].
+    pub json: bool,
+    /// Form the job over TCP: the ranks get `--rendezvous tcp://127.0.0.1:PORT` (a free
+    /// port) and a fresh job secret in their environment.
+    pub rendezvous: bool,
+}
+
+/// Spawns the ranks of `job` as processes of this binary, each with `PTO_RANK`,
+/// `PTO_RANKS` and a fresh `PTO_RUN_ID` in its environment, watches them (a rank that
+/// fails takes the job down after the grace; the job's shared object, if the ranks make
+/// one, is watched and removed) and reports how each ended.
+pub fn spawn_command_job(job: &CommandJob) -> Result<JobReport, LaunchError> {
+    let run_id = job_run_id(None)?;
+    let mut args = job.args.clone();
+    let mut secret = None;
+    if job.rendezvous {
+        secret = Some(match JobSecret::from_env()? {
+            Some(s) => s,
+            None => JobSecret::generate()?,
+        });
+        let at = with_free_port(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))?;
+        args.extend(["--rendezvous".into(), format!("tcp://{at}")]);
+    }
+    let plan = SpawnPlan {
+        ranks: job.ranks,
+        args,
+        run_id,
+        deadline: job.timeout,
+        kill: None,
+        stop: None,
+        secret,
+        grace: job.grace,
+        capture_stdout: job.json,
+    };
+    let end = spawn_ranks(&plan)?;
+    Ok(report(job.ranks, None, end))
 }
 
 impl fmt::Display for RankOutcome {

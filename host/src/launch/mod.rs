@@ -12,7 +12,9 @@ mod spawn;
 
 pub use env::{EnvError, Launcher, RankEnv, job_id_from_env, rank_from_env};
 pub use error::{LaunchError, RankError};
-pub use job::{Culprit, DEFAULT_RANKS, JobReport, Named, RankOutcome, spawn_job};
+pub use job::{
+    CommandJob, Culprit, DEFAULT_RANKS, JobReport, Named, RankOutcome, spawn_command_job, spawn_job,
+};
 pub use options::JobOptions;
 pub use rank::{RankReport, run_as_rank};
 pub use rendezvous::{

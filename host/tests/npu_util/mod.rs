@@ -132,25 +132,47 @@ pub struct Programs {
 pub fn programs() -> &'static Programs {
     static P: OnceLock<Programs> = OnceLock::new();
     P.get_or_init(|| {
-        let root = root();
-        let dir = scratch();
-        let orch = dir.join("liborchestration.so");
-        orchestration_so(&root.join("aicpu/tests/c/orchestration.c"), &orch);
-        let names = ["fill", "add", "sum", "fail", "hang"];
-        let kernel_files: Vec<PathBuf> =
-            names.iter().map(|k| dir.join(format!("{k}.bin"))).collect();
-        let kernels = names
-            .iter()
-            .zip(&kernel_files)
-            .map(|(k, out)| raw_kernel(&root.join("host/tests/npu_c").join(format!("{k}.c")), out))
-            .collect();
-        Programs {
-            orchestration: std::fs::read(&orch).unwrap(),
-            orchestration_file: orch,
-            kernels,
-            kernel_files,
-        }
+        build_programs(
+            &root().join("aicpu/tests/c/orchestration.c"),
+            &["fill", "add", "sum", "fail", "hang"],
+            "",
+        )
     })
+}
+
+/// The 2-rank programs: `npu_c/ranks_orchestration.c` and the kernels put, wait, sum.
+pub fn ranks_programs() -> &'static Programs {
+    static P: OnceLock<Programs> = OnceLock::new();
+    P.get_or_init(|| {
+        build_programs(
+            &root().join("host/tests/npu_c/ranks_orchestration.c"),
+            &["put", "wait", "sum"],
+            "ranks_",
+        )
+    })
+}
+
+/// The orchestration SO built from `orchestration` and the kernels `npu_c/<name>.c` as raw
+/// code, their files named with `prefix` in this process's scratch directory.
+fn build_programs(orchestration: &Path, kernels: &[&str], prefix: &str) -> Programs {
+    let dir = scratch();
+    let orch = dir.join(format!("lib{prefix}orchestration.so"));
+    orchestration_so(orchestration, &orch);
+    let kernel_files: Vec<PathBuf> = kernels
+        .iter()
+        .map(|k| dir.join(format!("{prefix}{k}.bin")))
+        .collect();
+    let kernels = kernels
+        .iter()
+        .zip(&kernel_files)
+        .map(|(k, out)| raw_kernel(&root().join("host/tests/npu_c").join(format!("{k}.c")), out))
+        .collect();
+    Programs {
+        orchestration: std::fs::read(&orch).unwrap(),
+        orchestration_file: orch,
+        kernels,
+        kernel_files,
+    }
 }
 
 pub fn kit() -> &'static Kit {

@@ -6,7 +6,9 @@
 //! C ABIs (`aicpu/include/pto_aicpu.h`, `device-sys/aicore/pto_aicore.h`). Buffers are device
 //! memory the orchestration's arguments may name; after a successful run each is written to
 //! `--output DIR` as `buffer_<n>.bin`; `--trace FILE` writes the task records as a Chrome
-//! trace.
+//! trace. With `--ranks N` this process spawns N ranks of itself (`pto_host::program_ranks`):
+//! each makes its window (shared memory on the simulator, HCCL on NPUs), runs the program
+//! with arguments that may name the windows, and writes `DIR/rank_<r>/buffer_<n>.bin`.
 
 mod sim;
 mod spec;
@@ -15,9 +17,13 @@ mod spec;
 mod npu;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, value_parser};
 use serde::Serialize;
+
+use pto_host::launch::{CommandJob, parse_rendezvous, spawn_command_job};
+use pto_host::program_ranks::ProgramRank;
 
 use crate::error::CliError;
 use spec::bad;
@@ -42,9 +48,9 @@ pub struct RunArgs {
     /// buffer n is the n-th given.
     #[arg(long = "buffer", value_name = "BYTES[=FILE]")]
     pub buffers: Vec<String>,
-    /// An orchestration argument: a number, `buffer:N` (buffer N's device address) or
-    /// `kernel:N` (kernel N's id); in order.
-    #[arg(long = "arg", value_name = "V|buffer:N|kernel:N")]
+    /// An orchestration argument: a number, `buffer:N` (buffer N's device address),
+    /// `kernel:N` (kernel N's id), or with --ranks a rank's window (see --ranks); in order.
+    #[arg(long = "arg", value_name = "V|buffer:N|kernel:N|window:R|...")]
     pub args: Vec<String>,
     /// Writes each buffer to `DIR/buffer_<n>.bin` after a successful run.
     #[arg(long, value_name = "DIR")]
@@ -85,6 +91,22 @@ pub struct RunArgs {
     /// profiles at `Tasks` and keeps up to 65536 records.
     #[arg(long, value_name = "FILE.json")]
     pub trace: Option<PathBuf>,
+    /// Ranks, one process each (1 to 64): each runs the program, its arguments may name
+    /// `rank`, `ranks`, `window` (its own window's address), `window:R` (rank R's window as
+    /// its kernels reach it), `window:+K` (the window K ranks on, around the ring) and
+    /// `window-bytes`. On NPUs rank r uses device --device + r.
+    #[arg(long, default_value_t = 1, value_parser = value_parser!(u32).range(1..=64))]
+    pub ranks: u32,
+    /// Bytes of each rank's window, with --ranks (64 to 2^34).
+    #[arg(long, default_value_t = 1 << 20, value_parser = value_parser!(u64).range(64..=1 << 34))]
+    pub window_bytes: u64,
+    /// Bound of a job of --ranks, in seconds (1 to 86400): forming it, every wait between
+    /// ranks, and the whole job (a rank still running past it is killed).
+    #[arg(long, default_value_t = 300, value_parser = value_parser!(u64).range(1..=86_400))]
+    pub timeout_s: u64,
+    /// Where rank 0 of an NPU job listens (the launcher gives its ranks a free port).
+    #[arg(long, value_name = "tcp://HOST:PORT", hide = true)]
+    pub rendezvous: Option<String>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -107,6 +129,8 @@ pub enum RunBackend {
 #[derive(Debug, Serialize)]
 pub struct RunResults {
     backend: RunBackend,
+    /// This rank, in a job of --ranks.
+    rank: Option<u32>,
     /// The NPU's device id (`npu` only).
     device: Option<i32>,
     /// The session's run number (`npu` only).
@@ -119,6 +143,9 @@ pub struct RunResults {
 
 impl std::fmt::Display for RunResults {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(r) = self.rank {
+            write!(f, "rank {r}: ")?;
+        }
         match (self.device, self.run) {
             (Some(d), Some(r)) => write!(f, "device {d}: run {r} ")?,
             _ => write!(f, "simulator: ")?,
@@ -152,29 +179,70 @@ fn npu_only_flag(a: &RunArgs) -> Option<&'static str> {
     .find_map(|(given, flag)| given.then_some(flag))
 }
 
-/// Runs `pto-launch run`.
+/// Runs `pto-launch run`: alone, as the rank the environment names, or as the launcher of
+/// `--ranks` ranks.
 pub fn run(a: &RunArgs) -> Result<(), CliError> {
+    if a.backend == RunBackend::Sim
+        && let Some(flag) = npu_only_flag(a)
+    {
+        return Err(bad(format!(
+            "{flag} applies to --backend npu; this run is on the simulator"
+        )));
+    }
+    let timeout = Duration::from_secs(a.timeout_s);
+    let rendezvous = match &a.rendezvous {
+        Some(r) => Some(parse_rendezvous(r).map_err(|e| bad(e.to_string()))?),
+        None => None,
+    };
+    let rank = ProgramRank::from_env(a.window_bytes, timeout, rendezvous)
+        .map_err(|e| bad(e.to_string()))?;
+    if let Some(r) = &rank
+        && a.ranks != 1
+        && a.ranks != r.ranks
+    {
+        return Err(bad(format!(
+            "--ranks {} but the job has {} ranks",
+            a.ranks, r.ranks
+        )));
+    }
+    if rank.is_none() && a.ranks > 1 {
+        return launch(a, timeout);
+    }
     let results = match a.backend {
-        RunBackend::Sim => {
-            if let Some(flag) = npu_only_flag(a) {
-                return Err(bad(format!(
-                    "{flag} applies to --backend npu; this run is on the simulator"
-                )));
-            }
-            sim::run(a)?
-        }
-        RunBackend::Npu => npu(a)?,
+        RunBackend::Sim => sim::run(a, rank.as_ref())?,
+        RunBackend::Npu => npu(a, rank.as_ref())?,
     };
     crate::print("run", &(a.backend, a.device), &results, a.json)
 }
 
+/// Spawns `a.ranks` ranks of this command and reports how each ended.
+fn launch(a: &RunArgs, timeout: Duration) -> Result<(), CliError> {
+    let job = CommandJob {
+        ranks: a.ranks,
+        args: std::env::args().skip(1).collect(),
+        timeout: timeout + Duration::from_secs(5),
+        grace: Duration::from_secs(2),
+        json: a.json,
+        rendezvous: a.backend == RunBackend::Npu,
+    };
+    let report = spawn_command_job(&job)?;
+    crate::print("run", &(a.backend, a.ranks), &report, a.json)?;
+    if let Some(sig) = report.interrupted_by {
+        return Err(CliError::Interrupted(sig));
+    }
+    match report.failed() {
+        failed if failed.is_empty() => Ok(()),
+        failed => Err(CliError::NotPassed(failed)),
+    }
+}
+
 #[cfg(feature = "cann")]
-fn npu(a: &RunArgs) -> Result<RunResults, CliError> {
-    npu::run(a)
+fn npu(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliError> {
+    npu::run(a, rank)
 }
 
 #[cfg(not(feature = "cann"))]
-fn npu(_: &RunArgs) -> Result<RunResults, CliError> {
+fn npu(_: &RunArgs, _: Option<&ProgramRank>) -> Result<RunResults, CliError> {
     Err(bad(
         "this pto-launch was built without the `cann` feature: rebuild with it to run on an NPU"
             .into(),

@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use pto_host::npu::{Artifacts, NpuOptions, NpuSession, Timeouts};
 use pto_host::profile::{chrome_trace, write_trace};
+use pto_host::program_ranks::{ProgramRank, run_on_npu};
 
-use super::spec::{bad, spec, write_outputs};
+use super::spec::{bad, spec, trace_path, write_outputs};
 use super::{RunArgs, RunResults, TRACE_RECORDS};
 use crate::error::CliError;
 
@@ -44,11 +45,22 @@ fn ticks_per_us(a: &RunArgs) -> Result<u64, CliError> {
     }
 }
 
-/// Runs the flags' program on NPU `a.device` (0 if not given).
-pub fn run(a: &RunArgs) -> Result<RunResults, CliError> {
-    let device = a.device.unwrap_or(0);
+/// Runs the flags' program on NPU `a.device` (0 if not given), or as `rank` of a job on
+/// device `a.device + rank`.
+pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliError> {
+    let me = rank.map(|r| r.rank);
+    let device = a
+        .device
+        .unwrap_or(0)
+        .checked_add(me.unwrap_or(0) as i32)
+        .filter(|&d| d < 64)
+        .ok_or_else(|| bad("--device plus the rank is past device 63".into()))?;
     let records = if a.trace.is_some() { TRACE_RECORDS } else { 0 };
-    let (spec, _) = spec(a, records)?;
+    // A run alone reads its files first, so a missing one is named before any artifact.
+    let alone_or_rank = match rank {
+        None => Ok(spec(a, records, None)?),
+        Some(r) => Err(r),
+    };
     let ticks_per_us = ticks_per_us(a)?;
     let artifacts = Artifacts {
         aicpu_so: artifact(&a.aicpu_so, "PTO_AICPU_SO", "libpto_aicpu.so")?,
@@ -72,19 +84,28 @@ pub fn run(a: &RunArgs) -> Result<RunResults, CliError> {
         task_us: a.task_timeout_ms * 1000,
         ..Timeouts::default()
     };
-    let mut session = NpuSession::open(opts).map_err(|e| bad(e.to_string()))?;
-    let out = session.run(&spec).map_err(|e| bad(e.to_string()))?;
-    let outputs = write_outputs(a.output.as_deref(), &out.buffers)?;
-    let trace = match &a.trace {
+    let out = match alone_or_rank {
+        Ok(spec) => {
+            let mut session = NpuSession::open(opts).map_err(|e| bad(e.to_string()))?;
+            session.run(&spec).map_err(|e| bad(e.to_string()))?
+        }
+        Err(r) => run_on_npu(r, opts, |w| {
+            spec(a, records, Some(w)).map_err(|e| e.to_string())
+        })
+        .map_err(|e| bad(format!("rank {}: {e}", r.rank)))?,
+    };
+    let outputs = write_outputs(a, me, &out.buffers)?;
+    let trace = match trace_path(a, me) {
         Some(path) => {
             let records: Vec<_> = out.records.iter().map(|r| r.to_record()).collect();
-            write_trace(path, &chrome_trace(&records, ticks_per_us))?;
-            Some((path.clone(), records.len(), out.status.0.records_total))
+            write_trace(&path, &chrome_trace(&records, ticks_per_us))?;
+            Some((path, records.len(), out.status.0.records_total))
         }
         None => None,
     };
     Ok(RunResults {
         backend: super::RunBackend::Npu,
+        rank: me,
         device: Some(device),
         run: Some(out.status.0.run),
         tasks_finished: out.status.finished(),

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use pto_host::program::{BufferSpec, OrchArg, RunSpec};
+use pto_host::program_ranks::RankWindows;
 
 use super::RunArgs;
 use crate::error::CliError;
@@ -47,20 +48,56 @@ pub fn kernel_name(path: &Path) -> String {
     )
 }
 
-fn orch_arg(s: &str) -> Result<OrchArg, CliError> {
+fn orch_arg(s: &str, windows: Option<&RankWindows>) -> Result<OrchArg, CliError> {
     let num = |v: &str| {
         let parsed = match v.strip_prefix("0x") {
             Some(h) => u64::from_str_radix(h, 16),
             None => v.parse::<u64>(),
         };
-        parsed.map_err(|_| bad(format!("--arg {s:?}: want a number, buffer:N or kernel:N")))
+        parsed.map_err(|_| {
+            bad(format!(
+                "--arg {s:?}: want a number, buffer:N, kernel:N, rank, ranks, window, \
+                 window:R, window:+K or window-bytes"
+            ))
+        })
     };
-    Ok(if let Some(n) = s.strip_prefix("buffer:") {
-        OrchArg::Buffer(num(n)? as usize)
-    } else if let Some(n) = s.strip_prefix("kernel:") {
-        OrchArg::Kernel(num(n)? as usize)
-    } else {
-        OrchArg::Value(num(s)?)
+    let ranked = |what: &dyn Fn(&RankWindows) -> Option<u64>| {
+        let w = windows.ok_or_else(|| {
+            bad(format!(
+                "--arg {s}: names the job's ranks, and this run has one (give --ranks)"
+            ))
+        })?;
+        what(w).map(OrchArg::Value).ok_or_else(|| {
+            bad(format!(
+                "--arg {s}: the job has {} ranks",
+                w.addresses.len()
+            ))
+        })
+    };
+    Ok(match s {
+        "rank" => ranked(&|w| Some(u64::from(w.rank)))?,
+        "ranks" => ranked(&|w| Some(w.addresses.len() as u64))?,
+        "window" => ranked(&|w| Some(w.local()))?,
+        "window-bytes" => ranked(&|w| Some(w.bytes))?,
+        _ => {
+            if let Some(n) = s.strip_prefix("buffer:") {
+                OrchArg::Buffer(num(n)? as usize)
+            } else if let Some(n) = s.strip_prefix("kernel:") {
+                OrchArg::Kernel(num(n)? as usize)
+            } else if let Some(k) = s.strip_prefix("window:+") {
+                // K ranks on, around the ring.
+                let k = num(k)?;
+                ranked(&|w| {
+                    let n = w.addresses.len() as u64;
+                    w.window(((u64::from(w.rank) + k % n) % n) as u32)
+                })?
+            } else if let Some(r) = s.strip_prefix("window:") {
+                let r = u32::try_from(num(r)?).unwrap_or(u32::MAX);
+                ranked(&|w| w.window(r))?
+            } else {
+                OrchArg::Value(num(s)?)
+            }
+        }
     })
 }
 
@@ -81,8 +118,16 @@ fn buffer(s: &str) -> Result<BufferSpec, CliError> {
     Ok(BufferSpec { bytes, init })
 }
 
-/// The run the flags describe (checked), and its kernels' names.
-pub fn spec(a: &RunArgs, records: u32) -> Result<(RunSpec, Vec<String>), CliError> {
+/// The kernels' names: their files' stems, in id order.
+pub fn kernel_names(a: &RunArgs) -> Result<Vec<String>, CliError> {
+    Ok(kernel_files(&a.kernels)?
+        .iter()
+        .map(|p| kernel_name(p))
+        .collect())
+}
+
+/// The run the flags describe (checked), for a rank with `windows` if any.
+pub fn spec(a: &RunArgs, records: u32, windows: Option<&RankWindows>) -> Result<RunSpec, CliError> {
     let files = kernel_files(&a.kernels)?;
     let kernels = files
         .iter()
@@ -97,21 +142,31 @@ pub fn spec(a: &RunArgs, records: u32) -> Result<(RunSpec, Vec<String>), CliErro
     spec.args = a
         .args
         .iter()
-        .map(|s| orch_arg(s))
+        .map(|s| orch_arg(s, windows))
         .collect::<Result<_, _>>()?;
     spec.task_window = a.task_window;
     spec.heap_bytes = a.heap_bytes as usize;
     spec.records = records;
     spec.check().map_err(bad)?;
-    Ok((spec, files.iter().map(|p| kernel_name(p)).collect()))
+    Ok(spec)
 }
 
-/// Writes each buffer to `dir/buffer_<n>.bin`; the files written.
-pub fn write_outputs(dir: Option<&Path>, buffers: &[Vec<u8>]) -> Result<Vec<PathBuf>, CliError> {
-    let Some(dir) = dir else {
+/// Writes each buffer to `DIR/buffer_<n>.bin` (`DIR/rank_<r>/...` for rank `r` of a job);
+/// the files written.
+pub fn write_outputs(
+    a: &RunArgs,
+    rank: Option<u32>,
+    buffers: &[Vec<u8>],
+) -> Result<Vec<PathBuf>, CliError> {
+    let Some(dir) = &a.output else {
         return Ok(Vec::new());
     };
-    std::fs::create_dir_all(dir).map_err(|e| bad(format!("cannot make {}: {e}", dir.display())))?;
+    let dir = match rank {
+        Some(r) => dir.join(format!("rank_{r}")),
+        None => dir.clone(),
+    };
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| bad(format!("cannot make {}: {e}", dir.display())))?;
     let mut outputs = Vec::new();
     for (i, b) in buffers.iter().enumerate() {
         let p = dir.join(format!("buffer_{i}.bin"));
@@ -119,4 +174,21 @@ pub fn write_outputs(dir: Option<&Path>, buffers: &[Vec<u8>]) -> Result<Vec<Path
         outputs.push(p);
     }
     Ok(outputs)
+}
+
+/// Where `--trace` goes: the path given, or for rank `r` of a job the same with `.rank<r>`
+/// before its extension.
+pub fn trace_path(a: &RunArgs, rank: Option<u32>) -> Option<PathBuf> {
+    let path = a.trace.clone()?;
+    let Some(r) = rank else {
+        return Some(path);
+    };
+    let stem = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.rank{r}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.rank{r}"),
+    };
+    Some(path.with_file_name(name))
 }
