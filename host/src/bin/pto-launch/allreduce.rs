@@ -25,7 +25,8 @@ pub struct AllreduceArgs {
     /// bytes, and the job's shared object ranks times that).
     #[arg(long, default_value_t = 4096, value_parser = value_parser!(u64).range(1..=MAX_ELEMENTS))]
     pub elements: u64,
-    /// The communication backend: only the shared-memory simulator here.
+    /// The communication backend: the shared-memory simulator (`hccl` says how to run on
+    /// NPUs instead).
     #[arg(long, value_enum, default_value = "sim")]
     pub backend: Backend,
     /// Names the job's shared objects (default: from the environment, else made up).
@@ -100,26 +101,27 @@ impl AllreduceArgs {
     }
 }
 
-/// The hccl backend: CANN must be present; the kernels then need the device image.
+/// The hccl backend of `allreduce`: the allreduce's kernels are the simulator's (Rust), so
+/// on an NPU the way is `pto-launch run --backend npu --ranks N` with AICore kernels; this
+/// says so, and whether CANN was found.
 fn hccl_backend() -> CliError {
+    const WAY: &str = "the allreduce's kernels are the simulator's; on NPUs run your own \
+                       program with AICore kernels: pto-launch run --backend npu --ranks N \
+                       (see the README's \"Running on an NPU\")";
     #[cfg(feature = "cann")]
     {
         match pto_device_sys::cann::Cann::load() {
-            Err(e) => CliError::Hccl(e.to_string()),
+            Err(e) => CliError::Hccl(format!("{e}; and {WAY}")),
             Ok(cann) => CliError::Hccl(format!(
-                "CANN found ({}), but this build cannot launch the allreduce kernels on NPUs \
-                 yet: that needs the device image. The hccl backend's windows are available to \
-                 programs through pto_host::comm::hccl",
+                "CANN found ({}), but {WAY}",
                 cann.libraries()[0].display()
             )),
         }
     }
     #[cfg(not(feature = "cann"))]
-    CliError::Hccl(
-        "this pto-launch was built without the `cann` feature: rebuild with it for the hccl \
-         backend"
-            .into(),
-    )
+    CliError::Hccl(format!(
+        "this pto-launch was built without the `cann` feature; and {WAY}"
+    ))
 }
 
 /// Runs as the rank the environment names, or else as the launcher of `--ranks` ranks.
