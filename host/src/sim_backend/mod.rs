@@ -13,6 +13,8 @@
 //! - The simulator's memory sits at host addresses ([`pto_sim::SimOptions::host_addresses`]),
 //!   so the C code dereferences buffer and heap addresses directly; the buffers are
 //!   allocated and filled before the orchestration runs and read back after.
+//! - [`RunSpec::watched`] does not apply: a deferred condition may watch any word the
+//!   machine addresses (its own memory and [`SimBackendOptions::windows`]).
 //!
 //! ```no_run
 //! use pto_host::program::{BufferSpec, OrchArg, RunSpec};
