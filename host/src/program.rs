@@ -44,11 +44,12 @@ pub struct RunSpec {
     pub heap_bytes: usize,
     /// Ranges of device memory (`(address, bytes)`) outside the run's own that kernels'
     /// deferred conditions may watch, e.g. this rank's `hccl` window (a condition on a word
-    /// outside every range fails the run with `BadCondition`).
+    /// outside every range fails the run with `BadCondition`). On the NPU only: the
+    /// simulator watches any word it addresses.
     pub watched: Vec<(u64, u64)>,
-    /// Task records to copy back (0: none; more turns profiling on at `Tasks` for the
-    /// run): [`super::RunOutcome::records`] gets up to this many, in the order tasks
-    /// finished.
+    /// Task records to keep (0: none; more turns profiling on at `Tasks` for the run): the
+    /// outcome's `records` (`npu::RunOutcome`, [`crate::sim_backend::SimOutcome`]) gets up
+    /// to this many, in the order tasks finished.
     pub records: u32,
 }
 
