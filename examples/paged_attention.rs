@@ -203,9 +203,10 @@ pub struct Attention {
     pub ticks_per_us: u64,
 }
 
-/// Runs the decode step on the simulator and checks the last layer's output against
-/// [`reference`]; with `trace`, profiles every task.
-fn paged_attention(trace: bool) -> Result<Attention, Error> {
+/// Runs the decode step on the simulator, in scopes as `layout` says (`Caller`: one scope
+/// around everything), and checks the last layer's output against [`reference`]; with
+/// `trace`, profiles every task.
+fn paged_attention(trace: bool, layout: ScopeLayout) -> Result<Attention, Error> {
     let inp = Inputs::new();
     let kernels = KernelTable::new()
         .with(QK, "qk", qk)
@@ -269,7 +270,12 @@ fn paged_attention(trace: bool) -> Result<Attention, Error> {
         // One scope per layer: its heap buffers live until its last task retired.
         let mut s = Submitter::recording();
         let kernels = AttentionKernels::EXAMPLE;
-        submit_paged_attention(&mut s, o, &shape, &kernels, &layers, ScopeLayout::PerLayer)?;
+        match layout {
+            ScopeLayout::Caller => {
+                o.scope(|o| submit_paged_attention(&mut s, o, &shape, &kernels, &layers, layout))??
+            }
+            _ => submit_paged_attention(&mut s, o, &shape, &kernels, &layers, layout)?,
+        }
         let g = s.into_graph().ok_or("the submitter recorded no graph")?;
         Ok::<_, Error>((query, g))
     })?;
@@ -299,7 +305,7 @@ fn paged_attention(trace: bool) -> Result<Attention, Error> {
 fn main() -> Result<(), Error> {
     let trace = pto_examples::trace_arg();
     let deps = pto_examples::deps_arg();
-    let a = paged_attention(trace.is_some())?;
+    let a = paged_attention(trace.is_some(), ScopeLayout::PerLayer)?;
     println!(
         "paged_attention: {LAYERS} layers x {HEADS} heads over {} tokens in {BLOCKS} blocks of \
          {BLOCK}: {} tasks in {:.1?}; matches plain Rust (max error {:.1e})",
@@ -328,13 +334,17 @@ mod tests {
 
     #[test]
     fn paged_attention_matches_plain_rust() {
-        let a = paged_attention(false).unwrap();
+        let a = paged_attention(false, ScopeLayout::PerLayer).unwrap();
         assert_eq!(a.tasks as usize, LAYERS * HEADS * PER_HEAD);
     }
 
     #[test]
     fn dependencies_follow_the_decode_dag() {
-        let a = paged_attention(false).unwrap();
+        // One scope holds every task until the end, so no producer retires before its
+        // consumers are submitted and every edge below is wired whatever the timing (with a
+        // scope per layer, a layer that finished before the next was submitted leaves no
+        // edge to it: nothing to wait for).
+        let a = paged_attention(false, ScopeLayout::Caller).unwrap();
         let tasks = a.deps.tasks();
         let name = |i: usize| a.kernels.name(tasks[i].kernel).unwrap();
         let producers = |i: usize| -> Vec<(usize, DepReason)> {
@@ -387,7 +397,7 @@ mod tests {
 
     #[test]
     fn paged_attention_writes_a_trace_perfetto_can_draw() {
-        let a = paged_attention(true).unwrap();
+        let a = paged_attention(true, ScopeLayout::PerLayer).unwrap();
         let path =
             std::env::temp_dir().join(format!("paged_attention-{}.json", std::process::id()));
         pto_sim::write_chrome_trace(&path, &a.records, a.ticks_per_us, &a.kernels).unwrap();
