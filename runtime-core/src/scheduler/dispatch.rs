@@ -69,8 +69,11 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         let meta = Meta::unpack(self.t.slot(g).meta.load(Ordering::Relaxed));
         let mut buf = [0u64; MAX_ARGS as usize];
         let n = (meta.nargs as usize).min(buf.len());
-        for (dst, src) in buf[..n].iter_mut().zip(self.t.args_of(g)) {
-            *dst = src.load(Ordering::Relaxed);
+        if n != 0 {
+            // The row is looked up only for a task that has arguments.
+            for (dst, src) in buf[..n].iter_mut().zip(self.t.args_of(g)) {
+                *dst = src.load(Ordering::Relaxed);
+            }
         }
         let mut tensors = heapless::Vec::<KernelTensor, { MAX_TENSORS as usize }>::new();
         let nt = meta.ntensors as usize;
