@@ -76,8 +76,29 @@ pub(crate) fn finish_at(
     // consumer is released it may finish and its slot (which holds the edge) be reused. A
     // cancelled task cancels each consumer before releasing it: the decrement (AcqRel, a
     // release sequence with the others) carries the flag to whoever makes it ready.
-    let mut link = slot.fanout.swap(EDGE_CLOSED, Ordering::AcqRel);
-    while let Some(e) = EdgeRef::listed(link) {
+    let link = slot.fanout.swap(EDGE_CLOSED, Ordering::AcqRel);
+    if let Some(first) = EdgeRef::listed(link) {
+        release_consumers(t, first, cancelled, by);
+    }
+    if meta.pinned != 0 {
+        release_producers(t, g, meta.pinned);
+    }
+    release_hold_of(t, g, id.seq());
+    if cancelled {
+        SchedCtl::bump(&by.ctl.cancelled, 1);
+    }
+    SchedCtl::bump(&by.ctl.finished, 1);
+}
+
+/// Walks a finished task's fanout list from its first edge, releasing each consumer (and
+/// cancelling it first if the task was cancelled). Out of line: the funnel's common case,
+/// a task nobody waits on, then keeps its registers for the watermark.
+#[inline(never)]
+fn release_consumers(t: &Tables<'_>, first: EdgeRef, cancelled: bool, by: Finisher<'_>) {
+    let mut link = Some(first);
+    while let Some(e) = link {
+        // Read `next` before the decrement: once a consumer is released it may finish and
+        // its slot (which holds the edge) be reused.
         let next = t.edge(e).next.load(Ordering::Relaxed);
         let consumer = t.edge_owner(e);
         if cancelled {
@@ -86,20 +107,17 @@ pub(crate) fn finish_at(
         if t.slot(consumer).pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             make_ready(t, consumer, by.now, by.level);
         }
-        link = next;
+        link = EdgeRef::listed(next);
     }
+}
 
-    // Producers this task held.
-    for k in 0..meta.pinned as usize {
+/// Drops the holds a finished task (slot `g`) kept on its `pinned` producers.
+#[inline(never)]
+fn release_producers(t: &Tables<'_>, g: SlotIndex, pinned: u8) {
+    for k in 0..pinned as usize {
         let producer = TaskId::from_raw(t.edge(t.edge_ref(g, k)).producer.load(Ordering::Relaxed));
         release_hold_of(t, t.gslot(producer), producer.seq());
     }
-
-    release_hold_of(t, g, id.seq());
-    if cancelled {
-        SchedCtl::bump(&by.ctl.cancelled, 1);
-    }
-    SchedCtl::bump(&by.ctl.finished, 1);
 }
 
 /// Writes the task's record, from its row, into `out`.
