@@ -35,7 +35,7 @@ pub(crate) type Records<'a> = Option<&'a mut RecordBatch>;
 /// ready), releases the producers it held, drops its own hold and counts it. At `Tasks` the
 /// task's record goes to `records` (the finishing scheduler's batch).
 pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>, records: Records<'_>) {
-    finish_at(t, t.gslot(id), id, by, records);
+    finish_at(t, t.gslot(id), id, &by, records);
 }
 
 /// [`finish`] for a caller that holds the task's slot `g` (`t.gslot(id)`) already.
@@ -43,7 +43,7 @@ pub(crate) fn finish_at(
     t: &Tables<'_>,
     g: SlotIndex,
     id: TaskId,
-    by: Finisher<'_>,
+    by: &Finisher<'_>,
     records: Records<'_>,
 ) {
     let slot = t.slot(g);
@@ -94,7 +94,7 @@ pub(crate) fn finish_at(
 /// cancelling it first if the task was cancelled). Out of line: the funnel's common case,
 /// a task nobody waits on, then keeps its registers for the watermark.
 #[inline(never)]
-fn release_consumers(t: &Tables<'_>, first: EdgeRef, cancelled: bool, by: Finisher<'_>) {
+fn release_consumers(t: &Tables<'_>, first: EdgeRef, cancelled: bool, by: &Finisher<'_>) {
     let mut link = Some(first);
     while let Some(e) = link {
         // Read `next` before the decrement: once a consumer is released it may finish and
@@ -127,7 +127,7 @@ fn record(
     id: TaskId,
     meta: Meta,
     cancelled: bool,
-    by: Finisher<'_>,
+    by: &Finisher<'_>,
     out: &mut RecordWords,
 ) {
     let row = t.prof_row(g);

@@ -101,7 +101,8 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             // this phase): a task is never dispatched before it was ready.
             let row = self.t.prof_row(g);
             let ready = row.ready.load(Ordering::Relaxed);
-            row.dispatch.store(self.now.max(ready), Ordering::Relaxed);
+            row.dispatch
+                .store(self.by.now.max(ready), Ordering::Relaxed);
             row.core.store(id.0 as u64, Ordering::Relaxed);
         }
         self.p.write_payload(id, token, &payload);
