@@ -134,6 +134,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
 
     /// The running lane of local core `i` reported finishing (or the core moved past it):
     /// its result word says how it ended.
+    #[inline(always)]
     fn retire(&mut self, i: LocalCore, lane: Inflight) -> Lane {
         let core = self.cores.core(i).id;
         let result = self.p.result(core, lane.token);
