@@ -245,7 +245,9 @@ impl CoreTable {
     pub(crate) fn retire_running(&mut self, i: LocalCore) {
         let c = &mut self.cores[i.slot()];
         let bit = c.bit;
-        c.running = c.pending.take();
+        // A copy, then a clear (`take` would move the lane through the stack).
+        c.running = c.pending;
+        c.pending = None;
         c.held_since = None;
         self.held &= !bit;
         if c.running.is_some() {
