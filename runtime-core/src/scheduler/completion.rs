@@ -39,6 +39,7 @@ pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>, records: Reco
 }
 
 /// [`finish`] for a caller that holds the task's slot `g` (`t.gslot(id)`) already.
+#[inline]
 pub(crate) fn finish_at(
     t: &Tables<'_>,
     g: SlotIndex,
@@ -46,6 +47,34 @@ pub(crate) fn finish_at(
     by: &Finisher<'_>,
     records: Records<'_>,
 ) {
+    match records {
+        Some(batch) if by.level == ProfileLevel::Tasks => finish_recorded(t, g, id, by, batch),
+        _ => finish_unrecorded(t, g, id, by),
+    }
+}
+
+/// [`finish_at`] keeping the task's record in `batch`.
+#[inline(never)]
+fn finish_recorded(
+    t: &Tables<'_>,
+    g: SlotIndex,
+    id: TaskId,
+    by: &Finisher<'_>,
+    batch: &mut RecordBatch,
+) {
+    funnel(t, g, id, by, Some(batch));
+}
+
+/// [`finish_at`] keeping no record: a funnel with none of the record's code, and so none of
+/// its registers.
+#[inline(never)]
+fn finish_unrecorded(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
+    funnel(t, g, id, by, None);
+}
+
+/// The funnel: [`finish_at`]'s work, with the record kept in `records` if given.
+#[inline(always)]
+fn funnel(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>, records: Records<'_>) {
     let slot = t.slot(g);
     let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
     if t.cfg.record_latency {
@@ -53,9 +82,7 @@ pub(crate) fn finish_at(
         SchedCtl::bump(&by.ctl.latency[bucket_of(by.now.saturating_sub(ready))], 1);
     }
     // Read before the slot is released: its row then belongs to the next tenant.
-    if by.level == ProfileLevel::Tasks
-        && let Some(batch) = records
-    {
+    if let Some(batch) = records {
         let cancelled = slot.failed.load(Ordering::Relaxed) != 0;
         record(
             t,
