@@ -159,23 +159,25 @@ fn record(
 ) {
     let row = t.prof_row(g);
     let v = |a: &crate::sync::AtomicU64| a.load(Ordering::Relaxed);
-    let (ready, fin, deferred) = (v(&row.ready), v(&row.fin), v(&row.deferred));
-    *out = [
-        id.raw(),
-        meta.kernel.0 as u64
-            | (meta.class as u64) << 32
-            | (by.sched as u64) << 40
-            | (cancelled as u64) << CANCELLED_BIT,
-        v(&row.core),
-        v(&row.submit),
-        ready,
-        v(&row.dispatch),
-        v(&row.start),
-        v(&row.end),
-        fin,
-        deferred,
-        // The lap clock may predate stamps set during this phase (by this thread, or the
-        // ready stamp by another): completion follows them all.
-        by.now.max(ready).max(fin).max(deferred),
-    ];
+    // Word by word, each stamp stored as it is read: the record never sits whole in
+    // registers.
+    out[0] = id.raw();
+    out[1] = meta.kernel.0 as u64
+        | (meta.class as u64) << 32
+        | (by.sched as u64) << 40
+        | (cancelled as u64) << CANCELLED_BIT;
+    out[2] = v(&row.core);
+    out[3] = v(&row.submit);
+    let ready = v(&row.ready);
+    out[4] = ready;
+    out[5] = v(&row.dispatch);
+    out[6] = v(&row.start);
+    out[7] = v(&row.end);
+    let fin = v(&row.fin);
+    out[8] = fin;
+    let deferred = v(&row.deferred);
+    out[9] = deferred;
+    // The lap clock may predate stamps set during this phase (by this thread, or the ready
+    // stamp by another): completion follows them all.
+    out[10] = by.now.max(ready).max(fin).max(deferred);
 }
