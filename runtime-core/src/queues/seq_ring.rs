@@ -133,12 +133,10 @@ impl<'a, const N: usize> SeqRing<'a, N> {
 
     /// Takes the oldest record, or `None` if the ring is (or looks) empty. Any thread.
     pub(crate) fn pop(&self) -> Option<[u64; N]> {
-        if self.cells.is_empty() {
-            return None;
-        }
         let mut pos = self.ends.dequeue.0.load(Ordering::Relaxed);
         loop {
-            let cell = self.cell(pos);
+            // A ring of no cells has none to give (the one bounds check serves for both).
+            let cell = self.cells.get((pos & self.mask) as usize)?;
             let seq = cell.seq.load(Ordering::Acquire);
             let diff = seq.wrapping_sub(pos + 1) as i64;
             if diff == 0 {

@@ -161,7 +161,11 @@ impl<'r> Tables<'r> {
     /// Global slot index of `id` (ring-major).
     #[inline]
     pub(crate) fn gslot(&self, id: TaskId) -> SlotIndex {
-        self.slot_of(id.ring() as usize, id.seq())
+        // The sequence number is the id's low `SEQ_BITS` bits and the window mask is below
+        // 2^32 (the window is a `u32`): masking the raw id gives the sequence number's slot
+        // without extracting the sequence number first.
+        const _: () = assert!(TaskId::SEQ_BITS >= u32::BITS);
+        SlotIndex(id.ring() as usize * self.window + (id.raw() & self.seq_mask) as usize)
     }
 
     /// The slot of sequence number `seq` in ring `ring`.

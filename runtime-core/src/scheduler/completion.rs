@@ -35,17 +35,46 @@ pub(crate) type Records<'a> = Option<&'a mut RecordBatch>;
 /// ready), releases the producers it held, drops its own hold and counts it. At `Tasks` the
 /// task's record goes to `records` (the finishing scheduler's batch).
 pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>, records: Records<'_>) {
-    finish_at(t, t.gslot(id), id, by, records);
+    finish_at(t, t.gslot(id), id, &by, records);
 }
 
 /// [`finish`] for a caller that holds the task's slot `g` (`t.gslot(id)`) already.
+#[inline]
 pub(crate) fn finish_at(
     t: &Tables<'_>,
     g: SlotIndex,
     id: TaskId,
-    by: Finisher<'_>,
+    by: &Finisher<'_>,
     records: Records<'_>,
 ) {
+    match records {
+        Some(batch) if by.level == ProfileLevel::Tasks => finish_recorded(t, g, id, by, batch),
+        _ => finish_unrecorded(t, g, id, by),
+    }
+}
+
+/// [`finish_at`] keeping the task's record in `batch`.
+#[inline(never)]
+fn finish_recorded(
+    t: &Tables<'_>,
+    g: SlotIndex,
+    id: TaskId,
+    by: &Finisher<'_>,
+    batch: &mut RecordBatch,
+) {
+    funnel(t, g, id, by, Some(batch));
+}
+
+/// [`finish_at`] keeping no record: a funnel with none of the record's code, and so none of
+/// its registers.
+#[inline(never)]
+fn finish_unrecorded(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
+    funnel(t, g, id, by, None);
+}
+
+/// The funnel: [`finish_at`]'s work, with the record kept in `records` if given.
+#[inline(always)]
+fn funnel(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>, records: Records<'_>) {
     let slot = t.slot(g);
     let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
     if t.cfg.record_latency {
@@ -53,9 +82,7 @@ pub(crate) fn finish_at(
         SchedCtl::bump(&by.ctl.latency[bucket_of(by.now.saturating_sub(ready))], 1);
     }
     // Read before the slot is released: its row then belongs to the next tenant.
-    if by.level == ProfileLevel::Tasks
-        && let Some(batch) = records
-    {
+    if let Some(batch) = records {
         let cancelled = slot.failed.load(Ordering::Relaxed) != 0;
         record(
             t,
@@ -76,8 +103,29 @@ pub(crate) fn finish_at(
     // consumer is released it may finish and its slot (which holds the edge) be reused. A
     // cancelled task cancels each consumer before releasing it: the decrement (AcqRel, a
     // release sequence with the others) carries the flag to whoever makes it ready.
-    let mut link = slot.fanout.swap(EDGE_CLOSED, Ordering::AcqRel);
-    while let Some(e) = EdgeRef::listed(link) {
+    let link = slot.fanout.swap(EDGE_CLOSED, Ordering::AcqRel);
+    if let Some(first) = EdgeRef::listed(link) {
+        release_consumers(t, first, cancelled, by);
+    }
+    if meta.pinned != 0 {
+        release_producers(t, g, meta.pinned);
+    }
+    release_hold_of(t, g, id.seq());
+    if cancelled {
+        SchedCtl::bump(&by.ctl.cancelled, 1);
+    }
+    SchedCtl::bump(&by.ctl.finished, 1);
+}
+
+/// Walks a finished task's fanout list from its first edge, releasing each consumer (and
+/// cancelling it first if the task was cancelled). Out of line: the funnel's common case,
+/// a task nobody waits on, then keeps its registers for the watermark.
+#[inline(never)]
+fn release_consumers(t: &Tables<'_>, first: EdgeRef, cancelled: bool, by: &Finisher<'_>) {
+    let mut link = Some(first);
+    while let Some(e) = link {
+        // Read `next` before the decrement: once a consumer is released it may finish and
+        // its slot (which holds the edge) be reused.
         let next = t.edge(e).next.load(Ordering::Relaxed);
         let consumer = t.edge_owner(e);
         if cancelled {
@@ -86,20 +134,17 @@ pub(crate) fn finish_at(
         if t.slot(consumer).pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             make_ready(t, consumer, by.now, by.level);
         }
-        link = next;
+        link = EdgeRef::listed(next);
     }
+}
 
-    // Producers this task held.
-    for k in 0..meta.pinned as usize {
+/// Drops the holds a finished task (slot `g`) kept on its `pinned` producers.
+#[inline(never)]
+fn release_producers(t: &Tables<'_>, g: SlotIndex, pinned: u8) {
+    for k in 0..pinned as usize {
         let producer = TaskId::from_raw(t.edge(t.edge_ref(g, k)).producer.load(Ordering::Relaxed));
         release_hold_of(t, t.gslot(producer), producer.seq());
     }
-
-    release_hold_of(t, g, id.seq());
-    if cancelled {
-        SchedCtl::bump(&by.ctl.cancelled, 1);
-    }
-    SchedCtl::bump(&by.ctl.finished, 1);
 }
 
 /// Writes the task's record, from its row, into `out`.
@@ -109,28 +154,30 @@ fn record(
     id: TaskId,
     meta: Meta,
     cancelled: bool,
-    by: Finisher<'_>,
+    by: &Finisher<'_>,
     out: &mut RecordWords,
 ) {
     let row = t.prof_row(g);
     let v = |a: &crate::sync::AtomicU64| a.load(Ordering::Relaxed);
-    let (ready, fin, deferred) = (v(&row.ready), v(&row.fin), v(&row.deferred));
-    *out = [
-        id.raw(),
-        meta.kernel.0 as u64
-            | (meta.class as u64) << 32
-            | (by.sched as u64) << 40
-            | (cancelled as u64) << CANCELLED_BIT,
-        v(&row.core),
-        v(&row.submit),
-        ready,
-        v(&row.dispatch),
-        v(&row.start),
-        v(&row.end),
-        fin,
-        deferred,
-        // The lap clock may predate stamps set during this phase (by this thread, or the
-        // ready stamp by another): completion follows them all.
-        by.now.max(ready).max(fin).max(deferred),
-    ];
+    // Word by word, each stamp stored as it is read: the record never sits whole in
+    // registers.
+    out[0] = id.raw();
+    out[1] = meta.kernel.0 as u64
+        | (meta.class as u64) << 32
+        | (by.sched as u64) << 40
+        | (cancelled as u64) << CANCELLED_BIT;
+    out[2] = v(&row.core);
+    out[3] = v(&row.submit);
+    let ready = v(&row.ready);
+    out[4] = ready;
+    out[5] = v(&row.dispatch);
+    out[6] = v(&row.start);
+    out[7] = v(&row.end);
+    let fin = v(&row.fin);
+    out[8] = fin;
+    let deferred = v(&row.deferred);
+    out[9] = deferred;
+    // The lap clock may predate stamps set during this phase (by this thread, or the ready
+    // stamp by another): completion follows them all.
+    out[10] = by.now.max(ready).max(fin).max(deferred);
 }

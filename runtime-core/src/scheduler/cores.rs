@@ -26,6 +26,13 @@ impl LocalCore {
     pub(crate) fn bit(self) -> u128 {
         1 << self.0
     }
+    /// The core's place in [`CoreTable::cores`]: its index, taken modulo the table's room so
+    /// the compiler needs no bounds check. Every `LocalCore` is below the table's length (it
+    /// comes from the table's masks or its `local_of`), so the modulo never changes it.
+    #[inline]
+    fn slot(self) -> usize {
+        self.0 % ROOM
+    }
 }
 
 /// A task lane on a core.
@@ -44,6 +51,9 @@ pub(crate) struct Inflight {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CoreSlot {
     pub(crate) id: CoreId,
+    /// The core's bit in the table's masks ([`LocalCore::bit`]), kept here: the slot is in
+    /// hand wherever a mask changes, and a load costs less than a 128-bit shift.
+    bit: u128,
     pub(crate) next_token: Token,
     pub(crate) running: Option<Inflight>,
     pub(crate) pending: Option<Inflight>,
@@ -61,10 +71,30 @@ pub(crate) struct CoreSlot {
 /// The local cores of a cluster able to run MIX tasks: AIC, AIV0, AIV1.
 pub(crate) type MixCluster = [LocalCore; 3];
 
+/// Room for every core a runtime may have: a power of two, so a [`LocalCore`] taken modulo
+/// it indexes [`CoreTable::cores`] without a bounds check.
+const ROOM: usize = MAX_CORES as usize;
+const _: () = assert!(ROOM.is_power_of_two() && ROOM <= u128::BITS as usize);
+
+/// The slot of a core nobody owns: past [`CoreTable::len`].
+const UNUSED: CoreSlot = CoreSlot {
+    id: CoreId(u16::MAX),
+    bit: 0,
+    next_token: Token::FIRST,
+    running: None,
+    pending: None,
+    seen: StatusWord::NONE,
+    held_since: None,
+    held_closes: 0,
+    watch: None,
+};
+
 /// The cores one scheduler owns.
 pub(crate) struct CoreTable {
-    /// Indexed by [`LocalCore`] only (see [`CoreTable::core`]).
-    cores: heapless::Vec<CoreSlot, { MAX_CORES as usize }>,
+    /// Indexed by [`LocalCore`] only (see [`CoreTable::core`]); the first `len` are owned.
+    cores: [CoreSlot; ROOM],
+    /// Cores owned.
+    len: usize,
     /// Cores with nothing running.
     pub(crate) idle: u128,
     /// Cores running something with a free pending slot.
@@ -96,7 +126,8 @@ impl CoreTable {
     /// The cores of clusters `c` with `c % schedulers == index`.
     pub(crate) fn for_scheduler(cfg: &Config, index: u8) -> Self {
         let mut t = CoreTable {
-            cores: heapless::Vec::new(),
+            cores: [UNUSED; ROOM],
+            len: 0,
             idle: 0,
             pending_free: 0,
             held: 0,
@@ -113,11 +144,13 @@ impl CoreTable {
             if cfg.scheduler_of(CoreId(core)) != index {
                 continue;
             }
-            let local = t.cores.len();
+            let local = t.len;
             t.local_of[core as usize] = local as u8;
-            // Cannot fail: at most MAX_CORES cores exist (validated config).
-            let _ = t.cores.push(CoreSlot {
+            // At most MAX_CORES cores exist (validated config): `local` is in the table.
+            t.len += 1;
+            t.cores[local % ROOM] = CoreSlot {
                 id: CoreId(core),
+                bit: LocalCore(local).bit(),
                 next_token: Token::FIRST,
                 running: None,
                 pending: None,
@@ -125,7 +158,7 @@ impl CoreTable {
                 held_since: None,
                 held_closes: 0,
                 watch: None,
-            });
+            };
             t.idle |= 1 << local;
             match kind {
                 CoreKind::Aic => {
@@ -194,8 +227,8 @@ impl CoreTable {
     /// Records `f` as dispatched to local core `i`.
     #[inline]
     pub(crate) fn occupy(&mut self, i: LocalCore, f: Inflight) {
-        let bit = i.bit();
-        let c = &mut self.cores[i.0];
+        let c = &mut self.cores[i.slot()];
+        let bit = c.bit;
         c.next_token = f.token.next();
         if c.running.is_none() {
             c.running = Some(f);
@@ -210,9 +243,11 @@ impl CoreTable {
     /// Retires the running lane of local core `i`; the pending one (if any) moves up.
     #[inline]
     pub(crate) fn retire_running(&mut self, i: LocalCore) {
-        let bit = i.bit();
-        let c = &mut self.cores[i.0];
-        c.running = c.pending.take();
+        let c = &mut self.cores[i.slot()];
+        let bit = c.bit;
+        // A copy, then a clear (`take` would move the lane through the stack).
+        c.running = c.pending;
+        c.pending = None;
         c.held_since = None;
         self.held &= !bit;
         if c.running.is_some() {
@@ -235,32 +270,32 @@ impl CoreTable {
     /// Local core `i`.
     #[inline]
     pub(crate) fn core(&self, i: LocalCore) -> &CoreSlot {
-        &self.cores[i.0]
+        &self.cores[i.slot()]
     }
 
     /// Local core `i`, to change.
     #[inline]
     pub(crate) fn core_mut(&mut self, i: LocalCore) -> &mut CoreSlot {
-        &mut self.cores[i.0]
+        &mut self.cores[i.slot()]
     }
 
     /// Every local core.
     pub(crate) fn each(&self) -> impl Iterator<Item = LocalCore> + use<> {
-        (0..self.cores.len()).map(LocalCore)
+        (0..self.len).map(LocalCore)
     }
 
     /// Every owned core's slot, in local order.
     pub(crate) fn slots(&self) -> &[CoreSlot] {
-        &self.cores
+        &self.cores[..self.len]
     }
 
     /// Cores with something running.
     #[inline]
     pub(crate) fn busy(&self) -> u128 {
-        let all = if self.cores.len() == 128 {
+        let all = if self.len == 128 {
             u128::MAX
         } else {
-            (1u128 << self.cores.len()) - 1
+            (1u128 << self.len) - 1
         };
         all & !self.idle
     }
@@ -280,7 +315,12 @@ mod tests {
         };
         let s0 = CoreTable::for_scheduler(&cfg, 0);
         let s1 = CoreTable::for_scheduler(&cfg, 1);
-        let ids = |t: &CoreTable| t.cores.iter().map(|c| c.id.0).collect::<std::vec::Vec<_>>();
+        let ids = |t: &CoreTable| {
+            t.slots()
+                .iter()
+                .map(|c| c.id.0)
+                .collect::<std::vec::Vec<_>>()
+        };
         // clusters: 0 = {0, 3, 4}, 1 = {1, 5, 6}, 2 = {2, 7}
         assert_eq!(ids(&s0), [0, 2, 3, 4, 7]);
         assert_eq!(ids(&s1), [1, 5, 6]);

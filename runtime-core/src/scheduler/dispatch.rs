@@ -69,8 +69,11 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         let meta = Meta::unpack(self.t.slot(g).meta.load(Ordering::Relaxed));
         let mut buf = [0u64; MAX_ARGS as usize];
         let n = (meta.nargs as usize).min(buf.len());
-        for (dst, src) in buf[..n].iter_mut().zip(self.t.args_of(g)) {
-            *dst = src.load(Ordering::Relaxed);
+        if n != 0 {
+            // The row is looked up only for a task that has arguments.
+            for (dst, src) in buf[..n].iter_mut().zip(self.t.args_of(g)) {
+                *dst = src.load(Ordering::Relaxed);
+            }
         }
         let mut tensors = heapless::Vec::<KernelTensor, { MAX_TENSORS as usize }>::new();
         let nt = meta.ntensors as usize;
@@ -98,7 +101,8 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             // this phase): a task is never dispatched before it was ready.
             let row = self.t.prof_row(g);
             let ready = row.ready.load(Ordering::Relaxed);
-            row.dispatch.store(self.now.max(ready), Ordering::Relaxed);
+            row.dispatch
+                .store(self.by.now.max(ready), Ordering::Relaxed);
             row.core.store(id.0 as u64, Ordering::Relaxed);
         }
         self.p.write_payload(id, token, &payload);

@@ -39,7 +39,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         if let Some(cq) = self.cq {
             // Held lanes wait for room, not for a report: they are tried regardless.
             let mut named = self.cores.held;
-            let counted = self.level != ProfileLevel::Off;
+            let counted = self.by.level != ProfileLevel::Off;
             let depth = if counted { cq.len() } else { 0 };
             let mut batch = 0;
             // Bounded: at most a queue's worth per loop, so a flood never starves dispatch.
@@ -134,6 +134,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
 
     /// The running lane of local core `i` reported finishing (or the core moved past it):
     /// its result word says how it ended.
+    #[inline(always)]
     fn retire(&mut self, i: LocalCore, lane: Inflight) -> Lane {
         let core = self.cores.core(i).id;
         let result = self.p.result(core, lane.token);
@@ -257,7 +258,11 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         match entry {
             None => self.finish_at(g, lane.task),
             Some(e) => {
-                let now = if self.clocked { self.now } else { self.p.now() };
+                let now = if self.clocked {
+                    self.by.now
+                } else {
+                    self.p.now()
+                };
                 if self
                     .deferred
                     .arm(e, now.saturating_add(self.deferred_timeout_ticks))
@@ -326,7 +331,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     ) {
         let row = self.t.prof_row(g);
         // The lap clock may predate the kernel's end: the FIN was seen after both.
-        let mut fin = self.now;
+        let mut fin = self.by.now;
         if let Some((start, end)) = self.p.lane_times(core, lane.token) {
             let first = row.start.load(Ordering::Relaxed);
             row.start.store(

@@ -15,7 +15,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     /// the event, and never earlier than the last cut.
     #[inline]
     pub(super) fn phase_cut(&mut self, phase: Phase, worked: bool) {
-        if worked && self.level != ProfileLevel::Off {
+        if worked && self.by.level != ProfileLevel::Off {
             self.cut(phase);
         }
     }
@@ -27,10 +27,10 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             return;
         }
         let now = self.p.now();
-        if self.now != 0 {
-            self.lap[phase as usize] += now.saturating_sub(self.now);
+        if self.by.now != 0 {
+            self.lap[phase as usize] += now.saturating_sub(self.by.now);
         }
-        self.now = now;
+        self.by.now = now;
     }
 
     /// Adds this iteration's lap to the phase counters: by phase if it made progress, all to

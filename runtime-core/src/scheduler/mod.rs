@@ -78,15 +78,14 @@ pub struct Scheduler<'r, 'p, P: Platform> {
     deferred_timeout_ticks: u64,
     loops: u64,
     dispatched: u64,
-    index: u8,
     /// Whether this iteration reads the clock (profiling or latency recording is on).
     clocked: bool,
     /// Whether this iteration records per-task times.
     tasks_level: bool,
-    /// The profiling level read for this iteration.
-    level: ProfileLevel,
-    /// The lap clock: the time of the last phase cut.
-    now: u64,
+    /// Who finishes tasks here, as the funnel takes it (by reference, kept up to date rather
+    /// than built for each task): this scheduler, the profiling level read for this
+    /// iteration (`by.level`) and the lap clock, the time of the last phase cut (`by.now`).
+    by: Finisher<'r>,
     /// The last iteration made progress.
     busy: bool,
     /// Task records not yet written to the ring.
@@ -125,11 +124,14 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             deferred_timeout_ticks: t.cfg.deferred_timeout_us.saturating_mul(ticks),
             loops: 0,
             dispatched: 0,
-            index,
             clocked: false,
             tasks_level: false,
-            level: ProfileLevel::Off,
-            now: 0,
+            by: Finisher {
+                ctl,
+                sched: index,
+                now: 0,
+                level: ProfileLevel::Off,
+            },
             busy: false,
             records: RecordBatch::new(),
             lap: [0; PHASES],
@@ -169,7 +171,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             return Step::Failed;
         }
         let level = self.t.shared.prof.level();
-        self.level = level;
+        self.by.level = level;
         self.tasks_level = level == ProfileLevel::Tasks;
         self.clocked = level != ProfileLevel::Off || self.t.cfg.record_latency;
         // Time since the last cut: the spin hint after an idle iteration, and phases that
@@ -261,12 +263,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
     }
 
     fn finisher(&self) -> Finisher<'r> {
-        Finisher {
-            ctl: self.ctl,
-            sched: self.index,
-            now: self.now,
-            level: self.level,
-        }
+        self.by
     }
 
     /// Finishes `task` through the funnel and keeps its record.
@@ -276,7 +273,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
 
     /// [`Scheduler::finish`] for a task whose slot `g` is known.
     fn finish_at(&mut self, g: SlotIndex, task: TaskId) {
-        finish_at(&self.t, g, task, self.finisher(), Some(&mut self.records));
+        finish_at(&self.t, g, task, &self.by, Some(&mut self.records));
     }
 
     fn all_done(&self) -> bool {
