@@ -248,3 +248,49 @@ fn npu(_: &RunArgs, _: Option<&ProgramRank>) -> Result<RunResults, CliError> {
             .into(),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        run: super::RunArgs,
+    }
+
+    fn args(extra: &[&str]) -> super::RunArgs {
+        let base = ["run", "--orchestration", "o.so", "--kernels", "k.bin"];
+        Cli::parse_from(base.iter().chain(extra)).run
+    }
+
+    #[test]
+    fn a_ranks_trace_gets_the_rank_before_its_extension() {
+        let a = args(&["--trace", "out/run.json"]);
+        assert_eq!(
+            super::spec::trace_path(&a, Some(3)).unwrap(),
+            std::path::Path::new("out/run.rank3.json")
+        );
+        assert_eq!(
+            super::spec::trace_path(&a, None).unwrap(),
+            std::path::Path::new("out/run.json")
+        );
+        assert_eq!(
+            super::spec::trace_path(&args(&["--trace", "t"]), Some(0)).unwrap(),
+            std::path::Path::new("t.rank0")
+        );
+    }
+
+    #[test]
+    fn npu_flags_on_the_simulator_are_named() {
+        assert_eq!(super::npu_only_flag(&args(&[])), None);
+        assert_eq!(
+            super::npu_only_flag(&args(&["--device", "2"])),
+            Some("--device")
+        );
+        assert_eq!(
+            super::npu_only_flag(&args(&["--cann-dir", "/x"])),
+            Some("--cann-dir")
+        );
+    }
+}

@@ -192,3 +192,41 @@ pub fn trace_path(a: &RunArgs, rank: Option<u32>) -> Option<PathBuf> {
     };
     Some(path.with_file_name(name))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn windows() -> RankWindows {
+        RankWindows {
+            rank: 2,
+            bytes: 4096,
+            addresses: vec![0x1000, 0x2000, 0x3000],
+        }
+    }
+
+    #[test]
+    fn rank_arguments_name_windows_around_the_ring_and_need_ranks() {
+        let w = windows();
+        let value = |s: &str| match orch_arg(s, Some(&w)) {
+            Ok(OrchArg::Value(v)) => v,
+            other => panic!("{s}: {other:?}"),
+        };
+        assert_eq!(value("rank"), 2);
+        assert_eq!(value("ranks"), 3);
+        assert_eq!(value("window"), 0x3000);
+        assert_eq!(value("window:0"), 0x1000);
+        assert_eq!(value("window:+1"), 0x1000, "rank 2's next is rank 0");
+        assert_eq!(value("window:+5"), 0x2000);
+        assert_eq!(value("window-bytes"), 4096);
+        let err = |s: &str, w: Option<&RankWindows>| match orch_arg(s, w) {
+            Err(e) => e.to_string(),
+            Ok(a) => panic!("{s} gave {a:?}"),
+        };
+        assert!(err("window:3", Some(&w)).contains("the job has 3 ranks"));
+        assert!(err("window", None).contains("give --ranks"));
+        assert!(err("window:x", Some(&w)).contains("want a number"));
+        assert!(matches!(orch_arg("buffer:1", None), Ok(OrchArg::Buffer(1))));
+        assert!(matches!(orch_arg("0x10", None), Ok(OrchArg::Value(16))));
+    }
+}
