@@ -1,7 +1,7 @@
 //! The loop of one simulated AICore core.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use pto_runtime_core::{
@@ -31,62 +31,50 @@ pub(crate) fn core_loop(p: &SimPlatform, ids: &[CoreId], spin_before_park: u32) 
     let mut cores: Vec<CoreState> = ids.iter().map(|&id| CoreState::new(id)).collect();
     let mut args = [0u64; MAX_ARGS as usize];
     let mut tensors = Vec::with_capacity(MAX_TENSORS as usize);
+    // Each core's two doorbells, so a pass without the cost model is a tight scan: one load
+    // and one compare per core (with many cores a pass is long, and a token rung just after
+    // its core was looked at waits for the rest of the pass).
+    let bells: Vec<[&AtomicU32; 2]> = ids
+        .iter()
+        .map(|id| {
+            let core = &p.cores[id.0 as usize];
+            [&core.payload[0].rung, &core.payload[1].rung]
+        })
+        .collect();
     loop {
-        let mut ran = false;
-        let mut waiting = false;
-        // With the chip's costs modelled, one clock read a pass decides what is due.
-        let now = p.silicon.as_ref().map_or(0, |_| p.now());
-        for c in &mut cores {
-            let core = &p.cores[c.id.0 as usize];
-            ran |= c.report_due(p, core, now);
-            if rung(core, c.next) {
-                match &p.silicon {
-                    None => {
-                        let (outcome, _) = execute(p, core, c.id, c.next, &mut args, &mut tensors);
-                        report(p, core, c.id, c.next, outcome);
+        let ran = match &p.silicon {
+            None => {
+                let mut ran = false;
+                for (c, bell) in cores.iter_mut().zip(&bells) {
+                    let token = c.next;
+                    if bell[(token.bits() & 1) as usize].load(Ordering::Acquire) != token.bits() {
+                        continue;
                     }
-                    Some(s) => {
-                        let rung_at = core.payload[(c.next.bits() & 1) as usize]
-                            .rung_at
-                            .load(Ordering::Relaxed);
-                        // The modelled core starts the kernel `dispatch` after the doorbell
-                        // (or when its kernel before ends), whenever this thread gets to
-                        // look: a pass that comes late runs the kernel's function late but
-                        // keeps the modelled times, so the host's delays are not charged
-                        // as the chip's.
-                        let start = rung_at.saturating_add(s.dispatch).max(c.busy_until);
-                        if start > now {
-                            waiting = true;
-                            continue;
-                        }
-                        SiliconSums::add(&p.silicon_sums.0.dispatch, start - rung_at);
-                        let (outcome, kernel) =
-                            execute(p, core, c.id, c.next, &mut args, &mut tensors);
-                        c.busy_until = start.saturating_add(s.kernel(kernel));
-                        // The modelled kernel times, not the host's: read after the FIN.
-                        let times = &core.status.0.times[(c.next.bits() & 1) as usize];
-                        times.0.store(start, Ordering::Relaxed);
-                        times.1.store(c.busy_until, Ordering::Relaxed);
-                        let fin = c.schedule(s, c.next, outcome, core.queue.is_some());
-                        SiliconSums::add(&p.silicon_sums.0.fin, fin - c.busy_until);
-                    }
+                    let core = &p.cores[c.id.0 as usize];
+                    let (outcome, _) = execute(p, core, c.id, token, &mut args, &mut tensors);
+                    report(p, core, c.id, token, outcome);
+                    c.next = token.next();
+                    ran = true;
                 }
-                c.next = c.next.next();
-                ran = true;
+                ran
             }
-            waiting |= !c.due.is_empty();
-        }
-        if ran || waiting {
-            if !ran {
-                std::hint::spin_loop();
+            Some(s) => {
+                let (ran, waiting) = modelled_pass(p, s, &mut cores, &mut args, &mut tensors);
+                if waiting && !ran {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                ran
             }
+        };
+        if ran {
             continue;
         }
         if p.shutdown.load(Ordering::Acquire) {
             return;
         }
         // Nothing to do: watch the doorbells alone for a while, then park.
-        if spin_until_rung(p, &cores, spin_before_park) {
+        if spin_until_rung(&cores, &bells, spin_before_park) {
             continue;
         }
         let next: Vec<Token> = cores.iter().map(|c| c.next).collect();
@@ -94,6 +82,52 @@ pub(crate) fn core_loop(p: &SimPlatform, ids: &[CoreId], spin_before_park: u32) 
             return;
         }
     }
+}
+
+/// One pass over `cores` with the chip's costs `s` modelled: shows what is due and starts
+/// the kernels whose modelled start has come. Whether anything ran or showed, and whether
+/// something is still to come (a FIN or record not due yet, a kernel not started yet).
+fn modelled_pass(
+    p: &SimPlatform,
+    s: &SiliconTicks,
+    cores: &mut [CoreState],
+    args: &mut [u64; MAX_ARGS as usize],
+    tensors: &mut Vec<KernelTensor>,
+) -> (bool, bool) {
+    let (mut ran, mut waiting) = (false, false);
+    // One clock read a pass decides what is due.
+    let now = p.now();
+    for c in cores {
+        let core = &p.cores[c.id.0 as usize];
+        ran |= c.report_due(p, core, now);
+        if rung(core, c.next) {
+            let rung_at = core.payload[(c.next.bits() & 1) as usize]
+                .rung_at
+                .load(Ordering::Relaxed);
+            // The modelled core starts the kernel `dispatch` after the doorbell (or when its
+            // kernel before ends), whenever this thread gets to look: a pass that comes late
+            // runs the kernel's function late but keeps the modelled times, so the host's
+            // delays are not charged as the chip's.
+            let start = rung_at.saturating_add(s.dispatch).max(c.busy_until);
+            if start > now {
+                waiting = true;
+                continue;
+            }
+            SiliconSums::add(&p.silicon_sums.0.dispatch, start - rung_at);
+            let (outcome, kernel) = execute(p, core, c.id, c.next, args, tensors);
+            c.busy_until = start.saturating_add(s.kernel(kernel));
+            // The modelled kernel times, not the host's: read after the FIN.
+            let times = &core.status.0.times[(c.next.bits() & 1) as usize];
+            times.0.store(start, Ordering::Relaxed);
+            times.1.store(c.busy_until, Ordering::Relaxed);
+            let fin = c.schedule(s, c.next, outcome, core.queue.is_some());
+            SiliconSums::add(&p.silicon_sums.0.fin, fin - c.busy_until);
+            c.next = c.next.next();
+            ran = true;
+        }
+        waiting |= !c.due.is_empty();
+    }
+    (ran, waiting)
 }
 
 /// A FIN, or a completion record, the modelled chip shows at `at`.
@@ -287,13 +321,13 @@ fn post(p: &SimPlatform, q: &CompletionQueue<'_>, id: CoreId, token: Token, r: R
     }
 }
 
-/// Spins up to `spins` rounds over the doorbells of `cores` (relaxed loads only); whether one
-/// of them rang.
-fn spin_until_rung(p: &SimPlatform, cores: &[CoreState], spins: u32) -> bool {
+/// Spins up to `spins` rounds over the doorbells `bells` of `cores` (relaxed loads only, one
+/// load and one compare per core); whether one of them rang.
+fn spin_until_rung(cores: &[CoreState], bells: &[[&AtomicU32; 2]], spins: u32) -> bool {
     for _ in 0..spins {
-        for c in cores {
-            let bell = &p.cores[c.id.0 as usize].payload[(c.next.bits() & 1) as usize].rung;
-            if bell.load(Ordering::Relaxed) == c.next.bits() {
+        for (c, bell) in cores.iter().zip(bells) {
+            let token = c.next.bits();
+            if bell[(token & 1) as usize].load(Ordering::Relaxed) == token {
                 return true;
             }
         }
