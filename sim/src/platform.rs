@@ -18,10 +18,8 @@ use crate::silicon::{Silicon, SiliconSums, SiliconTicks, spin_for};
 use crate::slab::Slab;
 use pto_runtime_core::Stall;
 
-/// `spin_hint` yields the CPU once a thread has been idle for this many calls in a row.
+/// `spin_hint` yields the CPU once every this many calls.
 const YIELD_EVERY: u32 = 16;
-/// Calls to `spin_hint` this far apart (ns) are not in a row: the thread worked in between.
-const IDLE_GAP_NS: u64 = 400;
 
 /// One payload buffer of a core. The doorbell of a token is the `rung` word of the buffer the
 /// token selects, so a dispatch moves one cache line to the core, not two.
@@ -365,24 +363,15 @@ impl Platform for SimPlatform {
     }
 
     fn spin_hint(&self) {
-        // Simulated threads may outnumber host CPUs: a thread idle for a while gives the CPU
-        // to one with work (a core about to report FIN, the orchestrator). Only a streak of
-        // idle calls counts: a scheduler waiting a few hundred ns for each FIN of a chain
-        // never yields (a yield costs it a system call, and the FIN waits for its return).
-        thread_local!(static IDLE: std::cell::Cell<(u64, u32)> = const { std::cell::Cell::new((0, 0)) });
-        let now = self.now();
-        let gap = IDLE_GAP_NS.saturating_mul(self.ticks_per_us) / 1000;
-        let streak = IDLE.with(|c| {
-            let (last, streak) = c.get();
-            let streak = if now.wrapping_sub(last) > gap {
-                1
-            } else {
-                streak.saturating_add(1)
-            };
-            c.set((now, streak));
-            streak
+        // Simulated threads may outnumber host CPUs: now and then, give the CPU to a thread
+        // with work (a core about to report FIN, the orchestrator).
+        thread_local!(static SPINS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) });
+        let n = SPINS.with(|c| {
+            let n = c.get().wrapping_add(1);
+            c.set(n);
+            n
         });
-        if streak.is_multiple_of(YIELD_EVERY) {
+        if n.is_multiple_of(YIELD_EVERY) {
             std::thread::yield_now();
         } else {
             std::hint::spin_loop();
