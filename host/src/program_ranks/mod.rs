@@ -81,6 +81,24 @@ pub struct RankWindows {
 }
 
 impl RankWindows {
+    /// Every rank's window of `bytes` as `ctx` (this rank's communication context, whose own
+    /// window starts at `local`) addresses it.
+    pub fn of(
+        ctx: &pto_runtime_core::CommContext,
+        local: u64,
+        bytes: u64,
+    ) -> Result<Self, ProgramRankError> {
+        let addresses = (0..ctx.rank_num)
+            .map(|r| ctx.peer_address(r, local, bytes))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(ProgramRankError::Windows)?;
+        Ok(RankWindows {
+            rank: ctx.rank_id,
+            bytes,
+            addresses,
+        })
+    }
+
     /// This rank's own window.
     pub fn local(&self) -> u64 {
         self.addresses[self.rank as usize]

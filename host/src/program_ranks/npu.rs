@@ -42,15 +42,7 @@ pub fn run_on_npu(
     };
     let comm = HcclComm::init(&cann, &cfg, &mut b)?;
     let (local, bytes) = comm.local_window();
-    let addresses = (0..rank.ranks)
-        .map(|r| comm.context().peer_address(r, local, bytes))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(ProgramRankError::Windows)?;
-    let windows = RankWindows {
-        rank: rank.rank,
-        bytes,
-        addresses,
-    };
+    let windows = RankWindows::of(comm.context(), local, bytes)?;
     let mut spec = build(&windows).map_err(ProgramRankError::Spec)?;
     spec.watched.push((local, bytes));
     let mut session = NpuSession::open(opts)?;

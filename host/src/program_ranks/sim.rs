@@ -30,7 +30,7 @@ pub fn run_on_sim(
     } else {
         ShmComm::init(&cfg)?
     });
-    let result = run_joined(rank, &comm, &mut opts, build);
+    let result = run_joined(&comm, &mut opts, build);
     if result.is_err() {
         comm.poison(PoisonReason::Aborted);
     }
@@ -38,7 +38,6 @@ pub fn run_on_sim(
 }
 
 fn run_joined(
-    rank: &ProgramRank,
     comm: &Arc<ShmComm>,
     opts: &mut SimBackendOptions,
     build: impl FnOnce(&RankWindows) -> Result<RunSpec, String>,
@@ -46,15 +45,7 @@ fn run_joined(
     let ctx = comm.context().map_err(ProgramRankError::Windows)?;
     let bytes = comm.window_size();
     let local = ctx.local_window();
-    let addresses = (0..rank.ranks)
-        .map(|r| ctx.peer_address(r, local, bytes))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(ProgramRankError::Windows)?;
-    let windows = RankWindows {
-        rank: rank.rank,
-        bytes,
-        addresses,
-    };
+    let windows = RankWindows::of(&ctx, local, bytes)?;
     let spec = build(&windows).map_err(ProgramRankError::Spec)?;
     opts.windows = comm.window_ranges()?;
     let out = run(&spec, opts)?;
