@@ -151,13 +151,7 @@ impl CoreTable {
             t.cores[local % ROOM] = CoreSlot {
                 id: CoreId(core),
                 bit: LocalCore(local).bit(),
-                next_token: Token::FIRST,
-                running: None,
-                pending: None,
-                seen: StatusWord::NONE,
-                held_since: None,
-                held_closes: 0,
-                watch: None,
+                ..UNUSED
             };
             t.idle |= 1 << local;
             match kind {
