@@ -67,10 +67,11 @@ fn dags_complete_under_the_model_in_every_layout_and_mode() {
 #[test]
 fn a_calibration_run_reports_every_figure() {
     let c = calibrate(&Silicon::a2a3(), 200, 1_000).unwrap();
-    // Lower bounds only, which the model guarantees: a status read spins its 100 ns, a hop
-    // costs at least a dispatch and a FIN, and the ring's record comes no sooner than the
-    // FIN.
-    assert!(c.status_read_ns >= 99.0, "{c:?}");
+    // Lower bounds only, which the model guarantees: a status read spins at least three
+    // quarters of its 100 ns (the spin's own measured overhead, at most a quarter, is taken
+    // off), a hop costs at least a dispatch and a FIN, and the ring's record comes no sooner
+    // than the FIN.
+    assert!(c.status_read_ns >= 75.0, "{c:?}");
     assert!(c.dispatch_ns >= 139.0 && c.fin_ns >= 179.0, "{c:?}");
     assert!(c.hop_poll_ns >= 319.0 && c.hop_ring_ns >= 319.0, "{c:?}");
 }
