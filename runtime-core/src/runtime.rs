@@ -131,8 +131,9 @@ impl<'r> Runtime<'r> {
         self.t.shared.prof.set_level(level);
     }
 
-    /// The task records written so far (exact once every thread has stopped), in the order
-    /// the tasks finished.
+    /// The records of the tasks finished so far (exact once every thread has stopped), in
+    /// the order the tasks were submitted. A task has one if profiling was at `Tasks` both
+    /// when it was submitted and when it finished.
     pub fn task_records(&self) -> impl Iterator<Item = TaskRecord> + '_ {
         self.t.shared.prof.records(self.t.records)
     }

@@ -1,7 +1,9 @@
 //! Profiling as a run-time flag, end to end on the simulator: every task (normal, MIX, DUMMY)
 //! reaches the profile through the one completion funnel, and the phase counters add up.
 
-use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use pto_runtime_core::{
     Config, KernelId, PhaseCounters, ProfileLevel, RegionLayout, RunReport, Runtime, TaskId,
@@ -76,8 +78,9 @@ fn tasks_level_has_one_ordered_record_per_task_of_every_class() {
     assert_eq!(run.report.finished, TASKS as u64);
     assert_eq!(run.report.profile_dropped, 0);
     assert_eq!(run.records.len(), TASKS, "one record per task");
-    let ids: BTreeSet<u64> = run.records.iter().map(|r| r.task.raw()).collect();
-    assert_eq!(ids, run.submitted.iter().map(|(id, _)| id.raw()).collect());
+    let ids: Vec<TaskId> = run.records.iter().map(|r| r.task).collect();
+    let submitted: Vec<TaskId> = run.submitted.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, submitted, "records come back in submit order");
     for r in &run.records {
         let class = run
             .submitted
@@ -144,6 +147,86 @@ fn a_full_profile_ring_counts_what_it_dropped_and_never_blocks() {
     assert_eq!(run.report.finished, TASKS as u64, "the run went on");
     assert_eq!(run.records.len(), 50);
     assert_eq!(run.report.profile_dropped, (TASKS - 50) as u64);
+}
+
+/// Spins until its gate opens (bounded: 10 s).
+const GATED: KernelId = KernelId(2);
+
+/// Waits (bounded) until the runtime has finished `n` tasks.
+fn wait_finished(rt: &Runtime<'_>, n: u64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while rt.report().finished < n {
+        assert!(
+            Instant::now() < deadline,
+            "{n} tasks did not finish in 10 s"
+        );
+        std::thread::yield_now();
+    }
+}
+
+/// The level changes while tasks live: a task keeps a record only if it was submitted and
+/// finished at `Tasks`, and the tasks submitted below `Tasks` and run at `Tasks`, in slots
+/// whose earlier tenants kept records, stamp none of those records.
+#[test]
+fn tasks_submitted_below_tasks_level_leave_the_records_of_earlier_tenants_alone() {
+    let cfg = Config {
+        profile: ProfileLevel::Tasks,
+        profile_capacity: 1024,
+        task_window: 8,
+        ..Config::tiny()
+    };
+    let mut region = Region::new(RegionLayout::new(&cfg).unwrap().size()).unwrap();
+    let rt = Runtime::init(region.bytes(), cfg).unwrap();
+    let gate = Arc::new(AtomicBool::new(false));
+    let g = gate.clone();
+    let kernels = KernelTable::new()
+        .with(K, "k", |_| Ok(()))
+        .with(GATED, "gated", move |_| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !g.load(Ordering::Acquire) && Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+            Ok(())
+        });
+    let machine = SimMachine::start(&cfg, kernels, SimOptions::default()).unwrap();
+    let p = machine.platform();
+    let mut o = rt.orchestrator(p).unwrap();
+    let sched = rt.scheduler(0, p).unwrap();
+    let (recorded, unrecorded) = std::thread::scope(|s| {
+        let h = s.spawn(move || sched.run());
+        let spec = TaskSpec::new(K, WorkerClass::Aiv);
+        // Recorded: submitted and finished at `Tasks`, in every slot of the window.
+        let first: Vec<TaskId> = (0..16).map(|_| o.submit(&spec).unwrap()).collect();
+        wait_finished(&rt, 16);
+        // Submitted at `Off` behind a gate, and so dispatched and finished at `Tasks`.
+        rt.set_profile_level(ProfileLevel::Off);
+        let gated = o.submit(&TaskSpec::new(GATED, WorkerClass::Aic)).unwrap();
+        let mut unrecorded = vec![gated];
+        unrecorded.extend((0..6).map(|_| o.submit(&spec.deps(&[gated])).unwrap()));
+        rt.set_profile_level(ProfileLevel::Tasks);
+        gate.store(true, Ordering::Release);
+        wait_finished(&rt, 23);
+        // Recorded again.
+        let last: Vec<TaskId> = (0..8).map(|_| o.submit(&spec).unwrap()).collect();
+        drop(o);
+        h.join().unwrap().unwrap();
+        ([first, last].concat(), unrecorded)
+    });
+    assert_eq!(rt.report().finished, 31);
+    let records: Vec<TaskRecord> = rt.task_records().collect();
+    let ids: Vec<TaskId> = records.iter().map(|r| r.task).collect();
+    assert_eq!(
+        ids, recorded,
+        "exactly the tasks submitted and finished at Tasks"
+    );
+    assert!(ids.iter().all(|id| !unrecorded.contains(id)));
+    for r in &records {
+        let order = [
+            r.submit, r.ready, r.dispatch, r.start, r.end, r.fin, r.complete,
+        ];
+        assert!(order.windows(2).all(|w| w[0] <= w[1]), "{r:?}");
+        assert!(r.core.is_some(), "{r:?}");
+    }
 }
 
 /// Posts a 64-bit counter bump landing after 100 µs and waits for it (`args[0]`: the counter).

@@ -63,47 +63,25 @@ pub struct PhaseCounters {
     pub loops: u64,
 }
 
-/// Timestamps of one live task (Tasks level), beside its slot.
+/// What a task slot keeps for profiling, beside the slot: the current tenant's record cell
+/// and its ready stamp (for the latency histogram).
 pub(crate) struct ProfRow {
-    pub(crate) submit: AtomicU64,
+    /// Index in the profile ring of the cell of the last tenant submitted at `Tasks`
+    /// ([`NO_CELL`]: none). Not written below `Tasks`, so `Off` costs the submit nothing:
+    /// a cell is a tenant's only if it was opened for the tenant's id.
+    pub(crate) cell: AtomicU32,
+    /// When the tenant became ready (with `record_latency`).
     pub(crate) ready: AtomicU64,
-    pub(crate) dispatch: AtomicU64,
-    pub(crate) start: AtomicU64,
-    pub(crate) end: AtomicU64,
-    pub(crate) fin: AtomicU64,
-    pub(crate) deferred: AtomicU64,
-    /// First lane's core (`u64::MAX` if none).
-    pub(crate) core: AtomicU64,
 }
 
-impl ProfRow {
-    /// Clears the row for a task submitted at `submit`.
-    pub(crate) fn reset(&self, submit: u64) {
-        self.submit.store(submit, Ordering::Relaxed);
-        for w in [
-            &self.ready,
-            &self.dispatch,
-            &self.start,
-            &self.end,
-            &self.fin,
-            &self.deferred,
-        ] {
-            w.store(0, Ordering::Relaxed);
-        }
-        self.core.store(u64::MAX, Ordering::Relaxed);
-    }
+/// [`ProfRow::cell`] of a task that keeps no record.
+pub(crate) const NO_CELL: u32 = u32::MAX;
 
+impl ProfRow {
     pub(crate) fn new() -> Self {
-        let z = || AtomicU64::new(0);
         ProfRow {
-            submit: z(),
-            ready: z(),
-            dispatch: z(),
-            start: z(),
-            end: z(),
-            fin: z(),
-            deferred: z(),
-            core: AtomicU64::new(u64::MAX),
+            cell: AtomicU32::new(NO_CELL),
+            ready: AtomicU64::new(0),
         }
     }
 }
@@ -142,64 +120,114 @@ pub struct TaskRecord {
     pub cancelled: bool,
 }
 
-pub(crate) const RECORD_WORDS: usize = 12;
+/// A closed record's `written` word: this bit, the finishing scheduler at
+/// [`SCHEDULER_SHIFT`] and [`CANCELLED`].
+const WRITTEN: u64 = 1;
+const SCHEDULER_SHIFT: u32 = 8;
+const CANCELLED: u64 = 1 << 16;
 
-/// Bit of a record's second word that marks a cancelled task.
-pub(crate) const CANCELLED_BIT: u32 = 48;
-
-/// A record as stored (every word but the trailing "written" flag): task, `kernel | class <<
-/// 32 | scheduler << 40 | cancelled << 48`, core (`u64::MAX`: none), then the stamps in [`TaskRecord`] order.
-pub(crate) type RecordWords = [u64; RECORD_WORDS - 1];
-
-/// A record's storage in the region.
+/// A task's record as it lives in the profile ring, claimed when the task is submitted (at
+/// `Tasks`) and stamped in place while it runs: its submitter, dispatcher and finisher write
+/// straight into it, and the finisher's `written` store (Release) publishes it whole.
 pub(crate) struct RecordCell {
-    words: [AtomicU64; RECORD_WORDS],
+    task: AtomicU64,
+    /// `kernel | class << 32`.
+    meta: AtomicU64,
+    /// First lane's core (`u64::MAX`: none).
+    pub(crate) core: AtomicU64,
+    pub(crate) submit: AtomicU64,
+    pub(crate) ready: AtomicU64,
+    pub(crate) dispatch: AtomicU64,
+    pub(crate) start: AtomicU64,
+    pub(crate) end: AtomicU64,
+    pub(crate) fin: AtomicU64,
+    pub(crate) deferred: AtomicU64,
+    complete: AtomicU64,
+    /// 0 until the record is whole, then [`WRITTEN`] with the finishing scheduler and
+    /// whether the task was cancelled.
+    written: AtomicU64,
 }
 
 impl RecordCell {
     pub(crate) fn new() -> Self {
+        let z = || AtomicU64::new(0);
         RecordCell {
-            words: core::array::from_fn(|_| AtomicU64::new(0)),
+            task: z(),
+            meta: z(),
+            core: AtomicU64::new(u64::MAX),
+            submit: z(),
+            ready: z(),
+            dispatch: z(),
+            start: z(),
+            end: z(),
+            fin: z(),
+            deferred: z(),
+            complete: z(),
+            written: z(),
         }
     }
 
-    fn write(&self, words: &RecordWords) {
-        let w = &self.words;
-        for (dst, &v) in w.iter().zip(words) {
-            dst.store(v, Ordering::Relaxed);
-        }
-        w[RECORD_WORDS - 1].store(1, Ordering::Release);
+    /// Opens the record of `task` (kernel `kernel`, class `class`), submitted at `submit`.
+    /// The cell is fresh: claimed once per run, its stamps are still 0.
+    pub(crate) fn open(&self, task: TaskId, kernel: KernelId, class: WorkerClass, submit: u64) {
+        self.task.store(task.raw(), Ordering::Relaxed);
+        self.meta
+            .store(kernel.0 as u64 | (class as u64) << 32, Ordering::Relaxed);
+        self.submit.store(submit, Ordering::Relaxed);
+    }
+
+    /// The cell was opened for `id`.
+    #[inline]
+    pub(crate) fn is_of(&self, id: TaskId) -> bool {
+        self.task.load(Ordering::Relaxed) == id.raw()
+    }
+
+    /// Closes the record: finished by scheduler `sched` at `now` (`cancelled` if so), and
+    /// published.
+    #[inline]
+    pub(crate) fn close(&self, sched: u8, cancelled: bool, now: u64) {
+        let v = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        // The lap clock may predate stamps set during this phase (by this thread, or the
+        // ready stamp by another): completion follows them all.
+        let complete = now
+            .max(v(&self.ready))
+            .max(v(&self.fin))
+            .max(v(&self.deferred));
+        self.complete.store(complete, Ordering::Relaxed);
+        let cancelled = if cancelled { CANCELLED } else { 0 };
+        let written = WRITTEN | ((sched as u64) << SCHEDULER_SHIFT) | cancelled;
+        self.written.store(written, Ordering::Release);
     }
 
     fn read(&self) -> Option<TaskRecord> {
-        let w = &self.words;
-        if w[RECORD_WORDS - 1].load(Ordering::Acquire) != 1 {
+        let written = self.written.load(Ordering::Acquire);
+        if written & WRITTEN == 0 {
             return None;
         }
-        let v = |i: usize| w[i].load(Ordering::Relaxed);
-        let meta = v(1);
-        let core = v(2);
+        let v = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let meta = v(&self.meta);
+        let core = v(&self.core);
         Some(TaskRecord {
-            task: TaskId::from_raw(v(0)),
+            task: TaskId::from_raw(v(&self.task)),
             kernel: KernelId(meta as u32),
             class: WorkerClass::from_index(((meta >> 32) & 0xff) as usize)
                 .unwrap_or(WorkerClass::Dummy),
-            scheduler: (meta >> 40) as u8,
-            cancelled: (meta >> CANCELLED_BIT) & 1 != 0,
+            scheduler: (written >> SCHEDULER_SHIFT) as u8,
+            cancelled: written & CANCELLED != 0,
             core: (core != u64::MAX).then_some(CoreId(core as u16)),
-            submit: v(3),
-            ready: v(4),
-            dispatch: v(5),
-            start: v(6),
-            end: v(7),
-            fin: v(8),
-            deferred_done: v(9),
-            complete: v(10),
+            submit: v(&self.submit),
+            ready: v(&self.ready),
+            dispatch: v(&self.dispatch),
+            start: v(&self.start),
+            end: v(&self.end),
+            fin: v(&self.fin),
+            deferred_done: v(&self.deferred),
+            complete: v(&self.complete),
         })
     }
 }
 
-/// The profile's tables: a row of stamps per task slot, and the record ring.
+/// The profile's tables: a row per task slot (its record cell, its ready stamp), and the record ring.
 pub(crate) struct ProfParts<'r> {
     pub(crate) rows: &'r mut [ProfRow],
     pub(crate) records: &'r mut [RecordCell],
@@ -213,50 +241,6 @@ impl<'r> ProfParts<'r> {
             rows: c.table(slots, |_| ProfRow::new())?,
             records: c.table(cfg.profile_capacity as usize, |_| RecordCell::new())?,
         })
-    }
-}
-
-/// Records one scheduler holds before writing them to the ring.
-pub(crate) const RECORD_BATCH: usize = 32;
-
-/// Task records a scheduler keeps until it writes them to the ring in one burst: sequential
-/// stores overlap their cache misses, where writing each record as its task completes would
-/// stall the completion's next atomic operation on every miss.
-pub(crate) struct RecordBatch {
-    buf: [RecordWords; RECORD_BATCH],
-    len: usize,
-}
-
-impl RecordBatch {
-    pub(crate) const fn new() -> Self {
-        RecordBatch {
-            buf: [[0; RECORD_WORDS - 1]; RECORD_BATCH],
-            len: 0,
-        }
-    }
-
-    /// Room for one more record, written in place; the batch goes out first if it is full.
-    #[inline]
-    pub(crate) fn next(&mut self, prof: &ProfCtl, cells: &[RecordCell]) -> &mut RecordWords {
-        if self.len == RECORD_BATCH {
-            self.flush(prof, cells);
-        }
-        self.len += 1;
-        &mut self.buf[self.len - 1]
-    }
-
-    /// Writes every kept record to the ring.
-    pub(crate) fn flush(&mut self, prof: &ProfCtl, cells: &[RecordCell]) {
-        if self.len > 0 {
-            prof.push_all(cells, &self.buf[..self.len]);
-            self.len = 0;
-        }
-    }
-
-    /// Nothing is kept.
-    #[inline]
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len == 0
     }
 }
 
@@ -285,11 +269,15 @@ impl ProfCtl {
         self.level.store(level as u32, Ordering::Relaxed);
     }
 
-    /// Appends `rs`, counting those past the end of the ring as dropped. Never waits.
-    pub(crate) fn push_all(&self, cells: &[RecordCell], rs: &[RecordWords]) {
-        let first = self.next.0.fetch_add(rs.len() as u64, Ordering::Relaxed) as usize;
-        for (cell, r) in cells.iter().skip(first).zip(rs) {
-            cell.write(r);
+    /// Claims the next cell of a ring of `capacity` cells: its index, or [`NO_CELL`] once
+    /// the ring is full (the record is counted as dropped). Never waits.
+    #[inline]
+    pub(crate) fn claim(&self, capacity: usize) -> u32 {
+        let i = self.next.0.fetch_add(1, Ordering::Relaxed);
+        if i < capacity as u64 {
+            i as u32
+        } else {
+            NO_CELL
         }
     }
 
@@ -301,7 +289,7 @@ impl ProfCtl {
             .saturating_sub(capacity as u64)
     }
 
-    /// The records written so far, in claim order.
+    /// The records written so far, in claim (submit) order.
     pub(crate) fn records<'a>(
         &self,
         cells: &'a [RecordCell],

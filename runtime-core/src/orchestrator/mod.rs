@@ -211,7 +211,12 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             store_tensors(t, g, spec.tensors);
         }
         if level == ProfileLevel::Tasks {
-            t.prof_row(g).reset(now);
+            // The task's record: claimed now, stamped in place while it runs.
+            let cell = t.shared.prof.claim(t.records.len());
+            t.prof_row(g).cell.store(cell, Ordering::Relaxed);
+            if let Some(r) = t.records.get(cell as usize) {
+                r.open(id, spec.kernel, spec.class, now);
+            }
         }
         slot.publish(seq);
 

@@ -9,7 +9,7 @@
 #![forbid(unsafe_code)]
 
 use crate::error::{FatalCause, FatalError};
-use crate::ids::WorkerClass;
+use crate::ids::{TaskId, WorkerClass};
 use crate::observe::profile::ProfileLevel;
 use crate::queues::seq_ring::{RingEnds, SeqCell, SeqRing};
 use crate::region::config::{Config, ConfigError};
@@ -82,21 +82,30 @@ impl<'r> ReadyQueue<'r> {
     }
 }
 
+/// Stamps task `id` (slot `g`) ready at `now`: in its record (if `recorded`, the level is
+/// `Tasks`) and for the latency histogram.
+fn stamp_ready(t: &Tables<'_>, g: SlotIndex, id: TaskId, recorded: bool, now: u64) {
+    let mut ready = now;
+    if recorded && let Some(r) = t.record_of(g, id) {
+        // `now` is a lap-clock stamp taken a little before this moment: a producer that
+        // finished while the orchestrator was submitting this task may carry a stamp older
+        // than the submit stamp. A task is never ready before it was submitted.
+        ready = now.max(r.submit.load(Ordering::Relaxed));
+        r.ready.store(ready, Ordering::Relaxed);
+    }
+    if t.cfg.record_latency {
+        t.prof_row(g).ready.store(ready, Ordering::Relaxed);
+    }
+}
+
 /// Publishes slot `g`'s task to the ready queue of its class, stamped `now` (profiling at
 /// `level`). The caller is the one thread whose fan-in decrement reached zero.
 pub(crate) fn make_ready(t: &Tables<'_>, g: SlotIndex, now: u64, level: ProfileLevel) {
     let slot = t.slot(g);
-    if t.cfg.record_latency || level == ProfileLevel::Tasks {
-        // `now` is a lap-clock stamp taken a little before this moment: a producer that
-        // finished while the orchestrator was submitting this task may carry a stamp older
-        // than the submit stamp. A task is never ready before it was submitted.
-        let row = t.prof_row(g);
-        row.ready.store(
-            now.max(row.submit.load(Ordering::Relaxed)),
-            Ordering::Relaxed,
-        );
-    }
     let id = t.task_at(g);
+    if t.cfg.record_latency || level == ProfileLevel::Tasks {
+        stamp_ready(t, g, id, level == ProfileLevel::Tasks, now);
+    }
     let meta = match Meta::decode(slot.meta.load(Ordering::Relaxed)) {
         Ok(meta) => meta,
         Err(class) => {

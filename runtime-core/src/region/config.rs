@@ -68,7 +68,8 @@ pub struct Config {
     /// What the runtime measures (can also be changed while running, see
     /// [`crate::Runtime::set_profile_level`]).
     pub profile: ProfileLevel,
-    /// Task records the profile ring holds; records past it are counted as dropped.
+    /// Task records the profile ring holds (a task claims its record when it is submitted
+    /// at `Tasks`); tasks submitted once it is full are counted as dropped.
     pub profile_capacity: u32,
     /// Most deferred conditions one task may register (0..=[`MAX_CONDITIONS`]); one more
     /// fails the run with [`crate::FatalKind::TooManyConditions`].

@@ -80,10 +80,10 @@ mod tests {
         let t = owned.tables();
         let ids: std::vec::Vec<_> = (0..3).map(|s| plant(&t, s, WorkerClass::Dummy)).collect();
         let retired = || t.rings[0].retired.0.load(Ordering::SeqCst);
-        finish(&t, ids[2], unmeasured(&t), None);
-        finish(&t, ids[1], unmeasured(&t), None);
+        finish(&t, ids[2], unmeasured(&t));
+        finish(&t, ids[1], unmeasured(&t));
         assert_eq!(retired(), 0, "task 0 still holds the head");
-        finish(&t, ids[0], unmeasured(&t), None);
+        finish(&t, ids[0], unmeasured(&t));
         assert_eq!(retired(), 3, "one advance passes every consumed slot");
     }
 }

@@ -151,7 +151,7 @@ pub(crate) struct Tables<'r> {
     pub(crate) edges: &'r [Edge],
     pub(crate) queues: [ReadyQueue<'r>; WorkerClass::COUNT],
     pub(crate) sched: &'r [SchedCtl],
-    /// Timestamps of each live task, beside its slot.
+    /// Each slot's profiling row: its tenant's record cell and ready stamp.
     pub(crate) prof_rows: &'r [ProfRow],
     /// The profile ring.
     pub(crate) records: &'r [RecordCell],
@@ -184,6 +184,16 @@ impl<'r> Tables<'r> {
     #[inline]
     pub(crate) fn prof_row(&self, g: SlotIndex) -> &'r ProfRow {
         &self.prof_rows[g.0]
+    }
+
+    /// The record cell of task `id` in slot `g`, if it keeps a record. The slot's row is
+    /// written only by submits at `Tasks`, so it may name an earlier tenant's cell: a cell
+    /// is the task's only if it was opened for `id`.
+    #[inline]
+    pub(crate) fn record_of(&self, g: SlotIndex, id: TaskId) -> Option<&'r RecordCell> {
+        // `NO_CELL` is past the end of any ring (its length is a `u32`).
+        let cell = self.prof_row(g).cell.load(Ordering::Relaxed);
+        self.records.get(cell as usize).filter(|r| r.is_of(id))
     }
 
     /// The ring slot `g` belongs to.

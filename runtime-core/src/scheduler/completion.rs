@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 use crate::ids::TaskId;
-use crate::observe::profile::{CANCELLED_BIT, ProfileLevel, RecordBatch, RecordWords};
+use crate::observe::profile::ProfileLevel;
 use crate::observe::stats::{SchedCtl, bucket_of};
 use crate::queues::ready_queue::make_ready;
 use crate::region::reclaim::release_hold_of;
@@ -27,76 +27,53 @@ pub(crate) struct Finisher<'a> {
     pub(crate) level: ProfileLevel,
 }
 
-/// Where the funnel puts task records (profiling at `Tasks`).
-pub(crate) type Records<'a> = Option<&'a mut RecordBatch>;
-
-/// Finishes task `id` (the caller owns its completion: this runs once per task): takes its
-/// profile, marks it COMPLETED, releases its consumers (making the last-waited-for ones
-/// ready), releases the producers it held, drops its own hold and counts it. At `Tasks` the
-/// task's record goes to `records` (the finishing scheduler's batch).
-pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>, records: Records<'_>) {
-    finish_at(t, t.gslot(id), id, &by, records);
+/// Finishes task `id` (the caller owns its completion: this runs once per task): closes its
+/// record (at `Tasks`), marks it COMPLETED, releases its consumers (making the
+/// last-waited-for ones ready), releases the producers it held, drops its own hold and
+/// counts it.
+pub(crate) fn finish(t: &Tables<'_>, id: TaskId, by: Finisher<'_>) {
+    finish_at(t, t.gslot(id), id, &by);
 }
 
 /// [`finish`] for a caller that holds the task's slot `g` (`t.gslot(id)`) already.
 #[inline]
-pub(crate) fn finish_at(
-    t: &Tables<'_>,
-    g: SlotIndex,
-    id: TaskId,
-    by: &Finisher<'_>,
-    records: Records<'_>,
-) {
-    match records {
-        Some(batch) if by.level == ProfileLevel::Tasks => finish_recorded(t, g, id, by, batch),
-        _ => finish_unrecorded(t, g, id, by),
+pub(crate) fn finish_at(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
+    if by.level == ProfileLevel::Tasks {
+        finish_recorded(t, g, id, by)
+    } else {
+        finish_unrecorded(t, g, id, by)
     }
 }
 
-/// [`finish_at`] keeping the task's record in `batch`.
+/// [`finish_at`] closing the task's record.
 #[inline(never)]
-fn finish_recorded(
-    t: &Tables<'_>,
-    g: SlotIndex,
-    id: TaskId,
-    by: &Finisher<'_>,
-    batch: &mut RecordBatch,
-) {
-    funnel(t, g, id, by, Some(batch));
+fn finish_recorded(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
+    funnel::<true>(t, g, id, by);
 }
 
 /// [`finish_at`] keeping no record: a funnel with none of the record's code, and so none of
 /// its registers.
 #[inline(never)]
 fn finish_unrecorded(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
-    funnel(t, g, id, by, None);
+    funnel::<false>(t, g, id, by);
 }
 
-/// The funnel: [`finish_at`]'s work, with the record kept in `records` if given.
+/// The funnel: [`finish_at`]'s work, closing the task's record if `RECORD`.
 #[inline(always)]
-fn funnel(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>, records: Records<'_>) {
+fn funnel<const RECORD: bool>(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
     let slot = t.slot(g);
     let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
     if t.cfg.record_latency {
         let ready = t.prof_row(g).ready.load(Ordering::Relaxed);
         SchedCtl::bump(&by.ctl.latency[bucket_of(by.now.saturating_sub(ready))], 1);
     }
-    // Read before the slot is released: its row then belongs to the next tenant.
-    if let Some(batch) = records {
-        let cancelled = slot.failed.load(Ordering::Relaxed) != 0;
-        record(
-            t,
-            g,
-            id,
-            meta,
-            cancelled,
-            by,
-            batch.next(&t.shared.prof, t.records),
-        );
-    }
     // Written before COMPLETED and the fanout swap below, and set only before the decrement
     // that made the task ready (or by its own scheduler), so this read sees it.
     let cancelled = slot.failed.load(Ordering::Relaxed) != 0;
+    // Closed before the slot is released: its row then belongs to the next tenant.
+    if RECORD && let Some(r) = t.record_of(g, id) {
+        r.close(by.sched, cancelled, by.now);
+    }
     slot.state.store(state::COMPLETED, Ordering::Release);
 
     // Consumers: close the list, then walk it. Read `next` before the decrement: once a
@@ -145,39 +122,4 @@ fn release_producers(t: &Tables<'_>, g: SlotIndex, pinned: u8) {
         let producer = TaskId::from_raw(t.edge(t.edge_ref(g, k)).producer.load(Ordering::Relaxed));
         release_hold_of(t, t.gslot(producer), producer.seq());
     }
-}
-
-/// Writes the task's record, from its row, into `out`.
-fn record(
-    t: &Tables<'_>,
-    g: SlotIndex,
-    id: TaskId,
-    meta: Meta,
-    cancelled: bool,
-    by: &Finisher<'_>,
-    out: &mut RecordWords,
-) {
-    let row = t.prof_row(g);
-    let v = |a: &crate::sync::AtomicU64| a.load(Ordering::Relaxed);
-    // Word by word, each stamp stored as it is read: the record never sits whole in
-    // registers.
-    out[0] = id.raw();
-    out[1] = meta.kernel.0 as u64
-        | (meta.class as u64) << 32
-        | (by.sched as u64) << 40
-        | (cancelled as u64) << CANCELLED_BIT;
-    out[2] = v(&row.core);
-    out[3] = v(&row.submit);
-    let ready = v(&row.ready);
-    out[4] = ready;
-    out[5] = v(&row.dispatch);
-    out[6] = v(&row.start);
-    out[7] = v(&row.end);
-    let fin = v(&row.fin);
-    out[8] = fin;
-    let deferred = v(&row.deferred);
-    out[9] = deferred;
-    // The lap clock may predate stamps set during this phase (by this thread, or the ready
-    // stamp by another): completion follows them all.
-    out[10] = by.now.max(ready).max(fin).max(deferred);
 }

@@ -19,7 +19,6 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         let p = self.p;
         let by = self.finisher();
         let tasks_level = self.tasks_level;
-        let records = &mut self.records;
         let seen = self.eq.seen;
         let eq = &mut self.eq;
         let polled = self.deferred.poll_with(
@@ -39,12 +38,11 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 let task = set.close(e);
                 let g = t.gslot(task);
                 t.slot(g).deferred.store(0, Ordering::Relaxed);
-                if tasks_level {
-                    let row = t.prof_row(g);
-                    let fin = row.fin.load(Ordering::Relaxed);
-                    row.deferred.store(by.now.max(fin), Ordering::Relaxed);
+                if tasks_level && let Some(r) = t.record_of(g, task) {
+                    let fin = r.fin.load(Ordering::Relaxed);
+                    r.deferred.store(by.now.max(fin), Ordering::Relaxed);
                 }
-                finish(&t, task, by, Some(&mut *records));
+                finish(&t, task, by);
             },
         );
         let released = match polled {

@@ -96,14 +96,15 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             tensors: &tensors,
             profile: self.tasks_level,
         };
-        if self.tasks_level && lane == 0 {
+        if self.tasks_level
+            && lane == 0
+            && let Some(r) = self.t.record_of(g, task)
+        {
             // The lap clock may predate the task's ready stamp (set by another thread during
             // this phase): a task is never dispatched before it was ready.
-            let row = self.t.prof_row(g);
-            let ready = row.ready.load(Ordering::Relaxed);
-            row.dispatch
-                .store(self.by.now.max(ready), Ordering::Relaxed);
-            row.core.store(id.0 as u64, Ordering::Relaxed);
+            let ready = r.ready.load(Ordering::Relaxed);
+            r.dispatch.store(self.by.now.max(ready), Ordering::Relaxed);
+            r.core.store(id.0 as u64, Ordering::Relaxed);
         }
         self.p.write_payload(id, token, &payload);
         self.p.ring_doorbell(id, token);

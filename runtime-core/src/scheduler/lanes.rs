@@ -321,7 +321,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         true
     }
 
-    /// Records a retired lane's kernel times and FIN stamp in its task's row.
+    /// Records a retired lane's kernel times and FIN stamp in its task's record, if it keeps one.
     fn stamp_lane(
         &mut self,
         g: SlotIndex,
@@ -329,7 +329,9 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         lane: Inflight,
         deferred: bool,
     ) {
-        let row = self.t.prof_row(g);
+        let Some(row) = self.t.record_of(g, lane.task) else {
+            return;
+        };
         // The lap clock may predate the kernel's end: the FIN was seen after both.
         let mut fin = self.by.now;
         if let Some((start, end)) = self.p.lane_times(core, lane.token) {

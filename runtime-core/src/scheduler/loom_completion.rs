@@ -40,7 +40,7 @@ fn fan_in_makes_the_consumer_ready_exactly_once_and_a_cancelled_producer_cancels
                         // As its scheduler does when the transfer's error entry arrives.
                         t.slot(t.gslot(p)).failed.store(1, Ordering::Relaxed);
                     }
-                    finish(&t, p, unmeasured(&t), None);
+                    finish(&t, p, unmeasured(&t));
                 })
             })
             .collect();
@@ -75,7 +75,7 @@ fn fan_in_makes_the_consumer_ready_exactly_once_and_a_cancelled_producer_cancels
         assert_eq!(t.queue(WorkerClass::Aiv).pop(), None, "never to a core");
         // The scheduler that pops it finishes it, Acquire through the queue.
         assert_eq!(t.slot(g).failed.load(Ordering::Relaxed), 1, "cancelled");
-        finish(&t, c, unmeasured(&t), None);
+        finish(&t, c, unmeasured(&t));
         assert_eq!(
             t.rings[0].retired.0.load(Ordering::SeqCst),
             3,

@@ -10,7 +10,7 @@ use loom::thread;
 use crate::condition::Watch;
 use crate::error::{FatalCause, FatalError};
 use crate::ids::{CoreId, KernelId, TaskId, Token, WorkerClass};
-use crate::observe::profile::{ProfCtl, ProfileLevel, RECORD_WORDS, RecordCell, RecordWords};
+use crate::observe::profile::{NO_CELL, ProfCtl, ProfileLevel, RecordCell};
 use crate::observe::status::RunStatus;
 use crate::orchestrator::{Orchestrator, TaskSpec};
 use crate::protocol::{ResultWord, StatusWord};
@@ -127,31 +127,36 @@ fn loom_the_first_error_wins_and_is_read_whole() {
     });
 }
 
-/// Two schedulers write batches of task records while the host reads the ring: a record read
-/// is one that was written, whole; after both finished, every record is there once.
+/// Two threads claim cells and write task records in place (opened at submit, stamped,
+/// closed at finish) while the host reads the ring: a record read is one that was closed,
+/// whole; once both finished, every record is there once; a claim past the end is refused.
 #[test]
 fn loom_task_records_are_read_whole_or_not_at_all() {
     loom::model(|| {
         let cells = Arc::new([RecordCell::new(), RecordCell::new(), RecordCell::new()]);
         let prof = Arc::new(ProfCtl::new(ProfileLevel::Tasks));
-        let record = |task: u64| -> RecordWords {
-            let mut w = [0; RECORD_WORDS - 1];
-            w[0] = task;
-            w[3] = task * 10; // submit stamp
-            w[10] = task * 100; // complete stamp
-            w
-        };
         let writers: std::vec::Vec<_> = [[1, 2].as_slice(), [3].as_slice()]
             .into_iter()
             .map(|tasks| {
                 let (cells, prof) = (cells.clone(), prof.clone());
-                let batch: std::vec::Vec<RecordWords> = tasks.iter().map(|&t| record(t)).collect();
-                thread::spawn(move || prof.push_all(&*cells, &batch))
+                thread::spawn(move || {
+                    for &t in tasks {
+                        let cell = &cells[prof.claim(cells.len()) as usize];
+                        cell.open(TaskId::from_raw(t), KernelId(7), WorkerClass::Aiv, t * 10);
+                        cell.fin.store(t * 50, Ordering::Relaxed);
+                        cell.close(1, false, t * 100);
+                    }
+                })
             })
             .collect();
         for r in prof.records(&*cells) {
             let t = r.task.raw();
-            assert!((1..=3).contains(&t) && r.submit == t * 10 && r.complete == t * 100);
+            assert!((1..=3).contains(&t), "{r:?}");
+            assert!(
+                r.submit == t * 10 && r.fin == t * 50 && r.complete == t * 100,
+                "{r:?}"
+            );
+            assert_eq!((r.kernel, r.scheduler), (KernelId(7), 1));
         }
         for w in writers {
             w.join().unwrap();
@@ -159,5 +164,7 @@ fn loom_task_records_are_read_whole_or_not_at_all() {
         let mut tasks: std::vec::Vec<u64> = prof.records(&*cells).map(|r| r.task.raw()).collect();
         tasks.sort_unstable();
         assert_eq!(tasks, [1, 2, 3]);
+        assert_eq!(prof.claim(cells.len()), NO_CELL);
+        assert_eq!(prof.dropped(cells.len()), 1);
     });
 }

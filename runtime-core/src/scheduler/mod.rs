@@ -30,7 +30,7 @@ mod tests;
 use crate::condition::Watch;
 use crate::error::{FatalCause, FatalError};
 use crate::ids::{TaskId, WorkerClass};
-use crate::observe::profile::{PHASES, Phase, ProfileLevel, RecordBatch};
+use crate::observe::profile::{PHASES, Phase, ProfileLevel};
 use crate::observe::stats::SchedCtl;
 use crate::platform::Platform;
 use crate::queues::completion_queue::CompletionQueue;
@@ -88,8 +88,6 @@ pub struct Scheduler<'r, 'p, P: Platform> {
     by: Finisher<'r>,
     /// The last iteration made progress.
     busy: bool,
-    /// Task records not yet written to the ring.
-    records: RecordBatch,
     /// Ticks of this iteration, by phase.
     lap: [u64; PHASES],
 }
@@ -133,7 +131,6 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
                 level: ProfileLevel::Off,
             },
             busy: false,
-            records: RecordBatch::new(),
             lap: [0; PHASES],
         }
     }
@@ -142,7 +139,6 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
     /// until the run failed: then it returns the run's first error, whoever reported it.
     pub fn run(mut self) -> Result<(), FatalError> {
         let result = self.run_loop();
-        self.records.flush(&self.t.shared.prof, self.t.records);
         self.ctl.loops.store(self.loops, Ordering::Relaxed);
         self.ctl
             .dispatched
@@ -214,10 +210,6 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         self.phase_cut(Phase::Complete, dummies);
         progress |= dispatched | dummies;
         self.busy = progress;
-        if !progress && !self.records.is_empty() {
-            // Nothing else to do: write the kept records out.
-            self.records.flush(&self.t.shared.prof, self.t.records);
-        }
         if level != ProfileLevel::Off {
             self.flush_phases(progress);
         }
@@ -266,14 +258,14 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         self.by
     }
 
-    /// Finishes `task` through the funnel and keeps its record.
+    /// Finishes `task` through the funnel.
     fn finish(&mut self, task: TaskId) {
-        finish(&self.t, task, self.finisher(), Some(&mut self.records));
+        finish(&self.t, task, self.finisher());
     }
 
     /// [`Scheduler::finish`] for a task whose slot `g` is known.
     fn finish_at(&mut self, g: SlotIndex, task: TaskId) {
-        finish_at(&self.t, g, task, &self.by, Some(&mut self.records));
+        finish_at(&self.t, g, task, &self.by);
     }
 
     fn all_done(&self) -> bool {
