@@ -8,7 +8,7 @@ use crate::observe::stall::Stall;
 use crate::observe::stats::QueueReport;
 use crate::observe::stats::{LatencyHistogram, SchedCtl};
 use crate::orchestrator::Orchestrator;
-use crate::orchestrator::tensor_map::TensorStore;
+use crate::orchestrator::store::OrchestratorStore;
 use crate::platform::Platform;
 use crate::region::config::{CompletionMode, Config, ConfigError, MAX_SCHEDULERS};
 use crate::region::layout::{REGION_ALIGN, RegionLayout, carve};
@@ -25,7 +25,7 @@ pub struct Runtime<'r> {
     /// Each scheduler's deferred-set pools, taken with its handle.
     deferred: [spin::mutex::SpinMutex<Option<DeferredStore<'r>>>; MAX_SCHEDULERS as usize],
     /// The tensor map's storage, taken with the orchestrator handle.
-    tensors: spin::mutex::SpinMutex<Option<TensorStore<'r>>>,
+    orchestrator: spin::mutex::SpinMutex<Option<OrchestratorStore<'r>>>,
 }
 
 /// What a run did, read back from the region.
@@ -68,12 +68,12 @@ impl<'r> Runtime<'r> {
                 given,
             });
         }
-        let (t, deferred, tensors) = carve(&cfg, &mut Carver::new(region))?.split(cfg);
+        let (t, deferred, orchestrator) = carve(&cfg, &mut Carver::new(region))?.split(cfg);
         let mut deferred = deferred.into_iter();
         Ok(Runtime {
             t,
             deferred: core::array::from_fn(|_| spin::mutex::SpinMutex::new(deferred.next())),
-            tensors: spin::mutex::SpinMutex::new(Some(tensors)),
+            orchestrator: spin::mutex::SpinMutex::new(Some(orchestrator)),
         })
     }
 
@@ -88,12 +88,12 @@ impl<'r> Runtime<'r> {
         &self,
         platform: &'p P,
     ) -> Result<Orchestrator<'r, 'p, P>, ClaimError> {
-        let tensors = self
-            .tensors
+        let store = self
+            .orchestrator
             .lock()
             .take()
             .ok_or(ClaimError::OrchestratorTaken)?;
-        Ok(Orchestrator::new(self.t, platform, tensors))
+        Ok(Orchestrator::new(self.t, platform, store))
     }
 
     /// The handle of scheduler `index` (one thread each).

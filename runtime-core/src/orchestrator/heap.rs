@@ -3,7 +3,7 @@
 //! watermark passes the tasks that own it.
 //!
 //! Offsets run up forever (`head`); the byte at offset `o` lives at `base + o % len`. A task's
-//! buffers start at the `heap_start` recorded in its slot, so the oldest live task's start is
+//! buffers start at the `heap_start` in its tenant row, so the oldest live task's start is
 //! the tail: everything before it belongs to retired tasks.
 #![forbid(unsafe_code)]
 
@@ -13,7 +13,6 @@ use crate::ids::{Seq, TaskId};
 use crate::orchestrator::tensor_arg::Buffer;
 use crate::platform::Platform;
 use crate::region::tables::SlotIndex;
-use crate::sync::Ordering;
 
 /// One ring's heap, as the orchestrator sees it.
 #[derive(Clone, Copy, Debug, Default)]
@@ -111,14 +110,12 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 // Room only comes from retiring the oldest live task: if a scope holds it,
                 // waiting cannot succeed.
                 match oldest {
-                    Some(g) if o.t.slot(g).scoped.load(Ordering::Relaxed) == 1 => {
-                        Err(SubmitError::ScopeDeadlock {
-                            held: o.t.task_at(g),
-                            ring,
-                            window: o.t.window as u32,
-                            open: o.scopes.len(),
-                        })
-                    }
+                    Some(g) if o.tenants.row(g).scoped => Err(SubmitError::ScopeDeadlock {
+                        held: o.t.task_at(g),
+                        ring,
+                        window: o.t.window as u32,
+                        open: o.scopes.len(),
+                    }),
                     _ => Ok(None),
                 }
             },
@@ -141,7 +138,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
             return (self.heaps[r].pending, None);
         }
         let g = t.gslot(TaskId::new(t.cfg.epoch, r as u8, Seq(retired)));
-        (t.slot(g).heap_start.load(Ordering::Relaxed), Some(g))
+        (self.tenants.row(g).heap_start, Some(g))
     }
 }
 

@@ -4,8 +4,9 @@
 use crate::error::SubmitError;
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
 use crate::observe::profile::ProfileLevel;
+use crate::orchestrator::store::{OrchestratorStore, Tenants};
 use crate::orchestrator::tensor::Footprint;
-use crate::orchestrator::tensor_map::{TensorArg, TensorMap, TensorStore};
+use crate::orchestrator::tensor_map::{TensorArg, TensorMap};
 use crate::platform::Platform;
 use crate::queues::ready_queue::make_ready;
 use crate::region::config::MAX_TENSORS;
@@ -17,6 +18,7 @@ use crate::sync::Ordering;
 mod heap;
 mod record;
 mod scope;
+pub(crate) mod store;
 pub(crate) mod tensor;
 pub(crate) mod tensor_arg;
 pub(crate) mod tensor_map;
@@ -104,6 +106,8 @@ pub struct Orchestrator<'r, 'p, P: Platform> {
     timeout_ticks: u64,
     /// Live tasks' tensor arguments.
     tensors: TensorMap<'r>,
+    /// What only the orchestrator keeps about each slot's tenant.
+    tenants: Tenants<'r>,
     /// Each ring's watermark when the map last dropped retired tasks.
     forgotten: [u64; MAX_RINGS as usize],
     /// Open scopes, outermost first: the next sequence number of each ring when each began.
@@ -116,7 +120,7 @@ pub struct Orchestrator<'r, 'p, P: Platform> {
 pub const MAX_SCOPE_DEPTH: usize = 16;
 
 impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
-    pub(crate) fn new(t: Tables<'r>, p: &'p P, tensors: TensorStore<'r>) -> Self {
+    pub(crate) fn new(t: Tables<'r>, p: &'p P, store: OrchestratorStore<'r>) -> Self {
         let timeout_ticks = t
             .cfg
             .submit_timeout_us
@@ -127,7 +131,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             next: [0; MAX_RINGS as usize],
             submitted: 0,
             timeout_ticks,
-            tensors: TensorMap::new(tensors, t.cfg.max_tensors as usize),
+            tensors: TensorMap::new(store.tensors, t.cfg.max_tensors as usize),
+            tenants: store.tenants,
             forgotten: [0; MAX_RINGS as usize],
             scopes: heapless::Vec::new(),
             heaps: {
@@ -199,10 +204,11 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         // A task in an open scope is also held by the scope, until the scope ends.
         let scoped = !self.scopes.is_empty() as u32;
         slot.begin(1 + scoped, spec.class.lanes() as u32);
-        slot.scoped.store(scoped, Ordering::Relaxed);
         // The buffers allocated since the last submit to this ring are this task's.
         let heap = &mut self.heaps[ring];
-        slot.heap_start.store(heap.pending, Ordering::Relaxed);
+        let row = self.tenants.row_mut(g);
+        row.scoped = scoped != 0;
+        row.heap_start = heap.pending;
         heap.pending = heap.head;
         for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
             dst.store(a, Ordering::Relaxed);
@@ -239,9 +245,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             ntensors: spec.tensors.len() as u8,
         };
         slot.meta.store(meta.pack(), Ordering::Relaxed);
-        // Only the orchestrator touches this word.
-        slot.tensors
-            .store(spec.tensors.len() as u32, Ordering::Relaxed);
+        self.tenants.row_mut(g).tensors = spec.tensors.len() as u8;
 
         self.next[ring] = seq + 1;
         t.rings[ring].next.0.store(seq + 1, Ordering::Release);
@@ -309,7 +313,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             }
         }
         // The previous tenant retired (the slot is free): its entries go, if still there.
-        let old = self.t.slot(g).tensors.load(Ordering::Relaxed) as usize;
+        let old = self.tenants.row(g).tensors as usize;
         self.tensors.drop_slot(g, old);
         if spec.tensors.is_empty() {
             return Ok(());
@@ -342,7 +346,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 for seq in from..retired {
                     let id = TaskId::new(t.cfg.epoch, r as u8, Seq(seq));
                     let g = t.gslot(id);
-                    let count = t.slot(g).tensors.load(Ordering::Relaxed) as usize;
+                    let count = self.tenants.row(g).tensors as usize;
                     self.tensors.forget(g, id, count);
                 }
             }

@@ -32,9 +32,8 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 let g = t.gslot(TaskId::new(t.cfg.epoch, ring as u8, Seq(seq)));
                 let slot = t.slot(g);
                 // Tasks of inner scopes ended already; theirs slots may have new tenants.
-                if slot.seq.load(Ordering::Relaxed) == seq
-                    && slot.scoped.swap(0, Ordering::Relaxed) == 1
-                {
+                let row = self.tenants.row_mut(g);
+                if slot.seq.load(Ordering::Relaxed) == seq && core::mem::take(&mut row.scoped) {
                     release_hold(&t, g);
                 }
             }
@@ -57,8 +56,9 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         let window = t.window as u64;
         let retired = t.rings[ring].retired();
         for s in retired..=seq.saturating_sub(window) {
-            let slot = t.slot(t.gslot(TaskId::new(t.cfg.epoch, ring as u8, Seq(s))));
-            if slot.seq.load(Ordering::Relaxed) == s && slot.scoped.load(Ordering::Relaxed) == 1 {
+            let g = t.gslot(TaskId::new(t.cfg.epoch, ring as u8, Seq(s)));
+            let slot = t.slot(g);
+            if slot.seq.load(Ordering::Relaxed) == s && self.tenants.row(g).scoped {
                 return Err(SubmitError::ScopeDeadlock {
                     held: TaskId::new(t.cfg.epoch, ring as u8, Seq(s)),
                     ring: ring as u8,

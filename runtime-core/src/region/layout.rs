@@ -8,7 +8,7 @@
 use core::mem::{align_of, size_of};
 
 use crate::observe::profile::ProfParts;
-use crate::orchestrator::tensor_map::TensorStore;
+use crate::orchestrator::store::OrchestratorStore;
 use crate::queues::ready_queue::QueueParts;
 use crate::region::config::{Config, ConfigError, MAX_SCHEDULERS};
 use crate::region::tables::{CoreParts, Tables};
@@ -65,23 +65,24 @@ pub(crate) struct Parts<'r> {
     pub(crate) prof: ProfParts<'r>,
     /// Each scheduler's deferred-set pools.
     pub(crate) deferred: heapless::Vec<DeferredStore<'r>, { MAX_SCHEDULERS as usize }>,
-    /// The orchestrator's tensor map.
-    pub(crate) tensors: TensorStore<'r>,
+    /// The orchestrator's own storage.
+    pub(crate) orchestrator: OrchestratorStore<'r>,
 }
 
 impl<'r> Parts<'r> {
-    /// The shared tables as views, each scheduler's deferred pools and the tensor map.
+    /// The shared tables as views, each scheduler's deferred pools and the orchestrator's
+    /// storage.
     pub(crate) fn split(
         self,
         cfg: Config,
     ) -> (
         Tables<'r>,
         heapless::Vec<DeferredStore<'r>, { MAX_SCHEDULERS as usize }>,
-        TensorStore<'r>,
+        OrchestratorStore<'r>,
     ) {
         let queues = self.queues.into_queues();
         let tables = self.core.into_tables(cfg, queues, self.prof);
-        (tables, self.deferred, self.tensors)
+        (tables, self.deferred, self.orchestrator)
     }
 }
 
@@ -92,7 +93,7 @@ pub(crate) fn carve<'r>(cfg: &Config, c: &mut impl Carve<'r>) -> Result<Parts<'r
         queues: QueueParts::carve(cfg, c)?,
         prof: ProfParts::carve(cfg, c)?,
         deferred: DeferredStore::carve_all(cfg, c)?,
-        tensors: TensorStore::carve(cfg, c)?,
+        orchestrator: OrchestratorStore::carve(cfg, c)?,
     })
 }
 

@@ -32,7 +32,8 @@ pub(crate) mod state {
 }
 
 /// One slot of a task ring. Every field is an atomic so any thread may read it; the comments
-/// say who writes.
+/// say who writes. What only the orchestrator reads lives in its own row
+/// (`orchestrator::store::TenantRow`), off this line.
 #[repr(C, align(64))]
 pub(crate) struct TaskSlot {
     /// Sequence number of the current tenant (orchestrator, at submit). `u64::MAX` if unused.
@@ -52,13 +53,6 @@ pub(crate) struct TaskSlot {
     /// The task's entry in its scheduler's deferred set, plus one; 0 when it has none.
     /// Written only by the scheduler that owns the task's cores.
     pub(crate) deferred: AtomicU32,
-    /// 1 while the task's scope is open (the scope holds the slot); orchestrator only.
-    pub(crate) scoped: AtomicU32,
-    /// Where the task's output buffers begin in its ring's heap (a running byte count);
-    /// orchestrator only.
-    pub(crate) heap_start: AtomicU64,
-    /// Tensor-map cells the tenant linked; orchestrator only.
-    pub(crate) tensors: AtomicU32,
     /// 1 once the task is cancelled ([`crate::FatalKind::TransferFailed`]): it finishes
     /// without running (or, if it ran, without counting as done), and so do its consumers.
     pub(crate) failed: AtomicU32,
@@ -94,16 +88,13 @@ impl TaskSlot {
             fanout: AtomicU32::new(crate::region::tables::EDGE_CLOSED),
             lanes_left: AtomicU32::new(0),
             deferred: AtomicU32::new(0),
-            scoped: AtomicU32::new(0),
-            heap_start: AtomicU64::new(0),
-            tensors: AtomicU32::new(0),
             failed: AtomicU32::new(0),
         }
     }
 }
 
 /// The constant part of a task, packed in one word:
-/// `[kernel:32][unused:8][class:8][nargs:8][pinned:8]` (from the top bit down).
+/// `[kernel:32][ntensors:8][class:8][nargs:8][pinned:8]` (from the top bit down).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Meta {
     pub(crate) kernel: KernelId,

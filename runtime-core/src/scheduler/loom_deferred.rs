@@ -26,7 +26,7 @@ fn a_deferred_producer_completes_only_after_its_data_landed() {
         let owned = Arc::new(Owned::new(cfg));
         let m = Arc::new(Machine::new());
         {
-            let mut o = Orchestrator::new(owned.tables(), &*m, owned.take_tensors());
+            let mut o = Orchestrator::new(owned.tables(), &*m, owned.take_orchestrator());
             let a = o
                 .submit(&TaskSpec::new(KernelId(0), WorkerClass::Aiv))
                 .unwrap();

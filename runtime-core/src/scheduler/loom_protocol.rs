@@ -29,7 +29,7 @@ fn loom_a_failed_token_is_seen_behind_the_next_fin() {
         let owned = Arc::new(Owned::new(cfg));
         let core = Arc::new(Machine::new());
         let a = {
-            let mut o = Orchestrator::new(owned.tables(), &*core, owned.take_tensors());
+            let mut o = Orchestrator::new(owned.tables(), &*core, owned.take_orchestrator());
             let aiv = TaskSpec::new(KernelId(0), WorkerClass::Aiv);
             let a = o.submit(&aiv).unwrap();
             o.submit(&aiv).unwrap();

@@ -241,7 +241,7 @@ impl Rig {
         self.owned.tables()
     }
     pub(crate) fn orchestrator(&self) -> Orchestrator<'_, '_, Script> {
-        Orchestrator::new(self.tables(), &self.p, self.owned.take_tensors())
+        Orchestrator::new(self.tables(), &self.p, self.owned.take_orchestrator())
     }
     /// What most tests start with: the tables, the scripted machine, an orchestrator and
     /// scheduler 0.

@@ -5,7 +5,7 @@
 use std::alloc::{Layout, alloc_zeroed, dealloc, handle_alloc_error};
 use std::sync::{Mutex, PoisonError};
 
-use crate::orchestrator::tensor_map::TensorStore;
+use crate::orchestrator::store::OrchestratorStore;
 use crate::region::config::{Config, MAX_SCHEDULERS};
 use crate::region::layout::{REGION_ALIGN, RegionLayout, carve};
 use crate::region::raw::region::Carver;
@@ -35,12 +35,12 @@ impl Drop for Memory {
 }
 
 /// A formatted region in heap memory: the tables as [`crate::Runtime::init`] carves them,
-/// each scheduler's deferred-set pools and the tensor map, to be taken once each.
+/// each scheduler's deferred-set pools and the orchestrator's storage, to be taken once each.
 pub(crate) struct HeapRegion {
     // The views first: fields drop in order, so they are gone before the memory is freed.
     tables: Tables<'static>,
     stores: Mutex<heapless::Vec<DeferredStore<'static>, { MAX_SCHEDULERS as usize }>>,
-    tensors: Mutex<Option<TensorStore<'static>>>,
+    orchestrator: Mutex<Option<OrchestratorStore<'static>>>,
     _memory: Memory,
 }
 
@@ -65,11 +65,11 @@ impl HeapRegion {
         let memory = Memory { base, layout };
         let parts = carve(&cfg, &mut Carver::new(bytes))
             .unwrap_or_else(|e| panic!("carving a measured region: {e}"));
-        let (tables, stores, tensors) = parts.split(cfg);
+        let (tables, stores, orchestrator) = parts.split(cfg);
         HeapRegion {
             tables,
             stores: Mutex::new(stores),
-            tensors: Mutex::new(Some(tensors)),
+            orchestrator: Mutex::new(Some(orchestrator)),
             _memory: memory,
         }
     }
@@ -88,12 +88,12 @@ impl HeapRegion {
             .expect("every scheduler's deferred pools are taken: raise cfg.schedulers")
     }
 
-    /// The orchestrator's tensor map (handed out once).
-    pub(crate) fn take_tensors(&self) -> TensorStore<'_> {
-        self.tensors
+    /// The orchestrator's storage (handed out once).
+    pub(crate) fn take_orchestrator(&self) -> OrchestratorStore<'_> {
+        self.orchestrator
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
-            .expect("the tensor map is taken: one orchestrator per region")
+            .expect("the orchestrator's storage is taken: one orchestrator per region")
     }
 }
