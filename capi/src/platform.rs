@@ -139,7 +139,7 @@ impl Platform for CPlatform {
     // The image's callbacks do their own cache maintenance around the words they read (the
     // trait's default `invalidate` does nothing).
 
-    fn spin_hint(&self) {
+    fn spin_hint(&self, _idle: u32) {
         match self.p.spin_hint {
             Some(f) => f(self.p.ctx),
             None => core::hint::spin_loop(),

@@ -145,7 +145,10 @@ pub trait Platform: Sync {
     /// default drops them; a platform keeps them for its run report or log. Never blocks.
     fn stalled(&self, _stall: Stall) {}
 
-    /// Called in every loop iteration that found nothing to do. Never blocks for long: it may
-    /// pause the pipeline or briefly yield, nothing more.
-    fn spin_hint(&self);
+    /// Called in every loop iteration that found nothing to do, with `idle`: how many
+    /// iterations in a row the caller found nothing, this one included (1 after work). A short
+    /// streak is a thread waiting a moment for work already under way (a FIN due in a few
+    /// hundred ns); a long one, a thread with nothing to do, which may give its CPU away.
+    /// Never blocks for long: it may pause the pipeline or briefly yield, nothing more.
+    fn spin_hint(&self, idle: u32);
 }

@@ -18,7 +18,9 @@ use crate::silicon::{Silicon, SiliconSums, SiliconTicks, spin_for};
 use crate::slab::Slab;
 use pto_runtime_core::Stall;
 
-/// `spin_hint` yields the CPU once every this many calls.
+/// `spin_hint` yields the CPU at every this many idle calls in a row: a thread idle that long
+/// has nothing under way, while a scheduler waiting a few hundred ns for the FIN of a chain's
+/// hop (a short streak) keeps its CPU, and the FIN does not wait for a system call.
 const YIELD_EVERY: u32 = 16;
 
 /// One payload buffer of a core. The doorbell of a token is the `rung` word of the buffer the
@@ -126,6 +128,8 @@ pub struct SimPlatform {
     pub(crate) parks: Line<AtomicU64>,
     /// Times a doorbell had to wake a parked core.
     pub(crate) wakes: Line<AtomicU64>,
+    /// Times `spin_hint` gave its thread's CPU away.
+    yields: Line<AtomicU64>,
 }
 
 impl SimPlatform {
@@ -183,6 +187,7 @@ impl SimPlatform {
             stalls: std::sync::Mutex::new(Vec::new()),
             parks: Line(AtomicU64::new(0)),
             wakes: Line(AtomicU64::new(0)),
+            yields: Line(AtomicU64::new(0)),
         }
     }
 
@@ -225,6 +230,12 @@ impl SimPlatform {
             self.parks.0.load(Ordering::Relaxed),
             self.wakes.0.load(Ordering::Relaxed),
         )
+    }
+
+    /// How often a scheduler or the orchestrator, idle long enough, gave its CPU away
+    /// ([`Platform::spin_hint`]).
+    pub fn yields(&self) -> u64 {
+        self.yields.0.load(Ordering::Relaxed)
     }
 
     /// Wakes core `i` if it is parked.
@@ -362,16 +373,13 @@ impl Platform for SimPlatform {
         self.engines.get(engine as usize)?.queue(scheduler)
     }
 
-    fn spin_hint(&self) {
-        // Simulated threads may outnumber host CPUs: now and then, give the CPU to a thread
-        // with work (a core about to report FIN, the orchestrator).
-        thread_local!(static SPINS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) });
-        let n = SPINS.with(|c| {
-            let n = c.get().wrapping_add(1);
-            c.set(n);
-            n
-        });
-        if n.is_multiple_of(YIELD_EVERY) {
+    fn spin_hint(&self, idle: u32) {
+        // Simulated threads may outnumber host CPUs: a thread idle for a while gives the CPU
+        // to one with work (a core about to report FIN, the orchestrator). The streak is the
+        // caller's own count, so a thread whose idle passes are slow (a scheduler polling
+        // deferred tasks) yields as often as a fast one.
+        if idle.is_multiple_of(YIELD_EVERY) {
+            self.yields.0.fetch_add(1, Ordering::Relaxed);
             std::thread::yield_now();
         } else {
             std::hint::spin_loop();

@@ -45,6 +45,9 @@ pub struct SimRun<R> {
     /// With [`SimOptions::silicon`]: the mean doorbell-to-start and kernel-end-to-FIN
     /// delays the modelled cores took, in ns.
     pub silicon_delays_ns: Option<(f64, f64)>,
+    /// Times a scheduler or the orchestrator, idle long enough, gave its CPU away
+    /// ([`SimPlatform::yields`]).
+    pub yields: u64,
 }
 
 /// The orchestrator handle an orchestration function gets.
@@ -160,7 +163,10 @@ where
     })?;
     let wall = start.elapsed();
     let (parks, wakes) = platform.park_counts();
-    log::info!("simulated cores parked {parks} times, woken by a doorbell {wakes} times");
+    log::info!(
+        "simulated cores parked {parks} times, woken by a doorbell {wakes} times; idle threads yielded {} times",
+        platform.yields()
+    );
     if let Some(i) = panicked {
         return Err(SimError::SchedulerPanicked(i));
     }
@@ -207,6 +213,7 @@ impl<R> SimRun<R> {
             memory: platform.memory.clone(),
             kernels: platform.kernels.clone(),
             silicon_delays_ns: platform.silicon_delays_ns(),
+            yields: platform.yields(),
         }
     }
 
@@ -223,6 +230,7 @@ impl<R> SimRun<R> {
             memory: self.memory,
             kernels: self.kernels,
             silicon_delays_ns: self.silicon_delays_ns,
+            yields: self.yields,
         }
     }
 }

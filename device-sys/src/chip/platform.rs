@@ -224,7 +224,7 @@ impl Platform for ChipPlatform<'_> {
         }
     }
 
-    fn spin_hint(&self) {
+    fn spin_hint(&self, _idle: u32) {
         core::hint::spin_loop();
         if let Some(idle) = self.cfg.idle {
             idle();

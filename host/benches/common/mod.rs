@@ -34,7 +34,7 @@ impl Platform for Loopback {
     fn result(&self, _: CoreId, token: Token) -> ResultWord {
         ResultWord::done(token)
     }
-    fn spin_hint(&self) {}
+    fn spin_hint(&self, _idle: u32) {}
 }
 
 impl Loopback {

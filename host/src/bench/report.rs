@@ -34,6 +34,8 @@ pub struct BenchResult {
     pub submit_ns_per_task: f64,
     /// Scheduler loop iterations per task (all schedulers, last run).
     pub loops_per_task: f64,
+    /// Times per task an idle scheduler or the orchestrator gave its CPU away (last run).
+    pub yields_per_task: f64,
     /// Median ready-to-complete latency, ns (absent when the run did not record latency).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p50_ready_to_complete_ns: Option<u64>,
@@ -198,6 +200,7 @@ pub fn run_bench_with(
         ns_per_task: median,
         tasks_per_s: 1e9 / median,
         loops_per_task: last.report.loops as f64 / submitted.max(1) as f64,
+        yields_per_task: last.yields as f64 / submitted.max(1) as f64,
         submit_ns_per_task: median_of(&submit_runs),
         p50_ready_to_complete_ns: cfg.record_latency.then(|| ns(latency.quantile(0.50))),
         p99_ready_to_complete_ns: cfg.record_latency.then(|| ns(latency.quantile(0.99))),

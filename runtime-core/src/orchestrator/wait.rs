@@ -35,7 +35,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 }
             }
             tries = tries.wrapping_add(1);
-            self.p.spin_hint();
+            self.p.spin_hint(tries.max(1));
         }
     }
 }

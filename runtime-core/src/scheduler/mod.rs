@@ -88,6 +88,8 @@ pub struct Scheduler<'r, 'p, P: Platform> {
     by: Finisher<'r>,
     /// The last iteration made progress.
     busy: bool,
+    /// Iterations in a row that found nothing to do (what [`Platform::spin_hint`] is told).
+    idle: u32,
     /// Ticks of this iteration, by phase.
     lap: [u64; PHASES],
 }
@@ -131,6 +133,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
                 level: ProfileLevel::Off,
             },
             busy: false,
+            idle: 0,
             lap: [0; PHASES],
         }
     }
@@ -149,8 +152,11 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
     fn run_loop(&mut self) -> Result<(), FatalError> {
         loop {
             match self.step() {
-                Step::Progress => {}
-                Step::Idle => self.p.spin_hint(),
+                Step::Progress => self.idle = 0,
+                Step::Idle => {
+                    self.idle = self.idle.wrapping_add(1).max(1);
+                    self.p.spin_hint(self.idle);
+                }
                 Step::Done => return Ok(()),
                 Step::Failed => {
                     self.report_stalls();

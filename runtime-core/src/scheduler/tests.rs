@@ -297,3 +297,18 @@ fn a_slot_whose_class_was_overwritten_fails_the_run_instead_of_running_as_dummy(
     );
     assert_eq!(t.finished(), 1, "B neither ran nor completed");
 }
+
+#[test]
+fn spin_hint_is_told_the_idle_streak_and_work_starts_it_again() {
+    let rig = Rig::fin_when_idle(one_aiv(), 0, 3);
+    let (t, p, mut o, s) = rig.start();
+    let a = o.submit(&aiv(&[])).unwrap();
+    o.submit(&aiv(&[a])).unwrap();
+    drop(o);
+    s.run().unwrap();
+    assert_eq!(t.finished(), 2);
+    // A is dispatched at once; three idle iterations later its core finishes it, the next
+    // iteration completes it and dispatches B (work: the streak starts again), and B's core
+    // finishes it three idle iterations later.
+    assert_eq!(p.hints(), [1, 2, 3, 1, 2, 3]);
+}

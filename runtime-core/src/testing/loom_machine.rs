@@ -73,7 +73,7 @@ impl Platform for Machine {
     fn read_watch(&self, w: Watch) -> Option<u64> {
         (w == Watch::Counter64(COUNTER)).then(|| self.counter.load(Ordering::Acquire))
     }
-    fn spin_hint(&self) {
+    fn spin_hint(&self, _idle: u32) {
         thread::yield_now();
     }
 }

@@ -74,7 +74,7 @@ mod no_cores {
         fn result(&self, _: CoreId, _: Token) -> ResultWord {
             ResultWord::default()
         }
-        fn spin_hint(&self) {
+        fn spin_hint(&self, _idle: u32) {
             crate::sync::spin_loop();
         }
     }

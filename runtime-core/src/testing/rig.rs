@@ -47,6 +47,11 @@ pub(crate) struct Script {
     queue: Option<(Vec<CompletionCell>, CompletionEnds)>,
     /// Engine 0's completion queue for scheduler 0.
     engine_queue: (Vec<CompletionCell>, CompletionEnds),
+    /// What every `spin_hint` was told, in order.
+    hints: Mutex<Vec<u32>>,
+    /// Plays the cores from `spin_hint`: at this idle count, each core finishes its oldest
+    /// outstanding token (so a scheduler can `run` on its own).
+    fin_at_idle: Option<u32>,
 }
 
 impl Script {
@@ -71,7 +76,19 @@ impl Script {
             heap: (0x10_0000, 256),
             clock: AtomicU64::new(0),
             tick,
+            hints: Mutex::new(Vec::new()),
+            fin_at_idle: None,
         }
+    }
+    /// From now on, each core finishes its oldest outstanding token whenever `spin_hint` is
+    /// told `idle`: a core that takes that many idle scheduler iterations per kernel.
+    pub(crate) fn fin_when_idle(mut self, idle: u32) -> Self {
+        self.fin_at_idle = Some(idle);
+        self
+    }
+    /// The idle counts `spin_hint` was told, in order.
+    pub(crate) fn hints(&self) -> Vec<u32> {
+        self.hints.lock().unwrap().clone()
     }
     /// Makes the kernel of `token` on `core` register `conditions`.
     pub(crate) fn defer(&self, core: u16, token: u32, conditions: &[Condition]) {
@@ -208,7 +225,23 @@ impl Platform for Script {
     fn invalidate(&self, addr: u64, _: usize) {
         self.invalidated.lock().unwrap().push(addr);
     }
-    fn spin_hint(&self) {}
+    fn spin_hint(&self, idle: u32) {
+        self.hints.lock().unwrap().push(idle);
+        if self.fin_at_idle != Some(idle) {
+            return;
+        }
+        for core in 0..self.cores.len() {
+            let oldest = self.cores[core]
+                .lock()
+                .unwrap()
+                .outstanding
+                .first()
+                .copied();
+            if let Some(t) = oldest {
+                self.fin(core as u16, t.bits());
+            }
+        }
+    }
     fn heap(&self) -> (u64, u64) {
         self.heap
     }
@@ -234,6 +267,14 @@ impl Rig {
     pub(crate) fn new(cfg: Config, tick: u64) -> Self {
         Rig {
             p: Script::new(&cfg, tick),
+            owned: Owned::new(cfg),
+        }
+    }
+    /// [`Rig::new`] whose cores finish a kernel at every `idle`-th idle scheduler iteration
+    /// in a row ([`Script::fin_when_idle`]).
+    pub(crate) fn fin_when_idle(cfg: Config, tick: u64, idle: u32) -> Self {
+        Rig {
+            p: Script::new(&cfg, tick).fin_when_idle(idle),
             owned: Owned::new(cfg),
         }
     }
