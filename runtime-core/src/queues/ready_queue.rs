@@ -164,9 +164,18 @@ mod tests {
 
     #[test]
     fn threads_lose_and_duplicate_nothing() {
+        use std::sync::atomic::AtomicU64;
+        use std::time::{Duration, Instant};
+
         let (cells, ctl) = queue(64);
         let q = ReadyQueue::new(&cells, &ctl);
         let per = if cfg!(miri) { 200u64 } else { 20_000 };
+        // The consumers stop once every value pushed was popped, not after a run of empty
+        // pops (a producer preempted for that long would then spin on a full queue for
+        // ever); every spin is bounded by the deadline, which only a lost value reaches.
+        let popped_total = AtomicU64::new(0);
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let (q, popped_total) = (&q, &popped_total);
         let popped: Vec<Vec<u64>> = std::thread::scope(|s| {
             for p in 0..2u64 {
                 s.spawn(move || {
@@ -174,6 +183,7 @@ mod tests {
                         let mut v = p << 32 | i;
                         while let Err(back) = q.push(v) {
                             v = back;
+                            assert!(Instant::now() < deadline, "a full queue never drained");
                             std::hint::spin_loop();
                         }
                     }
@@ -183,14 +193,16 @@ mod tests {
                 .map(|_| {
                     s.spawn(move || {
                         let mut got = Vec::new();
-                        let mut idle = 0u64;
-                        while idle < if cfg!(miri) { 20_000 } else { 2_000_000 } {
+                        while popped_total.load(Ordering::Acquire) < 2 * per {
                             match q.pop() {
                                 Some(v) => {
                                     got.push(v);
-                                    idle = 0;
+                                    popped_total.fetch_add(1, Ordering::AcqRel);
                                 }
-                                None => idle += 1,
+                                None => {
+                                    assert!(Instant::now() < deadline, "values were lost");
+                                    std::hint::spin_loop();
+                                }
                             }
                         }
                         got
