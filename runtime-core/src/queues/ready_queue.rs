@@ -85,16 +85,14 @@ impl<'r> ReadyQueue<'r> {
 /// Stamps task `id` (slot `g`) ready at `now`: in its record (if `recorded`, the level is
 /// `Tasks`) and for the latency histogram.
 fn stamp_ready(t: &Tables<'_>, g: SlotIndex, id: TaskId, recorded: bool, now: u64) {
-    let mut ready = now;
+    // `now` is a lap-clock stamp taken a little before this moment: a producer that finished
+    // while the orchestrator was submitting this task may carry a stamp older than the
+    // submit stamp. The record's reader raises it to the submit stamp.
     if recorded && let Some(r) = t.record_of(g, id) {
-        // `now` is a lap-clock stamp taken a little before this moment: a producer that
-        // finished while the orchestrator was submitting this task may carry a stamp older
-        // than the submit stamp. A task is never ready before it was submitted.
-        ready = now.max(r.submit.load(Ordering::Relaxed));
-        r.ready.store(ready, Ordering::Relaxed);
+        r.ready.store(now, Ordering::Relaxed);
     }
     if t.cfg.record_latency {
-        t.prof_row(g).ready.store(ready, Ordering::Relaxed);
+        t.prof_row(g).ready.store(now, Ordering::Relaxed);
     }
 }
 

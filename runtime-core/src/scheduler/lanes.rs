@@ -332,8 +332,6 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         let Some(row) = self.t.record_of(g, lane.task) else {
             return;
         };
-        // The lap clock may predate the kernel's end: the FIN was seen after both.
-        let mut fin = self.by.now;
         if let Some((start, end)) = self.p.lane_times(core, lane.token) {
             let first = row.start.load(Ordering::Relaxed);
             row.start.store(
@@ -342,8 +340,9 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             );
             let last = row.end.load(Ordering::Relaxed).max(end);
             row.end.store(last, Ordering::Relaxed);
-            fin = fin.max(last);
         }
+        // The lap clock may predate the kernel's end: the reader raises the FIN stamp to it.
+        let fin = self.by.now;
         row.fin.store(fin, Ordering::Relaxed);
         if deferred {
             // Conditions that all hold already complete the task at its FIN.
