@@ -63,24 +63,19 @@ pub struct PhaseCounters {
     pub loops: u64,
 }
 
-/// What a task slot keeps for profiling, beside the slot: the current tenant's record cell
-/// and its ready stamp (for the latency histogram).
+/// What a task slot keeps for the latency histogram, beside the slot: its tenant's ready
+/// stamp (with `record_latency`).
 pub(crate) struct ProfRow {
-    /// Index in the profile ring of the cell of the last tenant submitted at `Tasks`
-    /// ([`NO_CELL`]: none). Not written below `Tasks`, so `Off` costs the submit nothing:
-    /// a cell is a tenant's only if it was opened for the tenant's id.
-    pub(crate) cell: AtomicU32,
-    /// When the tenant became ready (with `record_latency`).
+    /// When the tenant became ready.
     pub(crate) ready: AtomicU64,
 }
 
-/// [`ProfRow::cell`] of a task that keeps no record.
+/// The record cell of a task that keeps no record (the slot's `cell` word).
 pub(crate) const NO_CELL: u32 = u32::MAX;
 
 impl ProfRow {
     pub(crate) fn new() -> Self {
         ProfRow {
-            cell: AtomicU32::new(NO_CELL),
             ready: AtomicU64::new(0),
         }
     }
@@ -182,12 +177,6 @@ impl RecordCell {
         self.submit.store(submit, Ordering::Relaxed);
     }
 
-    /// The cell was opened for `id`.
-    #[inline]
-    pub(crate) fn is_of(&self, id: TaskId) -> bool {
-        self.task.load(Ordering::Relaxed) == id.raw()
-    }
-
     /// Closes the record: finished by scheduler `sched` at `now` (`cancelled` if so), and
     /// published.
     #[inline]
@@ -234,7 +223,7 @@ impl RecordCell {
     }
 }
 
-/// The profile's tables: a row per task slot (its record cell, its ready stamp), and the record ring.
+/// The profile's tables: a row per task slot (its ready stamp), and the record ring.
 pub(crate) struct ProfParts<'r> {
     pub(crate) rows: &'r mut [ProfRow],
     pub(crate) records: &'r mut [RecordCell],

@@ -71,7 +71,7 @@ fn funnel<const RECORD: bool>(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Fin
     // that made the task ready (or by its own scheduler), so this read sees it.
     let cancelled = slot.failed.load(Ordering::Relaxed) != 0;
     // Closed before the slot is released: its row then belongs to the next tenant.
-    if RECORD && let Some(r) = t.record_of(g, id) {
+    if RECORD && let Some(r) = t.record_of(g) {
         r.close(by.sched, cancelled, by.now);
     }
     slot.state.store(state::COMPLETED, Ordering::Release);

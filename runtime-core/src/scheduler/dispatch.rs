@@ -98,7 +98,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         };
         if self.tasks_level
             && lane == 0
-            && let Some(r) = self.t.record_of(g, task)
+            && let Some(r) = self.t.record_of(g)
         {
             r.dispatch.store(self.by.now, Ordering::Relaxed);
             r.core.store(id.0 as u64, Ordering::Relaxed);

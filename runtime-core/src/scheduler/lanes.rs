@@ -329,7 +329,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         lane: Inflight,
         deferred: bool,
     ) {
-        let Some(row) = self.t.record_of(g, lane.task) else {
+        let Some(row) = self.t.record_of(g) else {
             return;
         };
         if let Some((start, end)) = self.p.lane_times(core, lane.token) {
