@@ -119,7 +119,20 @@ pub struct TaskRecord {
 /// [`SCHEDULER_SHIFT`] and [`CANCELLED`].
 const WRITTEN: u64 = 1;
 const SCHEDULER_SHIFT: u32 = 8;
-const CANCELLED: u64 = 1 << 16;
+const CANCELLED_SHIFT: u32 = 16;
+const CANCELLED: u64 = 1 << CANCELLED_SHIFT;
+
+/// Who closes a record: the `written` word of a record that scheduler closes, but for the
+/// cancelled bit. Made once per scheduler, so closing a record builds no word.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Closer(u64);
+
+impl Closer {
+    /// Scheduler `sched`.
+    pub(crate) const fn of(sched: u8) -> Self {
+        Closer(WRITTEN | (sched as u64) << SCHEDULER_SHIFT)
+    }
+}
 
 /// A task's record as it lives in the profile ring, claimed when the task is submitted (at
 /// `Tasks`) and stamped in place while it runs: its submitter, dispatcher and finisher write
@@ -177,14 +190,14 @@ impl RecordCell {
         self.submit.store(submit, Ordering::Relaxed);
     }
 
-    /// Closes the record: finished by scheduler `sched` at `now` (`cancelled` if so), and
-    /// published.
+    /// Closes the record: finished by `by` at `now`, cancelled if `failed` (the slot's
+    /// word: 0 or 1), and published.
     #[inline]
-    pub(crate) fn close(&self, sched: u8, cancelled: bool, now: u64) {
+    pub(crate) fn close(&self, by: Closer, failed: u32, now: u64) {
+        debug_assert!(failed <= 1);
         // Raised over the earlier stamps when read.
         self.complete.store(now, Ordering::Relaxed);
-        let cancelled = if cancelled { CANCELLED } else { 0 };
-        let written = WRITTEN | ((sched as u64) << SCHEDULER_SHIFT) | cancelled;
+        let written = by.0 | (failed as u64) << CANCELLED_SHIFT;
         self.written.store(written, Ordering::Release);
     }
 
@@ -311,7 +324,7 @@ mod tests {
         cell.fin.store(140, Ordering::Relaxed);
         cell.deferred.store(130, Ordering::Relaxed);
         cell.core.store(5, Ordering::Relaxed);
-        cell.close(2, false, 110);
+        cell.close(Closer::of(2), 0, 110);
         let r = cell.read().unwrap();
         assert_eq!(
             [
@@ -338,7 +351,7 @@ mod tests {
         cell.open(TaskId::from_raw(9), KernelId(3), WorkerClass::Dummy, 100);
         cell.ready.store(90, Ordering::Relaxed);
         assert!(cell.read().is_none(), "not closed yet");
-        cell.close(0, true, 95);
+        cell.close(Closer::of(0), 1, 95);
         let r = cell.read().unwrap();
         assert_eq!((r.ready, r.complete), (100, 100));
         assert_eq!(

@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 use crate::ids::TaskId;
-use crate::observe::profile::ProfileLevel;
+use crate::observe::profile::{Closer, ProfileLevel};
 use crate::observe::stats::{SchedCtl, bucket_of};
 use crate::queues::ready_queue::make_ready;
 use crate::region::reclaim::release_hold_of;
@@ -19,8 +19,8 @@ use crate::sync::Ordering;
 pub(crate) struct Finisher<'a> {
     /// The finishing scheduler's block.
     pub(crate) ctl: &'a SchedCtl,
-    /// Its index.
-    pub(crate) sched: u8,
+    /// Its index, as the records it closes carry it.
+    pub(crate) closer: Closer,
     /// Its clock at this moment (0 when nothing is measured).
     pub(crate) now: u64,
     /// The profiling level it read for this loop iteration.
@@ -69,10 +69,11 @@ fn funnel<const RECORD: bool>(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Fin
     }
     // Written before COMPLETED and the fanout swap below, and set only before the decrement
     // that made the task ready (or by its own scheduler), so this read sees it.
-    let cancelled = slot.failed.load(Ordering::Relaxed) != 0;
-    // Closed before the slot is released: its row then belongs to the next tenant.
+    let failed = slot.failed.load(Ordering::Relaxed);
+    let cancelled = failed != 0;
+    // Closed before the slot is released: its cell word then belongs to the next tenant.
     if RECORD && let Some(r) = t.record_of(g) {
-        r.close(by.sched, cancelled, by.now);
+        r.close(by.closer, failed, by.now);
     }
     slot.state.store(state::COMPLETED, Ordering::Release);
 

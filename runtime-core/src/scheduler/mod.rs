@@ -30,7 +30,7 @@ mod tests;
 use crate::condition::Watch;
 use crate::error::{FatalCause, FatalError};
 use crate::ids::{TaskId, WorkerClass};
-use crate::observe::profile::{PHASES, Phase, ProfileLevel};
+use crate::observe::profile::{Closer, PHASES, Phase, ProfileLevel};
 use crate::observe::stats::SchedCtl;
 use crate::platform::Platform;
 use crate::queues::completion_queue::CompletionQueue;
@@ -126,7 +126,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             tasks_level: false,
             by: Finisher {
                 ctl,
-                sched: index,
+                closer: Closer::of(index),
                 now: 0,
                 level: ProfileLevel::Off,
             },

@@ -4,7 +4,7 @@
 #![forbid(unsafe_code)]
 
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
-use crate::observe::profile::{NO_CELL, ProfileLevel};
+use crate::observe::profile::{Closer, NO_CELL, ProfileLevel};
 use crate::region::slot::Meta;
 use crate::region::tables::Tables;
 use crate::scheduler::completion::Finisher;
@@ -17,7 +17,7 @@ pub(crate) use crate::region::raw::heap_region::HeapRegion as Owned;
 pub(crate) fn unmeasured<'a>(t: &Tables<'a>) -> Finisher<'a> {
     Finisher {
         ctl: &t.sched[0],
-        sched: 0,
+        closer: Closer::of(0),
         now: 0,
         level: ProfileLevel::Off,
     }
