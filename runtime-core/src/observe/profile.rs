@@ -63,24 +63,19 @@ pub struct PhaseCounters {
     pub loops: u64,
 }
 
-/// What a task slot keeps for profiling, beside the slot: the current tenant's record cell
-/// and its ready stamp (for the latency histogram).
+/// What a task slot keeps for the latency histogram, beside the slot: its tenant's ready
+/// stamp (with `record_latency`).
 pub(crate) struct ProfRow {
-    /// Index in the profile ring of the cell of the last tenant submitted at `Tasks`
-    /// ([`NO_CELL`]: none). Not written below `Tasks`, so `Off` costs the submit nothing:
-    /// a cell is a tenant's only if it was opened for the tenant's id.
-    pub(crate) cell: AtomicU32,
-    /// When the tenant became ready (with `record_latency`).
+    /// When the tenant became ready.
     pub(crate) ready: AtomicU64,
 }
 
-/// [`ProfRow::cell`] of a task that keeps no record.
+/// The record cell of a task that keeps no record (the slot's `cell` word).
 pub(crate) const NO_CELL: u32 = u32::MAX;
 
 impl ProfRow {
     pub(crate) fn new() -> Self {
         ProfRow {
-            cell: AtomicU32::new(NO_CELL),
             ready: AtomicU64::new(0),
         }
     }
@@ -124,11 +119,35 @@ pub struct TaskRecord {
 /// [`SCHEDULER_SHIFT`] and [`CANCELLED`].
 const WRITTEN: u64 = 1;
 const SCHEDULER_SHIFT: u32 = 8;
-const CANCELLED: u64 = 1 << 16;
+const CANCELLED_SHIFT: u32 = 16;
+const CANCELLED: u64 = 1 << CANCELLED_SHIFT;
+
+/// Who closes a record: the `written` word of a record that scheduler closes, but for the
+/// cancelled bit. Made once per scheduler, so closing a record builds no word.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Closer(u64);
+
+impl Closer {
+    /// Scheduler `sched`.
+    pub(crate) const fn of(sched: u8) -> Self {
+        Closer(WRITTEN | (sched as u64) << SCHEDULER_SHIFT)
+    }
+}
 
 /// A task's record as it lives in the profile ring, claimed when the task is submitted (at
 /// `Tasks`) and stamped in place while it runs: its submitter, dispatcher and finisher write
 /// straight into it, and the finisher's `written` store (Release) publishes it whole.
+///
+/// Each scheduler stamp is the lap clock of the phase that saw its event: never later than
+/// the event, never earlier than the phase began. So a stamp may predate one set during the
+/// same phase by another thread (the ready stamp) or from the core (a kernel's end). The
+/// writers store their clock as it is, and [`RecordCell::read`] raises each stamp to the
+/// one of the event it follows, since no event precedes its cause.
+///
+/// Two whole cache lines (96 bytes of words, aligned to 64): a cell shares no line with its
+/// neighbours, which other threads may be opening or stamping meanwhile, and the ring is
+/// indexed with a shift.
+#[repr(C, align(64))]
 pub(crate) struct RecordCell {
     task: AtomicU64,
     /// `kernel | class << 32`.
@@ -176,26 +195,14 @@ impl RecordCell {
         self.submit.store(submit, Ordering::Relaxed);
     }
 
-    /// The cell was opened for `id`.
+    /// Closes the record: finished by `by` at `now`, cancelled if `failed` (the slot's
+    /// word: 0 or 1), and published.
     #[inline]
-    pub(crate) fn is_of(&self, id: TaskId) -> bool {
-        self.task.load(Ordering::Relaxed) == id.raw()
-    }
-
-    /// Closes the record: finished by scheduler `sched` at `now` (`cancelled` if so), and
-    /// published.
-    #[inline]
-    pub(crate) fn close(&self, sched: u8, cancelled: bool, now: u64) {
-        let v = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        // The lap clock may predate stamps set during this phase (by this thread, or the
-        // ready stamp by another): completion follows them all.
-        let complete = now
-            .max(v(&self.ready))
-            .max(v(&self.fin))
-            .max(v(&self.deferred));
-        self.complete.store(complete, Ordering::Relaxed);
-        let cancelled = if cancelled { CANCELLED } else { 0 };
-        let written = WRITTEN | ((sched as u64) << SCHEDULER_SHIFT) | cancelled;
+    pub(crate) fn close(&self, by: Closer, failed: u32, now: u64) {
+        debug_assert!(failed <= 1);
+        // Raised over the earlier stamps when read.
+        self.complete.store(now, Ordering::Relaxed);
+        let written = by.0 | (failed as u64) << CANCELLED_SHIFT;
         self.written.store(written, Ordering::Release);
     }
 
@@ -207,6 +214,13 @@ impl RecordCell {
         let v = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let meta = v(&self.meta);
         let core = v(&self.core);
+        // Each stamp raised to the one of the event it follows (0: the event did not happen).
+        let after = |stamp: u64, cause: u64| if stamp == 0 { 0 } else { stamp.max(cause) };
+        let submit = v(&self.submit);
+        let ready = after(v(&self.ready), submit);
+        let end = v(&self.end);
+        let fin = after(v(&self.fin), end);
+        let deferred = after(v(&self.deferred), fin);
         Some(TaskRecord {
             task: TaskId::from_raw(v(&self.task)),
             kernel: KernelId(meta as u32),
@@ -215,19 +229,19 @@ impl RecordCell {
             scheduler: (written >> SCHEDULER_SHIFT) as u8,
             cancelled: written & CANCELLED != 0,
             core: (core != u64::MAX).then_some(CoreId(core as u16)),
-            submit: v(&self.submit),
-            ready: v(&self.ready),
-            dispatch: v(&self.dispatch),
+            submit,
+            ready,
+            dispatch: after(v(&self.dispatch), ready),
             start: v(&self.start),
-            end: v(&self.end),
-            fin: v(&self.fin),
-            deferred_done: v(&self.deferred),
-            complete: v(&self.complete),
+            end,
+            fin,
+            deferred_done: deferred,
+            complete: v(&self.complete).max(ready).max(fin).max(deferred),
         })
     }
 }
 
-/// The profile's tables: a row per task slot (its record cell, its ready stamp), and the record ring.
+/// The profile's tables: a row per task slot (its ready stamp), and the record ring.
 pub(crate) struct ProfParts<'r> {
     pub(crate) rows: &'r mut [ProfRow],
     pub(crate) records: &'r mut [RecordCell],
@@ -296,5 +310,59 @@ impl ProfCtl {
     ) -> impl Iterator<Item = TaskRecord> + 'a {
         let n = (self.next.0.load(Ordering::Acquire) as usize).min(cells.len());
         cells[..n].iter().filter_map(RecordCell::read)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_stamped_with_early_lap_clocks_reads_back_in_order() {
+        let cell = RecordCell::new();
+        cell.open(TaskId::from_raw(9), KernelId(3), WorkerClass::Aiv, 100);
+        // Each scheduler stamp predates the one before it (lap clocks cut before the event).
+        cell.ready.store(90, Ordering::Relaxed);
+        cell.dispatch.store(80, Ordering::Relaxed);
+        cell.start.store(120, Ordering::Relaxed);
+        cell.end.store(150, Ordering::Relaxed);
+        cell.fin.store(140, Ordering::Relaxed);
+        cell.deferred.store(130, Ordering::Relaxed);
+        cell.core.store(5, Ordering::Relaxed);
+        cell.close(Closer::of(2), 0, 110);
+        let r = cell.read().unwrap();
+        assert_eq!(
+            [
+                r.submit,
+                r.ready,
+                r.dispatch,
+                r.start,
+                r.end,
+                r.fin,
+                r.deferred_done,
+                r.complete
+            ],
+            [100, 100, 100, 120, 150, 150, 150, 150]
+        );
+        assert_eq!(
+            (r.core, r.scheduler, r.cancelled),
+            (Some(CoreId(5)), 2, false)
+        );
+    }
+
+    #[test]
+    fn stamps_of_events_that_did_not_happen_stay_zero() {
+        let cell = RecordCell::new();
+        cell.open(TaskId::from_raw(9), KernelId(3), WorkerClass::Dummy, 100);
+        cell.ready.store(90, Ordering::Relaxed);
+        assert!(cell.read().is_none(), "not closed yet");
+        cell.close(Closer::of(0), 1, 95);
+        let r = cell.read().unwrap();
+        assert_eq!((r.ready, r.complete), (100, 100));
+        assert_eq!(
+            (r.dispatch, r.start, r.end, r.fin, r.deferred_done, r.core),
+            (0, 0, 0, 0, 0, None)
+        );
+        assert!(r.cancelled);
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::error::SubmitError;
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
-use crate::observe::profile::ProfileLevel;
+use crate::observe::profile::{NO_CELL, ProfileLevel};
 use crate::orchestrator::store::{OrchestratorStore, Tenants};
 use crate::orchestrator::tensor::Footprint;
 use crate::orchestrator::tensor_map::{TensorArg, TensorMap};
@@ -216,14 +216,17 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         if !spec.tensors.is_empty() {
             store_tensors(t, g, spec.tensors);
         }
-        if level == ProfileLevel::Tasks {
-            // The task's record: claimed now, stamped in place while it runs.
+        // At `Tasks`, the task's record: claimed now, stamped in place while it runs.
+        let cell = if level == ProfileLevel::Tasks {
             let cell = t.shared.prof.claim(t.records.len());
-            t.prof_row(g).cell.store(cell, Ordering::Relaxed);
             if let Some(r) = t.records.get(cell as usize) {
                 r.open(id, spec.kernel, spec.class, now);
             }
-        }
+            cell
+        } else {
+            NO_CELL
+        };
+        slot.cell.store(cell, Ordering::Relaxed);
         slot.publish(seq);
 
         let mut pinned = 0usize;

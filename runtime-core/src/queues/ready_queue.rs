@@ -9,7 +9,7 @@
 #![forbid(unsafe_code)]
 
 use crate::error::{FatalCause, FatalError};
-use crate::ids::{TaskId, WorkerClass};
+use crate::ids::WorkerClass;
 use crate::observe::profile::ProfileLevel;
 use crate::queues::seq_ring::{RingEnds, SeqCell, SeqRing};
 use crate::region::config::{Config, ConfigError};
@@ -82,19 +82,17 @@ impl<'r> ReadyQueue<'r> {
     }
 }
 
-/// Stamps task `id` (slot `g`) ready at `now`: in its record (if `recorded`, the level is
+/// Stamps slot `g`'s task ready at `now`: in its record (if `recorded`, the level is
 /// `Tasks`) and for the latency histogram.
-fn stamp_ready(t: &Tables<'_>, g: SlotIndex, id: TaskId, recorded: bool, now: u64) {
-    let mut ready = now;
-    if recorded && let Some(r) = t.record_of(g, id) {
-        // `now` is a lap-clock stamp taken a little before this moment: a producer that
-        // finished while the orchestrator was submitting this task may carry a stamp older
-        // than the submit stamp. A task is never ready before it was submitted.
-        ready = now.max(r.submit.load(Ordering::Relaxed));
-        r.ready.store(ready, Ordering::Relaxed);
+fn stamp_ready(t: &Tables<'_>, g: SlotIndex, recorded: bool, now: u64) {
+    // `now` is a lap-clock stamp taken a little before this moment: a producer that finished
+    // while the orchestrator was submitting this task may carry a stamp older than the
+    // submit stamp. The record's reader raises it to the submit stamp.
+    if recorded && let Some(r) = t.record_of(g) {
+        r.ready.store(now, Ordering::Relaxed);
     }
     if t.cfg.record_latency {
-        t.prof_row(g).ready.store(ready, Ordering::Relaxed);
+        t.prof_row(g).ready.store(now, Ordering::Relaxed);
     }
 }
 
@@ -104,7 +102,7 @@ pub(crate) fn make_ready(t: &Tables<'_>, g: SlotIndex, now: u64, level: ProfileL
     let slot = t.slot(g);
     let id = t.task_at(g);
     if t.cfg.record_latency || level == ProfileLevel::Tasks {
-        stamp_ready(t, g, id, level == ProfileLevel::Tasks, now);
+        stamp_ready(t, g, level == ProfileLevel::Tasks, now);
     }
     let meta = match Meta::decode(slot.meta.load(Ordering::Relaxed)) {
         Ok(meta) => meta,

@@ -12,10 +12,12 @@
 //! | `lanes_left` | lanes of its class (MIX: 3) | -1 per lane that finishes | 0: its last lane finished |
 //! | `deferred` | 0 (no entry) | its deferred-set entry + 1, from the FIN of a lane with unmet conditions (the owning scheduler only) | 0 when the entry closes |
 //! | `failed` | 0 | 1 when the task is cancelled: a transfer it waited on failed, or a producer of it was cancelled (set before the decrement that releases it, read once it is ready or finishes) | the next tenant's `begin` |
+//! | `cell` | its record's cell in the profile ring, claimed at `Tasks` (else `NO_CELL`) | stamped in place by whoever readies, dispatches, retires and finishes it | the next tenant's `begin` |
 //! | `meta` | kernel, class, counts ([`Meta`]) once wiring pinned its producers | - | - |
 #![forbid(unsafe_code)]
 
 use crate::ids::{KernelId, WorkerClass};
+use crate::observe::profile::NO_CELL;
 use crate::region::tables::EDGE_EMPTY;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
@@ -56,6 +58,8 @@ pub(crate) struct TaskSlot {
     /// 1 once the task is cancelled ([`crate::FatalKind::TransferFailed`]): it finishes
     /// without running (or, if it ran, without counting as done), and so do its consumers.
     pub(crate) failed: AtomicU32,
+    /// The tenant's cell in the profile ring ([`NO_CELL`]: it keeps no record).
+    pub(crate) cell: AtomicU32,
 }
 
 impl TaskSlot {
@@ -89,6 +93,7 @@ impl TaskSlot {
             lanes_left: AtomicU32::new(0),
             deferred: AtomicU32::new(0),
             failed: AtomicU32::new(0),
+            cell: AtomicU32::new(NO_CELL),
         }
     }
 }

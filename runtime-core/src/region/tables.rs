@@ -186,14 +186,13 @@ impl<'r> Tables<'r> {
         &self.prof_rows[g.0]
     }
 
-    /// The record cell of task `id` in slot `g`, if it keeps a record. The slot's row is
-    /// written only by submits at `Tasks`, so it may name an earlier tenant's cell: a cell
-    /// is the task's only if it was opened for `id`.
+    /// The record cell of slot `g`'s tenant, if it keeps a record (it was submitted at
+    /// `Tasks` and found room in the ring).
     #[inline]
-    pub(crate) fn record_of(&self, g: SlotIndex, id: TaskId) -> Option<&'r RecordCell> {
+    pub(crate) fn record_of(&self, g: SlotIndex) -> Option<&'r RecordCell> {
         // `NO_CELL` is past the end of any ring (its length is a `u32`).
-        let cell = self.prof_row(g).cell.load(Ordering::Relaxed);
-        self.records.get(cell as usize).filter(|r| r.is_of(id))
+        let cell = self.slot(g).cell.load(Ordering::Relaxed);
+        self.records.get(cell as usize)
     }
 
     /// The ring slot `g` belongs to.

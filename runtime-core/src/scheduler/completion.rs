@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 use crate::ids::TaskId;
-use crate::observe::profile::ProfileLevel;
+use crate::observe::profile::{Closer, ProfileLevel};
 use crate::observe::stats::{SchedCtl, bucket_of};
 use crate::queues::ready_queue::make_ready;
 use crate::region::reclaim::release_hold_of;
@@ -19,8 +19,8 @@ use crate::sync::Ordering;
 pub(crate) struct Finisher<'a> {
     /// The finishing scheduler's block.
     pub(crate) ctl: &'a SchedCtl,
-    /// Its index.
-    pub(crate) sched: u8,
+    /// Its index, as the records it closes carry it.
+    pub(crate) closer: Closer,
     /// Its clock at this moment (0 when nothing is measured).
     pub(crate) now: u64,
     /// The profiling level it read for this loop iteration.
@@ -45,22 +45,45 @@ pub(crate) fn finish_at(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<
     }
 }
 
+/// [`finish_at`] for a task finishing at its last lane's FIN, seen at `by.now`: its record
+/// takes that FIN stamp when it is closed.
+#[inline]
+pub(crate) fn finish_at_fin(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
+    if by.level == ProfileLevel::Tasks {
+        finish_recorded_fin(t, g, id, by)
+    } else {
+        finish_unrecorded(t, g, id, by)
+    }
+}
+
 /// [`finish_at`] closing the task's record.
 #[inline(never)]
 fn finish_recorded(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
-    funnel::<true>(t, g, id, by);
+    funnel::<true, false>(t, g, id, by);
+}
+
+/// [`finish_at_fin`] closing the task's record.
+#[inline(never)]
+fn finish_recorded_fin(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
+    funnel::<true, true>(t, g, id, by);
 }
 
 /// [`finish_at`] keeping no record: a funnel with none of the record's code, and so none of
 /// its registers.
 #[inline(never)]
 fn finish_unrecorded(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
-    funnel::<false>(t, g, id, by);
+    funnel::<false, false>(t, g, id, by);
 }
 
-/// The funnel: [`finish_at`]'s work, closing the task's record if `RECORD`.
+/// The funnel: [`finish_at`]'s work, closing the task's record if `RECORD` (with the FIN
+/// stamp `by.now` if `FIN`).
 #[inline(always)]
-fn funnel<const RECORD: bool>(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
+fn funnel<const RECORD: bool, const FIN: bool>(
+    t: &Tables<'_>,
+    g: SlotIndex,
+    id: TaskId,
+    by: &Finisher<'_>,
+) {
     let slot = t.slot(g);
     let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
     if t.cfg.record_latency {
@@ -69,10 +92,14 @@ fn funnel<const RECORD: bool>(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Fin
     }
     // Written before COMPLETED and the fanout swap below, and set only before the decrement
     // that made the task ready (or by its own scheduler), so this read sees it.
-    let cancelled = slot.failed.load(Ordering::Relaxed) != 0;
-    // Closed before the slot is released: its row then belongs to the next tenant.
-    if RECORD && let Some(r) = t.record_of(g, id) {
-        r.close(by.sched, cancelled, by.now);
+    let failed = slot.failed.load(Ordering::Relaxed);
+    let cancelled = failed != 0;
+    // Closed before the slot is released: its cell word then belongs to the next tenant.
+    if RECORD && let Some(r) = t.record_of(g) {
+        if FIN {
+            r.fin.store(by.now, Ordering::Relaxed);
+        }
+        r.close(by.closer, failed, by.now);
     }
     slot.state.store(state::COMPLETED, Ordering::Release);
 

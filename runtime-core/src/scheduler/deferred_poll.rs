@@ -38,9 +38,8 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 let task = set.close(e);
                 let g = t.gslot(task);
                 t.slot(g).deferred.store(0, Ordering::Relaxed);
-                if tasks_level && let Some(r) = t.record_of(g, task) {
-                    let fin = r.fin.load(Ordering::Relaxed);
-                    r.deferred.store(by.now.max(fin), Ordering::Relaxed);
+                if tasks_level && let Some(r) = t.record_of(g) {
+                    r.deferred.store(by.now, Ordering::Relaxed);
                 }
                 finish(&t, task, by);
             },

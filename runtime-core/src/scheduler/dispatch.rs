@@ -98,12 +98,9 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         };
         if self.tasks_level
             && lane == 0
-            && let Some(r) = self.t.record_of(g, task)
+            && let Some(r) = self.t.record_of(g)
         {
-            // The lap clock may predate the task's ready stamp (set by another thread during
-            // this phase): a task is never dispatched before it was ready.
-            let ready = r.ready.load(Ordering::Relaxed);
-            r.dispatch.store(self.by.now.max(ready), Ordering::Relaxed);
+            r.dispatch.store(self.by.now, Ordering::Relaxed);
             r.core.store(id.0 as u64, Ordering::Relaxed);
         }
         self.p.write_payload(id, token, &payload);

@@ -177,12 +177,13 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             // does for it, without its bookkeeping (and inlined into the poll).
             self.cores.retire_running(i);
             if self.tasks_level {
-                self.stamp_lane(g, core, lane, false);
+                self.stamp_kernel(g, core, lane);
             }
+            // Only the last lane's FIN is the task's: the funnel stamps it.
             if lane.lanes > 1 && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
                 return Lane::Retired;
             }
-            self.finish_at(g, lane.task);
+            self.finish_at_fin(g, lane.task);
             return Lane::Retired;
         }
         self.complete_lane_with(i, lane, core, n, entry)
@@ -233,7 +234,8 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         }
         self.cores.retire_running(i);
         if self.tasks_level {
-            self.stamp_lane(g, core, lane, n > 0);
+            self.stamp_kernel(g, core, lane);
+            self.stamp_fin(g, n > 0);
         }
         let entry = match entry {
             None if unmet > 0 => {
@@ -321,33 +323,32 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         true
     }
 
-    /// Records a retired lane's kernel times and FIN stamp in its task's record, if it keeps one.
-    fn stamp_lane(
-        &mut self,
-        g: SlotIndex,
-        core: crate::ids::CoreId,
-        lane: Inflight,
-        deferred: bool,
-    ) {
-        let Some(row) = self.t.record_of(g, lane.task) else {
-            return;
-        };
-        // The lap clock may predate the kernel's end: the FIN was seen after both.
-        let mut fin = self.by.now;
-        if let Some((start, end)) = self.p.lane_times(core, lane.token) {
-            let first = row.start.load(Ordering::Relaxed);
-            row.start.store(
+    /// Records a retired lane's kernel times in its task's record, if it keeps one and the
+    /// platform reports them.
+    #[inline(always)]
+    fn stamp_kernel(&self, g: SlotIndex, core: CoreId, lane: Inflight) {
+        if let Some((start, end)) = self.p.lane_times(core, lane.token)
+            && let Some(r) = self.t.record_of(g)
+        {
+            let first = r.start.load(Ordering::Relaxed);
+            r.start.store(
                 if first == 0 { start } else { first.min(start) },
                 Ordering::Relaxed,
             );
-            let last = row.end.load(Ordering::Relaxed).max(end);
-            row.end.store(last, Ordering::Relaxed);
-            fin = fin.max(last);
+            let last = r.end.load(Ordering::Relaxed).max(end);
+            r.end.store(last, Ordering::Relaxed);
         }
-        row.fin.store(fin, Ordering::Relaxed);
-        if deferred {
-            // Conditions that all hold already complete the task at its FIN.
-            row.deferred.store(fin, Ordering::Relaxed);
+    }
+
+    /// Stamps a retired lane's FIN in its task's record, if it keeps one (and its deferred
+    /// stamp if `deferred`: it registered conditions, which may all hold already). The lap
+    /// clock may predate the kernel's end: the reader raises the FIN stamp to it.
+    fn stamp_fin(&self, g: SlotIndex, deferred: bool) {
+        if let Some(r) = self.t.record_of(g) {
+            r.fin.store(self.by.now, Ordering::Relaxed);
+            if deferred {
+                r.deferred.store(self.by.now, Ordering::Relaxed);
+            }
         }
     }
 }

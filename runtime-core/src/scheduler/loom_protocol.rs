@@ -10,7 +10,7 @@ use loom::thread;
 use crate::condition::Watch;
 use crate::error::{FatalCause, FatalError};
 use crate::ids::{CoreId, KernelId, TaskId, Token, WorkerClass};
-use crate::observe::profile::{NO_CELL, ProfCtl, ProfileLevel, RecordCell};
+use crate::observe::profile::{Closer, NO_CELL, ProfCtl, ProfileLevel, RecordCell};
 use crate::observe::status::RunStatus;
 use crate::orchestrator::{Orchestrator, TaskSpec};
 use crate::protocol::{ResultWord, StatusWord};
@@ -144,7 +144,7 @@ fn loom_task_records_are_read_whole_or_not_at_all() {
                         let cell = &cells[prof.claim(cells.len()) as usize];
                         cell.open(TaskId::from_raw(t), KernelId(7), WorkerClass::Aiv, t * 10);
                         cell.fin.store(t * 50, Ordering::Relaxed);
-                        cell.close(1, false, t * 100);
+                        cell.close(Closer::of(1), 0, t * 100);
                     }
                 })
             })

@@ -30,13 +30,13 @@ mod tests;
 use crate::condition::Watch;
 use crate::error::{FatalCause, FatalError};
 use crate::ids::{TaskId, WorkerClass};
-use crate::observe::profile::{PHASES, Phase, ProfileLevel};
+use crate::observe::profile::{Closer, PHASES, Phase, ProfileLevel};
 use crate::observe::stats::SchedCtl;
 use crate::platform::Platform;
 use crate::queues::completion_queue::CompletionQueue;
 use crate::region::config::CompletionMode;
 use crate::region::tables::{SlotIndex, Tables};
-use crate::scheduler::completion::{Finisher, finish, finish_at};
+use crate::scheduler::completion::{Finisher, finish, finish_at, finish_at_fin};
 use crate::scheduler::deferred::{DeferredSet, DeferredStore};
 use crate::sync::Ordering;
 use cores::CoreTable;
@@ -128,7 +128,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             tasks_level: false,
             by: Finisher {
                 ctl,
-                sched: index,
+                closer: Closer::of(index),
                 now: 0,
                 level: ProfileLevel::Off,
             },
@@ -272,6 +272,11 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
     /// [`Scheduler::finish`] for a task whose slot `g` is known.
     fn finish_at(&mut self, g: SlotIndex, task: TaskId) {
         finish_at(&self.t, g, task, &self.by);
+    }
+
+    /// [`Scheduler::finish_at`] for a task finishing at its last lane's FIN, seen now.
+    fn finish_at_fin(&mut self, g: SlotIndex, task: TaskId) {
+        finish_at_fin(&self.t, g, task, &self.by);
     }
 
     fn all_done(&self) -> bool {

@@ -312,3 +312,49 @@ fn spin_hint_is_told_the_idle_streak_and_work_starts_it_again() {
     // finishes it three idle iterations later.
     assert_eq!(p.hints(), [1, 2, 3, 1, 2, 3]);
 }
+
+#[test]
+fn tasks_finished_at_their_last_fin_keep_whole_records() {
+    use crate::observe::profile::{ProfileLevel, TaskRecord};
+    let cfg = Config {
+        profile: ProfileLevel::Tasks,
+        ..Config::tiny()
+    };
+    let rig = Rig::new(cfg, 1);
+    let (t, p, mut o, mut s) = rig.start();
+    let mix = o
+        .submit(&TaskSpec::new(KernelId(0), WorkerClass::Mix))
+        .unwrap();
+    let one = o.submit(&aiv(&[mix])).unwrap();
+    s.step();
+    let lanes = p.rung();
+    assert_eq!(lanes.len(), 3, "the MIX task takes the cluster");
+    // Its lanes finish one loop apart: the last one's FIN is the task's.
+    for (core, token, _) in lanes {
+        p.fin(core.0, token.bits());
+        s.step();
+    }
+    let rung = p.rung();
+    assert_eq!(rung.len(), 1, "the AIV task follows");
+    p.fin(rung[0].0.0, rung[0].1.bits());
+    steps(&mut s, 2);
+    assert_eq!(t.finished(), 2);
+    let records: Vec<TaskRecord> = t.shared.prof.records(t.records).collect();
+    assert_eq!(
+        records.iter().map(|r| r.task).collect::<Vec<_>>(),
+        [mix, one]
+    );
+    for r in &records {
+        assert!(r.core.is_some(), "{r:?}");
+        let order = [r.submit, r.ready, r.dispatch, r.fin, r.complete];
+        assert!(order.windows(2).all(|w| w[0] <= w[1]), "{r:?}");
+        assert!(
+            r.fin > r.dispatch,
+            "a FIN seen a loop after dispatch: {r:?}"
+        );
+    }
+    assert!(
+        records[1].ready >= records[0].fin,
+        "ready once its producer's last lane finished: {records:?}"
+    );
+}

@@ -4,7 +4,7 @@
 #![forbid(unsafe_code)]
 
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
-use crate::observe::profile::ProfileLevel;
+use crate::observe::profile::{Closer, NO_CELL, ProfileLevel};
 use crate::region::slot::Meta;
 use crate::region::tables::Tables;
 use crate::scheduler::completion::Finisher;
@@ -17,7 +17,7 @@ pub(crate) use crate::region::raw::heap_region::HeapRegion as Owned;
 pub(crate) fn unmeasured<'a>(t: &Tables<'a>) -> Finisher<'a> {
     Finisher {
         ctl: &t.sched[0],
-        sched: 0,
+        closer: Closer::of(0),
         now: 0,
         level: ProfileLevel::Off,
     }
@@ -29,6 +29,7 @@ pub(crate) fn plant(t: &Tables<'_>, seq: u64, class: WorkerClass) -> TaskId {
     let id = TaskId::new(t.cfg.epoch, 0, Seq(seq));
     let slot = t.slot(t.gslot(id));
     slot.begin(1, class.lanes() as u32);
+    slot.cell.store(NO_CELL, Ordering::Relaxed);
     // Wired already: the caller decides who makes it ready or finishes it.
     slot.pending.store(0, Ordering::Relaxed);
     let meta = Meta {
