@@ -131,7 +131,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             next: [0; MAX_RINGS as usize],
             submitted: 0,
             timeout_ticks,
-            tensors: TensorMap::new(store.tensors, t.cfg.max_tensors as usize),
+            tensors: TensorMap::new(store.tensors, t.cfg.max_tensors as usize, t.tensors),
             tenants: store.tenants,
             forgotten: [0; MAX_RINGS as usize],
             scopes: heapless::Vec::new(),
@@ -213,9 +213,6 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
             dst.store(a, Ordering::Relaxed);
         }
-        if !spec.tensors.is_empty() {
-            store_tensors(t, g, spec.tensors);
-        }
         if level == ProfileLevel::Tasks {
             // The task's record: claimed now, stamped in place while it runs.
             let cell = t.shared.prof.claim(t.records.len());
@@ -292,7 +289,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
 
     /// The dependencies of task `id`, the new tenant of slot `g`, given and found through
     /// its tensor arguments, each once; its arguments go into the tensor map, in place of the
-    /// slot's previous tenant's. On an error the map is as if the task had not come.
+    /// slot's previous tenant's, and into the slot's row for the kernel. On an error the map
+    /// is as if the task had not come.
     fn dependencies(
         &mut self,
         spec: &TaskSpec<'_>,
@@ -375,14 +373,6 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 waited_us,
             },
         )
-    }
-}
-
-/// Copies a task's tensor arguments into its slot's row, for the kernel.
-#[inline(never)]
-fn store_tensors(t: &Tables<'_>, g: SlotIndex, tensors: &[TensorArg]) {
-    for (dst, a) in t.tensors_of(g).iter().zip(tensors) {
-        dst.store_arg(a);
     }
 }
 

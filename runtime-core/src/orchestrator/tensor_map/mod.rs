@@ -25,9 +25,10 @@ mod lists;
 mod place;
 
 use crate::ids::TaskId;
-use crate::index::Table;
+use crate::index::{Table, TableIndex};
 use crate::orchestrator::tensor::{Footprint, Tile, overlaps, touches};
 pub(crate) use crate::orchestrator::tensor_arg::TensorArg;
+use crate::orchestrator::tensor_arg::TensorCell;
 use crate::region::tables::SlotIndex;
 use buckets::{BucketIndex, Buckets};
 use heads::{Heads, Key, Probe};
@@ -54,14 +55,18 @@ pub(crate) struct TensorMap<'r> {
     tiles: Table<'r, CellIndex, Tile>,
     heads: Heads<'r>,
     buckets: Buckets<'r>,
+    /// Each slot's tensor arguments as its kernel receives them, indexed like the map's
+    /// cells: the map writes them as it adds the arguments.
+    cells: &'r [TensorCell],
     per_slot: usize,
     /// Entries linked now.
     linked: usize,
 }
 
 impl<'r> TensorMap<'r> {
-    /// A map with no entries, `per_slot` cells per task slot.
-    pub(crate) fn new(s: TensorStore<'r>, per_slot: usize) -> Self {
+    /// A map with no entries, `per_slot` cells per task slot, writing each added argument
+    /// into its cell of `cells` too (the kernel's copy, indexed alike).
+    pub(crate) fn new(s: TensorStore<'r>, per_slot: usize, cells: &'r [TensorCell]) -> Self {
         s.entries.fill(MapEntry::new());
         s.infos.fill(EntryInfo::new());
         s.tiles.fill(NO_TILE);
@@ -71,6 +76,7 @@ impl<'r> TensorMap<'r> {
             tiles: Table::new(s.tiles),
             heads: Heads::new(s.heads),
             buckets: Buckets::new(s.buckets),
+            cells,
             per_slot,
             linked: 0,
         }
@@ -84,9 +90,9 @@ impl<'r> TensorMap<'r> {
     /// Adds the tensor arguments of `task`, the new tenant of slot `g` (whose earlier
     /// tenant's entries are gone), with their tiles' footprints: calls `dep` with every other
     /// task in the map that an argument must wait for (and the argument's index), and records
-    /// the arguments. The
-    /// entries whose tiles the task writes exactly leave: whoever would have waited for them
-    /// now waits for the task, which waits for them. If `dep` fails, the map is as it was.
+    /// the arguments, each also into its cell of the kernel's row. The entries whose tiles the
+    /// task writes exactly leave: whoever would have waited for them now waits for the task,
+    /// which waits for them. If `dep` fails, the map is as it was.
     pub(crate) fn add_task<E>(
         &mut self,
         (g, task): (SlotIndex, TaskId),
@@ -100,6 +106,11 @@ impl<'r> TensorMap<'r> {
                 self.drop_slot(g, k);
                 return Err(e);
             }
+        }
+        // The kernel's copy, in one tight loop once every argument is in.
+        let first = CellIndex::of(g, 0, self.per_slot).get();
+        for (cell, arg) in self.cells[first..first + args.len()].iter().zip(args) {
+            cell.store_arg(arg);
         }
         for &c in &covered.0 {
             if self.entries[c].linked() {

@@ -12,6 +12,7 @@ struct Owned {
     tiles: Vec<Tile>,
     heads: Vec<Head>,
     buckets: Vec<CellIndex>,
+    cells: Vec<TensorCell>,
 }
 
 /// The map, and each slot's tenant and its argument count (the slot's `tensors` word).
@@ -78,6 +79,7 @@ impl Owned {
             tiles: std::vec![NO_TILE; slots * per_slot],
             heads: std::vec![Head::EMPTY; heads_len(slots * per_slot)],
             buckets: std::vec![NIL; buckets_len(slots * per_slot)],
+            cells: (0..slots * per_slot).map(|_| TensorCell::new()).collect(),
         }
     }
     fn map(&mut self, per_slot: usize) -> Map<'_> {
@@ -92,6 +94,7 @@ impl Owned {
                     buckets: &mut self.buckets,
                 },
                 per_slot,
+                &self.cells,
             ),
             tenants: std::vec![None; slots],
         }
