@@ -38,9 +38,6 @@ impl TensorMap<'_> {
             writes: arg.access.writes(),
             dense,
         };
-        if !dense {
-            self.tiles[c] = arg.tile;
-        }
         self.linked += 1;
     }
 
@@ -113,9 +110,6 @@ impl TensorMap<'_> {
             writes: arg.access.writes(),
             dense,
         };
-        if !dense {
-            self.tiles[c] = arg.tile;
-        }
         self.linked += 1;
     }
 

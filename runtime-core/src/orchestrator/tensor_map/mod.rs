@@ -37,7 +37,7 @@ use place::{Place, cells, class_bit, lowest_class, place};
 
 pub(crate) use buckets::buckets_len;
 use entry::CellIndex;
-pub(crate) use entry::{Covered, EntryInfo, MapEntry, NO_TILE, TensorStore};
+pub(crate) use entry::{Covered, EntryInfo, MapEntry, TensorStore};
 
 const NIL: CellIndex = CellIndex::NIL;
 pub(crate) use heads::{Head, heads_len};
@@ -52,11 +52,11 @@ const IN_CLASS: usize = 1;
 pub(crate) struct TensorMap<'r> {
     entries: Table<'r, CellIndex, MapEntry>,
     infos: Table<'r, CellIndex, EntryInfo>,
-    tiles: Table<'r, CellIndex, Tile>,
     heads: Heads<'r>,
     buckets: Buckets<'r>,
     /// Each slot's tensor arguments as its kernel receives them, indexed like the map's
-    /// cells: the map writes them as it adds the arguments.
+    /// cells: the map writes them as it adds the arguments, and reads an entry's tile there
+    /// when its byte range is not enough.
     cells: &'r [TensorCell],
     per_slot: usize,
     /// Entries linked now.
@@ -69,11 +69,9 @@ impl<'r> TensorMap<'r> {
     pub(crate) fn new(s: TensorStore<'r>, per_slot: usize, cells: &'r [TensorCell]) -> Self {
         s.entries.fill(MapEntry::new());
         s.infos.fill(EntryInfo::new());
-        s.tiles.fill(NO_TILE);
         TensorMap {
             entries: Table::new(s.entries),
             infos: Table::new(s.infos),
-            tiles: Table::new(s.tiles),
             heads: Heads::new(s.heads),
             buckets: Buckets::new(s.buckets),
             cells,
@@ -378,16 +376,22 @@ impl<'r> TensorMap<'r> {
         match (info.dense, q.fp.dense) {
             (true, true) => true,
             (true, false) => touches(&q.arg.tile, entry.lo, entry.hi),
-            (false, true) => touches(&self.tiles[e], q.fp.lo, q.fp.hi),
-            (false, false) => overlaps(&self.tiles[e], &q.arg.tile),
+            (false, true) => touches(&self.tile(e), q.fp.lo, q.fp.hi),
+            (false, false) => overlaps(&self.tile(e), &q.arg.tile),
         }
+    }
+
+    /// Entry `e`'s tile: its task's argument, in the kernel's cell (written when the task
+    /// was added, and not again before the entry leaves).
+    fn tile(&self, e: CellIndex) -> Tile {
+        self.cells[e.get()].load().tile
     }
 
     /// Whether entry `e` covers exactly the bytes `q` does.
     fn same_bytes(&self, e: CellIndex, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
         match (info.dense, q.fp.dense) {
             (true, true) => (entry.lo, entry.hi) == (q.fp.lo, q.fp.hi),
-            (false, false) => self.tiles[e] == q.arg.tile,
+            (false, false) => self.tile(e) == q.arg.tile,
             // A dense tile and one with holes never cover the same bytes.
             _ => false,
         }

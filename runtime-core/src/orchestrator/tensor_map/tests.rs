@@ -9,7 +9,6 @@ use crate::ids::Seq;
 struct Owned {
     entries: Vec<MapEntry>,
     infos: Vec<EntryInfo>,
-    tiles: Vec<Tile>,
     heads: Vec<Head>,
     buckets: Vec<CellIndex>,
     cells: Vec<TensorCell>,
@@ -76,7 +75,6 @@ impl Owned {
         Owned {
             entries: std::vec![MapEntry::new(); slots * per_slot],
             infos: std::vec![EntryInfo::new(); slots * per_slot],
-            tiles: std::vec![NO_TILE; slots * per_slot],
             heads: std::vec![Head::EMPTY; heads_len(slots * per_slot)],
             buckets: std::vec![NIL; buckets_len(slots * per_slot)],
             cells: (0..slots * per_slot).map(|_| TensorCell::new()).collect(),
@@ -89,7 +87,6 @@ impl Owned {
                 TensorStore {
                     entries: &mut self.entries,
                     infos: &mut self.infos,
-                    tiles: &mut self.tiles,
                     heads: &mut self.heads,
                     buckets: &mut self.buckets,
                 },
