@@ -94,8 +94,16 @@ impl EntryInfo {
     }
 }
 
+/// Records in each of the two arrays for `cells` cells: a power of two, so that a cell's
+/// records are found by masking its index, unchecked. As many when rings, window and
+/// `max_tensors` are powers of two (the default), at most twice as many otherwise (the
+/// tiles the map no longer keeps took more than that).
+pub(crate) fn cells_len(cells: usize) -> usize {
+    cells.next_power_of_two()
+}
+
 /// The orchestrator's map storage: `max_tensors` cells per task slot in each of the two
-/// arrays, the buffer index ([`super::heads_len`] slots) and the cell index
+/// arrays ([`cells_len`] records each), the buffer index ([`super::heads_len`] slots) and the cell index
 /// ([`super::buckets_len`] buckets).
 pub(crate) struct TensorStore<'r> {
     pub(crate) entries: &'r mut [MapEntry],
@@ -109,8 +117,8 @@ impl<'r> TensorStore<'r> {
     pub(crate) fn carve(cfg: &Config, c: &mut impl Carve<'r>) -> Result<Self, ConfigError> {
         let cells = cfg.rings as usize * cfg.task_window as usize * cfg.max_tensors as usize;
         Ok(TensorStore {
-            entries: c.table(cells, |_| MapEntry::new())?,
-            infos: c.table(cells, |_| EntryInfo::new())?,
+            entries: c.table(cells_len(cells), |_| MapEntry::new())?,
+            infos: c.table(cells_len(cells), |_| EntryInfo::new())?,
             heads: c.table(super::heads_len(cells), |_| super::Head::EMPTY)?,
             buckets: c.table(super::buckets_len(cells), |_| NIL)?,
         })

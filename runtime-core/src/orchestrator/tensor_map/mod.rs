@@ -25,7 +25,7 @@ mod lists;
 mod place;
 
 use crate::ids::TaskId;
-use crate::index::{Table, TableIndex};
+use crate::index::{MaskedPool, TableIndex};
 use crate::orchestrator::tensor::{Footprint, Tile, overlaps, touches};
 pub(crate) use crate::orchestrator::tensor_arg::TensorArg;
 use crate::orchestrator::tensor_arg::TensorCell;
@@ -50,8 +50,8 @@ const IN_CLASS: usize = 1;
 
 /// The tensor map over its storage.
 pub(crate) struct TensorMap<'r> {
-    entries: Table<'r, CellIndex, MapEntry>,
-    infos: Table<'r, CellIndex, EntryInfo>,
+    entries: MaskedPool<'r, CellIndex, MapEntry>,
+    infos: MaskedPool<'r, CellIndex, EntryInfo>,
     heads: Heads<'r>,
     buckets: Buckets<'r>,
     /// Each slot's tensor arguments as its kernel receives them, indexed like the map's
@@ -70,8 +70,8 @@ impl<'r> TensorMap<'r> {
         s.entries.fill(MapEntry::new());
         s.infos.fill(EntryInfo::new());
         TensorMap {
-            entries: Table::new(s.entries),
-            infos: Table::new(s.infos),
+            entries: MaskedPool::new(s.entries),
+            infos: MaskedPool::new(s.infos),
             heads: Heads::new(s.heads),
             buckets: Buckets::new(s.buckets),
             cells,
