@@ -168,16 +168,26 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// through the tensor arguments than `max_deps`, known once the slot is free) and leaves
     /// nothing behind.
     pub fn submit(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
-        self.submit_inner(spec, &mut NoRecord)
+        if spec.tensors.is_empty() {
+            self.submit_inner::<_, false>(spec, &mut NoRecord)
+        } else {
+            self.submit_inner::<_, true>(spec, &mut NoRecord)
+        }
     }
 
     /// [`Orchestrator::submit`], telling `rec` how the task was wired (nothing, and no cost,
-    /// for [`NoRecord`]). See [`Orchestrator::submit_recorded`].
-    fn submit_inner<R: Recorder>(
+    /// for [`NoRecord`]). See [`Orchestrator::submit_recorded`]. Without `TENSORS`, the
+    /// task's tensor arguments are taken to be none (the caller knows): that copy of the
+    /// path carries none of their code.
+    fn submit_inner<R: Recorder, const TENSORS: bool>(
         &mut self,
         spec: &TaskSpec<'_>,
         rec: &mut R,
     ) -> Result<TaskId, SubmitError> {
+        let spec = &TaskSpec {
+            tensors: if TENSORS { spec.tensors } else { &[] },
+            ..*spec
+        };
         self.check_running()?;
         // Filled in place: returning these arrays by value would copy them on every submit.
         let mut footprints = Footprints::new();
@@ -291,6 +301,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// its tensor arguments, each once; its arguments go into the tensor map, in place of the
     /// slot's previous tenant's, and into the slot's row for the kernel. On an error the map
     /// is as if the task had not come.
+    #[inline(always)]
     fn dependencies(
         &mut self,
         spec: &TaskSpec<'_>,
@@ -353,6 +364,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     }
 
     /// Waits until slot `seq` of `ring` is free: everything a window back is reclaimed.
+    #[inline(always)]
     fn wait_for_slot(&self, ring: usize, seq: u64) -> Result<(), SubmitError> {
         let r = &self.t.rings[ring];
         let window = self.t.window as u64;
