@@ -118,11 +118,11 @@ impl<'r> Heads<'r> {
         let mut i = self.home(k);
         loop {
             let h = self.slots.at(i);
-            if h.kind == FREE {
-                return Probe::Vacant(HeadIndex(i));
-            }
             if h.is(k) {
                 return Probe::Found(HeadIndex(i));
+            }
+            if h.kind == FREE {
+                return Probe::Vacant(HeadIndex(i));
             }
             i = (i + 1) & mask;
             debug_assert!(i != self.home(k), "the tensor map's index is full");

@@ -99,14 +99,16 @@ impl<'r> TensorMap<'r> {
         mut dep: impl FnMut(TaskId, usize) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut covered = Covered::default();
+        // Cell `k` of the slot is `first + k`: computed once per task.
+        let first = CellIndex::of(g, 0, self.per_slot).get();
         for (k, (arg, &fp)) in args.iter().zip(footprints).enumerate() {
-            if let Err(e) = self.add((g, task), k, arg, fp, &mut covered, &mut |t| dep(t, k)) {
+            let c = CellIndex::at(first + k);
+            if let Err(e) = self.add((g, task), c, arg, fp, &mut covered, &mut |t| dep(t, k)) {
                 self.drop_slot(g, k);
                 return Err(e);
             }
         }
         // The kernel's copy, in one tight loop once every argument is in.
-        let first = CellIndex::of(g, 0, self.per_slot).get();
         for (cell, arg) in self.cells[first..first + args.len()].iter().zip(args) {
             cell.store_arg(arg);
         }
@@ -118,22 +120,20 @@ impl<'r> TensorMap<'r> {
         Ok(())
     }
 
-    /// Adds argument `k` of `task`, the tenant of slot `g`: calls `dep` with every other
-    /// task in the map that `arg` (whose tile has footprint `fp`) must wait for, then
-    /// records `arg`. Entries whose tile `arg` writes exactly go to `covered`. If `dep`
-    /// fails, `arg` is not recorded.
+    /// Adds an argument of `task`, the tenant of slot `g`, into its cell `c`: calls `dep`
+    /// with every other task in the map that `arg` (whose tile has footprint `fp`) must wait
+    /// for, then records `arg`. Entries whose tile `arg` writes exactly go to `covered`. If
+    /// `dep` fails, `arg` is not recorded.
     #[inline]
     fn add<E>(
         &mut self,
         (g, task): (SlotIndex, TaskId),
-        k: usize,
+        c: CellIndex,
         arg: &TensorArg,
         fp: Footprint,
         covered: &mut Covered,
         dep: &mut impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
-        debug_assert!(k < self.per_slot);
-        let c = CellIndex::of(g, k, self.per_slot);
         let at = place(fp.lo, fp.hi);
         let buffer = self.heads.probe(&Key::buffer(arg.buffer.base));
         if let Probe::Found(b) = buffer
