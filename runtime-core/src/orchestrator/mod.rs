@@ -219,6 +219,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let row = self.tenants.row_mut(g);
         row.scoped = scoped != 0;
         row.heap_start = heap.pending;
+        // The map holds this many of its cells (read when the tenant leaves it).
+        row.tensors = spec.tensors.len() as u8;
         heap.pending = heap.head;
         for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
             dst.store(a, Ordering::Relaxed);
@@ -252,7 +254,6 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             ntensors: spec.tensors.len() as u8,
         };
         slot.meta.store(meta.pack(), Ordering::Relaxed);
-        self.tenants.row_mut(g).tensors = spec.tensors.len() as u8;
 
         self.next[ring] = seq + 1;
         t.rings[ring].next.0.store(seq + 1, Ordering::Release);
