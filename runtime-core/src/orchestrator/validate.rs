@@ -100,7 +100,9 @@ fn check_tensors(tensors: &[TensorArg], footprints: &mut Footprints) -> Result<(
                 error: error.unwrap_or(TileError::TooLarge),
             });
         };
-        if !arg.buffer.holds(f.lo, f.hi) {
+        // `Buffer::holds` for a range known not to be empty (`f.lo < f.hi`): without the
+        // saturating end, as `f.hi - base` cannot wrap once `base <= f.lo`.
+        if arg.buffer.base > f.lo || f.hi - arg.buffer.base > arg.buffer.len {
             return Err(SubmitError::BadTensor {
                 index,
                 error: TileError::OutsideBuffer {
