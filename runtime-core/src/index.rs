@@ -9,6 +9,8 @@
 use core::marker::PhantomData;
 use core::ops::{Index, IndexMut};
 
+use crate::region::raw::masked::MaskedTable;
+
 /// The raw `u32` of every index type's `NIL`.
 pub(crate) const NIL_RAW: u32 = u32::MAX;
 
@@ -123,6 +125,44 @@ impl<I: TableIndex, T> IndexMut<I> for Table<'_, I, T> {
     #[inline]
     fn index_mut(&mut self, i: I) -> &mut T {
         &mut self.items[i.get()]
+    }
+}
+
+/// A pool of `T` a power of two long, indexed by `I` modulo its length: no access is
+/// bounds-checked. Sized past its largest index, it never wraps; `NIL` names its last record,
+/// so a list's end must be tested before it is followed, as everywhere.
+pub(crate) struct MaskedPool<'r, I, T> {
+    items: MaskedTable<'r, T>,
+    index: PhantomData<I>,
+}
+
+impl<'r, I: TableIndex, T> MaskedPool<'r, I, T> {
+    /// The pool over `items`, a power of two long ([`MaskedTable::new`]).
+    pub(crate) fn new(items: &'r mut [T]) -> Self {
+        MaskedPool {
+            items: MaskedTable::new(items),
+            index: PhantomData,
+        }
+    }
+    /// Every record with its index.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (I, &T)> + '_ {
+        self.items.iter().enumerate().map(|(i, t)| (I::at(i), t))
+    }
+}
+
+impl<I: TableIndex, T> Index<I> for MaskedPool<'_, I, T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, i: I) -> &T {
+        self.items.at(i.get())
+    }
+}
+
+impl<I: TableIndex, T> IndexMut<I> for MaskedPool<'_, I, T> {
+    #[inline]
+    fn index_mut(&mut self, i: I) -> &mut T {
+        self.items.at_mut(i.get())
     }
 }
 

@@ -131,7 +131,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             next: [0; MAX_RINGS as usize],
             submitted: 0,
             timeout_ticks,
-            tensors: TensorMap::new(store.tensors, t.cfg.max_tensors as usize),
+            tensors: TensorMap::new(store.tensors, t.cfg.max_tensors as usize, t.tensors),
             tenants: store.tenants,
             forgotten: [0; MAX_RINGS as usize],
             scopes: heapless::Vec::new(),
@@ -168,16 +168,26 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// through the tensor arguments than `max_deps`, known once the slot is free) and leaves
     /// nothing behind.
     pub fn submit(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
-        self.submit_inner(spec, &mut NoRecord)
+        if spec.tensors.is_empty() {
+            self.submit_inner::<_, false>(spec, &mut NoRecord)
+        } else {
+            self.submit_inner::<_, true>(spec, &mut NoRecord)
+        }
     }
 
     /// [`Orchestrator::submit`], telling `rec` how the task was wired (nothing, and no cost,
-    /// for [`NoRecord`]). See [`Orchestrator::submit_recorded`].
-    fn submit_inner<R: Recorder>(
+    /// for [`NoRecord`]). See [`Orchestrator::submit_recorded`]. Without `TENSORS`, the
+    /// task's tensor arguments are taken to be none (the caller knows): that copy of the
+    /// path carries none of their code.
+    fn submit_inner<R: Recorder, const TENSORS: bool>(
         &mut self,
         spec: &TaskSpec<'_>,
         rec: &mut R,
     ) -> Result<TaskId, SubmitError> {
+        let spec = &TaskSpec {
+            tensors: if TENSORS { spec.tensors } else { &[] },
+            ..*spec
+        };
         self.check_running()?;
         // Filled in place: returning these arrays by value would copy them on every submit.
         let mut footprints = Footprints::new();
@@ -209,12 +219,11 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let row = self.tenants.row_mut(g);
         row.scoped = scoped != 0;
         row.heap_start = heap.pending;
+        // The map holds this many of its cells (read when the tenant leaves it).
+        row.tensors = spec.tensors.len() as u8;
         heap.pending = heap.head;
         for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
             dst.store(a, Ordering::Relaxed);
-        }
-        if !spec.tensors.is_empty() {
-            store_tensors(t, g, spec.tensors);
         }
         // At `Tasks`, the task's record: claimed now, stamped in place while it runs.
         let cell = if level == ProfileLevel::Tasks {
@@ -248,7 +257,6 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             ntensors: spec.tensors.len() as u8,
         };
         slot.meta.store(meta.pack(), Ordering::Relaxed);
-        self.tenants.row_mut(g).tensors = spec.tensors.len() as u8;
 
         self.next[ring] = seq + 1;
         t.rings[ring].next.0.store(seq + 1, Ordering::Release);
@@ -295,7 +303,9 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
 
     /// The dependencies of task `id`, the new tenant of slot `g`, given and found through
     /// its tensor arguments, each once; its arguments go into the tensor map, in place of the
-    /// slot's previous tenant's. On an error the map is as if the task had not come.
+    /// slot's previous tenant's, and into the slot's row for the kernel. On an error the map
+    /// is as if the task had not come.
+    #[inline(always)]
     fn dependencies(
         &mut self,
         spec: &TaskSpec<'_>,
@@ -358,6 +368,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     }
 
     /// Waits until slot `seq` of `ring` is free: everything a window back is reclaimed.
+    #[inline(always)]
     fn wait_for_slot(&self, ring: usize, seq: u64) -> Result<(), SubmitError> {
         let r = &self.t.rings[ring];
         let window = self.t.window as u64;
@@ -378,14 +389,6 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 waited_us,
             },
         )
-    }
-}
-
-/// Copies a task's tensor arguments into its slot's row, for the kernel.
-#[inline(never)]
-fn store_tensors(t: &Tables<'_>, g: SlotIndex, tensors: &[TensorArg]) {
-    for (dst, a) in t.tensors_of(g).iter().zip(tensors) {
-        dst.store_arg(a);
     }
 }
 

@@ -151,6 +151,59 @@ impl Tile {
     /// Checks the tile and returns its byte range and whether it is dense, in one pass.
     #[inline]
     pub(crate) fn footprint(&self) -> Result<Footprint, TileError> {
+        self.valid_footprint()
+            .map_or_else(|| self.footprint_error(), Ok)
+    }
+
+    /// The footprint of a valid tile, or `None` for an invalid one ([`Tile::footprint_error`]
+    /// says why): the common ranks first.
+    #[inline(always)]
+    pub(crate) fn valid_footprint(&self) -> Option<Footprint> {
+        match self.rank {
+            2 => self.unrolled::<2>(),
+            1 => self.unrolled::<1>(),
+            3 => self.unrolled::<3>(),
+            4 => self.unrolled::<4>(),
+            _ => None,
+        }
+    }
+
+    /// The footprint of a valid tile of rank `R`, or `None` for an invalid one: the
+    /// dimensions unrolled, in 128 bits, tested once at the end rather than at every step.
+    #[inline(always)]
+    fn unrolled<const R: usize>(&self) -> Option<Footprint> {
+        let mut last = 0u128; // element offset of the last element
+        let mut next = 1u64; // the stride a dense tile has at this dimension
+        let mut dense = true;
+        let mut empty = false;
+        for d in (0..R).rev() {
+            let (n, stride) = (self.shape[d] as u64, self.strides[d]);
+            empty |= n == 0;
+            // Each term is below 2^96 when `n > 0` (4 of them cannot wrap); an empty
+            // dimension's is refused below.
+            last = last.wrapping_add(n.wrapping_sub(1) as u128 * stride as u128);
+            if n != 1 {
+                dense &= stride == next;
+                next = next.saturating_mul(n);
+            }
+        }
+        if empty || self.elem == 0 || last > u64::MAX as u128 {
+            return None;
+        }
+        // Below 2^97: no wrap.
+        let hi = (last + 1) * self.elem as u128 + self.base as u128;
+        (hi <= u64::MAX as u128).then_some(Footprint {
+            lo: self.base,
+            hi: hi as u64,
+            dense,
+        })
+    }
+
+    /// The footprint computed step by step, each problem a typed error (the first found):
+    /// what says why a tile is not valid, out of line, as submit only comes here for that.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn footprint_error(&self) -> Result<Footprint, TileError> {
         if self.rank == 0 || self.rank as usize > MAX_RANK {
             return Err(TileError::Rank { rank: self.rank });
         }
@@ -398,6 +451,45 @@ mod tests {
         let a = Tile::contiguous(0, F32, 4);
         let b = Tile::contiguous(2, F32, 4);
         assert!(overlaps(&a, &b));
+    }
+
+    #[test]
+    fn the_unrolled_footprint_agrees_with_the_step_by_step_one() {
+        let shapes = [0u32, 1, 2, 3, 8, 1 << 20, u32::MAX];
+        let strides = [0u64, 1, 2, 3, 8, 9, 1 << 40, u64::MAX / 2, u64::MAX];
+        let bases = [0u64, 0x1000, 1 << 62, u64::MAX - 64, u64::MAX];
+        let elems = [0u32, 1, 4, 1 << 20, u32::MAX];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut pick = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let (mut valid, mut dense) = (0, 0);
+        let rounds = if cfg!(miri) { 500 } else { 200_000 };
+        for _ in 0..rounds {
+            let t = Tile {
+                base: bases[pick(bases.len())],
+                elem: elems[pick(elems.len())],
+                rank: pick(6) as u8,
+                shape: core::array::from_fn(|_| shapes[pick(shapes.len())]),
+                strides: core::array::from_fn(|_| strides[pick(strides.len())]),
+            };
+            let fast = t.valid_footprint();
+            let slow = t.footprint_error();
+            match fast {
+                Some(f) => assert_eq!(slow, Ok(f), "{t:?}"),
+                None => assert!(slow.is_err(), "{t:?}: {slow:?}"),
+            }
+            assert_eq!(t.footprint(), slow);
+            valid += usize::from(fast.is_some());
+            dense += usize::from(fast.is_some_and(|f| f.dense));
+        }
+        assert!(
+            cfg!(miri) || (valid > 1_000 && dense > 100),
+            "{valid} valid, {dense} dense"
+        );
     }
 
     #[test]

@@ -6,12 +6,14 @@ use super::{Footprints, Orchestrator, TaskSpec};
 use crate::error::SubmitError;
 use crate::ids::{TaskId, WorkerClass};
 use crate::orchestrator::tensor::TileError;
+use crate::orchestrator::tensor_map::TensorArg;
 use crate::platform::Platform;
 use crate::region::config::MAX_DEPS;
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
     /// Checks `spec` against the configuration and the run, and puts each tensor argument's
     /// footprint (computed once here) in `footprints`.
+    #[inline(always)]
     pub(super) fn validate(
         &self,
         spec: &TaskSpec<'_>,
@@ -36,24 +38,8 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 max: cfg.max_tensors,
             });
         }
-        for (index, arg) in spec.tensors.iter().enumerate() {
-            let f = arg
-                .tile
-                .footprint()
-                .map_err(|error| SubmitError::BadTensor { index, error })?;
-            if !arg.buffer.holds(f.lo, f.hi) {
-                return Err(SubmitError::BadTensor {
-                    index,
-                    error: TileError::OutsideBuffer {
-                        first: f.lo,
-                        end: f.hi,
-                        base: arg.buffer.base,
-                        len: arg.buffer.len,
-                    },
-                });
-            }
-            // At most max_tensors <= MAX_TENSORS (checked above): the push cannot fail.
-            let _ = footprints.push(f);
+        if !spec.tensors.is_empty() {
+            check_tensors(spec.tensors, footprints)?;
         }
         if spec.deps.len() > cfg.max_deps as usize {
             // Duplicates count once: only distinct dependencies can be too many.
@@ -99,6 +85,38 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         }
         Ok(())
     }
+}
+
+/// Checks each tensor argument (at most `MAX_TENSORS`) and puts its footprint in
+/// `footprints`.
+#[inline(always)]
+fn check_tensors(tensors: &[TensorArg], footprints: &mut Footprints) -> Result<(), SubmitError> {
+    for (index, arg) in tensors.iter().enumerate() {
+        let Some(f) = arg.tile.valid_footprint() else {
+            // Never `Ok`: the tile was just refused.
+            let error = arg.tile.footprint_error().err();
+            return Err(SubmitError::BadTensor {
+                index,
+                error: error.unwrap_or(TileError::TooLarge),
+            });
+        };
+        // `Buffer::holds` for a range known not to be empty (`f.lo < f.hi`): without the
+        // saturating end, as `f.hi - base` cannot wrap once `base <= f.lo`.
+        if arg.buffer.base > f.lo || f.hi - arg.buffer.base > arg.buffer.len {
+            return Err(SubmitError::BadTensor {
+                index,
+                error: TileError::OutsideBuffer {
+                    first: f.lo,
+                    end: f.hi,
+                    base: arg.buffer.base,
+                    len: arg.buffer.len,
+                },
+            });
+        }
+        // At most max_tensors <= MAX_TENSORS (checked by the caller): cannot fail.
+        let _ = footprints.push(f);
+    }
+    Ok(())
 }
 
 /// Distinct ids among `deps`, counted up to `stop` (at most `MAX_DEPS + 1`).

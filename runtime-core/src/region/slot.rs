@@ -66,6 +66,7 @@ impl TaskSlot {
     /// Starts a new tenant (the orchestrator, once the slot is free): `PENDING`, held
     /// `holds` times, waiting for the wiring hold only, no consumers, `lanes` lanes to
     /// finish. The tenant is not visible until [`TaskSlot::publish`].
+    #[inline]
     pub(crate) fn begin(&self, holds: u32, lanes: u32) {
         self.holds.store(holds, Ordering::Relaxed);
         self.pending.store(1, Ordering::Relaxed);
@@ -77,6 +78,7 @@ impl TaskSlot {
 
     /// Publishes tenant `seq` (Release): a scheduler that reads this sequence number sees
     /// the words [`TaskSlot::begin`] wrote, never the previous tenant's `CONSUMED`.
+    #[inline]
     pub(crate) fn publish(&self, seq: u64) {
         self.seq.store(seq, Ordering::Release);
     }

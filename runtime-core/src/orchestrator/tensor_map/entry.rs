@@ -1,22 +1,22 @@
-//! What the tensor map keeps of each argument of a live task, in three arrays indexed alike
+//! What the tensor map keeps of each argument of a live task, in two arrays indexed alike
 //! (cell `k` of slot `g` is `g * max_tensors + k`), hottest first:
 //! - [`MapEntry`]: the byte range and the list links, all a lookup reads to pass an entry by
 //!   (32 bytes: two arguments of one task share a cache line);
 //! - [`EntryInfo`]: whose argument it is and which bucket lists it, read once the byte
-//!   ranges meet, and when the entry leaves;
-//! - the tile, read for the exact test, and written only for a tile that is not dense (a
-//!   dense tile is its byte range).
+//!   ranges meet, and when the entry leaves.
+//!
+//! The tile itself, read for the exact test of a tile that is not dense (a dense tile is its
+//! byte range), is the kernel's copy: the slot's tensor cell of the same index.
 #![forbid(unsafe_code)]
 
 use crate::index::table_index;
-use crate::orchestrator::tensor::Tile;
 use crate::region::config::{Config, ConfigError};
 use crate::region::layout::Carve;
 use crate::region::tables::SlotIndex;
 
 table_index! {
     /// A cell of the map: cell `k` of task slot `g` is `g * max_tensors + k`, and indexes
-    /// the three arrays alike.
+    /// both arrays alike (and the slots' tensor cells).
     CellIndex;
 }
 
@@ -94,16 +94,20 @@ impl EntryInfo {
     }
 }
 
-/// An empty cell's tile.
-pub(crate) const NO_TILE: Tile = Tile::contiguous(0, 1, 1);
+/// Records in each of the two arrays for `cells` cells: a power of two, so that a cell's
+/// records are found by masking its index, unchecked. As many when rings, window and
+/// `max_tensors` are powers of two (the default), at most twice as many otherwise (the
+/// tiles the map no longer keeps took more than that).
+pub(crate) fn cells_len(cells: usize) -> usize {
+    cells.next_power_of_two()
+}
 
-/// The orchestrator's map storage: `max_tensors` cells per task slot in each of the three
-/// arrays, the buffer index ([`super::heads_len`] slots) and the cell index
+/// The orchestrator's map storage: `max_tensors` cells per task slot in each of the two
+/// arrays ([`cells_len`] records each), the buffer index ([`super::heads_len`] slots) and the cell index
 /// ([`super::buckets_len`] buckets).
 pub(crate) struct TensorStore<'r> {
     pub(crate) entries: &'r mut [MapEntry],
     pub(crate) infos: &'r mut [EntryInfo],
-    pub(crate) tiles: &'r mut [Tile],
     pub(crate) heads: &'r mut [super::Head],
     pub(crate) buckets: &'r mut [CellIndex],
 }
@@ -113,9 +117,8 @@ impl<'r> TensorStore<'r> {
     pub(crate) fn carve(cfg: &Config, c: &mut impl Carve<'r>) -> Result<Self, ConfigError> {
         let cells = cfg.rings as usize * cfg.task_window as usize * cfg.max_tensors as usize;
         Ok(TensorStore {
-            entries: c.table(cells, |_| MapEntry::new())?,
-            infos: c.table(cells, |_| EntryInfo::new())?,
-            tiles: c.table(cells, |_| NO_TILE)?,
+            entries: c.table(cells_len(cells), |_| MapEntry::new())?,
+            infos: c.table(cells_len(cells), |_| EntryInfo::new())?,
             heads: c.table(super::heads_len(cells), |_| super::Head::EMPTY)?,
             buckets: c.table(super::buckets_len(cells), |_| NIL)?,
         })

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 use super::entry::CellIndex;
+use crate::region::raw::masked::MaskedTable;
 
 /// Kind of a free slot: no key has it.
 const FREE: u8 = 0;
@@ -84,41 +85,44 @@ pub(crate) enum Probe {
     Vacant(HeadIndex),
 }
 
-/// Slots the index needs for `cells` entries, a power of two. A buffer's head holds one
-/// class's list, and every other class in use has a head, so a buffer has no more heads than
-/// entries: at most `cells` heads, which the table keeps at most half full.
+/// Slots the index needs for `cells` entries, a power of two (at least 2, so the table is
+/// never empty). A buffer's head holds one class's list, and every other class in use has a
+/// head, so a buffer has no more heads than entries: at most `cells` heads, which the table
+/// keeps at most half full.
 pub(crate) fn heads_len(cells: usize) -> usize {
-    crate::index::map_len(cells)
+    crate::index::map_len(cells.max(1))
 }
 
-/// The table over its slots ([`heads_len`] of them, or none when no task has tensors).
+/// The table over its slots ([`heads_len`] of them), read without bounds checks.
 pub(crate) struct Heads<'r> {
-    slots: &'r mut [Head],
+    slots: MaskedTable<'r, Head>,
     /// `64 - log2(len)`: a hash's top bits pick the home slot.
     shift: u32,
 }
 
 impl<'r> Heads<'r> {
-    /// An empty table over `slots` (a power of two long, or empty).
+    /// An empty table over `slots` ([`heads_len`] long: a power of two, at least 2).
     pub(crate) fn new(slots: &'r mut [Head]) -> Self {
         slots.fill(Head::EMPTY);
         let shift = u64::BITS - slots.len().max(2).trailing_zeros();
-        Heads { slots, shift }
+        Heads {
+            slots: MaskedTable::new(slots),
+            shift,
+        }
     }
 
-    /// The slot holding `k`'s head, or the free slot where it would go. The table is not
-    /// empty: some task has a tensor argument.
+    /// The slot holding `k`'s head, or the free slot where it would go.
     #[inline]
     pub(crate) fn probe(&self, k: &Key) -> Probe {
         let mask = self.slots.len() - 1;
         let mut i = self.home(k);
         loop {
-            let h = &self.slots[i];
-            if h.kind == FREE {
-                return Probe::Vacant(HeadIndex(i));
-            }
+            let h = self.slots.at(i);
             if h.is(k) {
                 return Probe::Found(HeadIndex(i));
+            }
+            if h.kind == FREE {
+                return Probe::Vacant(HeadIndex(i));
             }
             i = (i + 1) & mask;
             debug_assert!(i != self.home(k), "the tensor map's index is full");
@@ -138,7 +142,7 @@ impl<'r> Heads<'r> {
     /// returned with no insertion since. Returns `i`.
     pub(crate) fn claim(&mut self, i: HeadIndex, k: &Key) -> HeadIndex {
         debug_assert_eq!(self.probe(k), Probe::Vacant(i));
-        self.slots[i.0] = Head {
+        *self.slots.at_mut(i.0) = Head {
             buffer: k.buffer,
             kind: k.kind,
             ..Head::EMPTY
@@ -156,12 +160,12 @@ impl<'r> Heads<'r> {
 
     /// The head in slot `i`.
     pub(crate) fn at(&self, i: HeadIndex) -> &Head {
-        &self.slots[i.0]
+        self.slots.at(i.0)
     }
 
     /// The head in slot `i`, to change its list or mask.
     pub(crate) fn at_mut(&mut self, i: HeadIndex) -> &mut Head {
-        &mut self.slots[i.0]
+        self.slots.at_mut(i.0)
     }
 
     /// Frees slot `i`, moving later members of its probe chain back: slot numbers found
@@ -172,7 +176,7 @@ impl<'r> Heads<'r> {
         let mut j = i;
         loop {
             j = (j + 1) & mask;
-            let h = self.slots[j];
+            let h = *self.slots.at(j);
             if h.kind == FREE {
                 break;
             }
@@ -187,11 +191,11 @@ impl<'r> Heads<'r> {
                 i < home || home <= j
             };
             if !stays {
-                self.slots[i] = h;
+                *self.slots.at_mut(i) = h;
                 i = j;
             }
         }
-        self.slots[i] = Head::EMPTY;
+        *self.slots.at_mut(i) = Head::EMPTY;
     }
 
     /// Slots in use (for tests).

@@ -10,7 +10,7 @@ use super::{EntryInfo, IN_CELL, IN_CLASS, MapEntry, Query, TensorArg, TensorMap}
 
 const NIL: CellIndex = CellIndex::NIL;
 use crate::ids::TaskId;
-use crate::index::Table;
+use crate::index::MaskedPool;
 use crate::orchestrator::tensor::Footprint;
 
 impl TensorMap<'_> {
@@ -38,9 +38,6 @@ impl TensorMap<'_> {
             writes: arg.access.writes(),
             dense,
         };
-        if !dense {
-            self.tiles[c] = arg.tile;
-        }
         self.linked += 1;
     }
 
@@ -113,9 +110,6 @@ impl TensorMap<'_> {
             writes: arg.access.writes(),
             dense,
         };
-        if !dense {
-            self.tiles[c] = arg.tile;
-        }
         self.linked += 1;
     }
 
@@ -222,7 +216,7 @@ pub(super) struct Probes {
 /// Puts entry `c` first in `list` (whose first entry is `first`).
 #[inline]
 fn push(
-    entries: &mut Table<'_, CellIndex, MapEntry>,
+    entries: &mut MaskedPool<'_, CellIndex, MapEntry>,
     c: CellIndex,
     list: usize,
     first: &mut CellIndex,

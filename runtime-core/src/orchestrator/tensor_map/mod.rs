@@ -25,9 +25,10 @@ mod lists;
 mod place;
 
 use crate::ids::TaskId;
-use crate::index::Table;
+use crate::index::{MaskedPool, TableIndex};
 use crate::orchestrator::tensor::{Footprint, Tile, overlaps, touches};
 pub(crate) use crate::orchestrator::tensor_arg::TensorArg;
+use crate::orchestrator::tensor_arg::TensorCell;
 use crate::region::tables::SlotIndex;
 use buckets::{BucketIndex, Buckets};
 use heads::{Heads, Key, Probe};
@@ -36,7 +37,7 @@ use place::{Place, cells, class_bit, lowest_class, place};
 
 pub(crate) use buckets::buckets_len;
 use entry::CellIndex;
-pub(crate) use entry::{Covered, EntryInfo, MapEntry, NO_TILE, TensorStore};
+pub(crate) use entry::{Covered, EntryInfo, MapEntry, TensorStore};
 
 const NIL: CellIndex = CellIndex::NIL;
 pub(crate) use heads::{Head, heads_len};
@@ -49,28 +50,31 @@ const IN_CLASS: usize = 1;
 
 /// The tensor map over its storage.
 pub(crate) struct TensorMap<'r> {
-    entries: Table<'r, CellIndex, MapEntry>,
-    infos: Table<'r, CellIndex, EntryInfo>,
-    tiles: Table<'r, CellIndex, Tile>,
+    entries: MaskedPool<'r, CellIndex, MapEntry>,
+    infos: MaskedPool<'r, CellIndex, EntryInfo>,
     heads: Heads<'r>,
     buckets: Buckets<'r>,
+    /// Each slot's tensor arguments as its kernel receives them, indexed like the map's
+    /// cells: the map writes them as it adds the arguments, and reads an entry's tile there
+    /// when its byte range is not enough.
+    cells: &'r [TensorCell],
     per_slot: usize,
     /// Entries linked now.
     linked: usize,
 }
 
 impl<'r> TensorMap<'r> {
-    /// A map with no entries, `per_slot` cells per task slot.
-    pub(crate) fn new(s: TensorStore<'r>, per_slot: usize) -> Self {
+    /// A map with no entries, `per_slot` cells per task slot, writing each added argument
+    /// into its cell of `cells` too (the kernel's copy, indexed alike).
+    pub(crate) fn new(s: TensorStore<'r>, per_slot: usize, cells: &'r [TensorCell]) -> Self {
         s.entries.fill(MapEntry::new());
         s.infos.fill(EntryInfo::new());
-        s.tiles.fill(NO_TILE);
         TensorMap {
-            entries: Table::new(s.entries),
-            infos: Table::new(s.infos),
-            tiles: Table::new(s.tiles),
+            entries: MaskedPool::new(s.entries),
+            infos: MaskedPool::new(s.infos),
             heads: Heads::new(s.heads),
             buckets: Buckets::new(s.buckets),
+            cells,
             per_slot,
             linked: 0,
         }
@@ -84,9 +88,9 @@ impl<'r> TensorMap<'r> {
     /// Adds the tensor arguments of `task`, the new tenant of slot `g` (whose earlier
     /// tenant's entries are gone), with their tiles' footprints: calls `dep` with every other
     /// task in the map that an argument must wait for (and the argument's index), and records
-    /// the arguments. The
-    /// entries whose tiles the task writes exactly leave: whoever would have waited for them
-    /// now waits for the task, which waits for them. If `dep` fails, the map is as it was.
+    /// the arguments, each also into its cell of the kernel's row. The entries whose tiles the
+    /// task writes exactly leave: whoever would have waited for them now waits for the task,
+    /// which waits for them. If `dep` fails, the map is as it was.
     pub(crate) fn add_task<E>(
         &mut self,
         (g, task): (SlotIndex, TaskId),
@@ -95,11 +99,18 @@ impl<'r> TensorMap<'r> {
         mut dep: impl FnMut(TaskId, usize) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut covered = Covered::default();
+        // Cell `k` of the slot is `first + k`: computed once per task.
+        let first = CellIndex::of(g, 0, self.per_slot).get();
         for (k, (arg, &fp)) in args.iter().zip(footprints).enumerate() {
-            if let Err(e) = self.add((g, task), k, arg, fp, &mut covered, &mut |t| dep(t, k)) {
+            let c = CellIndex::at(first + k);
+            if let Err(e) = self.add((g, task), c, arg, fp, &mut covered, &mut |t| dep(t, k)) {
                 self.drop_slot(g, k);
                 return Err(e);
             }
+        }
+        // The kernel's copy, in one tight loop once every argument is in.
+        for (cell, arg) in self.cells[first..first + args.len()].iter().zip(args) {
+            cell.store_arg(arg);
         }
         for &c in &covered.0 {
             if self.entries[c].linked() {
@@ -109,22 +120,20 @@ impl<'r> TensorMap<'r> {
         Ok(())
     }
 
-    /// Adds argument `k` of `task`, the tenant of slot `g`: calls `dep` with every other
-    /// task in the map that `arg` (whose tile has footprint `fp`) must wait for, then
-    /// records `arg`. Entries whose tile `arg` writes exactly go to `covered`. If `dep`
-    /// fails, `arg` is not recorded.
+    /// Adds an argument of `task`, the tenant of slot `g`, into its cell `c`: calls `dep`
+    /// with every other task in the map that `arg` (whose tile has footprint `fp`) must wait
+    /// for, then records `arg`. Entries whose tile `arg` writes exactly go to `covered`. If
+    /// `dep` fails, `arg` is not recorded.
     #[inline]
     fn add<E>(
         &mut self,
         (g, task): (SlotIndex, TaskId),
-        k: usize,
+        c: CellIndex,
         arg: &TensorArg,
         fp: Footprint,
         covered: &mut Covered,
         dep: &mut impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
-        debug_assert!(k < self.per_slot);
-        let c = CellIndex::of(g, k, self.per_slot);
         let at = place(fp.lo, fp.hi);
         let buffer = self.heads.probe(&Key::buffer(arg.buffer.base));
         if let Probe::Found(b) = buffer
@@ -367,16 +376,22 @@ impl<'r> TensorMap<'r> {
         match (info.dense, q.fp.dense) {
             (true, true) => true,
             (true, false) => touches(&q.arg.tile, entry.lo, entry.hi),
-            (false, true) => touches(&self.tiles[e], q.fp.lo, q.fp.hi),
-            (false, false) => overlaps(&self.tiles[e], &q.arg.tile),
+            (false, true) => touches(&self.tile(e), q.fp.lo, q.fp.hi),
+            (false, false) => overlaps(&self.tile(e), &q.arg.tile),
         }
+    }
+
+    /// Entry `e`'s tile: its task's argument, in the kernel's cell (written when the task
+    /// was added, and not again before the entry leaves).
+    fn tile(&self, e: CellIndex) -> Tile {
+        self.cells[e.get()].load().tile
     }
 
     /// Whether entry `e` covers exactly the bytes `q` does.
     fn same_bytes(&self, e: CellIndex, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
         match (info.dense, q.fp.dense) {
             (true, true) => (entry.lo, entry.hi) == (q.fp.lo, q.fp.hi),
-            (false, false) => self.tiles[e] == q.arg.tile,
+            (false, false) => self.tile(e) == q.arg.tile,
             // A dense tile and one with holes never cover the same bytes.
             _ => false,
         }

@@ -29,9 +29,10 @@ pub(crate) struct Place {
 pub(crate) fn place(lo: u64, hi: u64) -> Place {
     let differing = lo ^ (hi - 1);
     let class = ((u64::BITS - differing.leading_zeros()) as u8).max(MIN_CLASS);
+    // `class >= 1`: two shifts below 64, no test for a shift by 64.
     Place {
         class,
-        cell: shr(lo, class),
+        cell: (lo >> 1) >> (class - 1),
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::vec::Vec;
 
+use super::entry::cells_len;
 use super::reference::Reference;
 use super::*;
 use crate::ids::Seq;
@@ -9,9 +10,9 @@ use crate::ids::Seq;
 struct Owned {
     entries: Vec<MapEntry>,
     infos: Vec<EntryInfo>,
-    tiles: Vec<Tile>,
     heads: Vec<Head>,
     buckets: Vec<CellIndex>,
+    cells: Vec<TensorCell>,
 }
 
 /// The map, and each slot's tenant and its argument count (the slot's `tensors` word).
@@ -73,25 +74,25 @@ impl Map<'_> {
 impl Owned {
     fn new(slots: usize, per_slot: usize) -> Self {
         Owned {
-            entries: std::vec![MapEntry::new(); slots * per_slot],
-            infos: std::vec![EntryInfo::new(); slots * per_slot],
-            tiles: std::vec![NO_TILE; slots * per_slot],
+            entries: std::vec![MapEntry::new(); cells_len(slots * per_slot)],
+            infos: std::vec![EntryInfo::new(); cells_len(slots * per_slot)],
             heads: std::vec![Head::EMPTY; heads_len(slots * per_slot)],
             buckets: std::vec![NIL; buckets_len(slots * per_slot)],
+            cells: (0..slots * per_slot).map(|_| TensorCell::new()).collect(),
         }
     }
     fn map(&mut self, per_slot: usize) -> Map<'_> {
-        let slots = self.entries.len() / per_slot;
+        let slots = self.cells.len() / per_slot;
         Map {
             map: TensorMap::new(
                 TensorStore {
                     entries: &mut self.entries,
                     infos: &mut self.infos,
-                    tiles: &mut self.tiles,
                     heads: &mut self.heads,
                     buckets: &mut self.buckets,
                 },
                 per_slot,
+                &self.cells,
             ),
             tenants: std::vec![None; slots],
         }
