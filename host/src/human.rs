@@ -20,25 +20,26 @@ pub fn sig3(x: f64) -> String {
 /// A figure with a unit prefix, three significant digits: `980`, `1.23 k`, `45.6 M` (the
 /// unit follows after a space: `1.23 M tasks/s`).
 pub fn si(x: f64) -> String {
-    let (v, prefix) = match x.abs() {
-        a if a >= 1e9 => (x / 1e9, " G"),
-        a if a >= 1e6 => (x / 1e6, " M"),
-        a if a >= 1e3 => (x / 1e3, " k"),
-        _ => (x, ""),
-    };
+    let (v, prefix) = by_thousands(x, ["", " k", " M", " G"]);
     format!("{}{prefix}", sig3(v))
 }
 
 /// A time of `ns` nanoseconds in the unit that reads best, three significant digits:
 /// `812 ns`, `4.20 µs`, `17.3 ms`, `2.50 s`.
 pub fn nanos(ns: f64) -> String {
-    let (v, unit) = match ns.abs() {
-        a if a >= 1e9 => (ns / 1e9, "s"),
-        a if a >= 1e6 => (ns / 1e6, "ms"),
-        a if a >= 1e3 => (ns / 1e3, "µs"),
-        _ => (ns, "ns"),
-    };
+    let (v, unit) = by_thousands(ns, ["ns", "µs", "ms", "s"]);
     format!("{} {unit}", sig3(v))
+}
+
+/// `x` in the largest of the steps 1, 10^3, 10^6 and 10^9 that its size reaches, with the
+/// name `names` gives that step (in that order).
+fn by_thousands(x: f64, names: [&'static str; 4]) -> (f64, &'static str) {
+    match x.abs() {
+        a if a >= 1e9 => (x / 1e9, names[3]),
+        a if a >= 1e6 => (x / 1e6, names[2]),
+        a if a >= 1e3 => (x / 1e3, names[1]),
+        _ => (x, names[0]),
+    }
 }
 
 /// `n` and `noun`, in the plural unless `n` is 1: `1 rank`, `3 ranks` (`noun` takes an `s`).

@@ -147,22 +147,10 @@ fn started_by_mpirun_each_process_runs_as_its_rank() {
     // Two processes as mpirun would start them: no spawning, the rank from the environment,
     // the job's name from Open MPI's job id.
     let job = format!("{}", std::process::id());
-    let children: Vec<_> = (0..2)
-        .map(|r| {
-            Command::new(env!("CARGO_BIN_EXE_pto-launch"))
-                .args(["allreduce", "--elements", "1000", "--timeout-s", "20"])
-                .env_remove("PTO_RANK")
-                .env_remove("PTO_RANKS")
-                .env_remove("PTO_RUN_ID")
-                .env("OMPI_COMM_WORLD_RANK", r.to_string())
-                .env("OMPI_COMM_WORLD_SIZE", "2")
-                .env("OMPI_MCA_ess_base_jobid", &job)
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("starts")
-        })
-        .collect();
+    let children = two_ompi_ranks(
+        &["allreduce", "--elements", "1000", "--timeout-s", "20"],
+        &job,
+    );
     for (r, child) in children.into_iter().enumerate() {
         let out = child.wait_with_output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -182,27 +170,17 @@ fn started_by_mpirun_each_process_runs_as_its_rank() {
 #[test]
 fn under_another_launcher_each_rank_prints_its_own_json_envelope() {
     let job = format!("json{}", std::process::id());
-    let children: Vec<_> = (0..2)
-        .map(|r| {
-            rank_process(
-                &[
-                    "allreduce",
-                    "--elements",
-                    "700",
-                    "--timeout-s",
-                    "20",
-                    "--json",
-                ],
-                &[
-                    ("OMPI_COMM_WORLD_RANK", r.to_string()),
-                    ("OMPI_COMM_WORLD_SIZE", "2".to_string()),
-                    ("OMPI_MCA_ess_base_jobid", job.clone()),
-                ],
-            )
-            .spawn()
-            .expect("starts")
-        })
-        .collect();
+    let children = two_ompi_ranks(
+        &[
+            "allreduce",
+            "--elements",
+            "700",
+            "--timeout-s",
+            "20",
+            "--json",
+        ],
+        &job,
+    );
     for (r, child) in children.into_iter().enumerate() {
         let out = child.wait_with_output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -239,6 +217,20 @@ fn rank_process(args: &[&str], vars: &[(&str, String)]) -> Command {
     c
 }
 
+/// Ranks 0 and 1 of Open MPI job `job`, started as mpirun would start them, running `args`.
+fn two_ompi_ranks(args: &[&str], job: &str) -> Vec<std::process::Child> {
+    (0..2)
+        .map(|r| {
+            let vars = [
+                ("OMPI_COMM_WORLD_RANK", r.to_string()),
+                ("OMPI_COMM_WORLD_SIZE", "2".to_string()),
+                ("OMPI_MCA_ess_base_jobid", job.to_string()),
+            ];
+            rank_process(args, &vars).spawn().expect("starts")
+        })
+        .collect()
+}
+
 #[test]
 fn under_another_launcher_a_disagreeing_ranks_and_port_0_are_refused_at_once() {
     let vars = [
@@ -250,24 +242,22 @@ fn under_another_launcher_a_disagreeing_ranks_and_port_0_are_refused_at_once() {
         ),
     ];
     let start = Instant::now();
-    let out = rank_process(&["allreduce", "--ranks", "3"], &vars)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(
-        err.contains("--ranks 3") && err.contains("OMPI_COMM_WORLD_SIZE=2"),
-        "{err}"
-    );
-    let out = rank_process(&["allreduce", "--rendezvous", "tcp://127.0.0.1:0"], &vars)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(
-        err.contains("port 0") && err.contains("Give a port"),
-        "{err}"
-    );
+    let refusals: [(&[&str], [&str; 2]); 2] = [
+        (
+            &["allreduce", "--ranks", "3"],
+            ["--ranks 3", "OMPI_COMM_WORLD_SIZE=2"],
+        ),
+        (
+            &["allreduce", "--rendezvous", "tcp://127.0.0.1:0"],
+            ["port 0", "Give a port"],
+        ),
+    ];
+    for (args, says) in refusals {
+        let out = rank_process(args, &vars).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(says.iter().all(|s| err.contains(s)), "{err}");
+    }
     // At once: not after the 30 s a rank would wait for peers that cannot come.
     assert!(
         start.elapsed() < Duration::from_secs(10),

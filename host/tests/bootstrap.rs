@@ -47,40 +47,37 @@ fn eight_ranks_allgather_broadcast_and_meet() {
 
 #[test]
 fn a_peer_of_another_job_is_refused_and_the_job_still_forms() {
-    let (l, addr) = listener();
-    std::thread::scope(|s| {
-        let root = s.spawn(move || {
-            let mut b =
-                Bootstrap::tcp(0, 2, "job-a", addr, Some(l), Duration::from_secs(20)).unwrap();
-            b.barrier().unwrap();
-        });
+    two_ranks_form_after("job-a", |addr| {
         // A stranger first: rank 1 of job-b.
         let mut stranger = TcpStream::connect(addr).unwrap();
         let hello = Hello::plain(1, "job-b").encode().unwrap();
         stranger.write_all(&hello).unwrap();
         // Rank 0, still waiting for its rank 1, closes the stranger's connection.
         assert_closed_by_peer(&mut stranger, "the stranger");
-        // Then the real rank 1.
-        let mut b = Bootstrap::tcp(1, 2, "job-a", addr, None, Duration::from_secs(20)).unwrap();
-        b.barrier().unwrap();
-        root.join().unwrap();
     });
 }
 
 #[test]
 fn a_silent_caller_does_not_hold_the_job_up_for_long() {
-    let (l, addr) = listener();
-    std::thread::scope(|s| {
-        let root = s.spawn(move || {
-            let mut b =
-                Bootstrap::tcp(0, 2, "job-q", addr, Some(l), Duration::from_secs(20)).unwrap();
-            b.barrier().unwrap();
-        });
+    two_ranks_form_after("job-q", |addr| {
         // Connects and says nothing: rank 0, still waiting for its rank 1, drops it after
         // the hello timeout instead of waiting on it for the whole bootstrap timeout.
         let mut silent = TcpStream::connect(addr).unwrap();
         assert_closed_by_peer(&mut silent, "the silent caller");
-        let mut b = Bootstrap::tcp(1, 2, "job-q", addr, None, Duration::from_secs(20)).unwrap();
+    });
+}
+
+/// Job `run` of two ranks on loopback: rank 0 starts on a thread, `caller` meets it first
+/// (given rank 0's address), then the real rank 1 joins, and both meet at a barrier.
+fn two_ranks_form_after(run: &'static str, caller: impl FnOnce(std::net::SocketAddr)) {
+    let (l, addr) = listener();
+    std::thread::scope(|s| {
+        let root = s.spawn(move || {
+            let mut b = Bootstrap::tcp(0, 2, run, addr, Some(l), Duration::from_secs(20)).unwrap();
+            b.barrier().unwrap();
+        });
+        caller(addr);
+        let mut b = Bootstrap::tcp(1, 2, run, addr, None, Duration::from_secs(20)).unwrap();
         b.barrier().unwrap();
         root.join().unwrap();
     });

@@ -40,6 +40,26 @@ fn root<'scope>(
     s.spawn(move || join(0, ranks, run, addr, Some(l), &secret)?.barrier())
 }
 
+/// Ranks 1 to `ranks - 1`, each on a thread, joining with `secret` and meeting rank 0 at the
+/// barrier; returns once every one of them did.
+fn the_others_join<'scope>(
+    s: &'scope std::thread::Scope<'scope, '_>,
+    ranks: u32,
+    run: &'static str,
+    addr: SocketAddr,
+    secret: &JobSecret,
+) {
+    let others: Vec<_> = (1..ranks)
+        .map(|r| {
+            let secret = secret.clone();
+            s.spawn(move || join(r, ranks, run, addr, None, &secret)?.barrier())
+        })
+        .collect();
+    for o in others {
+        o.join().unwrap().unwrap();
+    }
+}
+
 /// A raw caller's hello with a nonce, claiming `rank` of `run`.
 fn hello_with_nonce(rank: u32, run: &str) -> Vec<u8> {
     Hello {
@@ -73,15 +93,7 @@ fn ranks_holding_the_job_secret_form_the_job() {
     let (l, addr) = listener();
     std::thread::scope(|s| {
         let r0 = root(s, 4, "auth-ok", l, addr, &secret);
-        let others: Vec<_> = (1..4)
-            .map(|r| {
-                let secret = secret.clone();
-                s.spawn(move || join(r, 4, "auth-ok", addr, None, &secret)?.barrier())
-            })
-            .collect();
-        for o in others {
-            o.join().unwrap().unwrap();
-        }
+        the_others_join(s, 4, "auth-ok", addr, &secret);
         r0.join().unwrap().unwrap();
     });
 }
@@ -155,15 +167,7 @@ fn an_impostor_claiming_a_rank_first_is_refused_and_not_counted() {
         impostor.write_all(&confirm).unwrap();
         assert!(ends_unanswered(&mut impostor), "the impostor got a verdict");
         // The real rank 1 is not told its rank is taken: the impostor never held it.
-        let others: Vec<_> = (1..3)
-            .map(|r| {
-                let secret = secret.clone();
-                s.spawn(move || join(r, 3, "auth-impostor", addr, None, &secret)?.barrier())
-            })
-            .collect();
-        for o in others {
-            o.join().unwrap().unwrap();
-        }
+        the_others_join(s, 3, "auth-impostor", addr, &secret);
         r0.join().unwrap().unwrap();
     });
 }

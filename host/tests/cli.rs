@@ -1,7 +1,7 @@
 //! `pto-launch` as a user runs it: JSON envelopes, bench figures, traces, bad options.
 
 mod cli_util;
-use cli_util::{envelope, launch, launch_json};
+use cli_util::{bench_traced, envelope, launch, launch_json};
 
 #[test]
 fn every_subcommand_s_json_is_one_envelope_with_its_config() {
@@ -238,15 +238,7 @@ fn bad_options_are_errors_not_panics() {
     let out = launch(&["bench", "--aic", "0", "--aiv", "0"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("at least one core"));
-    let out = launch(&[
-        "bench",
-        "--tasks",
-        "10",
-        "--repeat",
-        "1",
-        "--trace",
-        "/nonexistent/dir/t.json",
-    ]);
+    let out = bench_traced("/nonexistent/dir/t.json");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write the trace"));
     let out = launch(&["bench", "--workload", "tensors", "--args", "33"]);

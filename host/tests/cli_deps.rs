@@ -1,7 +1,7 @@
 //! `pto-launch bench --deps FILE`: the dependency graph of the workload, as DOT or JSON.
 
 mod cli_util;
-use cli_util::launch;
+use cli_util::{bench_traced, launch};
 
 #[test]
 fn bench_deps_writes_the_graph_the_runtime_wired() {
@@ -48,15 +48,7 @@ fn bench_deps_writes_the_graph_the_runtime_wired() {
 #[test]
 fn bench_traces_name_the_kernels() {
     let path = std::env::temp_dir().join(format!("pto-named-{}.json", std::process::id()));
-    let out = launch(&[
-        "bench",
-        "--tasks",
-        "10",
-        "--repeat",
-        "1",
-        "--trace",
-        path.to_str().unwrap(),
-    ]);
+    let out = bench_traced(path.to_str().unwrap());
     assert!(
         out.status.success(),
         "{}",

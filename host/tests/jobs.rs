@@ -143,9 +143,7 @@ fn a_run_id_the_ranks_sanitise_names_one_object_that_never_outlives_the_job() {
                     args.extend(["--kill-after-ms".into(), after.into()]);
                 }
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                let child = launcher(&args).process_group(0).spawn().expect("starts");
-                let group = child.id();
-                let out = finish(child);
+                let (group, out) = run_as_group(launcher(&args));
                 let what = format!("run id {user:?}, {ranks} ranks, kill {kill:?}");
                 assert_eq!(
                     out.status.success(),
@@ -170,17 +168,12 @@ fn a_stopped_rank_is_named_as_the_culprit_within_2_s_at_4_and_8_ranks() {
     let _one = serial();
     for ranks in [4u32, 8] {
         let run_id = id(&format!("stop{ranks}"));
-        let child = allreduce_job(
+        let (group, out) = run_as_group(allreduce_job(
             ranks,
             "300000",
             &run_id,
             &["--stop-rank", "2", "--stop-after-ms", "20"],
-        )
-        .process_group(0)
-        .spawn()
-        .expect("starts");
-        let group = child.id();
-        let out = finish(child);
+        ));
         let t = text(&out);
         assert!(!out.status.success(), "{t}");
         assert!(
@@ -218,7 +211,7 @@ fn every_peer_stops_on_its_own_within_100_ms_of_the_poison_at_8_ranks() {
         // Rank 1 is stopped as soon as the job's object appears, so every peer is waiting
         // for it, then killed: the launcher poisons the job in its name, and measures when
         // each peer's process ends after that.
-        let child = allreduce_job(
+        let (group, out) = run_as_group(allreduce_job(
             8,
             "20000",
             &run_id,
@@ -232,12 +225,7 @@ fn every_peer_stops_on_its_own_within_100_ms_of_the_poison_at_8_ranks() {
                 "--kill-after-ms",
                 "400",
             ],
-        )
-        .process_group(0)
-        .spawn()
-        .expect("starts");
-        let group = child.id();
-        let out = finish(child);
+        ));
         let t = text(&out);
         assert!(t.contains("rank 1: was killed by signal 9"), "{t}");
         for r in (0..8).filter(|&r| r != 1) {
@@ -296,11 +284,7 @@ fn under_mpirun_jobs_pass_and_a_killed_rank_leaves_nothing() {
     };
     for ranks in [4u32, 8] {
         let run_id = id(&format!("mpi{ranks}"));
-        let child = mpirun(ranks, &run_id, "1000")
-            .spawn()
-            .expect("mpirun starts");
-        let group = child.id();
-        let out = finish(child);
+        let (group, out) = run_as_group(mpirun(ranks, &run_id, "1000"));
         assert!(out.status.success(), "{ranks} ranks: {}", text(&out));
         for r in 0..ranks {
             assert!(
@@ -356,7 +340,7 @@ fn at_8_ranks_no_rank_waits_for_a_job_given_up_while_it_formed() {
     // object whose name is gone until the launcher's grace runs out (10 s here).
     for after_ms in ["0", "20", "40", "60", "90"] {
         let run_id = id(&format!("form{after_ms}"));
-        let child = allreduce_job(
+        let (group, out) = run_as_group(allreduce_job(
             8,
             "1000000",
             &run_id,
@@ -368,12 +352,7 @@ fn at_8_ranks_no_rank_waits_for_a_job_given_up_while_it_formed() {
                 "--kill-after-ms",
                 after_ms,
             ],
-        )
-        .process_group(0)
-        .spawn()
-        .expect("starts");
-        let group = child.id();
-        let out = finish(child);
+        ));
         let t = text(&out);
         assert!(t.contains("rank 1: was killed by signal 9"), "{t}");
         assert!(

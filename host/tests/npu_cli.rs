@@ -6,16 +6,10 @@ mod npu_util;
 
 use std::process::Command;
 
-use npu_util::{BLOCKS, N, check_sums, kit, ticks_per_us};
+use npu_util::{BLOCKS, N, check_sums, kernels_arg, kit, text, ticks_per_us, trace_slices};
 
 fn pto_launch(extra: u64, out: &std::path::Path) -> std::process::Output {
-    let k = kit();
-    let kernels: Vec<String> = k
-        .kernel_files
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
-    launch_with(extra, out, &kernels.join(","), &[])
+    launch_with(extra, out, &kernels_arg(&kit().kernel_files), &[])
 }
 
 /// `pto-launch run` of the DAG with `kernels` as given to --kernels, and `more` flags.
@@ -86,7 +80,7 @@ fn scratch(name: &str) -> std::path::PathBuf {
 fn pto_launch_runs_a_dag_on_the_npu_and_writes_the_buffers_back() {
     let out = scratch("ok");
     let o = pto_launch(0, &out);
-    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    let text = text(&o);
     assert!(o.status.success(), "{text}");
     assert!(
         text.contains(&format!("finished {} tasks", 4 * BLOCKS)),
@@ -99,35 +93,22 @@ fn pto_launch_runs_a_dag_on_the_npu_and_writes_the_buffers_back() {
 #[test]
 fn pto_launch_run_writes_the_device_task_records_as_a_chrome_trace() {
     let out = scratch("trace");
-    let kernels: Vec<String> = kit()
-        .kernel_files
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
     std::fs::create_dir_all(&out).unwrap();
     let trace = out.join("run.json");
     let o = launch_with(
         0,
         &out,
-        &kernels.join(","),
+        &kernels_arg(&kit().kernel_files),
         &["--trace", trace.to_str().unwrap()],
     );
-    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    let text = text(&o);
     assert!(o.status.success(), "{text}");
     let tasks = 4 * BLOCKS;
     assert!(
         text.contains(&format!("({tasks} of {tasks} task records)")),
         "{text}"
     );
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&trace).unwrap()).expect("the trace is JSON");
-    pto_host::profile::check_chrome_trace(&json).unwrap_or_else(|e| panic!("{e:?}"));
-    let kernel_slices = json["traceEvents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["ph"] == "X")
-        .count();
+    let kernel_slices = trace_slices(&trace).len();
     assert_eq!(kernel_slices as u64, tasks, "one kernel slice per task");
     check_sums(&std::fs::read(out.join("buffer_0.bin")).unwrap()).unwrap();
 }

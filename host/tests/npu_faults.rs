@@ -7,7 +7,7 @@ mod npu_util;
 
 use std::collections::BTreeSet;
 
-use npu_util::{check_sums, dag, fake_cann, kit, live, options};
+use npu_util::{check_sums, dag, fake_cann, kit, live, options, text};
 use pto_host::npu::NpuSession;
 
 /// Fails the k-th call for k = 1, 2, ... until a session opens and runs without reaching
@@ -110,8 +110,7 @@ fn a_failure_asked_for_by_name_in_the_environment_names_the_call() {
         .env("FAKE_CANN_FAIL", "rtRegisterAllKernel")
         .output()
         .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let text = text(&out);
     assert!(out.status.success(), "{text}");
     assert!(
         text.contains("registering the AICore executor: rtRegisterAllKernel failed"),

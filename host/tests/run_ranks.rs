@@ -9,7 +9,7 @@ mod npu_util;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use npu_util::{kit, ranks_programs, ticks_per_us};
+use npu_util::{kernels_arg, kit, ranks_programs, text, ticks_per_us};
 
 /// Words each rank sends.
 const N: u64 = 4096;
@@ -24,11 +24,6 @@ fn scratch(name: &str) -> std::path::PathBuf {
 /// `pto-launch run --ranks 2` of the ranks program, writing to `out`, with `more` flags.
 fn launch(out: &Path, more: &[&str]) -> (Output, u32) {
     let p = ranks_programs();
-    let kernels: Vec<String> = p
-        .kernel_files
-        .iter()
-        .map(|f| f.display().to_string())
-        .collect();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pto-launch"));
     cmd.args([
         "run",
@@ -41,7 +36,7 @@ fn launch(out: &Path, more: &[&str]) -> (Output, u32) {
     ])
     .arg("--orchestration")
     .arg(&p.orchestration_file)
-    .args(["--kernels", &kernels.join(","), "--buffer", "8"])
+    .args(["--kernels", &kernels_arg(&p.kernel_files), "--buffer", "8"])
     .args([
         "--arg", "kernel:0", "--arg", "kernel:1", "--arg", "kernel:2",
     ])
@@ -74,10 +69,6 @@ fn check_ranks(out: &Path) {
         let first = i64::from(1 - r);
         assert_eq!(sum, n * first + n * (n - 1) / 2, "rank {r}");
     }
-}
-
-fn text(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr)
 }
 
 #[test]

@@ -10,7 +10,7 @@ mod npu_util;
 use std::process::Command;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use npu_util::{BLOCKS, N, check_sums, dag, programs};
+use npu_util::{BLOCKS, N, check_sums, dag, kernels_arg, programs, text, trace_slices};
 use pto_host::sim_backend::{SimBackendError, SimBackendOptions, run};
 use pto_runtime_core::FatalCause;
 use pto_sim::SimError;
@@ -139,16 +139,11 @@ fn scratch(name: &str) -> std::path::PathBuf {
 /// `pto-launch run` (no --backend: the simulator) of the DAG, with `more` flags.
 fn pto_launch(extra: u64, more: &[&str]) -> std::process::Output {
     let p = programs();
-    let kernels: Vec<String> = p
-        .kernel_files
-        .iter()
-        .map(|f| f.display().to_string())
-        .collect();
     let bytes = (2 * N * BLOCKS + BLOCKS) * 8;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pto-launch"));
     cmd.args(["run", "--clusters", "2", "--orchestration"])
         .arg(&p.orchestration_file)
-        .args(["--kernels", &kernels.join(",")])
+        .args(["--kernels", &kernels_arg(&p.kernel_files)])
         .args(["--buffer", &bytes.to_string()])
         .args([
             "--arg", "kernel:0", "--arg", "kernel:1", "--arg", "kernel:2",
@@ -173,7 +168,7 @@ fn pto_launch_run_defaults_to_the_simulator_and_writes_the_buffers_and_the_trace
             trace.to_str().unwrap(),
         ],
     );
-    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    let text = text(&o);
     assert!(o.status.success(), "{text}");
     let tasks = 4 * BLOCKS;
     assert!(
@@ -185,14 +180,9 @@ fn pto_launch_run_defaults_to_the_simulator_and_writes_the_buffers_and_the_trace
         "{text}"
     );
     check_sums(&std::fs::read(out.join("buffer_0.bin")).unwrap()).unwrap();
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&trace).unwrap()).expect("the trace is JSON");
-    pto_host::profile::check_chrome_trace(&json).unwrap_or_else(|e| panic!("{e:?}"));
-    let fills = json["traceEvents"]
-        .as_array()
-        .unwrap()
+    let fills = trace_slices(&trace)
         .iter()
-        .filter(|e| e["ph"] == "X" && e["name"].as_str().is_some_and(|n| n.contains("fill")))
+        .filter(|e| e["name"].as_str().is_some_and(|n| n.contains("fill")))
         .count() as u64;
     assert_eq!(fills, 2 * BLOCKS, "the kernels' files name their slices");
 }

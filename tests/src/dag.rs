@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
-use pto_runtime_core::WorkerClass;
+use pto_runtime_core::{CompletionMode, Config, WorkerClass};
 
 /// One task of a generated program: its class and the earlier tasks it waits for.
 #[derive(Clone, Debug)]
@@ -13,6 +13,23 @@ pub struct Node {
     pub class: WorkerClass,
     /// Indices of the earlier tasks it waits for.
     pub deps: Vec<usize>,
+}
+
+/// The machine a generated program runs on, in both completion modes (status polling, then
+/// the completion ring): one ring of `2^window_log` slots, tasks of up to 4 dependencies and
+/// `max_args` arguments, `aic` + `aiv` cores served by `schedulers` schedulers.
+pub fn machines(window_log: u32, max_args: u16, schedulers: u8, aic: u16, aiv: u16) -> [Config; 2] {
+    [CompletionMode::Poll, CompletionMode::Ring].map(|completion| Config {
+        rings: 1,
+        task_window: 1 << window_log,
+        max_deps: 4,
+        max_args,
+        aic_cores: aic,
+        aiv_cores: aiv,
+        schedulers,
+        completion,
+        ..Config::default()
+    })
 }
 
 /// Programs of 1 to `max_tasks` tasks of any class, each waiting for up to 4 earlier ones.

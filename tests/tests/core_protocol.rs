@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use pto_runtime_core::{Config, FatalCause, KernelId, SubmitError, TaskSpec, WorkerClass};
+use pto_runtime_core::{Config, FatalCause, KernelId, SubmitError, TaskId, TaskSpec, WorkerClass};
 use pto_sim::{
-    EngineClock, KernelError, KernelTable, Signal, SimError, SimOptions, Transfer, VirtualClock,
-    run,
+    EngineClock, KernelError, KernelTable, Signal, SimError, SimOptions, SimOrchestrator, Transfer,
+    VirtualClock, run,
 };
 use pto_tests::failed;
 
@@ -118,22 +118,12 @@ fn a_kernel_error_is_not_lost_when_the_core_holds_its_next_task() {
         ..Config::tiny()
     };
     for round in 0..12 {
-        let f = flags();
-        let (e, a, _) = failed(run(cfg, kernels(f.clone()), SimOptions::default(), |o| {
+        fails_before_the_consumer(cfg, &format!("round {round}"), |o| {
             let a = o.submit(&task(SLOW_FAIL, WorkerClass::Aiv)).unwrap();
             o.submit(&task(OK, WorkerClass::Aiv)).unwrap();
             let _ = o.submit(&task(MARK, WorkerClass::Aiv).deps(&[a]));
             a
-        }));
-        assert_eq!(
-            (e.cause, e.task),
-            (FatalCause::KernelFailed { code: CODE }, Some(a)),
-            "round {round}"
-        );
-        assert!(
-            !f.ran.load(Ordering::SeqCst),
-            "round {round}: the consumer ran"
-        );
+        });
     }
 }
 
@@ -145,8 +135,7 @@ fn a_failing_mix_lane_is_not_lost_behind_the_pending_tasks() {
         ..Config::tiny()
     };
     for lane in 0..3u64 {
-        let f = flags();
-        let (e, m, _) = failed(run(cfg, kernels(f.clone()), SimOptions::default(), |o| {
+        fails_before_the_consumer(cfg, &format!("lane {lane}"), |o| {
             let m = o
                 .submit(&task(SLOW_FAIL, WorkerClass::Mix).args(&[lane]))
                 .unwrap();
@@ -154,17 +143,26 @@ fn a_failing_mix_lane_is_not_lost_behind_the_pending_tasks() {
             o.submit(&task(OK, WorkerClass::Aiv)).unwrap();
             let _ = o.submit(&task(MARK, WorkerClass::Aiv).deps(&[m]));
             m
-        }));
-        assert_eq!(
-            (e.cause, e.task),
-            (FatalCause::KernelFailed { code: CODE }, Some(m)),
-            "lane {lane}"
-        );
-        assert!(
-            !f.ran.load(Ordering::SeqCst),
-            "lane {lane}: the consumer ran"
-        );
+        });
     }
+}
+
+/// Runs `submit` on `cfg`, which submits a `SLOW_FAIL` task (and returns it) with a `MARK`
+/// consumer: the run must fail for that task's error, and the consumer must never run. `what`
+/// names the case in a failure.
+fn fails_before_the_consumer(
+    cfg: Config,
+    what: &str,
+    submit: impl FnOnce(&mut SimOrchestrator<'_, '_>) -> TaskId + Send,
+) {
+    let f = flags();
+    let (e, failing, _) = failed(run(cfg, kernels(f.clone()), SimOptions::default(), submit));
+    assert_eq!(
+        (e.cause, e.task),
+        (FatalCause::KernelFailed { code: CODE }, Some(failing)),
+        "{what}"
+    );
+    assert!(!f.ran.load(Ordering::SeqCst), "{what}: the consumer ran");
 }
 
 /// One AIV core and room for one unmet condition.

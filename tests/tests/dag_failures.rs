@@ -7,11 +7,9 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
-use pto_runtime_core::{
-    CompletionMode, Config, FatalCause, KernelId, TaskId, TaskSpec, WorkerClass,
-};
+use pto_runtime_core::{Config, FatalCause, KernelId, TaskId, TaskSpec, WorkerClass};
 use pto_sim::{KernelError, KernelTable, SimError, SimOptions, run};
-use pto_tests::dag::{Node, descendants, program};
+use pto_tests::dag::{Node, descendants, machines, program};
 
 /// `[index, fails]`: logs its lane; fails at once with code `100 + index` on lane
 /// `index % lanes` if `fails` is 1.
@@ -124,18 +122,8 @@ proptest! {
     ) {
         let fails = failing(&nodes, &picks);
         // Each case in both completion modes: status polling and the completion ring.
-        for completion in [CompletionMode::Poll, CompletionMode::Ring] {
-            let cfg = Config {
-                rings: 1,
-                task_window: 1 << window_log,
-                max_deps: 4,
-                max_args: 2,
-                aic_cores: aic,
-                aiv_cores: aiv,
-                schedulers,
-                completion,
-                ..Config::default()
-            };
+        for cfg in machines(window_log, 2, schedulers, aic, aiv) {
+            let completion = cfg.completion;
             let (ran, report) = run_program(&nodes, &fails, cfg);
             check(&nodes, &ran, &report)
                 .map_err(|e| TestCaseError::fail(format!("{completion:?}: {e}")))?;

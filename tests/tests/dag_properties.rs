@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
-use pto_runtime_core::{CompletionMode, Config, KernelId, TaskId, TaskSpec};
+use pto_runtime_core::{Config, KernelId, TaskId, TaskSpec};
 use pto_sim::{KernelTable, SimOptions, run};
-use pto_tests::dag::{Node, program, running_preds};
+use pto_tests::dag::{Node, machines, program, running_preds};
 
 /// A lane's run: (task index, lane, start stamp, end stamp).
 type Lane = (usize, u8, u64, u64);
@@ -93,18 +93,8 @@ proptest! {
         aiv in 2u16..5,
     ) {
         // Each case in both completion modes: status polling and the completion ring.
-        for completion in [CompletionMode::Poll, CompletionMode::Ring] {
-            let cfg = Config {
-                rings: 1,
-                task_window: 1 << window_log,
-                max_deps: 4,
-                max_args: 1,
-                aic_cores: aic,
-                aiv_cores: aiv,
-                schedulers,
-                completion,
-                ..Config::default()
-            };
+        for cfg in machines(window_log, 1, schedulers, aic, aiv) {
+            let completion = cfg.completion;
             let (lanes, report) = run_program(&nodes, cfg);
             check(&nodes, &lanes, &report)
                 .map_err(|e| TestCaseError::fail(format!("{completion:?}: {e}")))?;

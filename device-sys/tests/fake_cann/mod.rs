@@ -128,39 +128,38 @@ impl Control {
 
     /// Calls of `function` so far.
     pub fn calls_of(&self, function: &str) -> i64 {
-        let name = std::ffi::CString::new(function).unwrap();
         // SAFETY: the fake's prototype: `long fake_cann_calls_of(const char *)`.
-        unsafe {
-            let f = self
-                .lib
-                .get::<unsafe extern "C" fn(*const i8) -> i64>(b"fake_cann_calls_of\0")
-                .unwrap();
-            f(name.as_ptr())
-        }
+        unsafe { self.count_of(b"fake_cann_calls_of\0", Some(function)) }
     }
 
     /// Live resources of one kind (`"memory"`, `"stream"`, `"device"`, ...).
     pub fn live_of(&self, kind: &str) -> i64 {
-        let name = std::ffi::CString::new(kind).unwrap();
         // SAFETY: the fake's prototype: `long fake_cann_live(const char *)`.
-        unsafe {
-            let f = self
-                .lib
-                .get::<unsafe extern "C" fn(*const i8) -> i64>(b"fake_cann_live\0")
-                .unwrap();
-            f(name.as_ptr())
-        }
+        unsafe { self.count_of(b"fake_cann_live\0", Some(kind)) }
     }
 
     /// Live resources of every kind.
     pub fn live(&self) -> i64 {
-        // SAFETY: the fake's prototype: `long fake_cann_live(const char *)`; null means all.
+        // SAFETY: as in `live_of`; null means all.
+        unsafe { self.count_of(b"fake_cann_live\0", None) }
+    }
+
+    /// Calls the fake's function `symbol` with `name` as a C string (null for `None`).
+    ///
+    /// # Safety
+    /// `symbol` (NUL-terminated) names a function of the fake whose prototype is
+    /// `long f(const char *)`.
+    unsafe fn count_of(&self, symbol: &[u8], name: Option<&str>) -> i64 {
+        let name = name.map(|n| std::ffi::CString::new(n).unwrap());
+        let arg = name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr());
+        // SAFETY: the prototype is the caller's promise; `arg` is null or a C string that
+        // lives until the call returns.
         unsafe {
             let f = self
                 .lib
-                .get::<unsafe extern "C" fn(*const i8) -> i64>(b"fake_cann_live\0")
+                .get::<unsafe extern "C" fn(*const std::ffi::c_char) -> i64>(symbol)
                 .unwrap();
-            f(std::ptr::null())
+            f(arg)
         }
     }
 }

@@ -26,6 +26,16 @@ fn last_error() -> io::Error {
     io::Error::last_os_error()
 }
 
+/// The last OS error, or `Ok(())` if it is `errno`: an outcome the caller expects.
+fn last_error_unless(errno: i32) -> io::Result<()> {
+    let e = last_error();
+    if e.raw_os_error() == Some(errno) {
+        Ok(())
+    } else {
+        Err(e)
+    }
+}
+
 impl Mapping {
     /// Creates `name` exclusively, `len` bytes reserved up front (zero-filled) and mapped.
     /// `Ok(None)` if an object of that name exists already. The space is allocated, not only
@@ -41,12 +51,7 @@ impl Mapping {
             )
         };
         if raw < 0 {
-            let e = last_error();
-            return if e.raw_os_error() == Some(libc::EEXIST) {
-                Ok(None)
-            } else {
-                Err(e)
-            };
+            return last_error_unless(libc::EEXIST).map(|()| None);
         }
         // SAFETY: `raw` is the descriptor shm_open just returned; nothing else owns it.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
@@ -63,12 +68,7 @@ impl Mapping {
         // SAFETY: as in `create`.
         let fd = unsafe { libc::shm_open(name.as_ptr(), libc::O_RDWR, 0 as libc::mode_t) };
         if fd < 0 {
-            let e = last_error();
-            return if e.raw_os_error() == Some(libc::ENOENT) {
-                Ok(None)
-            } else {
-                Err(e)
-            };
+            return last_error_unless(libc::ENOENT).map(|()| None);
         }
         // SAFETY: `stat` is plain data that fstat fills; `fd` is open.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -168,12 +168,7 @@ pub(crate) fn unlink(name: &CStr) -> io::Result<()> {
     if unsafe { libc::shm_unlink(name.as_ptr()) } == 0 {
         return Ok(());
     }
-    let e = last_error();
-    if e.raw_os_error() == Some(libc::ENOENT) {
-        Ok(())
-    } else {
-        Err(e)
-    }
+    last_error_unless(libc::ENOENT)
 }
 
 /// Sleeps until the low 32 bits of `word` (shared between processes) may have changed from

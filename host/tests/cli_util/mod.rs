@@ -11,6 +11,11 @@ pub fn launch(args: &[&str]) -> std::process::Output {
         .expect("pto-launch runs")
 }
 
+/// Runs a bench of 10 tasks, once, writing its Chrome trace to `path`.
+pub fn bench_traced(path: &str) -> std::process::Output {
+    launch(&["bench", "--tasks", "10", "--repeat", "1", "--trace", path])
+}
+
 /// Runs `pto-launch` with `args`, which must succeed and print one JSON envelope; returns
 /// its `results`. `what` names the run in a failure.
 pub fn launch_json(what: &str, args: &[&str]) -> serde_json::Value {

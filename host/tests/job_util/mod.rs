@@ -143,6 +143,14 @@ pub fn finish(child: Child) -> Output {
     waiter.join().expect("the waiter")
 }
 
+/// Runs `cmd` to the end (bounded, as [`finish`]) as a process group of its own; returns the
+/// group (for [`assert_clean`]) and the output.
+pub fn run_as_group(mut cmd: Command) -> (u32, Output) {
+    let child = cmd.process_group(0).spawn().expect("starts");
+    let group = child.id();
+    (group, finish(child))
+}
+
 /// Checks that the job left nothing: no object, no live process in its group.
 pub fn assert_clean(what: &str, run_id: &str, group: u32, out: &str) {
     let left = group_gone(group);

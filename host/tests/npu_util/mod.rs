@@ -347,3 +347,24 @@ pub fn orchestration_so(src: &Path, out: &Path) {
         .arg(out)
         .arg(src));
 }
+
+/// The slices (`"ph": "X"`) of the Chrome trace at `path`, once it is checked to be JSON, well
+/// nested and with the fields the format requires.
+pub fn trace_slices(path: &Path) -> Vec<serde_json::Value> {
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(path).unwrap()).expect("the trace is JSON");
+    pto_host::profile::check_chrome_trace(&json).unwrap_or_else(|e| panic!("{e:?}"));
+    let events = json["traceEvents"].as_array().unwrap();
+    events.iter().filter(|e| e["ph"] == "X").cloned().collect()
+}
+
+/// Kernel `files` as `--kernels` takes them: their paths, comma-separated.
+pub fn kernels_arg(files: &[PathBuf]) -> String {
+    let paths: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    paths.join(",")
+}
+
+/// What a run printed: its stdout, then its stderr.
+pub fn text(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr)
+}

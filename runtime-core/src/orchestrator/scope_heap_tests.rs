@@ -10,6 +10,16 @@ use crate::scheduler::Step;
 use crate::sync::Ordering;
 use crate::testing::rig::{Rig, aiv, one_aiv, steps};
 
+/// A tiny machine (4 slots, a 256-byte heap at 0x10_0000) whose clock moves 100 µs a read, so
+/// a submit or an allocation that must wait gives up after 1 ms.
+fn impatient_rig() -> Rig {
+    let cfg = Config {
+        submit_timeout_us: 1_000,
+        ..Config::tiny()
+    };
+    Rig::new(cfg, 100)
+}
+
 fn retired(rig: &Rig) -> u64 {
     rig.tables().rings[0].retired.0.load(Ordering::Acquire)
 }
@@ -63,11 +73,7 @@ fn nested_scopes_release_their_own_tasks() {
 #[test]
 fn a_window_full_of_scoped_tasks_is_a_deadlock_error_at_once() {
     // 4 slots; without the check, the wait would end in WindowFull after 1 ms.
-    let cfg = Config {
-        submit_timeout_us: 1_000,
-        ..Config::tiny()
-    };
-    let rig = Rig::new(cfg, 100);
+    let rig = impatient_rig();
     let mut o = rig.orchestrator();
     let mut s = rig.scheduler();
     o.scope_begin().unwrap();
@@ -123,11 +129,7 @@ fn scopes_nest_to_a_limit() {
 
 #[test]
 fn output_buffers_come_from_the_heap_and_return_with_their_tasks() {
-    let cfg = Config {
-        submit_timeout_us: 1_000,
-        ..Config::tiny()
-    };
-    let rig = Rig::new(cfg, 100); // a 256-byte heap at 0x10_0000
+    let rig = impatient_rig(); // a 256-byte heap at 0x10_0000
     let mut o = rig.orchestrator();
     let mut s = rig.scheduler();
     let a = o.alloc(0, 100, 64).unwrap();
@@ -159,11 +161,7 @@ fn output_buffers_come_from_the_heap_and_return_with_their_tasks() {
 
 #[test]
 fn a_heap_only_a_scope_could_free_is_a_deadlock_error_at_once() {
-    let cfg = Config {
-        submit_timeout_us: 1_000,
-        ..Config::tiny()
-    };
-    let rig = Rig::new(cfg, 100);
+    let rig = impatient_rig();
     let mut o = rig.orchestrator();
     let mut s = rig.scheduler();
     o.scope_begin().unwrap();

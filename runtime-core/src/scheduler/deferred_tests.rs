@@ -6,17 +6,15 @@ use crate::error::FatalCause;
 use crate::ids::{CoreId, Token};
 use crate::region::config::Config;
 use crate::scheduler::{DEADLINES_EVERY, Step};
-use crate::testing::rig::{Rig, aiv, one_aiv, steps, steps_until_failed};
+use crate::testing::rig::{Rig, a_then_b, aiv, one_aiv, steps, steps_until_failed};
 
 const C: Watch = Watch::Counter32(0x1000);
 
 #[test]
 fn a_deferred_task_holds_its_consumer_until_the_counter_lands() {
     let rig = Rig::new(one_aiv(), 0);
-    let (t, p, mut o, mut s) = rig.start();
-    let a = o.submit(&aiv(&[])).unwrap();
-    let b = o.submit(&aiv(&[a])).unwrap();
-    drop(o);
+    let (t, p, o, mut s) = rig.start();
+    let (a, b) = a_then_b(o);
     p.defer(0, 1, &[Condition::counter32(0x1000, 2)]);
     p.word(C, 0);
     s.step();
@@ -106,10 +104,8 @@ fn a_condition_that_never_holds_fails_the_run_naming_task_word_and_values() {
         ..one_aiv()
     };
     let rig = Rig::new(cfg, 400); // 400 µs per clock read
-    let (t, p, mut o, mut s) = rig.start();
-    let a = o.submit(&aiv(&[])).unwrap();
-    let b = o.submit(&aiv(&[a])).unwrap();
-    drop(o);
+    let (t, p, o, mut s) = rig.start();
+    let (a, b) = a_then_b(o);
     p.defer(0, 1, &[Condition::counter32(0x1000, 4)]);
     p.word(C, 3);
     s.step();
@@ -261,10 +257,8 @@ fn an_error_entry_cancels_its_task_and_consumer_in_the_loop_that_drains_it() {
 #[test]
 fn an_error_entry_drained_before_the_fin_cancels_the_task_at_its_fin() {
     let rig = Rig::new(one_aiv(), 0);
-    let (t, p, mut o, mut s) = rig.start();
-    let a = o.submit(&aiv(&[])).unwrap();
-    o.submit(&aiv(&[a])).unwrap();
-    drop(o);
+    let (t, p, o, mut s) = rig.start();
+    let (a, _) = a_then_b(o);
     p.defer(
         0,
         1,

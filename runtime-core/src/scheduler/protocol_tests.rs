@@ -11,7 +11,7 @@ use crate::orchestrator::{Orchestrator, TaskSpec};
 use crate::protocol::{RawCondition, ResultWord, StatusWord};
 use crate::region::config::Config;
 use crate::scheduler::{Scheduler, Step, WATCHDOG_EVERY};
-use crate::testing::rig::{Rig, Script, aiv, one_aiv, steps, steps_until_failed};
+use crate::testing::rig::{Rig, Script, a_then_b, aiv, one_aiv, steps, steps_until_failed};
 
 fn tasks_rung(rig: &Rig) -> Vec<TaskId> {
     rig.p.rung().into_iter().map(|r| r.2).collect()
@@ -315,10 +315,8 @@ fn in_ring_mode_a_core_is_read_when_its_record_comes_and_only_then() {
         },
         0,
     );
-    let (t, p, mut o, mut s) = rig.start();
-    let a = o.submit(&aiv(&[])).unwrap();
-    let b = o.submit(&aiv(&[a])).unwrap();
-    drop(o);
+    let (t, p, o, mut s) = rig.start();
+    let (a, b) = a_then_b(o);
     s.step();
     p.fin(0, 1);
     steps(&mut s, 8);

@@ -7,7 +7,7 @@ use crate::ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
 use crate::orchestrator::TaskSpec;
 use crate::region::config::Config;
 use crate::scheduler::{Step, WATCHDOG_EVERY};
-use crate::testing::rig::{Rig, aiv, one_aiv, steps, steps_until_failed};
+use crate::testing::rig::{Rig, a_then_b, aiv, one_aiv, steps, steps_until_failed};
 
 #[test]
 fn a_duplicated_or_stale_fin_completes_nothing_twice() {
@@ -279,10 +279,8 @@ fn a_slot_whose_class_was_overwritten_fails_the_run_instead_of_running_as_dummy(
     use crate::region::slot::Meta;
     use crate::sync::Ordering;
     let rig = Rig::new(one_aiv(), 0);
-    let (t, p, mut o, mut s) = rig.start();
-    let a = o.submit(&aiv(&[])).unwrap();
-    let b = o.submit(&aiv(&[a])).unwrap();
-    drop(o);
+    let (t, p, o, mut s) = rig.start();
+    let (_, b) = a_then_b(o);
     // B waits for A; a stray write puts class byte 9 into its slot meanwhile.
     let word = &t.slot(t.gslot(b)).meta;
     word.store(word.load(Ordering::Relaxed) | 9 << 16, Ordering::Relaxed);
@@ -301,10 +299,8 @@ fn a_slot_whose_class_was_overwritten_fails_the_run_instead_of_running_as_dummy(
 #[test]
 fn spin_hint_is_told_the_idle_streak_and_work_starts_it_again() {
     let rig = Rig::fin_when_idle(one_aiv(), 0, 3);
-    let (t, p, mut o, s) = rig.start();
-    let a = o.submit(&aiv(&[])).unwrap();
-    o.submit(&aiv(&[a])).unwrap();
-    drop(o);
+    let (t, p, o, s) = rig.start();
+    a_then_b(o);
     s.run().unwrap();
     assert_eq!(t.finished(), 2);
     // A is dispatched at once; three idle iterations later its core finishes it, the next

@@ -320,6 +320,14 @@ pub(crate) fn aiv(deps: &[TaskId]) -> TaskSpec<'_> {
     TaskSpec::new(KernelId(0), WorkerClass::Aiv).deps(deps)
 }
 
+/// Submits vector task A, then B waiting for A, and ends submission (drops `o`): the
+/// two-task chain many tests start from. Returns (A, B).
+pub(crate) fn a_then_b<P: Platform>(mut o: Orchestrator<'_, '_, P>) -> (TaskId, TaskId) {
+    let a = o.submit(&aiv(&[])).unwrap();
+    let b = o.submit(&aiv(&[a])).unwrap();
+    (a, b)
+}
+
 pub(crate) fn steps<P: Platform>(s: &mut Scheduler<'_, '_, P>, n: usize) -> Step {
     let mut last = Step::Idle;
     for _ in 0..n {

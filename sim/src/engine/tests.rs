@@ -83,26 +83,16 @@ fn a_shorter_later_post_lands_first_and_the_watermark_waits() {
     // is its place in the landing order.
     let seq = BASE;
     let (slow_at, fast_at) = (BASE + 8, BASE + 16);
-    let slow = e
-        .post(
-            Transfer::copy(seq, slow_at, 1)
-                .signal(Signal::Add64 {
-                    addr: seq,
-                    delta: 1,
-                })
-                .after(Duration::from_millis(200)),
-        )
-        .unwrap();
-    let fast = e
-        .post(
-            Transfer::copy(seq, fast_at, 1)
-                .signal(Signal::Add64 {
-                    addr: seq,
-                    delta: 1,
-                })
-                .after(Duration::ZERO),
-        )
-        .unwrap();
+    let post = |at: u64, after: Duration| {
+        let bump = Signal::Add64 {
+            addr: seq,
+            delta: 1,
+        };
+        e.post(Transfer::copy(seq, at, 1).signal(bump).after(after))
+            .unwrap()
+    };
+    let slow = post(slow_at, Duration::from_millis(200));
+    let fast = post(fast_at, Duration::ZERO);
     assert_eq!((slow, fast), (1, 2));
     assert!(
         eventually(|| e.landed() == 1),

@@ -45,19 +45,13 @@ impl IncomingHello {
     /// magic shows it is not a hello. The peer closing
     /// first is `UnexpectedEof`.
     pub(super) fn pull(&mut self, s: &mut TcpStream) -> std::io::Result<bool> {
-        let mut buf = [0u8; 64];
         loop {
             let want = Hello::wanted(&self.bytes).unwrap_or(Hello::FIXED);
             if self.bytes.len() >= want || self.foreign() {
                 return Ok(true);
             }
-            let n = (want - self.bytes.len()).min(buf.len());
-            match s.read(&mut buf[..n]) {
-                Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
-                Ok(got) => self.bytes.extend_from_slice(&buf[..got]),
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+            if !read_toward(s, &mut self.bytes, want)? {
+                return Ok(false);
             }
         }
     }
@@ -94,15 +88,9 @@ impl IncomingConfirm {
     /// Reads what has arrived of the confirm; `Ok(true)` once all its bytes are here. The
     /// caller closing first (it gave up) is `UnexpectedEof`.
     pub(super) fn pull(&mut self, s: &mut TcpStream) -> std::io::Result<bool> {
-        let mut buf = [0u8; 64];
         while self.got.len() < self.want {
-            let n = (self.want - self.got.len()).min(buf.len());
-            match s.read(&mut buf[..n]) {
-                Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
-                Ok(got) => self.got.extend_from_slice(&buf[..got]),
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+            if !read_toward(s, &mut self.got, self.want)? {
+                return Ok(false);
             }
         }
         Ok(true)
@@ -111,5 +99,23 @@ impl IncomingConfirm {
     /// The bytes received.
     pub(super) fn bytes(&self) -> &[u8] {
         &self.got
+    }
+}
+
+/// One read from `s` onto `bytes` of at most the `want - bytes.len()` bytes still missing (64
+/// at most), so nothing past them is taken. `Ok(true)`: it read (or was interrupted), go on;
+/// `Ok(false)`: nothing has arrived for now. The peer closing is `UnexpectedEof`.
+fn read_toward(s: &mut TcpStream, bytes: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
+    let mut buf = [0u8; 64];
+    let n = (want - bytes.len()).min(buf.len());
+    match s.read(&mut buf[..n]) {
+        Ok(0) => Err(ErrorKind::UnexpectedEof.into()),
+        Ok(got) => {
+            bytes.extend_from_slice(&buf[..got]);
+            Ok(true)
+        }
+        Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(false),
+        Err(e) if e.kind() == ErrorKind::Interrupted => Ok(true),
+        Err(e) => Err(e),
     }
 }
