@@ -143,11 +143,6 @@ impl Closer {
 /// same phase by another thread (the ready stamp) or from the core (a kernel's end). The
 /// writers store their clock as it is, and [`RecordCell::read`] raises each stamp to the
 /// one of the event it follows, since no event precedes its cause.
-///
-/// Two whole cache lines (96 bytes of words, aligned to 64): a cell shares no line with its
-/// neighbours, which other threads may be opening or stamping meanwhile, and the ring is
-/// indexed with a shift.
-#[repr(C, align(64))]
 pub(crate) struct RecordCell {
     task: AtomicU64,
     /// `kernel | class << 32`.
