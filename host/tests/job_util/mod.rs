@@ -129,6 +129,35 @@ pub fn wait_mapped(pids: &[u32], run_id: &str) -> bool {
     false
 }
 
+/// Whether process `p` runs a thread whose name starts with `prefix`.
+pub fn has_thread(p: u32, prefix: &str) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with(prefix))
+    })
+}
+
+/// Waits (bounded) until every rank in `pids` has joined its job: a rank starts its
+/// heartbeat thread (`heartbeat-<rank>`) only once it has published its process id and its
+/// first heartbeat, so from then on its peers can tell that it died. Mapping the object comes
+/// before that: a rank killed between the two is one its peers never knew (they time out).
+pub fn wait_joined(pids: &[u32]) -> bool {
+    let start = Instant::now();
+    let mut joined = vec![false; pids.len()];
+    while start.elapsed() < BOUND {
+        for (j, &p) in joined.iter_mut().zip(pids) {
+            *j = *j || has_thread(p, "heartbeat-");
+        }
+        if joined.iter().all(|&j| j) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    false
+}
+
 /// Waits for `child` (bounded; killed past the bound) and returns its output.
 pub fn finish(child: Child) -> Output {
     let pid = child.id();
