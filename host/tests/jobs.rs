@@ -76,7 +76,17 @@ fn a_rank_sigkilled_under_an_mpirun_style_launch_leaves_nothing_at_4_and_8_ranks
             // and heartbeat, so they can tell that it died. Mapping the object is not enough:
             // a rank killed after it mapped the object but before it joined is one its peers
             // never knew, and they time out (the "early" case below).
-            assert!(wait_joined(&pids), "the ranks never joined the job");
+            if !wait_joined(&pids) {
+                for c in &mut children {
+                    let _ = c.kill();
+                }
+                let all: String = children
+                    .into_iter()
+                    .map(|c| format!("\n{}", text(&finish(c))))
+                    .collect();
+                let _ = std::fs::remove_file(object(&run_id));
+                panic!("{ranks} ranks: not every rank joined or ended within {BOUND:?}:{all}");
+            }
             std::thread::sleep(delay);
             let mut victim = children.remove(1);
             victim.kill().expect("SIGKILL");
