@@ -150,8 +150,9 @@ pub fn send(pid: u32, sig: i32) {
     }
 }
 
-/// Whether process `pid` is gone: no such process, or a zombie waiting to be reaped. A
-/// process this one cannot see (0, another pid namespace) counts as alive.
+/// Whether process `pid` is gone: no such process, a zombie waiting to be reaped, or one on
+/// its way out ([`is_doomed`]). A process this one cannot see (0, another pid namespace)
+/// counts as alive.
 pub fn is_dead(pid: u32) -> bool {
     let Some(p) = rustix::process::Pid::from_raw(pid as i32) else {
         return false;
@@ -159,8 +160,38 @@ pub fn is_dead(pid: u32) -> bool {
     match rustix::process::test_kill_process(p) {
         Err(rustix::io::Errno::SRCH) => true,
         Err(_) => false,
-        Ok(()) => matches!(process_state(pid), Some('Z' | 'X')),
+        Ok(()) => matches!(process_state(pid), Some('Z' | 'X')) || is_doomed(pid),
     }
+}
+
+/// Whether process `pid` is on its way out but not a zombie yet: killed by SIGKILL (pending:
+/// it cannot be caught, blocked or ignored) or already exiting. A loaded machine can take
+/// longer than a peer's patience to give a killed process the CPU it needs to exit; it
+/// died all the same.
+pub fn is_doomed(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"));
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
+    status.is_ok_and(|s| sigkill_pending(&s)) || stat.is_ok_and(|s| exiting(&s))
+}
+
+/// Whether `status` (the text of `/proc/<pid>/status`) shows SIGKILL pending, for the thread
+/// or the whole process.
+fn sigkill_pending(status: &str) -> bool {
+    const SIGKILL: u64 = 1 << (libc::SIGKILL - 1);
+    status
+        .lines()
+        .filter_map(|l| l.strip_prefix("SigPnd:").or(l.strip_prefix("ShdPnd:")))
+        .filter_map(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .any(|mask| mask & SIGKILL != 0)
+}
+
+/// Whether `stat` (the text of `/proc/<pid>/stat`) has the kernel's exiting flag set
+/// (`PF_EXITING`, in the flags field, the seventh after the command's closing parenthesis).
+fn exiting(stat: &str) -> bool {
+    const PF_EXITING: u64 = 0x4;
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(6)?.parse::<u64>().ok())
+        .is_some_and(|flags| flags & PF_EXITING != 0)
 }
 
 /// The state letter of `/proc/<pid>/stat` (`R`, `S`, `T` stopped, `Z` zombie...).
@@ -169,4 +200,44 @@ pub fn process_state(pid: u32) -> Option<char> {
     // `pid (comm) S ...`: the command may hold spaces and parentheses; the state follows the
     // last `)`.
     stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pending_sigkill_or_the_exiting_flag_is_a_process_on_its_way_out() {
+        let status = |sig: &str, shd: &str| {
+            format!("Name:\tpto-launch\nSigQ:\t1/63\nSigPnd:\t{sig}\nShdPnd:\t{shd}\n")
+        };
+        assert!(!sigkill_pending(&status(
+            "0000000000000000",
+            "0000000000000000"
+        )));
+        // SIGKILL is signal 9: bit 8.
+        assert!(sigkill_pending(&status(
+            "0000000000000100",
+            "0000000000000000"
+        )));
+        assert!(sigkill_pending(&status(
+            "0000000000000000",
+            "0000000000000100"
+        )));
+        assert!(!sigkill_pending(&status(
+            "0000000000004000",
+            "0000000000000002"
+        )));
+        // `pid (comm) state ppid pgrp session tty tpgid flags ...`; a command may hold `)`.
+        let stat = |flags: u32| format!("42 (a) b) R 1 42 42 0 -1 {flags} 0 0 0 0");
+        assert!(!exiting(&stat(0x0040_0000)));
+        assert!(exiting(&stat(0x0040_0004)));
+        assert!(!exiting("42 (a"), "a line cut short is no evidence");
+    }
+
+    #[test]
+    fn this_process_is_alive_and_not_doomed() {
+        assert!(!is_doomed(std::process::id()));
+        assert!(!is_dead(std::process::id()));
+    }
 }

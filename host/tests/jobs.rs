@@ -72,28 +72,54 @@ fn a_rank_sigkilled_under_an_mpirun_style_launch_leaves_nothing_at_4_and_8_ranks
             let mut children = start_mpirun_style(&job, ranks, "300000", "20");
             let group = children[0].id();
             let pids: Vec<u32> = children.iter().map(|c| c.id()).collect();
-            // Every rank has the object: its peers know its process and heartbeat.
-            assert!(
-                wait_mapped(&pids, &run_id),
-                "the ranks never mapped the object"
-            );
+            // Every rank has joined (its heartbeat thread runs): its peers know its process
+            // and heartbeat, so they can tell that it died. Mapping the object is not enough:
+            // a rank killed after it mapped the object but before it joined is one its peers
+            // never knew, and they time out (the "early" case below).
+            if !wait_joined(&pids) {
+                for c in &mut children {
+                    let _ = c.kill();
+                }
+                let all: String = children
+                    .into_iter()
+                    .map(|c| format!("\n{}", text(&finish(c))))
+                    .collect();
+                let _ = std::fs::remove_file(object(&run_id));
+                panic!("{ranks} ranks: not every rank joined or ended within {BOUND:?}:{all}");
+            }
             std::thread::sleep(delay);
             let mut victim = children.remove(1);
             victim.kill().expect("SIGKILL");
+            let killed = Instant::now();
             victim.wait().expect("reaped");
-            let what = format!("{ranks} ranks, rank 1 SIGKILLed {delay:?} after all mapped");
-            for (i, c) in children.into_iter().enumerate() {
-                let rank = if i == 0 { 0 } else { i + 1 };
-                let out = finish(c);
-                let t = text(&out);
+            let what = format!("{ranks} ranks, rank 1 SIGKILLed {delay:?} after all joined");
+            // Every survivor's end first, so that a failure shows them all (and when each
+            // ended: a rank that waited out its timeout did not see the death at all).
+            let ends: Vec<(usize, bool, String)> = children
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let rank = if i == 0 { 0 } else { i + 1 };
+                    let out = finish(c);
+                    let t = text(&out);
+                    let ms = killed.elapsed().as_secs_f64() * 1e3;
+                    let said = format!(
+                        "rank {rank} ({}, ended by {ms:.0} ms after the kill): {t}",
+                        out.status
+                    );
+                    (rank, out.status.success(), said)
+                })
+                .collect();
+            let all: String = ends.iter().map(|(.., said)| format!("\n{said}")).collect();
+            for (rank, passed, said) in &ends {
                 // A rank that had its sum and left before the kill passes; the others stop
                 // on their own, naming rank 1.
                 assert!(
-                    out.status.success() || t.contains("because rank 1 died"),
-                    "{what}: rank {rank}: {t}"
+                    *passed || said.contains("because rank 1 died"),
+                    "{what}: rank {rank} neither passed nor named rank 1's death; every survivor:{all}"
                 );
             }
-            assert_clean(&what, &run_id, group, "");
+            assert_clean(&what, &run_id, group, &all);
         }
     }
     // Killed before its peers knew it: they time out (bounded), and remove the object.

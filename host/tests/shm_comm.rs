@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use pto_host::comm::{CommError, ShmComm, ShmConfig};
+use pto_runtime_core::{BarrierError, PoisonReason};
 
 fn cfg(run_id: &str, rank: u32, ranks: u32) -> ShmConfig {
     ShmConfig {
@@ -108,7 +109,8 @@ fn a_rank_that_never_comes_times_out_and_nothing_is_left_behind() {
     let mut c = cfg(&id, 0, 2);
     c.timeout = Duration::from_millis(100);
     let e = ShmComm::init(&c).unwrap_err();
-    assert!(e.to_string().contains("1 of 2 ranks"), "{e}");
+    // Named as the rank that never joined, not this rank as the one that timed out.
+    assert!(e.to_string().contains("rank 1 never joined"), "{e}");
     assert!(!object_exists(&id));
     // A rank other than 0 waits for the object, boundedly.
     let mut c = cfg(&id, 1, 2);
@@ -164,6 +166,43 @@ fn the_name_is_removed_once_every_rank_mapped_the_object() {
         b.window(0).unwrap()[0].load(Ordering::Acquire),
         0,
         "two objects"
+    );
+}
+
+#[test]
+fn a_rank_that_never_joins_is_named_by_every_rank_that_waited_for_it() {
+    let id = run_id("never");
+    // Ranks 0, 1 and 3 of 4; rank 2 is never started.
+    let errors: Vec<String> = std::thread::scope(|s| {
+        let hs: Vec<_> = [0u32, 1, 3]
+            .into_iter()
+            .map(|r| {
+                let id = &id;
+                s.spawn(move || {
+                    let c = ShmConfig {
+                        // Long enough for ranks 0, 1 and 3 to join on a loaded machine.
+                        timeout: Duration::from_secs(2),
+                        ..cfg(id, r, 4)
+                    };
+                    match ShmComm::init(&c) {
+                        Ok(_) => panic!("rank {r} formed a job without rank 2"),
+                        Err(CommError::Barrier(BarrierError::Poisoned { rank, reason })) => {
+                            assert_eq!((rank, reason), (2, PoisonReason::NeverJoined));
+                            format!("rank {r}: {}", BarrierError::Poisoned { rank, reason })
+                        }
+                        Err(e) => panic!("rank {r} names the rank that never came, not: {e}"),
+                    }
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for e in &errors {
+        assert!(e.contains("because rank 2 never joined"), "{e}");
+    }
+    assert!(
+        !object_exists(&id),
+        "the job that never formed leaves nothing"
     );
 }
 

@@ -56,6 +56,9 @@ pub fn poison_reason(reason: PoisonReason) -> &'static str {
         PoisonReason::TimedOut => "timed out",
         PoisonReason::Aborted => "aborted",
         PoisonReason::Unresponsive => "stopped responding (hung or stopped: no heartbeat)",
+        PoisonReason::NeverJoined => {
+            "never joined the job (was it started with the same run id? or did it die first?)"
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use std::ffi::{CStr, c_char, c_int};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
-use pto_runtime_core::{BarrierError, CommContext};
+use pto_runtime_core::{BarrierError, CommContext, PoisonReason};
 
 use super::{CommError, ShmComm, ShmConfig};
 
@@ -57,7 +57,12 @@ fn code_of(e: &CommError) -> i32 {
         CommError::DuplicateRank { .. } => code::BAD_RANK,
         CommError::NotCreated { .. }
         | CommError::Unwatched { .. }
-        | CommError::Barrier(BarrierError::TimedOut { .. }) => code::TIMEOUT,
+        | CommError::Barrier(BarrierError::TimedOut { .. })
+        // The job waited out its timeout for a rank that never came.
+        | CommError::Barrier(BarrierError::Poisoned {
+            reason: PoisonReason::NeverJoined,
+            ..
+        }) => code::TIMEOUT,
         CommError::Barrier(BarrierError::Poisoned { .. }) => code::PEER_FAILED,
         CommError::Os { .. } => code::OS,
     }

@@ -3,6 +3,11 @@
 //! each heartbeat last moved. A heartbeat that has not moved for [`DEAD_CHECK_AFTER`] makes the
 //! watcher look at the rank's process: gone (or a zombie) is a rank that died; one that stays
 //! still for [`HUNG_AFTER`] while its process lives is unresponsive (stopped or hung).
+//!
+//! A stall counts only while the watcher was there to see it: a watcher kept off the CPU
+//! itself (a loaded machine, a job stopped with Ctrl-Z and resumed) counts at most
+//! [`MAX_UNSEEN`] of its own absence, so that on its return it does not name a live peer whose
+//! heartbeat thread has simply not run yet either.
 #![forbid(unsafe_code)]
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,17 +25,22 @@ pub const LEFT: u64 = u64::MAX;
 /// sleeping thread by milliseconds, not seconds); with the 10 ms between checks, a stopped
 /// rank is named within [`NAMED_WITHIN`].
 pub const HUNG_AFTER: Duration = Duration::from_secs(1);
-/// The bound this crate states for naming a stopped or hung rank, from its last heartbeat.
+/// The bound this crate states for naming a stopped or hung rank, from its last heartbeat, by
+/// a watcher that looks at least every [`MAX_UNSEEN`].
 pub const NAMED_WITHIN: Duration = Duration::from_secs(2);
 /// How long a heartbeat may stand still before the watcher checks whether the process lives.
 pub const DEAD_CHECK_AFTER: Duration = Duration::from_millis(20);
+/// The most of a gap between two of a watcher's looks that counts as a stall: the rest of a
+/// longer gap the watcher itself was not running, and saw nothing of.
+pub const MAX_UNSEEN: Duration = Duration::from_millis(250);
 
 /// What a watcher remembers of each rank's heartbeat.
 #[derive(Debug)]
 pub(crate) struct Liveness {
-    /// Per rank: the value last seen and when it was first seen.
+    /// Per rank: the value last seen and when it was first seen (moved on past the part of
+    /// a long gap between looks that does not count, [`MAX_UNSEEN`]).
     seen: Vec<(u64, Instant)>,
-    /// When the heartbeats were last looked at.
+    /// When the heartbeats were last looked at (or the watcher started).
     last: Instant,
 }
 
@@ -54,7 +64,6 @@ impl Liveness {
         if self.last.elapsed() < every {
             return None;
         }
-        self.last = Instant::now();
         self.check(words, me)
     }
 
@@ -67,6 +76,16 @@ impl Liveness {
         me: Option<u32>,
     ) -> Option<(u32, PoisonReason)> {
         let now = Instant::now();
+        // Every `seen` time is at or before `last`, so it stays at or before `now`.
+        if let Some(unseen) = now
+            .saturating_duration_since(self.last)
+            .checked_sub(MAX_UNSEEN)
+        {
+            for seen in &mut self.seen {
+                seen.1 += unseen;
+            }
+        }
+        self.last = now;
         for (rank, seen) in self.seen.iter_mut().enumerate() {
             if Some(rank as u32) == me {
                 continue;
@@ -140,6 +159,37 @@ mod tests {
             std::thread::sleep(Duration::from_millis(2));
         };
         assert_eq!(found, (1, PoisonReason::Died));
+    }
+
+    #[test]
+    fn a_watcher_kept_away_does_not_take_its_own_absence_for_a_peers_stall() {
+        let words = header(std::process::id() as u64);
+        let mut live = Liveness::new(2);
+        assert_eq!(live.check(&words, Some(0)), None, "the first look");
+        // The watcher is kept away past the bound (a loaded machine, a job stopped and
+        // resumed), and rank 1's heartbeat thread has not run again yet when it returns.
+        std::thread::sleep(HUNG_AFTER + Duration::from_millis(200));
+        let back = Instant::now();
+        assert_eq!(
+            live.check(&words, Some(0)),
+            None,
+            "a live rank is not named for a stall nobody watched"
+        );
+        // Watched from then on, the stall counts, and the rank is named.
+        let found = loop {
+            if let Some(c) = live.check(&words, Some(0)) {
+                break c;
+            }
+            // Generous: past a loaded machine's gaps between looks (each counts at most
+            // MAX_UNSEEN), never reached by a watcher that looks every 10 ms.
+            assert!(back.elapsed() < 10 * NAMED_WITHIN, "named in the end");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(found, (1, PoisonReason::Unresponsive));
+        assert!(
+            back.elapsed() >= HUNG_AFTER - MAX_UNSEEN,
+            "at most MAX_UNSEEN of the absence counted"
+        );
     }
 
     #[test]

@@ -177,7 +177,8 @@ impl ShmComm {
     }
 
     /// Waits until every rank reached this barrier, at most the configured timeout; a rank
-    /// that times out poisons the barrier and every other rank fails naming it.
+    /// that times out poisons the barrier and every other rank fails naming it, or naming the
+    /// first rank that never joined if one did not ([`PoisonReason::NeverJoined`]).
     pub fn barrier(&self) -> Result<(), CommError> {
         let deadline = Instant::now() + self.timeout;
         let generation = &self.map.words()[W_BARRIER + 1];
@@ -199,7 +200,18 @@ impl ShmComm {
                 let left = deadline.saturating_duration_since(Instant::now());
                 futex_wait(generation, seen, left.min(CHECK_EVERY));
             }
-            Instant::now() < deadline
+            if Instant::now() < deadline {
+                return true;
+            }
+            // Timed out. A rank that never joined is the one the job waited for: nobody
+            // could tell that it died (its process was never known), so name it, not
+            // whichever rank timed out first.
+            if let Some(rank) = self.never_joined() {
+                self.barrier_words().poison(rank, PoisonReason::NeverJoined);
+                futex_wake(generation);
+                return true; // the barrier sees the poison on its next poll
+            }
+            false
         });
         // The rank that released the round wakes the sleepers. It never polled (nor did a
         // rank that found the round released at once, which wakes in vain: one system call);
@@ -210,6 +222,13 @@ impl ShmComm {
         }
         result?;
         Ok(())
+    }
+
+    /// The first rank that has not joined the communicator (its heartbeat never started), if
+    /// one has not.
+    fn never_joined(&self) -> Option<u32> {
+        let w = self.map.words();
+        (0..self.ranks).find(|&r| w[W_HEARTBEAT + r as usize].load(Ordering::Acquire) == 0)
     }
 
     /// The rank that gave the job up, and why, if one did (a launcher poisons the barrier in

@@ -47,7 +47,7 @@ pub struct RankOutcome {
 pub struct Culprit {
     /// The rank.
     pub rank: u32,
-    /// `died`, `timed_out`, `aborted` or `unresponsive`.
+    /// `died`, `timed_out`, `aborted`, `unresponsive` or `never_joined`.
     pub reason: &'static str,
     #[serde(skip)]
     why: PoisonReason,
@@ -139,6 +139,7 @@ fn report(ranks: u32, stopped: Option<u32>, job: JobEnd) -> JobReport {
                 PoisonReason::TimedOut => "timed_out",
                 PoisonReason::Aborted => "aborted",
                 PoisonReason::Unresponsive => "unresponsive",
+                PoisonReason::NeverJoined => "never_joined",
             },
             why,
         }),

@@ -129,6 +129,46 @@ pub fn wait_mapped(pids: &[u32], run_id: &str) -> bool {
     false
 }
 
+/// Whether process `p` runs a thread whose name starts with `prefix`.
+pub fn has_thread(p: u32, prefix: &str) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with(prefix))
+    })
+}
+
+/// Whether process `p` has ended (a zombie not reaped yet, or gone).
+pub fn ended(p: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{p}/stat")).map_or(true, |s| {
+        let state = s
+            .rsplit_once(')')
+            .and_then(|(_, r)| r.trim_start().chars().next());
+        matches!(state, Some('Z' | 'X'))
+    })
+}
+
+/// Waits (bounded) until every rank in `pids` has joined its job, or ended (a job done before
+/// this looked, a rank that failed on its own): a rank starts its heartbeat thread
+/// (`heartbeat-<rank>`) only once it has published its process id and its first heartbeat, so
+/// from then on its peers can tell that it died. Mapping the object comes before that: a rank
+/// killed between the two is one its peers never knew (they time out).
+pub fn wait_joined(pids: &[u32]) -> bool {
+    let start = Instant::now();
+    let mut joined = vec![false; pids.len()];
+    while start.elapsed() < BOUND {
+        for (j, &p) in joined.iter_mut().zip(pids) {
+            *j = *j || has_thread(p, "heartbeat-") || ended(p);
+        }
+        if joined.iter().all(|&j| j) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    false
+}
+
 /// Waits for `child` (bounded; killed past the bound) and returns its output.
 pub fn finish(child: Child) -> Output {
     let pid = child.id();

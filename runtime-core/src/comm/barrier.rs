@@ -34,6 +34,10 @@ pub enum PoisonReason {
     /// It stopped making progress (its heartbeat stalled while it lives: hung or stopped),
     /// recorded in its name by a peer or the launcher that noticed.
     Unresponsive,
+    /// It never joined: its peers waited past their timeout without ever learning of it
+    /// (not started, or gone before it joined), recorded in its name by the rank that timed
+    /// out.
+    NeverJoined,
 }
 
 impl PoisonReason {
@@ -43,6 +47,7 @@ impl PoisonReason {
             PoisonReason::Died => 2,
             PoisonReason::Aborted => 3,
             PoisonReason::Unresponsive => 4,
+            PoisonReason::NeverJoined => 5,
         }
     }
 
@@ -51,6 +56,7 @@ impl PoisonReason {
             1 => PoisonReason::TimedOut,
             2 => PoisonReason::Died,
             4 => PoisonReason::Unresponsive,
+            5 => PoisonReason::NeverJoined,
             _ => PoisonReason::Aborted,
         }
     }
@@ -97,6 +103,7 @@ impl fmt::Display for BarrierError {
                     PoisonReason::Died => "died",
                     PoisonReason::Aborted => "aborted",
                     PoisonReason::Unresponsive => "stopped responding (hung or stopped)",
+                    PoisonReason::NeverJoined => "never joined (not started, or gone first)",
                 }
             ),
         }
@@ -299,6 +306,7 @@ mod tests {
             PoisonReason::Died,
             PoisonReason::Aborted,
             PoisonReason::Unresponsive,
+            PoisonReason::NeverJoined,
         ] {
             let b = BarrierWords::new();
             b.poison(63, reason);
