@@ -124,11 +124,11 @@ fn nothing_of_the_progress_bar_reaches_a_pipe() {
         &["allreduce", "--ranks", "2", "--elements", "200000"][..],
     ] {
         let out = launch(args);
-        assert!(out.status.success(), "{args:?}");
         let (stdout, stderr) = (
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr),
         );
+        assert!(out.status.success(), "{args:?}: {stderr}");
         assert!(stderr.is_empty(), "{args:?}: nothing on stderr: {stderr:?}");
         for text in [&stdout, &stderr] {
             assert!(
