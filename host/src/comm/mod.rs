@@ -16,7 +16,7 @@ mod shm;
 mod watch;
 
 pub use error::CommError;
-pub use liveness::{HUNG_AFTER, NAMED_WITHIN};
+pub use liveness::{HUNG_AFTER, MAX_UNSEEN, NAMED_WITHIN};
 pub use name::{MAX_RUN_ID, USER_RUN_ID, object_name, sanitize_run_id};
 pub use shm::{ShmComm, ShmConfig};
 pub use watch::JobWatch;
