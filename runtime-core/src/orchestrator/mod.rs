@@ -28,6 +28,8 @@ pub(crate) mod wire;
 
 #[cfg(all(test, not(loom)))]
 mod scope_heap_tests;
+#[cfg(all(test, not(loom)))]
+mod tensor_tests;
 
 use heap::RingHeap;
 pub use record::{DepReason, Dependency};

@@ -339,7 +339,7 @@ fn same_view_overlap(a: &Tile, b: &Tile) -> Option<bool> {
 /// `a / d` rounded down, and the remainder (in `0..d`), for `d > 0`: in 64 bits when both
 /// fit (the common case, exact and without a 128-bit division), else in 128.
 #[inline]
-fn floor_div_rem(a: i128, d: i128) -> (i128, i128) {
+pub(super) fn floor_div_rem(a: i128, d: i128) -> (i128, i128) {
     debug_assert!(d > 0);
     match (i64::try_from(a), i64::try_from(d)) {
         // `d > 0`: the 64-bit division cannot overflow.
@@ -356,7 +356,7 @@ fn floor_div(a: i128, d: i128) -> i128 {
 
 /// `a / d` rounded up, for `d > 0`.
 #[inline]
-fn ceil_div(a: i128, d: i128) -> i128 {
+pub(super) fn ceil_div(a: i128, d: i128) -> i128 {
     let (q, r) = floor_div_rem(a, d);
     q + i128::from(r != 0)
 }
@@ -392,126 +392,4 @@ fn solve(dims: &[Dim], (t0, t1): (i128, i128), budget: &mut u32) -> Option<bool>
         e += 1;
     }
     Some(false)
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-
-    const F32: u32 = 4;
-
-    #[test]
-    fn disjoint_blocks_of_one_matrix_are_independent_though_their_ranges_interleave() {
-        // A 4x8 matrix of f32, row stride 8: the left and right 4x4 halves.
-        let left = Tile::block(0x1000, F32, 4, 4, 8);
-        let right = Tile::block(0x1000 + 4 * 4, F32, 4, 4, 8);
-        assert!(
-            left.bytes().unwrap().1 > right.bytes().unwrap().0,
-            "ranges interleave"
-        );
-        assert!(!overlaps(&left, &right));
-        assert!(!overlaps(&right, &left));
-        // A column shared by both halves' neighbour overlaps each of them.
-        let middle = Tile::block(0x1000 + 2 * 4, F32, 4, 4, 8);
-        assert!(overlaps(&left, &middle) && overlaps(&middle, &right));
-        // The bottom-right element only touches the right half.
-        let corner = Tile::block(0x1000 + (3 * 8 + 7) * 4, F32, 1, 1, 8);
-        assert!(overlaps(&corner, &right) && !overlaps(&corner, &left));
-    }
-
-    #[test]
-    fn tiles_above_the_signed_64_bit_range_are_compared_exactly_too() {
-        // The same halves of a 4x8 f32 matrix, at an address past 2^63: the division falls
-        // back to 128 bits and gives the same answers.
-        let base = 0xffff_0000_0000_1000;
-        let left = Tile::block(base, F32, 4, 4, 8);
-        let right = Tile::block(base + 4 * 4, F32, 4, 4, 8);
-        let middle = Tile::block(base + 2 * 4, F32, 4, 4, 8);
-        assert!(!overlaps(&left, &right) && !overlaps(&right, &left));
-        assert!(overlaps(&left, &middle) && overlaps(&middle, &right));
-        // A dense run between the halves' rows touches only what it covers.
-        let (lo, hi) = (base + 4 * 4, base + 8 * 4); // row 0's right half
-        assert!(touches(&right, lo, hi) && !touches(&left, lo, hi));
-        assert!(!touches(&left, base + 4 * 4 + 1, base + 4 * 4 + 3));
-        assert!(floor_div_rem(-7, 2) == (-4, 1) && ceil_div(-7, 2) == -3);
-        assert_eq!(
-            floor_div_rem(i128::from(u64::MAX), 2),
-            (i128::from(u64::MAX / 2), 1)
-        );
-    }
-
-    #[test]
-    fn different_layouts_fall_back_to_byte_ranges() {
-        let rows = Tile::block(0, F32, 2, 4, 8);
-        let flat = Tile::contiguous(4 * 4, F32, 4); // bytes 16..32: the gap between the rows
-        assert!(overlaps(&rows, &flat), "conservative: ranges intersect");
-        let far = Tile::contiguous(4 * 16, F32, 4);
-        assert!(!overlaps(&rows, &far));
-        // Misaligned views of one layout: byte ranges decide.
-        let a = Tile::contiguous(0, F32, 4);
-        let b = Tile::contiguous(2, F32, 4);
-        assert!(overlaps(&a, &b));
-    }
-
-    #[test]
-    fn the_unrolled_footprint_agrees_with_the_step_by_step_one() {
-        let shapes = [0u32, 1, 2, 3, 8, 1 << 20, u32::MAX];
-        let strides = [0u64, 1, 2, 3, 8, 9, 1 << 40, u64::MAX / 2, u64::MAX];
-        let bases = [0u64, 0x1000, 1 << 62, u64::MAX - 64, u64::MAX];
-        let elems = [0u32, 1, 4, 1 << 20, u32::MAX];
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut pick = |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
-        let (mut valid, mut dense) = (0, 0);
-        let rounds = if cfg!(miri) { 500 } else { 200_000 };
-        for _ in 0..rounds {
-            let t = Tile {
-                base: bases[pick(bases.len())],
-                elem: elems[pick(elems.len())],
-                rank: pick(6) as u8,
-                shape: core::array::from_fn(|_| shapes[pick(shapes.len())]),
-                strides: core::array::from_fn(|_| strides[pick(strides.len())]),
-            };
-            let fast = t.valid_footprint();
-            let slow = t.footprint_error();
-            match fast {
-                Some(f) => assert_eq!(slow, Ok(f), "{t:?}"),
-                None => assert!(slow.is_err(), "{t:?}: {slow:?}"),
-            }
-            assert_eq!(t.footprint(), slow);
-            valid += usize::from(fast.is_some());
-            dense += usize::from(fast.is_some_and(|f| f.dense));
-        }
-        assert!(
-            cfg!(miri) || (valid > 1_000 && dense > 100),
-            "{valid} valid, {dense} dense"
-        );
-    }
-
-    #[test]
-    fn bad_tiles_are_typed_errors() {
-        let mut t = Tile::contiguous(0, F32, 4);
-        t.rank = 0;
-        assert_eq!(t.bytes(), Err(TileError::Rank { rank: 0 }));
-        t.rank = 5;
-        assert_eq!(t.bytes(), Err(TileError::Rank { rank: 5 }));
-        let t = Tile::contiguous(0, 0, 4);
-        assert_eq!(t.bytes(), Err(TileError::ZeroElement));
-        let t = Tile::block(0, F32, 0, 4, 4);
-        assert_eq!(t.bytes(), Err(TileError::EmptyDimension { dim: 0 }));
-        let t = Tile::contiguous(u64::MAX - 8, F32, 4);
-        assert_eq!(t.bytes(), Err(TileError::TooLarge));
-        assert!(std::format!("{}", TileError::Rank { rank: 9 }).contains("1 to 4"));
-    }
-
-    #[test]
-    fn access_directions() {
-        assert!(Access::In.reads() && !Access::In.writes());
-        assert!(!Access::Out.reads() && Access::Out.writes());
-        assert!(Access::InOut.reads() && Access::InOut.writes());
-    }
 }
