@@ -2,36 +2,87 @@
 //! its data implies.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use pto_runtime_core::{Config, KernelId, TaskId};
-use pto_sim::{DepGraph, SimOptions};
+use pto_sim::{DepGraph, KernelError, KernelTable, SimOptions};
 use pto_workloads::Submitter;
 use pto_workloads::decode_layer::{DecodeShape, kernel};
 use pto_workloads::gemm;
 use pto_workloads::scene::{Scene, SceneSize};
 
-/// Runs `scene` small, recording; checks every task submitted finished.
+/// The longest a gated kernel waits for the gate.
+const GATE_WAIT: Duration = Duration::from_secs(30);
+
+/// `scene`'s kernels, each of which first waits until `gate` opens, so no task finishes (and
+/// none retires from the tensor map) before the orchestrator has submitted them all: every
+/// dependency the data implies is then found, whatever the timing.
+fn gated_kernels(scene: Scene, gate: &Arc<AtomicBool>) -> KernelTable {
+    let names = scene.kernels();
+    let mut t = KernelTable::new();
+    for id in (0..256).map(KernelId) {
+        let Some(name) = names.name(id) else {
+            continue;
+        };
+        let gate = gate.clone();
+        t.register(id, name, move |_| {
+            let start = Instant::now();
+            while !gate.load(Ordering::Acquire) {
+                if start.elapsed() > GATE_WAIT {
+                    return Err(KernelError::new(
+                        KernelError::FIRST_USER_CODE,
+                        "the gate stayed shut",
+                    ));
+                }
+                std::thread::yield_now();
+            }
+            Ok(())
+        });
+    }
+    t
+}
+
+/// Runs `scene` small, recording, its kernels held until every task is submitted; checks
+/// every task submitted finished.
 fn run(scene: Scene) -> DepGraph {
+    let want = scene.tasks(SceneSize::Small);
     let cfg = Config {
         rings: 1,
-        task_window: 256,
+        task_window: 512,
         aic_cores: 2,
         aiv_cores: 4,
         max_tensors: 4,
         max_args: 2,
         ..Config::tiny()
     };
-    let out = pto_sim::run(cfg, scene.kernels(), SimOptions::default(), |o| {
-        let mut s = Submitter::recording();
-        scene.submit(SceneSize::Small, &mut s, o).map(|()| s)
-    })
+    assert!(
+        want < u64::from(cfg.task_window),
+        "every task fits the window"
+    );
+    let gate = Arc::new(AtomicBool::new(false));
+    let out = pto_sim::run(
+        cfg,
+        gated_kernels(scene, &gate),
+        SimOptions::default(),
+        |o| {
+            let mut s = Submitter::recording();
+            let r = scene.submit(SceneSize::Small, &mut s, o).map(|()| s);
+            gate.store(true, Ordering::Release);
+            r
+        },
+    )
     .unwrap();
     let s = out.value.unwrap();
-    let want = scene.tasks(SceneSize::Small);
     assert_eq!(s.submitted(), want, "{scene:?}: tasks submitted");
     assert_eq!(out.report.finished, want, "{scene:?}: tasks finished");
     let g = s.into_graph().unwrap();
     assert_eq!(g.tasks().len() as u64, want);
+    assert!(
+        g.tasks().iter().flat_map(|t| &t.deps).all(|d| d.live),
+        "{scene:?}: a producer finished before the gate opened"
+    );
     g
 }
 
