@@ -9,7 +9,7 @@
 #![forbid(unsafe_code)]
 
 use crate::error::{FatalCause, FatalError};
-use crate::ids::WorkerClass;
+use crate::ids::{TaskId, WorkerClass};
 use crate::observe::profile::ProfileLevel;
 use crate::queues::seq_ring::{RingEnds, SeqCell, SeqRing};
 use crate::region::config::{Config, ConfigError};
@@ -80,6 +80,12 @@ impl<'r> ReadyQueue<'r> {
     pub(crate) fn maybe_nonempty(&self) -> bool {
         self.0.maybe_nonempty()
     }
+
+    /// Task ids pushed so far (tests: which path a task took).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn pushed(&self) -> u64 {
+        self.0.pushed()
+    }
 }
 
 /// Stamps slot `g`'s task ready at `now`: in its record (if `recorded`, the level is
@@ -99,6 +105,45 @@ fn stamp_ready(t: &Tables<'_>, g: SlotIndex, recorded: bool, now: u64) {
 /// Publishes slot `g`'s task to the ready queue of its class, stamped `now` (profiling at
 /// `level`). The caller is the one thread whose fan-in decrement reached zero.
 pub(crate) fn make_ready(t: &Tables<'_>, g: SlotIndex, now: u64, level: ProfileLevel) {
+    if let Some(ready) = prepare_ready(t, g, now, level) {
+        ready.enqueue(t);
+    }
+}
+
+/// A task made ready and not queued yet: the class it goes to (DUMMY's if it was
+/// cancelled). Whoever holds one queues it ([`Ready::enqueue`]) or dispatches it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ready {
+    /// The task.
+    pub(crate) id: TaskId,
+    /// The queue it belongs in.
+    pub(crate) class: WorkerClass,
+}
+
+impl Ready {
+    /// Appends the task to its class's queue (a full queue fails the run: queues are sized
+    /// to hold every live task).
+    pub(crate) fn enqueue(self, t: &Tables<'_>) {
+        if t.queue(self.class).push(self.id.raw()).is_err() {
+            t.shared.status.fail(
+                FatalError::new(FatalCause::ReadyQueueOverflow {
+                    class: self.class as u8,
+                })
+                .with_task(self.id),
+            );
+        }
+    }
+}
+
+/// [`make_ready`] up to the queue: stamps slot `g`'s task ready at `now` and says where it
+/// goes; `None` if its slot is corrupt (the run failed).
+#[inline]
+pub(crate) fn prepare_ready(
+    t: &Tables<'_>,
+    g: SlotIndex,
+    now: u64,
+    level: ProfileLevel,
+) -> Option<Ready> {
     let slot = t.slot(g);
     let id = t.task_at(g);
     if t.cfg.record_latency || level == ProfileLevel::Tasks {
@@ -110,7 +155,7 @@ pub(crate) fn make_ready(t: &Tables<'_>, g: SlotIndex, now: u64, level: ProfileL
             t.shared
                 .status
                 .fail(FatalError::new(FatalCause::CorruptSlot { class }).with_task(id));
-            return;
+            return None;
         }
     };
     // A cancelled task never runs: it finishes as a DUMMY task would, releasing (and so
@@ -120,14 +165,7 @@ pub(crate) fn make_ready(t: &Tables<'_>, g: SlotIndex, now: u64, level: ProfileL
     } else {
         meta.class
     };
-    if t.queue(class).push(id.raw()).is_err() {
-        t.shared.status.fail(
-            FatalError::new(FatalCause::ReadyQueueOverflow {
-                class: meta.class as u8,
-            })
-            .with_task(id),
-        );
-    }
+    Some(Ready { id, class })
 }
 
 #[cfg(all(test, not(loom)))]

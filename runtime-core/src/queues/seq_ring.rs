@@ -167,4 +167,10 @@ impl<'a, const N: usize> SeqRing<'a, N> {
     pub(crate) fn maybe_nonempty(&self) -> bool {
         self.ends.enqueue.0.load(Ordering::Relaxed) != self.ends.dequeue.0.load(Ordering::Relaxed)
     }
+
+    /// Records pushed so far (tests: which path a task took).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn pushed(&self) -> u64 {
+        self.ends.enqueue.0.load(Ordering::Relaxed)
+    }
 }

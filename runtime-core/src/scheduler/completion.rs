@@ -6,9 +6,10 @@
 #![forbid(unsafe_code)]
 
 use crate::ids::TaskId;
+use crate::ids::WorkerClass;
 use crate::observe::profile::{Closer, ProfileLevel};
 use crate::observe::stats::{SchedCtl, bucket_of};
-use crate::queues::ready_queue::make_ready;
+use crate::queues::ready_queue::{Ready, prepare_ready};
 use crate::region::reclaim::release_hold_of;
 use crate::region::slot::{Meta, state};
 use crate::region::tables::{EDGE_CLOSED, EdgeRef, SlotIndex, Tables};
@@ -45,45 +46,70 @@ pub(crate) fn finish_at(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<
     }
 }
 
-/// [`finish_at`] for a task finishing at its last lane's FIN, seen at `by.now`: its record
-/// takes that FIN stamp when it is closed.
+/// [`finish_at`] for a task finishing at its last lane's FIN, seen at `by.now` by the
+/// scheduler that polls its core: its record takes that FIN stamp when it is closed. A
+/// consumer it makes ready may be handed back instead of queued (see [`release_consumers`]):
+/// the caller then dispatches it, or queues it ([`Ready::enqueue`]) in the same step.
 #[inline]
-pub(crate) fn finish_at_fin(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
+#[must_use]
+pub(crate) fn finish_at_fin(
+    t: &Tables<'_>,
+    g: SlotIndex,
+    id: TaskId,
+    by: &Finisher<'_>,
+) -> Option<Ready> {
     if by.level == ProfileLevel::Tasks {
         finish_recorded_fin(t, g, id, by)
     } else {
-        finish_unrecorded(t, g, id, by)
+        finish_unrecorded_fin(t, g, id, by)
     }
 }
 
 /// [`finish_at`] closing the task's record.
 #[inline(never)]
 fn finish_recorded(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
-    funnel::<true, false>(t, g, id, by);
+    let _none = funnel::<true, false>(t, g, id, by);
 }
 
 /// [`finish_at_fin`] closing the task's record.
 #[inline(never)]
-fn finish_recorded_fin(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
-    funnel::<true, true>(t, g, id, by);
+fn finish_recorded_fin(
+    t: &Tables<'_>,
+    g: SlotIndex,
+    id: TaskId,
+    by: &Finisher<'_>,
+) -> Option<Ready> {
+    funnel::<true, true>(t, g, id, by)
 }
 
 /// [`finish_at`] keeping no record: a funnel with none of the record's code, and so none of
 /// its registers.
 #[inline(never)]
 fn finish_unrecorded(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
-    funnel::<false, false>(t, g, id, by);
+    let _none = funnel::<false, false>(t, g, id, by);
 }
 
-/// The funnel: [`finish_at`]'s work, closing the task's record if `RECORD` (with the FIN
-/// stamp `by.now` if `FIN`).
+/// [`finish_at_fin`] keeping no record.
+#[inline(never)]
+fn finish_unrecorded_fin(
+    t: &Tables<'_>,
+    g: SlotIndex,
+    id: TaskId,
+    by: &Finisher<'_>,
+) -> Option<Ready> {
+    funnel::<false, true>(t, g, id, by)
+}
+
+/// The funnel: [`finish_at`]'s work, closing the task's record if `RECORD`. `FIN`: the task
+/// finishes at a FIN its scheduler just saw (its record takes the stamp `by.now`), and one
+/// consumer made ready may be handed back rather than queued.
 #[inline(always)]
 fn funnel<const RECORD: bool, const FIN: bool>(
     t: &Tables<'_>,
     g: SlotIndex,
     id: TaskId,
     by: &Finisher<'_>,
-) {
+) -> Option<Ready> {
     let slot = t.slot(g);
     let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
     if t.cfg.record_latency {
@@ -108,9 +134,10 @@ fn funnel<const RECORD: bool, const FIN: bool>(
     // cancelled task cancels each consumer before releasing it: the decrement (AcqRel, a
     // release sequence with the others) carries the flag to whoever makes it ready.
     let link = slot.fanout.swap(EDGE_CLOSED, Ordering::AcqRel);
-    if let Some(first) = EdgeRef::listed(link) {
-        release_consumers(t, first, cancelled, by);
-    }
+    let handed = match EdgeRef::listed(link) {
+        Some(first) => release_consumers::<FIN>(t, first, cancelled, by),
+        None => None,
+    };
     if meta.pinned != 0 {
         release_producers(t, g, meta.pinned);
     }
@@ -119,13 +146,24 @@ fn funnel<const RECORD: bool, const FIN: bool>(
         SchedCtl::bump(&by.ctl.cancelled, 1);
     }
     SchedCtl::bump(&by.ctl.finished, 1);
+    handed
 }
 
 /// Walks a finished task's fanout list from its first edge, releasing each consumer (and
-/// cancelling it first if the task was cancelled). Out of line: the funnel's common case,
-/// a task nobody waits on, then keeps its registers for the watermark.
+/// cancelling it first if the task was cancelled) and queueing those made ready. With `HAND`,
+/// the first one made ready for a single core (AIC or AIV) whose queue looks empty is
+/// returned instead of queued, so no queued task is overtaken: the finishing scheduler,
+/// whose core just went idle, can send it without a trip through the queue. Out of line:
+/// the funnel's common case, a task nobody waits on, then keeps its registers for the
+/// watermark.
 #[inline(never)]
-fn release_consumers(t: &Tables<'_>, first: EdgeRef, cancelled: bool, by: &Finisher<'_>) {
+fn release_consumers<const HAND: bool>(
+    t: &Tables<'_>,
+    first: EdgeRef,
+    cancelled: bool,
+    by: &Finisher<'_>,
+) -> Option<Ready> {
+    let mut handed = None;
     let mut link = Some(first);
     while let Some(e) = link {
         // Read `next` before the decrement: once a consumer is released it may finish and
@@ -135,11 +173,19 @@ fn release_consumers(t: &Tables<'_>, first: EdgeRef, cancelled: bool, by: &Finis
         if cancelled {
             t.slot(consumer).failed.store(1, Ordering::Relaxed);
         }
-        if t.slot(consumer).pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-            make_ready(t, consumer, by.now, by.level);
+        if t.slot(consumer).pending.fetch_sub(1, Ordering::AcqRel) == 1
+            && let Some(ready) = prepare_ready(t, consumer, by.now, by.level)
+        {
+            let single = matches!(ready.class, WorkerClass::Aic | WorkerClass::Aiv);
+            if HAND && handed.is_none() && single && !t.queue(ready.class).maybe_nonempty() {
+                handed = Some(ready);
+            } else {
+                ready.enqueue(t);
+            }
         }
         link = EdgeRef::listed(next);
     }
+    handed
 }
 
 /// Drops the holds a finished task (slot `g`) kept on its `pinned` producers.

@@ -8,6 +8,7 @@ use super::{DUMMY_BATCH, Scheduler};
 use crate::ids::{TaskId, WorkerClass};
 use crate::orchestrator::tensor_arg::KernelTensor;
 use crate::platform::{Payload, Platform};
+use crate::queues::ready_queue::Ready;
 use crate::region::config::{MAX_ARGS, MAX_TENSORS};
 use crate::region::slot::Meta;
 use crate::sync::Ordering;
@@ -60,6 +61,22 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             progress = true;
         }
         (progress, queue.maybe_nonempty())
+    }
+
+    /// Sends a task the funnel handed over (made ready by a FIN just seen, its queue empty)
+    /// to the lowest idle core of its class, skipping the queue's push and pop on a chain's
+    /// critical path. Queues it instead when no core of its class is idle, or while MIX work
+    /// waits (single-core tasks then leave the MIX clusters alone, see
+    /// [`Scheduler::dispatch_mix`]).
+    pub(super) fn hand_off(&mut self, ready: Ready) {
+        let idle = self.cores.idle & self.cores.kind[ready.class.index()];
+        let mix_waits =
+            !self.cores.mix.is_empty() && self.t.queue(WorkerClass::Mix).maybe_nonempty();
+        if idle == 0 || mix_waits {
+            ready.enqueue(&self.t);
+            return;
+        }
+        self.send(LocalCore::lowest(idle), ready.id, 0, 1);
     }
 
     /// Writes the payload of `task`'s `lane` to local core `i` and rings its doorbell.

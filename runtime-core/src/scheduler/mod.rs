@@ -274,9 +274,13 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         finish_at(&self.t, g, task, &self.by);
     }
 
-    /// [`Scheduler::finish_at`] for a task finishing at its last lane's FIN, seen now.
+    /// [`Scheduler::finish_at`] for a task finishing at its last lane's FIN, seen now: a
+    /// consumer the funnel hands back goes straight to an idle core
+    /// ([`Scheduler::hand_off`]).
     fn finish_at_fin(&mut self, g: SlotIndex, task: TaskId) {
-        finish_at_fin(&self.t, g, task, &self.by);
+        if let Some(ready) = finish_at_fin(&self.t, g, task, &self.by) {
+            self.hand_off(ready);
+        }
     }
 
     fn all_done(&self) -> bool {

@@ -39,6 +39,78 @@ fn a_duplicated_or_stale_fin_completes_nothing_twice() {
 }
 
 #[test]
+fn a_consumer_released_by_a_fin_goes_to_the_idle_core_without_the_queue() {
+    let rig = Rig::new(Config::tiny(), 0);
+    let (t, p, o, mut s) = rig.start();
+    let (_, b) = a_then_b(o);
+    let queue = *t.queue(WorkerClass::Aiv);
+    s.step();
+    assert_eq!(queue.pushed(), 1, "A was queued by the orchestrator");
+    p.fin(1, 1);
+    s.step();
+    assert_eq!(p.rung()[1..], [(CoreId(1), Token::new(2), b)]);
+    assert_eq!(
+        queue.pushed(),
+        1,
+        "B was handed from the funnel to the core"
+    );
+    p.fin(1, 2);
+    assert_eq!(steps(&mut s, 3), Step::Done);
+}
+
+#[test]
+fn a_consumer_released_by_a_fin_does_not_overtake_a_queued_task() {
+    let rig = Rig::new(one_aiv(), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let a = o.submit(&aiv(&[])).unwrap();
+    s.step();
+    let b = o.submit(&aiv(&[a])).unwrap();
+    let w = o.submit(&aiv(&[])).unwrap();
+    p.fin(0, 1);
+    s.step();
+    // W was waiting in the queue when A's FIN released B: W runs first, B after it.
+    assert_eq!(
+        p.rung()[1..],
+        [(CoreId(0), Token::new(2), w), (CoreId(0), Token::new(3), b)]
+    );
+    assert_eq!(
+        t.queue(WorkerClass::Aiv).pushed(),
+        3,
+        "B was queued behind W"
+    );
+    drop(o);
+    p.fin(0, 3);
+    assert_eq!(steps(&mut s, 3), Step::Done);
+}
+
+#[test]
+fn a_consumer_released_by_a_fin_leaves_a_waiting_mix_task_its_cluster() {
+    let rig = Rig::new(Config::tiny(), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let a = o.submit(&aiv(&[])).unwrap();
+    let x = o.submit(&aiv(&[])).unwrap();
+    s.step();
+    let m = o
+        .submit(&TaskSpec::new(KernelId(0), WorkerClass::Mix))
+        .unwrap();
+    let b = o.submit(&aiv(&[a])).unwrap();
+    drop(o);
+    let tasks = |r: Vec<(CoreId, Token, TaskId)>| r.iter().map(|r| r.2).collect::<Vec<_>>();
+    assert_eq!(tasks(p.rung()), [a, x]);
+    p.fin(1, 1);
+    s.step();
+    assert_eq!(tasks(p.rung()), [], "B waits while the cluster drains for M");
+    p.fin(2, 1);
+    s.step();
+    assert_eq!(tasks(p.rung()), [m, m, m, b], "then M, and B in a pending slot");
+    p.fin(0, 1);
+    p.fin(1, 3);
+    p.fin(2, 2);
+    assert_eq!(steps(&mut s, 3), Step::Done);
+    assert_eq!(t.finished(), 4);
+}
+
+#[test]
 fn fin_of_the_pending_token_completes_both_lanes() {
     let rig = Rig::new(one_aiv(), 0);
     let (t, p, mut o, mut s) = rig.start();
