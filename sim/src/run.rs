@@ -109,8 +109,7 @@ where
     for i in 0..cfg.schedulers {
         schedulers.push(rt.scheduler(i, platform)?);
     }
-    let start = Instant::now();
-    let (value, panicked) = std::thread::scope(|s| -> Result<_, SimError> {
+    let (value, started, panicked) = std::thread::scope(|s| -> Result<_, SimError> {
         let mut handles = Vec::new();
         let plan = if pin_threads {
             CpuPlan::new(cfg.schedulers)
@@ -141,8 +140,12 @@ where
                 if let Some(plan) = orch_plan {
                     plan.pin_orchestrator();
                 }
-                // Dropping the handle (also on a panic) tells the schedulers the list is done.
-                orchestration(&mut orch)
+                // The run's clock starts here, at the first submit, not at the threads'
+                // spawning: a host's thread start-up (100-250 µs on a small VM) is not the
+                // runtime's. Dropping the handle (also on a panic) tells the schedulers the
+                // list is done.
+                let started = Instant::now();
+                (orchestration(&mut orch), started)
             })
             .map_err(|source| SimError::Spawn {
                 name: "orchestrator".into(),
@@ -156,12 +159,12 @@ where
             }
         }
         match value {
-            Ok(value) => Ok((value, panicked)),
+            Ok((value, started)) => Ok((value, started, panicked)),
             // The orchestration's own panic (a failed assertion in a test, say) goes on up.
             Err(payload) => std::panic::resume_unwind(payload),
         }
     })?;
-    let wall = start.elapsed();
+    let wall = started.elapsed();
     let (parks, wakes) = platform.park_counts();
     log::info!(
         "simulated cores parked {parks} times, woken by a doorbell {wakes} times; idle threads yielded {} times",
