@@ -1,8 +1,9 @@
-//! The one function every task finishes through.
+//! The one funnel every task finishes through.
 //!
-//! Normal tasks (last lane's FIN), DUMMY tasks (completed by a scheduler as soon as ready) and,
-//! later, deferred tasks all call [`finish`]; accounting and profiling live here and nowhere
-//! else.
+//! Normal tasks (last lane's FIN), DUMMY tasks (completed by a scheduler as soon as ready) and
+//! deferred tasks all finish here ([`finish`], [`finish_at`]; [`finish_at_fin`] in two halves
+//! so a FIN's scheduler can send a released consumer first); accounting and profiling live
+//! here and nowhere else.
 #![forbid(unsafe_code)]
 
 use crate::ids::TaskId;
@@ -47,17 +48,19 @@ pub(crate) fn finish_at(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<
 }
 
 /// [`finish_at`] for a task finishing at its last lane's FIN, seen at `by.now` by the
-/// scheduler that polls its core: its record takes that FIN stamp when it is closed. A
-/// consumer it makes ready may be handed back instead of queued (see [`release_consumers`]):
-/// the caller then dispatches it, or queues it ([`Ready::enqueue`]) in the same step.
+/// scheduler that polls its core, in two halves: this one closes its record (with that FIN
+/// stamp), marks it COMPLETED and releases its consumers, one of which it may hand back
+/// instead of queueing (see [`release_consumers`]); the caller sends that one to a core (or
+/// queues it, [`Ready::enqueue`]) and then settles the rest ([`Unsettled::settle`]) in the
+/// same step. So a chain's next task is on its way before the bookkeeping (holds, the
+/// watermark's fences, counts) that nothing waits for.
 #[inline]
-#[must_use]
 pub(crate) fn finish_at_fin(
     t: &Tables<'_>,
     g: SlotIndex,
     id: TaskId,
     by: &Finisher<'_>,
-) -> Option<Ready> {
+) -> Unsettled {
     if by.level == ProfileLevel::Tasks {
         finish_recorded_fin(t, g, id, by)
     } else {
@@ -65,51 +68,65 @@ pub(crate) fn finish_at_fin(
     }
 }
 
+/// A task half-way through the funnel ([`finish_at_fin`]): COMPLETED, its consumers
+/// released; the holds it has and is, and its count, still to settle.
+#[must_use = "a task counts as finished only once settled"]
+pub(crate) struct Unsettled {
+    g: SlotIndex,
+    id: TaskId,
+    pinned: u8,
+    cancelled: bool,
+    /// A consumer made ready and handed back rather than queued: the caller's to send.
+    pub(crate) handed: Option<Ready>,
+}
+
+impl Unsettled {
+    /// The funnel's second half: releases the producers the task held and its own hold
+    /// (moving the watermark if it was the last), and counts it.
+    #[inline]
+    pub(crate) fn settle(self, t: &Tables<'_>, by: &Finisher<'_>) {
+        settle(t, &self, by);
+    }
+}
+
 /// [`finish_at`] closing the task's record.
 #[inline(never)]
 fn finish_recorded(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
-    let _none = funnel::<true, false>(t, g, id, by);
+    let u = release::<true, false>(t, g, id, by);
+    settle(t, &u, by);
 }
 
 /// [`finish_at_fin`] closing the task's record.
 #[inline(never)]
-fn finish_recorded_fin(
-    t: &Tables<'_>,
-    g: SlotIndex,
-    id: TaskId,
-    by: &Finisher<'_>,
-) -> Option<Ready> {
-    funnel::<true, true>(t, g, id, by)
+fn finish_recorded_fin(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) -> Unsettled {
+    release::<true, true>(t, g, id, by)
 }
 
 /// [`finish_at`] keeping no record: a funnel with none of the record's code, and so none of
 /// its registers.
 #[inline(never)]
 fn finish_unrecorded(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) {
-    let _none = funnel::<false, false>(t, g, id, by);
+    let u = release::<false, false>(t, g, id, by);
+    settle(t, &u, by);
 }
 
 /// [`finish_at_fin`] keeping no record.
 #[inline(never)]
-fn finish_unrecorded_fin(
-    t: &Tables<'_>,
-    g: SlotIndex,
-    id: TaskId,
-    by: &Finisher<'_>,
-) -> Option<Ready> {
-    funnel::<false, true>(t, g, id, by)
+fn finish_unrecorded_fin(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) -> Unsettled {
+    release::<false, true>(t, g, id, by)
 }
 
-/// The funnel: [`finish_at`]'s work, closing the task's record if `RECORD`. `FIN`: the task
-/// finishes at a FIN its scheduler just saw (its record takes the stamp `by.now`), and one
-/// consumer made ready may be handed back rather than queued.
+/// The funnel's first half: closes the task's record if `RECORD`, marks it COMPLETED and
+/// releases its consumers. `FIN`: the task finishes at a FIN its scheduler just saw (its
+/// record takes the stamp `by.now`), and one consumer made ready may be handed back rather
+/// than queued.
 #[inline(always)]
-fn funnel<const RECORD: bool, const FIN: bool>(
+fn release<const RECORD: bool, const FIN: bool>(
     t: &Tables<'_>,
     g: SlotIndex,
     id: TaskId,
     by: &Finisher<'_>,
-) -> Option<Ready> {
+) -> Unsettled {
     let slot = t.slot(g);
     let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
     if t.cfg.record_latency {
@@ -138,15 +155,26 @@ fn funnel<const RECORD: bool, const FIN: bool>(
         Some(first) => release_consumers::<FIN>(t, first, cancelled, by),
         None => None,
     };
-    if meta.pinned != 0 {
-        release_producers(t, g, meta.pinned);
+    Unsettled {
+        g,
+        id,
+        pinned: meta.pinned,
+        cancelled,
+        handed,
     }
-    release_hold_of(t, g, id.seq());
-    if cancelled {
+}
+
+/// The funnel's second half ([`Unsettled::settle`]).
+#[inline(always)]
+fn settle(t: &Tables<'_>, u: &Unsettled, by: &Finisher<'_>) {
+    if u.pinned != 0 {
+        release_producers(t, u.g, u.pinned);
+    }
+    release_hold_of(t, u.g, u.id.seq());
+    if u.cancelled {
         SchedCtl::bump(&by.ctl.cancelled, 1);
     }
     SchedCtl::bump(&by.ctl.finished, 1);
-    handed
 }
 
 /// Walks a finished task's fanout list from its first edge, releasing each consumer (and

@@ -276,11 +276,13 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
 
     /// [`Scheduler::finish_at`] for a task finishing at its last lane's FIN, seen now: a
     /// consumer the funnel hands back goes straight to an idle core
-    /// ([`Scheduler::hand_off`]).
+    /// ([`Scheduler::hand_off`]) before the task is settled.
     fn finish_at_fin(&mut self, g: SlotIndex, task: TaskId) {
-        if let Some(ready) = finish_at_fin(&self.t, g, task, &self.by) {
+        let mut u = finish_at_fin(&self.t, g, task, &self.by);
+        if let Some(ready) = u.handed.take() {
             self.hand_off(ready);
         }
+        u.settle(&self.t, &self.by);
     }
 
     fn all_done(&self) -> bool {

@@ -99,10 +99,18 @@ fn a_consumer_released_by_a_fin_leaves_a_waiting_mix_task_its_cluster() {
     assert_eq!(tasks(p.rung()), [a, x]);
     p.fin(1, 1);
     s.step();
-    assert_eq!(tasks(p.rung()), [], "B waits while the cluster drains for M");
+    assert_eq!(
+        tasks(p.rung()),
+        [],
+        "B waits while the cluster drains for M"
+    );
     p.fin(2, 1);
     s.step();
-    assert_eq!(tasks(p.rung()), [m, m, m, b], "then M, and B in a pending slot");
+    assert_eq!(
+        tasks(p.rung()),
+        [m, m, m, b],
+        "then M, and B in a pending slot"
+    );
     p.fin(0, 1);
     p.fin(1, 3);
     p.fin(2, 2);
