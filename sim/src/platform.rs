@@ -378,11 +378,14 @@ impl Platform for SimPlatform {
         // to one with work (a core about to report FIN, the orchestrator). The streak is the
         // caller's own count, so a thread whose idle passes are slow (a scheduler polling
         // deferred tasks) yields as often as a fast one.
+        //
+        // Between yields, no spin-wait pause: the next look comes at once. A chain's hop is
+        // a streak of a few idle iterations, and a pause (about 25 ns on the development
+        // machine's AMD EPYC) delays the FIN's discovery by half of one on average: chain
+        // 0.93 of the pausing build (12 interleaved rounds), the other workloads unchanged.
         if idle.is_multiple_of(YIELD_EVERY) {
             self.yields.0.fetch_add(1, Ordering::Relaxed);
             std::thread::yield_now();
-        } else {
-            std::hint::spin_loop();
         }
     }
 }
