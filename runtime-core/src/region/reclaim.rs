@@ -40,6 +40,7 @@ pub(crate) fn release_hold_of(t: &Tables<'_>, g: SlotIndex, seq: Seq) {
 /// watermark stands at `mine`, that slot cannot have a new tenant (reuse waits for the
 /// watermark to pass it) and its state is the CONSUMED the caller wrote, so reading it back
 /// would only confirm both: the compare-exchange alone decides, as it does for every slot.
+#[inline(always)]
 fn advance_from(t: &Tables<'_>, ring: usize, mine: Option<u64>) {
     let ctl = &t.rings[ring].retired.0;
     let mut w = ctl.load(Ordering::Acquire);

@@ -97,7 +97,7 @@ fn finish_recorded(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) 
 }
 
 /// [`finish_at_fin`] closing the task's record.
-#[inline(never)]
+#[inline(always)]
 fn finish_recorded_fin(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) -> Unsettled {
     release::<true, true>(t, g, id, by)
 }
@@ -110,8 +110,9 @@ fn finish_unrecorded(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>
     settle(t, &u, by);
 }
 
-/// [`finish_at_fin`] keeping no record.
-#[inline(never)]
+/// [`finish_at_fin`] keeping no record: inlined into its one caller, the scheduler's
+/// hand-off and settle, so the half-finished task stays in registers.
+#[inline(always)]
 fn finish_unrecorded_fin(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) -> Unsettled {
     release::<false, true>(t, g, id, by)
 }

@@ -277,6 +277,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
     /// [`Scheduler::finish_at`] for a task finishing at its last lane's FIN, seen now: a
     /// consumer the funnel hands back goes straight to an idle core
     /// ([`Scheduler::hand_off`]) before the task is settled.
+    #[inline(always)]
     fn finish_at_fin(&mut self, g: SlotIndex, task: TaskId) {
         let mut u = finish_at_fin(&self.t, g, task, &self.by);
         if let Some(ready) = u.handed.take() {
