@@ -171,10 +171,23 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// nothing behind.
     pub fn submit(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
         if spec.tensors.is_empty() {
-            self.submit_inner::<_, false>(spec, &mut NoRecord)
+            self.submit_plain(spec)
         } else {
-            self.submit_inner::<_, true>(spec, &mut NoRecord)
+            self.submit_tensors(spec)
         }
+    }
+
+    /// [`Orchestrator::submit`] of a task without tensor arguments: a function of its own,
+    /// so that its registers and frame owe nothing to the tensor path.
+    #[inline(never)]
+    fn submit_plain(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
+        self.submit_inner::<_, false>(spec, &mut NoRecord)
+    }
+
+    /// [`Orchestrator::submit`] of a task with tensor arguments.
+    #[inline(never)]
+    fn submit_tensors(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
+        self.submit_inner::<_, true>(spec, &mut NoRecord)
     }
 
     /// [`Orchestrator::submit`], telling `rec` how the task was wired (nothing, and no cost,
