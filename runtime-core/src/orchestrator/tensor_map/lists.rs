@@ -100,9 +100,9 @@ impl TensorMap<'_> {
         if in_cell != NIL {
             self.entries[in_cell].links[IN_CELL][0] = c;
         }
-        if in_class != NIL {
-            self.entries[in_class].links[IN_CLASS][0] = c;
-        }
+        // The main class is in use: its list is not empty.
+        debug_assert!(in_class != NIL);
+        self.entries[in_class].links[IN_CLASS][0] = c;
         self.infos[c] = EntryInfo {
             buffer: arg.buffer.base,
             task: task.raw(),

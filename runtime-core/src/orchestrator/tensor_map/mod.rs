@@ -137,12 +137,12 @@ impl<'r> TensorMap<'r> {
         let at = place(fp.lo, fp.hi);
         let buffer = self.heads.probe(&Key::buffer(arg.buffer.base));
         if let Probe::Found(b) = buffer
-            && let head = self.heads.at(b)
-            && head.mask == class_bit(at.class)
-            && head.main == at.class
+            && self.heads.at(b).mask == class_bit(at.class)
         {
             // The common case: the buffer holds tiles of this class only, in the list of its
-            // head (its main class), and any overlap is in the tile's own cell.
+            // head (its main class: a head's main class is always in use), and any overlap
+            // is in the tile's own cell.
+            debug_assert_eq!(self.heads.at(b).main, at.class);
             let own = self.buckets.of(arg.buffer.base, at.class, at.cell);
             let in_cell = self.buckets.first(own);
             if in_cell != NIL {
