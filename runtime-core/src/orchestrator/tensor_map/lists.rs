@@ -4,7 +4,7 @@
 
 use super::buckets::BucketIndex;
 use super::entry::CellIndex;
-use super::heads::{HeadIndex, Key, Probe};
+use super::heads::{BufferHash, HeadIndex, Key, Probe};
 use super::place::{class_bit, lowest_class, place};
 use super::{EntryInfo, IN_CELL, IN_CLASS, MapEntry, Query, TensorArg, TensorMap};
 
@@ -48,7 +48,10 @@ impl TensorMap<'_> {
         let (arg, at) = (q.arg, q.at);
         let own = probes
             .own
-            .unwrap_or_else(|| self.buckets.of(arg.buffer.base, at.class, at.cell));
+            .unwrap_or_else(|| {
+                let hash = BufferHash::of(arg.buffer.base);
+                self.buckets.of(hash, at.class, at.cell)
+            });
         self.write(c, q.fp, own, q.task, arg);
         push(&mut self.entries, c, IN_CELL, self.buckets.first_mut(own));
         // Nothing was inserted since the lookup: its probe of the buffer's head holds.

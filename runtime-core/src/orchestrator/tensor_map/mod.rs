@@ -31,7 +31,7 @@ pub(crate) use crate::orchestrator::tensor_arg::TensorArg;
 use crate::orchestrator::tensor_arg::TensorCell;
 use crate::region::tables::SlotIndex;
 use buckets::{BucketIndex, Buckets};
-use heads::{Heads, Key, Probe};
+use heads::{BufferHash, Heads, Key, Probe};
 use lists::Probes;
 use place::{Place, cells, class_bit, lowest_class, place};
 
@@ -143,7 +143,7 @@ impl<'r> TensorMap<'r> {
             // head (its main class: a head's main class is always in use), and any overlap
             // is in the tile's own cell.
             debug_assert_eq!(self.heads.at(b).main, at.class);
-            let own = self.buckets.of(arg.buffer.base, at.class, at.cell);
+            let own = self.buckets.of(BufferHash::of(arg.buffer.base), at.class, at.cell);
             let in_cell = self.buckets.first(own);
             if in_cell != NIL {
                 let q = self.query((g, task), arg, fp, at);
@@ -281,6 +281,7 @@ impl<'r> TensorMap<'r> {
             return Ok(own); // nothing of this buffer is in the map
         };
         let head = *self.heads.at(b);
+        let hash = BufferHash::of(arg.buffer.base);
         let mut mask = head.mask;
         while mask != 0 {
             let class = lowest_class(mask);
@@ -288,7 +289,7 @@ impl<'r> TensorMap<'r> {
             let (first, last) = cells(range.0, range.1, class);
             if last - first < LOOKUP_CELLS {
                 for cell in first..=last {
-                    let b = self.buckets.of(arg.buffer.base, class, cell);
+                    let b = self.buckets.of(hash, class, cell);
                     let list = List::Bucket(Place { class, cell });
                     self.walk(self.buckets.first(b), list, q, covered, dep)?;
                     if class == at.class {

@@ -137,7 +137,7 @@ fn cells_that_share_a_bucket_are_told_apart() {
     let mut m = o.map(1);
     let half = Tile::contiguous(A, 4, 8); // 32 bytes
     let at = place(A, A + 32);
-    let bucket = |buffer: u64, p: Place| m.map.buckets.of(buffer, p.class, p.cell);
+    let bucket = |buffer: u64, p: Place| m.map.buckets.of(BufferHash::of(buffer), p.class, p.cell);
     // Another buffer key over the same bytes whose cell lands in the same bucket.
     let twin = (1..u64::MAX)
         .map(|i| A + i * 0x100_0000)
