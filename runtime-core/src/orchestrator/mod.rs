@@ -348,17 +348,19 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         }
         // A task retiring after this only costs an edge that wiring then finds satisfied.
         self.forget_retired();
+        // The map's error is a unit (too many): the typed error is made here, once.
         self.tensors
             .add_task((g, id), spec.tensors, footprints, |task, k| {
                 if deps.contains(&task) {
                     Ok(())
                 } else if deps.len() < max as usize {
                     rec.found(k);
-                    deps.push(task).map_err(|_| too_many)
+                    deps.push(task).map_err(|_| ())
                 } else {
-                    Err(too_many)
+                    Err(())
                 }
             })
+            .map_err(|()| too_many)
     }
 
     /// Drops from the tensor map the entries of the tasks that retired since the last call:
