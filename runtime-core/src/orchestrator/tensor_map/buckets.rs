@@ -24,12 +24,12 @@ pub(crate) fn buckets_len(cells: usize) -> usize {
 pub(crate) struct BucketIndex(usize);
 
 impl BucketIndex {
-    /// The bucket as an entry's info stores it.
+    /// The bucket as an entry stores it.
     #[inline]
     pub(crate) fn word(self) -> u32 {
         self.0 as u32
     }
-    /// The bucket an entry's info names.
+    /// The bucket an entry names.
     #[inline]
     pub(crate) fn from_word(word: u32) -> Self {
         BucketIndex(word as usize)

@@ -6,7 +6,7 @@ use super::buckets::BucketIndex;
 use super::entry::CellIndex;
 use super::heads::{BufferHash, HeadIndex, Key, Probe};
 use super::place::{class_bit, lowest_class, place};
-use super::{EntryInfo, IN_CELL, IN_CLASS, MapEntry, Query, TensorArg, TensorMap};
+use super::{IN_CELL, IN_CLASS, MapEntry, Query, TensorArg, TensorMap};
 
 const NIL: CellIndex = CellIndex::NIL;
 use crate::ids::TaskId;
@@ -30,8 +30,6 @@ impl TensorMap<'_> {
             lo,
             hi,
             links: [[NIL; 2]; 2],
-        };
-        self.infos[c] = EntryInfo {
             buffer: arg.buffer.base,
             task: task.raw(),
             bucket: bucket.word(),
@@ -99,6 +97,11 @@ impl TensorMap<'_> {
             lo,
             hi,
             links: [[NIL, in_cell], [NIL, in_class]],
+            buffer: arg.buffer.base,
+            task: task.raw(),
+            bucket: own.word(),
+            writes: arg.access.writes(),
+            dense,
         };
         if in_cell != NIL {
             self.entries[in_cell].links[IN_CELL][0] = c;
@@ -106,19 +109,12 @@ impl TensorMap<'_> {
         // The main class is in use: its list is not empty.
         debug_assert!(in_class != NIL);
         self.entries[in_class].links[IN_CLASS][0] = c;
-        self.infos[c] = EntryInfo {
-            buffer: arg.buffer.base,
-            task: task.raw(),
-            bucket: own.word(),
-            writes: arg.access.writes(),
-            dense,
-        };
         self.linked += 1;
     }
 
     pub(super) fn unlink(&mut self, c: CellIndex) {
         let entry = self.entries[c];
-        let EntryInfo { buffer, bucket, .. } = self.infos[c];
+        let MapEntry { buffer, bucket, .. } = entry;
         self.entries[c].hi = 0;
         self.linked -= 1;
         if self.pop(c, IN_CELL) {

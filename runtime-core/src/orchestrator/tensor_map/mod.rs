@@ -37,7 +37,7 @@ use place::{Place, cells, class_bit, lowest_class, place};
 
 pub(crate) use buckets::buckets_len;
 use entry::CellIndex;
-pub(crate) use entry::{Covered, EntryInfo, MapEntry, TensorStore};
+pub(crate) use entry::{Covered, MapEntry, TensorStore};
 
 const NIL: CellIndex = CellIndex::NIL;
 pub(crate) use heads::{Head, heads_len};
@@ -51,7 +51,6 @@ const IN_CLASS: usize = 1;
 /// The tensor map over its storage.
 pub(crate) struct TensorMap<'r> {
     entries: MaskedPool<'r, CellIndex, MapEntry>,
-    infos: MaskedPool<'r, CellIndex, EntryInfo>,
     heads: Heads<'r>,
     buckets: Buckets<'r>,
     /// Each slot's tensor arguments as its kernel receives them, indexed like the map's
@@ -68,10 +67,8 @@ impl<'r> TensorMap<'r> {
     /// into its cell of `cells` too (the kernel's copy, indexed alike).
     pub(crate) fn new(s: TensorStore<'r>, per_slot: usize, cells: &'r [TensorCell]) -> Self {
         s.entries.fill(MapEntry::new());
-        s.infos.fill(EntryInfo::new());
         TensorMap {
             entries: MaskedPool::new(s.entries),
-            infos: MaskedPool::new(s.infos),
             heads: Heads::new(s.heads),
             buckets: Buckets::new(s.buckets),
             cells,
@@ -212,7 +209,7 @@ impl<'r> TensorMap<'r> {
     /// still has in the map: it retired.
     pub(crate) fn forget(&mut self, g: SlotIndex, task: TaskId, count: usize) {
         for c in CellIndex::of_slot(g, count, self.per_slot) {
-            if self.entries[c].linked() && self.infos[c].task == task.raw() {
+            if self.entries[c].linked() && self.entries[c].task == task.raw() {
                 self.unlink(c);
             }
         }
@@ -343,28 +340,24 @@ impl<'r> TensorMap<'r> {
         while e != NIL {
             let entry = &self.entries[e];
             if entry.lo < hi && lo < entry.hi {
-                let info = &self.infos[e];
                 // Two reads never conflict: a read passes the readers of its tile (often
                 // most of its list) on this one test.
-                let conflicting = q.writes || info.writes;
+                let conflicting = q.writes || entry.writes;
                 // A bucket's list also holds the cells of other keys that hash there.
                 let listed = || match list {
                     List::Bucket(at) => {
-                        place(entry.lo, entry.hi) == at && info.buffer == q.arg.buffer.base
+                        place(entry.lo, entry.hi) == at && entry.buffer == q.arg.buffer.base
                     }
                     List::Class => true,
                 };
-                if conflicting
-                    && !q.own.contains(&e.raw())
-                    && listed()
-                    && self.overlap(e, entry, info, q)
+                if conflicting && !q.own.contains(&e.raw()) && listed() && self.overlap(e, entry, q)
                 {
-                    if q.writes && self.same_bytes(e, entry, info, q) {
+                    if q.writes && self.same_bytes(e, entry, q) {
                         // Past the list's capacity an entry just stays: correct, a little
                         // slower.
                         let _ = covered.0.push(e);
                     }
-                    dep(TaskId::from_raw(info.task))?;
+                    dep(TaskId::from_raw(entry.task))?;
                 }
             }
             e = entry.links[list.link()][1];
@@ -373,8 +366,8 @@ impl<'r> TensorMap<'r> {
     }
 
     /// Whether entry `e`'s tile and `q`'s share a byte, their byte ranges meeting.
-    fn overlap(&self, e: CellIndex, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
-        match (info.dense, q.fp.dense) {
+    fn overlap(&self, e: CellIndex, entry: &MapEntry, q: &Query<'_>) -> bool {
+        match (entry.dense, q.fp.dense) {
             (true, true) => true,
             (true, false) => touches(&q.arg.tile, entry.lo, entry.hi),
             (false, true) => touches(&self.tile(e), q.fp.lo, q.fp.hi),
@@ -389,8 +382,8 @@ impl<'r> TensorMap<'r> {
     }
 
     /// Whether entry `e` covers exactly the bytes `q` does.
-    fn same_bytes(&self, e: CellIndex, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
-        match (info.dense, q.fp.dense) {
+    fn same_bytes(&self, e: CellIndex, entry: &MapEntry, q: &Query<'_>) -> bool {
+        match (entry.dense, q.fp.dense) {
             (true, true) => (entry.lo, entry.hi) == (q.fp.lo, q.fp.hi),
             (false, false) => self.tile(e) == q.arg.tile,
             // A dense tile and one with holes never cover the same bytes.
