@@ -365,23 +365,34 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
 
     /// Drops from the tensor map the entries of the tasks that retired since the last call:
     /// the map then holds only tasks that were live at this watermark read.
+    #[inline(always)]
     fn forget_retired(&mut self) {
-        let t = &self.t;
-        for (r, ring) in t.rings.iter().enumerate() {
-            let retired = ring.retired();
-            // A slot a window back from the watermark has had a new tenant since, which
-            // dropped its predecessor's entries.
-            let from = self.forgotten[r].max(retired.saturating_sub(t.window as u64));
-            if !self.tensors.is_empty() {
-                for seq in from..retired {
-                    let id = TaskId::new(t.cfg.epoch, r as u8, Seq(seq));
-                    let g = t.gslot(id);
-                    let count = self.tenants.row(g).tensors as usize;
-                    self.tensors.forget(g, id, count);
-                }
+        for r in 0..self.t.rings.len() {
+            let retired = self.t.rings[r].retired();
+            // Mostly none since the last submit: the watermark read and compared, no more.
+            if retired != self.forgotten[r] {
+                self.forget_ring(r, retired);
             }
-            self.forgotten[r] = retired;
         }
+    }
+
+    /// Drops from the tensor map the entries of the tasks of ring `r` below `retired` that
+    /// it has not dropped yet.
+    #[inline(never)]
+    fn forget_ring(&mut self, r: usize, retired: u64) {
+        let t = &self.t;
+        // A slot a window back from the watermark has had a new tenant since, which
+        // dropped its predecessor's entries.
+        let from = self.forgotten[r].max(retired.saturating_sub(t.window as u64));
+        if !self.tensors.is_empty() {
+            for seq in from..retired {
+                let id = TaskId::new(t.cfg.epoch, r as u8, Seq(seq));
+                let g = t.gslot(id);
+                let count = self.tenants.row(g).tensors as usize;
+                self.tensors.forget(g, id, count);
+            }
+        }
+        self.forgotten[r] = retired;
     }
 
     /// Waits until slot `seq` of `ring` is free: everything a window back is reclaimed.
