@@ -342,7 +342,9 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         }
         // The previous tenant retired (the slot is free): its entries go, if still there.
         let old = self.tenants.row(g).tensors as usize;
-        self.tensors.drop_slot(g, old);
+        if old != 0 {
+            self.tensors.drop_slot(g, old);
+        }
         if spec.tensors.is_empty() {
             return Ok(());
         }
