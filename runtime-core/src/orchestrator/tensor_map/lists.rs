@@ -84,7 +84,7 @@ impl TensorMap<'_> {
     pub(super) fn link_main(
         &mut self,
         c: CellIndex,
-        fp: Footprint,
+        fp: &Footprint,
         own: BucketIndex,
         b: HeadIndex,
         task: TaskId,
@@ -92,7 +92,7 @@ impl TensorMap<'_> {
     ) {
         let in_cell = core::mem::replace(self.buckets.first_mut(own), c);
         let in_class = core::mem::replace(&mut self.heads.at_mut(b).first, c);
-        let Footprint { lo, hi, dense } = fp;
+        let Footprint { lo, hi, dense } = *fp;
         self.entries[c] = MapEntry {
             lo,
             hi,

@@ -98,12 +98,15 @@ impl<'r> TensorMap<'r> {
         let mut covered = Covered::default();
         // Cell `k` of the slot is `first + k`: computed once per task.
         let first = CellIndex::of(g, 0, self.per_slot).get();
-        for (k, (arg, &fp)) in args.iter().zip(footprints).enumerate() {
-            let c = CellIndex::at(first + k);
-            if let Err(e) = self.add((g, task), c, arg, fp, &mut covered, &mut |t| dep(t, k)) {
+        let mut c = first;
+        for (arg, fp) in args.iter().zip(footprints) {
+            let k = c - first;
+            let cell = CellIndex::at(c);
+            if let Err(e) = self.add((g, task), cell, arg, fp, &mut covered, &mut |t| dep(t, k)) {
                 self.drop_slot(g, k);
                 return Err(e);
             }
+            c += 1;
         }
         // The kernel's copy, in one tight loop once every argument is in.
         for (cell, arg) in self.cells[first..first + args.len()].iter().zip(args) {
@@ -127,7 +130,7 @@ impl<'r> TensorMap<'r> {
         (g, task): (SlotIndex, TaskId),
         c: CellIndex,
         arg: &TensorArg,
-        fp: Footprint,
+        fp: &Footprint,
         covered: &mut Covered,
         dep: &mut impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -143,13 +146,13 @@ impl<'r> TensorMap<'r> {
             let own = self.buckets.of(BufferHash::of(arg.buffer.base), at.class, at.cell);
             let in_cell = self.buckets.first(own);
             if in_cell != NIL {
-                let q = self.query((g, task), arg, fp, at);
+                let q = self.query((g, task), arg, *fp, at);
                 self.walk_from(in_cell, List::Bucket(at), &q, covered, dep)?;
             }
             self.link_main(c, fp, own, b, task, arg);
             return Ok(());
         }
-        self.add_general((g, task), c, arg, fp, buffer, covered, dep)
+        self.add_general((g, task), c, arg, *fp, buffer, covered, dep)
     }
 
     /// [`TensorMap::add`] of an argument whose buffer is new or holds tiles of other
