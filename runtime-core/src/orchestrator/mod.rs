@@ -181,7 +181,12 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// so that its registers and frame owe nothing to the tensor path.
     #[inline(never)]
     fn submit_plain(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
-        self.submit_inner::<_, false>(spec, &mut NoRecord)
+        // A copy, its fields kept in registers (the path has room for them).
+        let spec = TaskSpec {
+            tensors: &[],
+            ..*spec
+        };
+        self.submit_inner::<_, false>(&spec, &mut NoRecord)
     }
 
     /// [`Orchestrator::submit`] of a task with tensor arguments.
@@ -199,14 +204,12 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         spec: &TaskSpec<'_>,
         rec: &mut R,
     ) -> Result<TaskId, SubmitError> {
-        let spec = &TaskSpec {
-            tensors: if TENSORS { spec.tensors } else { &[] },
-            ..*spec
-        };
+        // Read from here on instead of `spec.tensors` (the spec itself is not copied).
+        let tensors = if TENSORS { spec.tensors } else { &[] };
         self.check_running()?;
         // Filled in place: returning these arrays by value would copy them on every submit.
         let mut footprints = Footprints::new();
-        self.validate(spec, &mut footprints)?;
+        self.validate(spec, tensors, &mut footprints)?;
         let ring = spec.ring as usize;
         let seq = self.next[ring];
         if seq > Seq::MAX.0 {
@@ -216,7 +219,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let id = TaskId::new(self.t.cfg.epoch, spec.ring, Seq(seq));
         let g = self.t.gslot(id);
         let mut deps = DepList::new();
-        self.dependencies(spec, g, id, &footprints, &mut deps, rec)?;
+        self.dependencies(spec, tensors, (g, id), &footprints, &mut deps, rec)?;
         let t = &self.t;
         let level = t.shared.prof.level();
         let now = if t.cfg.record_latency || level != ProfileLevel::Off {
@@ -235,7 +238,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         row.scoped = scoped != 0;
         row.heap_start = heap.pending;
         // The map holds this many of its cells (read when the tenant leaves it).
-        row.tensors = spec.tensors.len() as u8;
+        row.tensors = tensors.len() as u8;
         heap.pending = heap.head;
         for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
             dst.store(a, Ordering::Relaxed);
@@ -269,7 +272,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             class: spec.class,
             nargs: spec.args.len() as u8,
             pinned: pinned as u8,
-            ntensors: spec.tensors.len() as u8,
+            ntensors: tensors.len() as u8,
         };
         slot.meta.store(meta.pack(), Ordering::Relaxed);
 
@@ -324,8 +327,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     fn dependencies(
         &mut self,
         spec: &TaskSpec<'_>,
-        g: SlotIndex,
-        id: TaskId,
+        tensors: &[TensorArg],
+        (g, id): (SlotIndex, TaskId),
         footprints: &[Footprint],
         deps: &mut DepList,
         rec: &mut impl Recorder,
@@ -345,14 +348,14 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         if old != 0 {
             self.tensors.drop_slot(g, old);
         }
-        if spec.tensors.is_empty() {
+        if tensors.is_empty() {
             return Ok(());
         }
         // A task retiring after this only costs an edge that wiring then finds satisfied.
         self.forget_retired();
         // The map's error is a unit (too many): the typed error is made here, once.
         self.tensors
-            .add_task((g, id), spec.tensors, footprints, |task, k| {
+            .add_task((g, id), tensors, footprints, |task, k| {
                 if deps.contains(&task) {
                     Ok(())
                 } else if deps.len() < max as usize {

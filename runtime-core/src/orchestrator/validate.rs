@@ -11,12 +11,14 @@ use crate::platform::Platform;
 use crate::region::config::MAX_DEPS;
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
-    /// Checks `spec` against the configuration and the run, and puts each tensor argument's
-    /// footprint (computed once here) in `footprints`.
+    /// Checks `spec`, whose tensor arguments are `tensors`, against the configuration and
+    /// the run, and puts each tensor argument's footprint (computed once here) in
+    /// `footprints`.
     #[inline(always)]
     pub(super) fn validate(
         &self,
         spec: &TaskSpec<'_>,
+        tensors: &[TensorArg],
         footprints: &mut Footprints,
     ) -> Result<(), SubmitError> {
         let cfg = &self.t.cfg;
@@ -32,14 +34,14 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 max: cfg.max_args,
             });
         }
-        if spec.tensors.len() > cfg.max_tensors as usize {
+        if tensors.len() > cfg.max_tensors as usize {
             return Err(SubmitError::TooManyTensors {
-                given: spec.tensors.len(),
+                given: tensors.len(),
                 max: cfg.max_tensors,
             });
         }
-        if !spec.tensors.is_empty() {
-            check_tensors(spec.tensors, footprints)?;
+        if !tensors.is_empty() {
+            check_tensors(tensors, footprints)?;
         }
         if spec.deps.len() > cfg.max_deps as usize {
             // Duplicates count once: only distinct dependencies can be too many.
