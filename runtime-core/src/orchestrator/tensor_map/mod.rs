@@ -98,19 +98,18 @@ impl<'r> TensorMap<'r> {
         let mut covered = Covered::default();
         // Cell `k` of the slot is `first + k`: computed once per task.
         let first = CellIndex::of(g, 0, self.per_slot).get();
+        // The kernel's copies, written as each argument goes in.
+        let kernel = &self.cells[first..first + args.len()];
         let mut c = first;
-        for (arg, fp) in args.iter().zip(footprints) {
+        for ((arg, fp), copy) in args.iter().zip(footprints).zip(kernel) {
             let k = c - first;
             let cell = CellIndex::at(c);
             if let Err(e) = self.add((g, task), cell, arg, fp, &mut covered, &mut |t| dep(t, k)) {
                 self.drop_slot(g, k);
                 return Err(e);
             }
+            copy.store_arg(arg);
             c += 1;
-        }
-        // The kernel's copy, in one tight loop once every argument is in.
-        for (cell, arg) in self.cells[first..first + args.len()].iter().zip(args) {
-            cell.store_arg(arg);
         }
         for &c in &covered.0 {
             if self.entries[c].linked() {
