@@ -44,12 +44,10 @@ impl TensorMap<'_> {
     #[inline(always)]
     pub(super) fn link(&mut self, c: CellIndex, q: &Query<'_>, probes: Probes) {
         let (arg, at) = (q.arg, q.at);
-        let own = probes
-            .own
-            .unwrap_or_else(|| {
-                let hash = BufferHash::of(arg.buffer.base);
-                self.buckets.of(hash, at.class, at.cell)
-            });
+        let own = probes.own.unwrap_or_else(|| {
+            let hash = BufferHash::of(arg.buffer.base);
+            self.buckets.of(hash, at.class, at.cell)
+        });
         self.write(c, q.fp, own, q.task, arg);
         push(&mut self.entries, c, IN_CELL, self.buckets.first_mut(own));
         // Nothing was inserted since the lookup: its probe of the buffer's head holds.
