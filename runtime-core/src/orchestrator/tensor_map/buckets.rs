@@ -57,8 +57,8 @@ impl<'r> Buckets<'r> {
     /// The bucket of `cell` of `class` in the buffer of hash `buffer`. The cells of one class
     /// of a buffer go to consecutive buckets, from a start that a second hash of the
     /// buffer's, with the class, picks: tiles next to each other in memory have neighbouring
-    /// buckets (walking a matrix tile by tile reuses the index's cache lines), and the cells
-    /// a buffer uses share no bucket with each other until they outnumber the buckets.
+    /// buckets (walking a matrix tile by tile reuses the index's cache lines), and a buffer's
+    /// cells of one class share no bucket with each other until they outnumber the buckets.
     #[inline]
     pub(crate) fn of(&self, buffer: BufferHash, class: u8, cell: u64) -> BucketIndex {
         let start = (buffer.0 ^ class as u64).wrapping_mul(0xff51_afd7_ed55_8ccd) >> self.shift;
