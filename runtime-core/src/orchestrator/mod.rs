@@ -171,10 +171,28 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// nothing behind.
     pub fn submit(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
         if spec.tensors.is_empty() {
-            self.submit_inner::<_, false>(spec, &mut NoRecord)
+            self.submit_plain(spec)
         } else {
-            self.submit_inner::<_, true>(spec, &mut NoRecord)
+            self.submit_tensors(spec)
         }
+    }
+
+    /// [`Orchestrator::submit`] of a task without tensor arguments: a function of its own,
+    /// so that its registers and frame owe nothing to the tensor path.
+    #[inline(never)]
+    fn submit_plain(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
+        // A copy, its fields kept in registers (the path has room for them).
+        let spec = TaskSpec {
+            tensors: &[],
+            ..*spec
+        };
+        self.submit_inner::<_, false>(&spec, &mut NoRecord)
+    }
+
+    /// [`Orchestrator::submit`] of a task with tensor arguments.
+    #[inline(never)]
+    fn submit_tensors(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
+        self.submit_inner::<_, true>(spec, &mut NoRecord)
     }
 
     /// [`Orchestrator::submit`], telling `rec` how the task was wired (nothing, and no cost,
@@ -186,14 +204,12 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         spec: &TaskSpec<'_>,
         rec: &mut R,
     ) -> Result<TaskId, SubmitError> {
-        let spec = &TaskSpec {
-            tensors: if TENSORS { spec.tensors } else { &[] },
-            ..*spec
-        };
+        // Read from here on instead of `spec.tensors` (the spec itself is not copied).
+        let tensors = if TENSORS { spec.tensors } else { &[] };
         self.check_running()?;
         // Filled in place: returning these arrays by value would copy them on every submit.
         let mut footprints = Footprints::new();
-        self.validate(spec, &mut footprints)?;
+        self.validate(spec, tensors, &mut footprints)?;
         let ring = spec.ring as usize;
         let seq = self.next[ring];
         if seq > Seq::MAX.0 {
@@ -203,7 +219,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let id = TaskId::new(self.t.cfg.epoch, spec.ring, Seq(seq));
         let g = self.t.gslot(id);
         let mut deps = DepList::new();
-        self.dependencies(spec, g, id, &footprints, &mut deps, rec)?;
+        self.dependencies(spec, tensors, (g, id), &footprints, &mut deps, rec)?;
         let t = &self.t;
         let level = t.shared.prof.level();
         let now = if t.cfg.record_latency || level != ProfileLevel::Off {
@@ -222,7 +238,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         row.scoped = scoped != 0;
         row.heap_start = heap.pending;
         // The map holds this many of its cells (read when the tenant leaves it).
-        row.tensors = spec.tensors.len() as u8;
+        row.tensors = tensors.len() as u8;
         heap.pending = heap.head;
         for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
             dst.store(a, Ordering::Relaxed);
@@ -256,7 +272,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             class: spec.class,
             nargs: spec.args.len() as u8,
             pinned: pinned as u8,
-            ntensors: spec.tensors.len() as u8,
+            ntensors: tensors.len() as u8,
         };
         slot.meta.store(meta.pack(), Ordering::Relaxed);
 
@@ -311,8 +327,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     fn dependencies(
         &mut self,
         spec: &TaskSpec<'_>,
-        g: SlotIndex,
-        id: TaskId,
+        tensors: &[TensorArg],
+        (g, id): (SlotIndex, TaskId),
         footprints: &[Footprint],
         deps: &mut DepList,
         rec: &mut impl Recorder,
@@ -329,44 +345,59 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         }
         // The previous tenant retired (the slot is free): its entries go, if still there.
         let old = self.tenants.row(g).tensors as usize;
-        self.tensors.drop_slot(g, old);
-        if spec.tensors.is_empty() {
+        if old != 0 {
+            self.tensors.drop_slot(g, old);
+        }
+        if tensors.is_empty() {
             return Ok(());
         }
         // A task retiring after this only costs an edge that wiring then finds satisfied.
         self.forget_retired();
+        // The map's error is a unit (too many): the typed error is made here, once.
         self.tensors
-            .add_task((g, id), spec.tensors, footprints, |task, k| {
+            .add_task((g, id), tensors, footprints, |task, k| {
                 if deps.contains(&task) {
                     Ok(())
                 } else if deps.len() < max as usize {
                     rec.found(k);
-                    deps.push(task).map_err(|_| too_many)
+                    deps.push(task).map_err(|_| ())
                 } else {
-                    Err(too_many)
+                    Err(())
                 }
             })
+            .map_err(|()| too_many)
     }
 
     /// Drops from the tensor map the entries of the tasks that retired since the last call:
     /// the map then holds only tasks that were live at this watermark read.
+    #[inline(always)]
     fn forget_retired(&mut self) {
-        let t = &self.t;
-        for (r, ring) in t.rings.iter().enumerate() {
-            let retired = ring.retired();
-            // A slot a window back from the watermark has had a new tenant since, which
-            // dropped its predecessor's entries.
-            let from = self.forgotten[r].max(retired.saturating_sub(t.window as u64));
-            if !self.tensors.is_empty() {
-                for seq in from..retired {
-                    let id = TaskId::new(t.cfg.epoch, r as u8, Seq(seq));
-                    let g = t.gslot(id);
-                    let count = self.tenants.row(g).tensors as usize;
-                    self.tensors.forget(g, id, count);
-                }
+        for r in 0..self.t.rings.len() {
+            let retired = self.t.rings[r].retired();
+            // Mostly none since the last submit: the watermark read and compared, no more.
+            if retired != self.forgotten[r] {
+                self.forget_ring(r, retired);
             }
-            self.forgotten[r] = retired;
         }
+    }
+
+    /// Drops from the tensor map the entries of the tasks of ring `r` below `retired` that
+    /// it has not dropped yet.
+    #[inline(never)]
+    fn forget_ring(&mut self, r: usize, retired: u64) {
+        let t = &self.t;
+        // A slot a window back from the watermark has had a new tenant since, which
+        // dropped its predecessor's entries.
+        let from = self.forgotten[r].max(retired.saturating_sub(t.window as u64));
+        if !self.tensors.is_empty() {
+            for seq in from..retired {
+                let id = TaskId::new(t.cfg.epoch, r as u8, Seq(seq));
+                let g = t.gslot(id);
+                let count = self.tenants.row(g).tensors as usize;
+                self.tensors.forget(g, id, count);
+            }
+        }
+        self.forgotten[r] = retired;
     }
 
     /// Waits until slot `seq` of `ring` is free: everything a window back is reclaimed.

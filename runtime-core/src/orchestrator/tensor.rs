@@ -53,7 +53,7 @@ pub struct Tile {
 }
 
 /// A valid tile's byte range, and whether it touches every byte of it.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub(crate) struct Footprint {
     pub(crate) lo: u64,
     pub(crate) hi: u64,
@@ -168,25 +168,10 @@ impl Tile {
         }
     }
 
-    /// The footprint of a valid tile of rank `R`, or `None` for an invalid one: the
-    /// dimensions unrolled, in 128 bits, tested once at the end rather than at every step.
+    /// The footprint of a valid tile of rank `R`, or `None` for an invalid one.
     #[inline(always)]
     fn unrolled<const R: usize>(&self) -> Option<Footprint> {
-        let mut last = 0u128; // element offset of the last element
-        let mut next = 1u64; // the stride a dense tile has at this dimension
-        let mut dense = true;
-        let mut empty = false;
-        for d in (0..R).rev() {
-            let (n, stride) = (self.shape[d] as u64, self.strides[d]);
-            empty |= n == 0;
-            // Each term is below 2^96 when `n > 0` (4 of them cannot wrap); an empty
-            // dimension's is refused below.
-            last = last.wrapping_add(n.wrapping_sub(1) as u128 * stride as u128);
-            if n != 1 {
-                dense &= stride == next;
-                next = next.saturating_mul(n);
-            }
-        }
+        let (last, dense, empty) = self.span::<R>();
         if empty || self.elem == 0 || last > u64::MAX as u128 {
             return None;
         }
@@ -197,6 +182,69 @@ impl Tile {
             hi: hi as u64,
             dense,
         })
+    }
+
+    /// The footprint of a tile, and whether the tile is valid and lies inside bytes
+    /// `[lo, end)` (if not, the footprint means nothing): the tests of
+    /// [`Tile::valid_footprint`] and of the bounds in one, as `end` is within the address
+    /// space. The common ranks inline.
+    #[inline(always)]
+    pub(crate) fn footprint_inside(&self, lo: u64, end: u64) -> (Footprint, bool) {
+        if self.rank == 2 {
+            self.unrolled_inside::<2>(lo, end)
+        } else if self.rank == 1 {
+            self.unrolled_inside::<1>(lo, end)
+        } else {
+            self.footprint_inside_other(lo, end)
+        }
+    }
+
+    /// [`Tile::footprint_inside`] for ranks other than 1 and 2 (out of line).
+    #[inline(never)]
+    fn footprint_inside_other(&self, lo: u64, end: u64) -> (Footprint, bool) {
+        match self.rank {
+            3 => self.unrolled_inside::<3>(lo, end),
+            4 => self.unrolled_inside::<4>(lo, end),
+            _ => (Footprint::default(), false),
+        }
+    }
+
+    /// [`Tile::footprint_inside`] of a tile of rank `R`.
+    #[inline(always)]
+    fn unrolled_inside<const R: usize>(&self, lo: u64, end: u64) -> (Footprint, bool) {
+        let (last, dense, empty) = self.span::<R>();
+        // Below 2^97 (`last` taken below 2^64; a larger one is refused): no wrap.
+        let hi = (last as u64 as u128 + 1) * self.elem as u128 + self.base as u128;
+        let fits = (last >> 64 == 0) & (hi <= end as u128) & (lo <= self.base);
+        let f = Footprint {
+            lo: self.base,
+            hi: hi as u64,
+            dense,
+        };
+        (f, fits & !empty & (self.elem != 0))
+    }
+
+    /// The element offset of the last element of a tile of rank `R`, whether it is dense,
+    /// and whether a dimension is empty: the dimensions unrolled, in 128 bits, nothing
+    /// tested on the way.
+    #[inline(always)]
+    fn span<const R: usize>(&self) -> (u128, bool, bool) {
+        let mut last = 0u128; // element offset of the last element
+        let mut next = 1u64; // the stride a dense tile has at this dimension
+        let mut dense = true;
+        let mut empty = false;
+        for d in (0..R).rev() {
+            let (n, stride) = (self.shape[d] as u64, self.strides[d]);
+            empty |= n == 0;
+            // Each term is below 2^96 when `n > 0` (4 of them cannot wrap); an empty
+            // dimension's is refused by the caller.
+            last = last.wrapping_add(n.wrapping_sub(1) as u128 * stride as u128);
+            if n != 1 {
+                dense &= stride == next;
+                next = next.saturating_mul(n);
+            }
+        }
+        (last, dense, empty)
     }
 
     /// The footprint computed step by step, each problem a typed error (the first found):

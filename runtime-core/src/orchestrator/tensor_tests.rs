@@ -58,7 +58,7 @@ fn different_layouts_fall_back_to_byte_ranges() {
 }
 
 #[test]
-fn the_unrolled_footprint_agrees_with_the_step_by_step_one() {
+fn the_unrolled_footprints_agree_with_the_step_by_step_one() {
     let shapes = [0u32, 1, 2, 3, 8, 1 << 20, u32::MAX];
     let strides = [0u64, 1, 2, 3, 8, 9, 1 << 40, u64::MAX / 2, u64::MAX];
     let bases = [0u64, 0x1000, 1 << 62, u64::MAX - 64, u64::MAX];
@@ -87,6 +87,13 @@ fn the_unrolled_footprint_agrees_with_the_step_by_step_one() {
             None => assert!(slow.is_err(), "{t:?}: {slow:?}"),
         }
         assert_eq!(t.footprint(), slow);
+        // Inside a buffer: valid and within its bounds, tested at once.
+        let hi = fast.map_or(t.base, |f| f.hi);
+        let lo = [0, t.base, t.base.wrapping_add(1), t.base.saturating_sub(4)][pick(4)];
+        let end = [u64::MAX, hi, hi.wrapping_sub(1), hi.saturating_add(8), lo][pick(5)];
+        let (inside, ok) = t.footprint_inside(lo, end);
+        let expected = fast.filter(|f| lo <= f.lo && f.hi <= end);
+        assert_eq!(ok.then_some(inside), expected, "{t:?} in {lo:#x}..{end:#x}");
         valid += usize::from(fast.is_some());
         dense += usize::from(fast.is_some_and(|f| f.dense));
     }

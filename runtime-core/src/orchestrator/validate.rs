@@ -5,18 +5,20 @@
 use super::{Footprints, Orchestrator, TaskSpec};
 use crate::error::SubmitError;
 use crate::ids::{TaskId, WorkerClass};
-use crate::orchestrator::tensor::TileError;
+use crate::orchestrator::tensor::{Footprint, TileError};
 use crate::orchestrator::tensor_map::TensorArg;
 use crate::platform::Platform;
 use crate::region::config::MAX_DEPS;
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
-    /// Checks `spec` against the configuration and the run, and puts each tensor argument's
-    /// footprint (computed once here) in `footprints`.
+    /// Checks `spec`, whose tensor arguments are `tensors`, against the configuration and
+    /// the run, and puts each tensor argument's footprint (computed once here) in
+    /// `footprints`.
     #[inline(always)]
     pub(super) fn validate(
         &self,
         spec: &TaskSpec<'_>,
+        tensors: &[TensorArg],
         footprints: &mut Footprints,
     ) -> Result<(), SubmitError> {
         let cfg = &self.t.cfg;
@@ -32,14 +34,14 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 max: cfg.max_args,
             });
         }
-        if spec.tensors.len() > cfg.max_tensors as usize {
+        if tensors.len() > cfg.max_tensors as usize {
             return Err(SubmitError::TooManyTensors {
-                given: spec.tensors.len(),
+                given: tensors.len(),
                 max: cfg.max_tensors,
             });
         }
-        if !spec.tensors.is_empty() {
-            check_tensors(spec.tensors, footprints)?;
+        if !tensors.is_empty() {
+            check_tensors(tensors, footprints)?;
         }
         if spec.deps.len() > cfg.max_deps as usize {
             // Duplicates count once: only distinct dependencies can be too many.
@@ -91,32 +93,41 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
 /// `footprints`.
 #[inline(always)]
 fn check_tensors(tensors: &[TensorArg], footprints: &mut Footprints) -> Result<(), SubmitError> {
-    for (index, arg) in tensors.iter().enumerate() {
-        let Some(f) = arg.tile.valid_footprint() else {
-            // Never `Ok`: the tile was just refused.
-            let error = arg.tile.footprint_error().err();
-            return Err(SubmitError::BadTensor {
-                index,
-                error: error.unwrap_or(TileError::TooLarge),
-            });
-        };
-        // `Buffer::holds` for a range known not to be empty (`f.lo < f.hi`): without the
-        // saturating end, as `f.hi - base` cannot wrap once `base <= f.lo`.
-        if arg.buffer.base > f.lo || f.hi - arg.buffer.base > arg.buffer.len {
-            return Err(SubmitError::BadTensor {
-                index,
-                error: TileError::OutsideBuffer {
-                    first: f.lo,
-                    end: f.hi,
-                    base: arg.buffer.base,
-                    len: arg.buffer.len,
-                },
-            });
+    for arg in tensors {
+        let b = &arg.buffer;
+        // Valid and inside its buffer, tested at once: which it is not is found out of line.
+        let (f, ok) = arg.tile.footprint_inside(b.base, b.end());
+        if !ok {
+            // Each argument before this one has its footprint.
+            return Err(refusal(footprints.len(), arg));
         }
-        // At most max_tensors <= MAX_TENSORS (checked by the caller): cannot fail.
-        let _ = footprints.push(f);
+        // At most max_tensors <= MAX_TENSORS (checked by the caller): cannot fail. Pushed
+        // field by field: a copy of `f` would copy its padding too.
+        let _ = footprints.push(Footprint {
+            lo: f.lo,
+            hi: f.hi,
+            dense: f.dense,
+        });
     }
     Ok(())
+}
+
+/// Why tensor argument `index`, `arg`, was refused: its tile is not valid (the first
+/// problem found), or not inside its buffer.
+#[cold]
+#[inline(never)]
+fn refusal(index: usize, arg: &TensorArg) -> SubmitError {
+    let b = arg.buffer;
+    let error = match arg.tile.footprint_error() {
+        Err(e) => e,
+        Ok(f) => TileError::OutsideBuffer {
+            first: f.lo,
+            end: f.hi,
+            base: b.base,
+            len: b.len,
+        },
+    };
+    SubmitError::BadTensor { index, error }
 }
 
 /// Distinct ids among `deps`, counted up to `stop` (at most `MAX_DEPS + 1`).

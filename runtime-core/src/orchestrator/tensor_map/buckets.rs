@@ -5,12 +5,10 @@
 #![forbid(unsafe_code)]
 
 use super::entry::CellIndex;
+use super::heads::BufferHash;
 use crate::region::raw::masked::MaskedTable;
 
 const NIL: CellIndex = CellIndex::NIL;
-
-/// Cells of a run: neighbours whose buckets share one cache line (16 `u32`s).
-const RUN: u64 = 16;
 
 /// Buckets for `cells` entries: a power of two, at least eight times as many (4 bytes each),
 /// so that a lookup mostly finds its cell's bucket empty or holding that cell alone (and at
@@ -26,12 +24,12 @@ pub(crate) fn buckets_len(cells: usize) -> usize {
 pub(crate) struct BucketIndex(usize);
 
 impl BucketIndex {
-    /// The bucket as an entry's info stores it.
+    /// The bucket as an entry stores it.
     #[inline]
     pub(crate) fn word(self) -> u32 {
         self.0 as u32
     }
-    /// The bucket an entry's info names.
+    /// The bucket an entry names.
     #[inline]
     pub(crate) fn from_word(word: u32) -> Self {
         BucketIndex(word as usize)
@@ -41,7 +39,7 @@ impl BucketIndex {
 /// The buckets ([`buckets_len`] of them), read without bounds checks.
 pub(crate) struct Buckets<'r> {
     first: MaskedTable<'r, CellIndex>,
-    /// `64 - log2(len)`: a hash's top bits pick the run.
+    /// `64 - log2(len)`: a hash's top bits pick a buffer's class's first bucket.
     shift: u32,
 }
 
@@ -56,19 +54,15 @@ impl<'r> Buckets<'r> {
         }
     }
 
-    /// The bucket of `cell` of `class` in `buffer`. Neighbouring cells of one class of a
-    /// buffer (tiles next to each other in memory) go to neighbouring buckets, by runs of
-    /// [`RUN`]: walking a matrix tile by tile reuses the index's cache lines.
+    /// The bucket of `cell` of `class` in the buffer of hash `buffer`. The cells of one class
+    /// of a buffer go to consecutive buckets, from a start that a second hash of the
+    /// buffer's, with the class, picks: tiles next to each other in memory have neighbouring
+    /// buckets (walking a matrix tile by tile reuses the index's cache lines), and a buffer's
+    /// cells of one class share no bucket with each other until they outnumber the buckets.
     #[inline]
-    pub(crate) fn of(&self, buffer: u64, class: u8, cell: u64) -> BucketIndex {
-        let x = buffer
-            ^ (cell / RUN).wrapping_mul(0xff51_afd7_ed55_8ccd)
-            ^ (class as u64).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        let run = (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize;
-        BucketIndex(
-            (run.wrapping_mul(RUN as usize) + (cell % RUN) as usize)
-                & self.first.len().wrapping_sub(1),
-        )
+    pub(crate) fn of(&self, buffer: BufferHash, class: u8, cell: u64) -> BucketIndex {
+        let start = (buffer.0 ^ class as u64).wrapping_mul(0xff51_afd7_ed55_8ccd) >> self.shift;
+        BucketIndex(start.wrapping_add(cell) as usize & self.first.len().wrapping_sub(1))
     }
 
     /// The first entry of bucket `b`'s list.
@@ -96,24 +90,27 @@ mod tests {
 
     #[test]
     fn neighbouring_cells_share_a_line_and_keys_spread() {
+        /// `u32`s in a cache line.
+        const LINE: usize = 16;
         let len = buckets_len(1 << 12);
         let mut first = std::vec![NIL; len];
         let b = Buckets::new(&mut first);
         assert!(first_is_nil(&b));
-        // A run of cells: consecutive buckets.
-        let start = b.of(0x4000, 8, 32).0;
+        let h = BufferHash::of;
+        // Neighbouring cells: consecutive buckets.
+        let start = b.of(h(0x4000), 8, 32).0;
         for cell in 32..48 {
             assert_eq!(
-                b.of(0x4000, 8, cell).0,
+                b.of(h(0x4000), 8, cell).0,
                 (start + (cell - 32) as usize) % len
             );
         }
-        // Other buffers and classes start elsewhere (not all in one run).
-        let runs: std::collections::BTreeSet<usize> = (0..64u64)
-            .map(|i| b.of(0x4000 + i * 0x1_0000, 8, 32).0 / RUN as usize)
-            .chain((1..=64u8).map(|c| b.of(0x4000, c, 32).0 / RUN as usize))
+        // Other buffers and classes start elsewhere (not all on one line).
+        let lines: std::collections::BTreeSet<usize> = (0..64u64)
+            .map(|i| b.of(h(0x4000 + i * 0x1_0000), 8, 32).0 / LINE)
+            .chain((1..=64u8).map(|c| b.of(h(0x4000), c, 32).0 / LINE))
             .collect();
-        assert!(runs.len() > 100, "{} runs", runs.len());
+        assert!(lines.len() > 100, "{} lines", lines.len());
     }
 
     fn first_is_nil(b: &Buckets<'_>) -> bool {

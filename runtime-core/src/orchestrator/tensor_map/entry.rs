@@ -1,9 +1,8 @@
-//! What the tensor map keeps of each argument of a live task, in two arrays indexed alike
-//! (cell `k` of slot `g` is `g * max_tensors + k`), hottest first:
-//! - [`MapEntry`]: the byte range and the list links, all a lookup reads to pass an entry by
-//!   (32 bytes: two arguments of one task share a cache line);
-//! - [`EntryInfo`]: whose argument it is and which bucket lists it, read once the byte
-//!   ranges meet, and when the entry leaves.
+//! What the tensor map keeps of each argument of a live task, one [`MapEntry`] a cell (cell
+//! `k` of slot `g` is `g * max_tensors + k`), one cache line: hottest first, the byte range
+//! and the list links, all a lookup reads to pass an entry by; then whose argument it is and
+//! which bucket lists it, read once the byte ranges meet, and when the entry leaves. One
+//! record rather than two arrays: an entry is written with one index, and read with one.
 //!
 //! The tile itself, read for the exact test of a tile that is not dense (a dense tile is its
 //! byte range), is the kernel's copy: the slot's tensor cell of the same index.
@@ -41,9 +40,10 @@ impl CellIndex {
 
 const NIL: CellIndex = CellIndex::NIL;
 
-/// An entry's byte range and its links in two lists (its cell's, its class's).
+/// An entry: its byte range and its links in two lists (its cell's, its class's), then its
+/// argument's buffer, task and use.
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(32))]
+#[repr(C, align(64))]
 pub(crate) struct MapEntry {
     /// First byte.
     pub(super) lo: u64,
@@ -51,27 +51,6 @@ pub(crate) struct MapEntry {
     pub(super) hi: u64,
     /// `[prev, next]` in each list.
     pub(super) links: [[CellIndex; 2]; 2],
-}
-
-impl MapEntry {
-    /// An empty cell.
-    pub(crate) const fn new() -> Self {
-        MapEntry {
-            lo: 0,
-            hi: 0,
-            links: [[NIL; 2]; 2],
-        }
-    }
-
-    /// Whether the cell holds an entry.
-    pub(super) fn linked(&self) -> bool {
-        self.hi != 0
-    }
-}
-
-/// Whose argument an entry is, and how it uses the tile.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct EntryInfo {
     pub(super) buffer: u64,
     pub(super) task: u64,
     /// The bucket whose list holds the entry (it never moves).
@@ -81,10 +60,13 @@ pub(crate) struct EntryInfo {
     pub(super) dense: bool,
 }
 
-impl EntryInfo {
-    /// An empty cell's.
+impl MapEntry {
+    /// An empty cell.
     pub(crate) const fn new() -> Self {
-        EntryInfo {
+        MapEntry {
+            lo: 0,
+            hi: 0,
+            links: [[NIL; 2]; 2],
             buffer: 0,
             task: 0,
             bucket: 0,
@@ -92,22 +74,26 @@ impl EntryInfo {
             dense: true,
         }
     }
+
+    /// Whether the cell holds an entry.
+    pub(super) fn linked(&self) -> bool {
+        self.hi != 0
+    }
 }
 
-/// Records in each of the two arrays for `cells` cells: a power of two, so that a cell's
-/// records are found by masking its index, unchecked. As many when rings, window and
-/// `max_tensors` are powers of two (the default), at most twice as many otherwise (the
-/// tiles the map no longer keeps took more than that).
+/// Entries for `cells` cells: a power of two, so that a cell's entry is found by masking
+/// its index, unchecked. As many when rings, window and `max_tensors` are powers of two (the
+/// default), at most twice as many otherwise (the tiles the map no longer keeps took more
+/// than that).
 pub(crate) fn cells_len(cells: usize) -> usize {
     cells.next_power_of_two()
 }
 
-/// The orchestrator's map storage: `max_tensors` cells per task slot in each of the two
-/// arrays ([`cells_len`] records each), the buffer index ([`super::heads_len`] slots) and the cell index
+/// The orchestrator's map storage: `max_tensors` entry cells per task slot ([`cells_len`]
+/// entries), the buffer index ([`super::heads_len`] slots) and the cell index
 /// ([`super::buckets_len`] buckets).
 pub(crate) struct TensorStore<'r> {
     pub(crate) entries: &'r mut [MapEntry],
-    pub(crate) infos: &'r mut [EntryInfo],
     pub(crate) heads: &'r mut [super::Head],
     pub(crate) buckets: &'r mut [CellIndex],
 }
@@ -118,7 +104,6 @@ impl<'r> TensorStore<'r> {
         let cells = cfg.rings as usize * cfg.task_window as usize * cfg.max_tensors as usize;
         Ok(TensorStore {
             entries: c.table(cells_len(cells), |_| MapEntry::new())?,
-            infos: c.table(cells_len(cells), |_| EntryInfo::new())?,
             heads: c.table(super::heads_len(cells), |_| super::Head::EMPTY)?,
             buckets: c.table(super::buckets_len(cells), |_| NIL)?,
         })

@@ -39,6 +39,27 @@ impl Key {
             kind: CLASS_LIST | class,
         }
     }
+
+    /// The key's hash (multiplicative: its top bits are the best mixed).
+    #[inline]
+    fn hash(&self) -> u64 {
+        let x = self.buffer ^ (self.kind as u64).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        x.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+}
+
+/// A buffer's hash, that of its head's key: its top bits pick the head's home slot, and the
+/// buckets of its cells follow from it ([`super::buckets::Buckets::of`]). Computed beside a
+/// probe for the head, it is the same multiplication.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct BufferHash(pub(super) u64);
+
+impl BufferHash {
+    /// The hash of `buffer`.
+    #[inline]
+    pub(crate) fn of(buffer: u64) -> Self {
+        BufferHash(Key::buffer(buffer).hash())
+    }
 }
 
 /// One slot of the table.
@@ -204,10 +225,9 @@ impl<'r> Heads<'r> {
         self.slots.iter().filter(|h| h.kind != FREE).count()
     }
 
-    /// Where `k`'s probe starts.
+    /// Where `k`'s probe starts: the top bits of its hash.
     #[inline]
     fn home(&self, k: &Key) -> usize {
-        let x = k.buffer ^ (k.kind as u64).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
+        (k.hash() >> self.shift) as usize
     }
 }

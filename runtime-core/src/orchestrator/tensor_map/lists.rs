@@ -4,9 +4,9 @@
 
 use super::buckets::BucketIndex;
 use super::entry::CellIndex;
-use super::heads::{HeadIndex, Key, Probe};
+use super::heads::{BufferHash, HeadIndex, Key, Probe};
 use super::place::{class_bit, lowest_class, place};
-use super::{EntryInfo, IN_CELL, IN_CLASS, MapEntry, Query, TensorArg, TensorMap};
+use super::{IN_CELL, IN_CLASS, MapEntry, Query, TensorArg, TensorMap};
 
 const NIL: CellIndex = CellIndex::NIL;
 use crate::ids::TaskId;
@@ -30,8 +30,6 @@ impl TensorMap<'_> {
             lo,
             hi,
             links: [[NIL; 2]; 2],
-        };
-        self.infos[c] = EntryInfo {
             buffer: arg.buffer.base,
             task: task.raw(),
             bucket: bucket.word(),
@@ -46,9 +44,10 @@ impl TensorMap<'_> {
     #[inline(always)]
     pub(super) fn link(&mut self, c: CellIndex, q: &Query<'_>, probes: Probes) {
         let (arg, at) = (q.arg, q.at);
-        let own = probes
-            .own
-            .unwrap_or_else(|| self.buckets.of(arg.buffer.base, at.class, at.cell));
+        let own = probes.own.unwrap_or_else(|| {
+            let hash = BufferHash::of(arg.buffer.base);
+            self.buckets.of(hash, at.class, at.cell)
+        });
         self.write(c, q.fp, own, q.task, arg);
         push(&mut self.entries, c, IN_CELL, self.buckets.first_mut(own));
         // Nothing was inserted since the lookup: its probe of the buffer's head holds.
@@ -83,7 +82,7 @@ impl TensorMap<'_> {
     pub(super) fn link_main(
         &mut self,
         c: CellIndex,
-        fp: Footprint,
+        fp: &Footprint,
         own: BucketIndex,
         b: HeadIndex,
         task: TaskId,
@@ -91,31 +90,29 @@ impl TensorMap<'_> {
     ) {
         let in_cell = core::mem::replace(self.buckets.first_mut(own), c);
         let in_class = core::mem::replace(&mut self.heads.at_mut(b).first, c);
-        let Footprint { lo, hi, dense } = fp;
+        let Footprint { lo, hi, dense } = *fp;
         self.entries[c] = MapEntry {
             lo,
             hi,
             links: [[NIL, in_cell], [NIL, in_class]],
-        };
-        if in_cell != NIL {
-            self.entries[in_cell].links[IN_CELL][0] = c;
-        }
-        if in_class != NIL {
-            self.entries[in_class].links[IN_CLASS][0] = c;
-        }
-        self.infos[c] = EntryInfo {
             buffer: arg.buffer.base,
             task: task.raw(),
             bucket: own.word(),
             writes: arg.access.writes(),
             dense,
         };
+        if in_cell != NIL {
+            self.entries[in_cell].links[IN_CELL][0] = c;
+        }
+        // The main class is in use: its list is not empty.
+        debug_assert!(in_class != NIL);
+        self.entries[in_class].links[IN_CLASS][0] = c;
         self.linked += 1;
     }
 
     pub(super) fn unlink(&mut self, c: CellIndex) {
         let entry = self.entries[c];
-        let EntryInfo { buffer, bucket, .. } = self.infos[c];
+        let MapEntry { buffer, bucket, .. } = entry;
         self.entries[c].hi = 0;
         self.linked -= 1;
         if self.pop(c, IN_CELL) {

@@ -31,13 +31,13 @@ pub(crate) use crate::orchestrator::tensor_arg::TensorArg;
 use crate::orchestrator::tensor_arg::TensorCell;
 use crate::region::tables::SlotIndex;
 use buckets::{BucketIndex, Buckets};
-use heads::{Heads, Key, Probe};
+use heads::{BufferHash, Heads, Key, Probe};
 use lists::Probes;
 use place::{Place, cells, class_bit, lowest_class, place};
 
 pub(crate) use buckets::buckets_len;
 use entry::CellIndex;
-pub(crate) use entry::{Covered, EntryInfo, MapEntry, TensorStore};
+pub(crate) use entry::{Covered, MapEntry, TensorStore};
 
 const NIL: CellIndex = CellIndex::NIL;
 pub(crate) use heads::{Head, heads_len};
@@ -51,7 +51,6 @@ const IN_CLASS: usize = 1;
 /// The tensor map over its storage.
 pub(crate) struct TensorMap<'r> {
     entries: MaskedPool<'r, CellIndex, MapEntry>,
-    infos: MaskedPool<'r, CellIndex, EntryInfo>,
     heads: Heads<'r>,
     buckets: Buckets<'r>,
     /// Each slot's tensor arguments as its kernel receives them, indexed like the map's
@@ -68,10 +67,8 @@ impl<'r> TensorMap<'r> {
     /// into its cell of `cells` too (the kernel's copy, indexed alike).
     pub(crate) fn new(s: TensorStore<'r>, per_slot: usize, cells: &'r [TensorCell]) -> Self {
         s.entries.fill(MapEntry::new());
-        s.infos.fill(EntryInfo::new());
         TensorMap {
             entries: MaskedPool::new(s.entries),
-            infos: MaskedPool::new(s.infos),
             heads: Heads::new(s.heads),
             buckets: Buckets::new(s.buckets),
             cells,
@@ -101,16 +98,21 @@ impl<'r> TensorMap<'r> {
         let mut covered = Covered::default();
         // Cell `k` of the slot is `first + k`: computed once per task.
         let first = CellIndex::of(g, 0, self.per_slot).get();
-        for (k, (arg, &fp)) in args.iter().zip(footprints).enumerate() {
-            let c = CellIndex::at(first + k);
-            if let Err(e) = self.add((g, task), c, arg, fp, &mut covered, &mut |t| dep(t, k)) {
+        // The kernel's copies, written as each argument goes in.
+        let kernel = &self.cells[first..first + args.len()];
+        // A counter of its own: counted by `enumerate` or zipped with `first..`, the loop
+        // takes 2 to 8 more instructions an argument (callgrind).
+        let mut c = first;
+        #[allow(clippy::explicit_counter_loop)]
+        for ((arg, fp), copy) in args.iter().zip(footprints).zip(kernel) {
+            let k = c - first;
+            let cell = CellIndex::at(c);
+            if let Err(e) = self.add((g, task), cell, arg, fp, &mut covered, &mut |t| dep(t, k)) {
                 self.drop_slot(g, k);
                 return Err(e);
             }
-        }
-        // The kernel's copy, in one tight loop once every argument is in.
-        for (cell, arg) in self.cells[first..first + args.len()].iter().zip(args) {
-            cell.store_arg(arg);
+            copy.store_arg(arg);
+            c += 1;
         }
         for &c in &covered.0 {
             if self.entries[c].linked() {
@@ -130,29 +132,31 @@ impl<'r> TensorMap<'r> {
         (g, task): (SlotIndex, TaskId),
         c: CellIndex,
         arg: &TensorArg,
-        fp: Footprint,
+        fp: &Footprint,
         covered: &mut Covered,
         dep: &mut impl FnMut(TaskId) -> Result<(), E>,
     ) -> Result<(), E> {
         let at = place(fp.lo, fp.hi);
         let buffer = self.heads.probe(&Key::buffer(arg.buffer.base));
         if let Probe::Found(b) = buffer
-            && let head = self.heads.at(b)
-            && head.mask == class_bit(at.class)
-            && head.main == at.class
+            && self.heads.at(b).mask == class_bit(at.class)
         {
             // The common case: the buffer holds tiles of this class only, in the list of its
-            // head (its main class), and any overlap is in the tile's own cell.
-            let own = self.buckets.of(arg.buffer.base, at.class, at.cell);
+            // head (its main class: a head's main class is always in use), and any overlap
+            // is in the tile's own cell.
+            debug_assert_eq!(self.heads.at(b).main, at.class);
+            let own = self
+                .buckets
+                .of(BufferHash::of(arg.buffer.base), at.class, at.cell);
             let in_cell = self.buckets.first(own);
             if in_cell != NIL {
-                let q = self.query((g, task), arg, fp, at);
+                let q = self.query((g, task), arg, *fp, at);
                 self.walk_from(in_cell, List::Bucket(at), &q, covered, dep)?;
             }
             self.link_main(c, fp, own, b, task, arg);
             return Ok(());
         }
-        self.add_general((g, task), c, arg, fp, buffer, covered, dep)
+        self.add_general((g, task), c, arg, *fp, buffer, covered, dep)
     }
 
     /// [`TensorMap::add`] of an argument whose buffer is new or holds tiles of other
@@ -212,7 +216,7 @@ impl<'r> TensorMap<'r> {
     /// still has in the map: it retired.
     pub(crate) fn forget(&mut self, g: SlotIndex, task: TaskId, count: usize) {
         for c in CellIndex::of_slot(g, count, self.per_slot) {
-            if self.entries[c].linked() && self.infos[c].task == task.raw() {
+            if self.entries[c].linked() && self.entries[c].task == task.raw() {
                 self.unlink(c);
             }
         }
@@ -281,6 +285,7 @@ impl<'r> TensorMap<'r> {
             return Ok(own); // nothing of this buffer is in the map
         };
         let head = *self.heads.at(b);
+        let hash = BufferHash::of(arg.buffer.base);
         let mut mask = head.mask;
         while mask != 0 {
             let class = lowest_class(mask);
@@ -288,7 +293,7 @@ impl<'r> TensorMap<'r> {
             let (first, last) = cells(range.0, range.1, class);
             if last - first < LOOKUP_CELLS {
                 for cell in first..=last {
-                    let b = self.buckets.of(arg.buffer.base, class, cell);
+                    let b = self.buckets.of(hash, class, cell);
                     let list = List::Bucket(Place { class, cell });
                     self.walk(self.buckets.first(b), list, q, covered, dep)?;
                     if class == at.class {
@@ -342,28 +347,24 @@ impl<'r> TensorMap<'r> {
         while e != NIL {
             let entry = &self.entries[e];
             if entry.lo < hi && lo < entry.hi {
-                let info = &self.infos[e];
                 // Two reads never conflict: a read passes the readers of its tile (often
                 // most of its list) on this one test.
-                let conflicting = q.writes || info.writes;
+                let conflicting = q.writes || entry.writes;
                 // A bucket's list also holds the cells of other keys that hash there.
                 let listed = || match list {
                     List::Bucket(at) => {
-                        place(entry.lo, entry.hi) == at && info.buffer == q.arg.buffer.base
+                        place(entry.lo, entry.hi) == at && entry.buffer == q.arg.buffer.base
                     }
                     List::Class => true,
                 };
-                if conflicting
-                    && !q.own.contains(&e.raw())
-                    && listed()
-                    && self.overlap(e, entry, info, q)
+                if conflicting && !q.own.contains(&e.raw()) && listed() && self.overlap(e, entry, q)
                 {
-                    if q.writes && self.same_bytes(e, entry, info, q) {
+                    if q.writes && self.same_bytes(e, entry, q) {
                         // Past the list's capacity an entry just stays: correct, a little
                         // slower.
                         let _ = covered.0.push(e);
                     }
-                    dep(TaskId::from_raw(info.task))?;
+                    dep(TaskId::from_raw(entry.task))?;
                 }
             }
             e = entry.links[list.link()][1];
@@ -372,8 +373,8 @@ impl<'r> TensorMap<'r> {
     }
 
     /// Whether entry `e`'s tile and `q`'s share a byte, their byte ranges meeting.
-    fn overlap(&self, e: CellIndex, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
-        match (info.dense, q.fp.dense) {
+    fn overlap(&self, e: CellIndex, entry: &MapEntry, q: &Query<'_>) -> bool {
+        match (entry.dense, q.fp.dense) {
             (true, true) => true,
             (true, false) => touches(&q.arg.tile, entry.lo, entry.hi),
             (false, true) => touches(&self.tile(e), q.fp.lo, q.fp.hi),
@@ -388,8 +389,8 @@ impl<'r> TensorMap<'r> {
     }
 
     /// Whether entry `e` covers exactly the bytes `q` does.
-    fn same_bytes(&self, e: CellIndex, entry: &MapEntry, info: &EntryInfo, q: &Query<'_>) -> bool {
-        match (info.dense, q.fp.dense) {
+    fn same_bytes(&self, e: CellIndex, entry: &MapEntry, q: &Query<'_>) -> bool {
+        match (entry.dense, q.fp.dense) {
             (true, true) => (entry.lo, entry.hi) == (q.fp.lo, q.fp.hi),
             (false, false) => self.tile(e) == q.arg.tile,
             // A dense tile and one with holes never cover the same bytes.

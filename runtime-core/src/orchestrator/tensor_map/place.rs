@@ -27,12 +27,13 @@ pub(crate) struct Place {
 /// The block that holds bytes `[lo, hi)` (`lo < hi`).
 #[inline]
 pub(crate) fn place(lo: u64, hi: u64) -> Place {
-    let differing = lo ^ (hi - 1);
-    let class = ((u64::BITS - differing.leading_zeros()) as u8).max(MIN_CLASS);
+    // The highest bit in which the first and last byte differ, below the class: `| 1` puts a
+    // tile of one or two bytes in class 1 (`MIN_CLASS`) and keeps the log defined.
+    let below = 63 - ((lo ^ (hi - 1)) | 1).leading_zeros();
     // `class >= 1`: two shifts below 64, no test for a shift by 64.
     Place {
-        class,
-        cell: (lo >> 1) >> (class - 1),
+        class: below as u8 + MIN_CLASS,
+        cell: (lo >> 1) >> below,
     }
 }
 

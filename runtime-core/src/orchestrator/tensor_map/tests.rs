@@ -9,7 +9,6 @@ use crate::ids::Seq;
 
 struct Owned {
     entries: Vec<MapEntry>,
-    infos: Vec<EntryInfo>,
     heads: Vec<Head>,
     buckets: Vec<CellIndex>,
     cells: Vec<TensorCell>,
@@ -75,7 +74,6 @@ impl Owned {
     fn new(slots: usize, per_slot: usize) -> Self {
         Owned {
             entries: std::vec![MapEntry::new(); cells_len(slots * per_slot)],
-            infos: std::vec![EntryInfo::new(); cells_len(slots * per_slot)],
             heads: std::vec![Head::EMPTY; heads_len(slots * per_slot)],
             buckets: std::vec![NIL; buckets_len(slots * per_slot)],
             cells: (0..slots * per_slot).map(|_| TensorCell::new()).collect(),
@@ -87,7 +85,6 @@ impl Owned {
             map: TensorMap::new(
                 TensorStore {
                     entries: &mut self.entries,
-                    infos: &mut self.infos,
                     heads: &mut self.heads,
                     buckets: &mut self.buckets,
                 },
@@ -137,7 +134,7 @@ fn cells_that_share_a_bucket_are_told_apart() {
     let mut m = o.map(1);
     let half = Tile::contiguous(A, 4, 8); // 32 bytes
     let at = place(A, A + 32);
-    let bucket = |buffer: u64, p: Place| m.map.buckets.of(buffer, p.class, p.cell);
+    let bucket = |buffer: u64, p: Place| m.map.buckets.of(BufferHash::of(buffer), p.class, p.cell);
     // Another buffer key over the same bytes whose cell lands in the same bucket.
     let twin = (1..u64::MAX)
         .map(|i| A + i * 0x100_0000)
