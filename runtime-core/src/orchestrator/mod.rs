@@ -8,7 +8,7 @@ use crate::orchestrator::store::{OrchestratorStore, Tenants};
 use crate::orchestrator::tensor::Footprint;
 use crate::orchestrator::tensor_map::{TensorArg, TensorMap};
 use crate::platform::Platform;
-use crate::queues::ready_queue::make_ready;
+use crate::queues::ready_queue::{Ready, make_submitted_ready};
 use crate::region::config::MAX_TENSORS;
 use crate::region::config::{MAX_DEPS, MAX_RINGS};
 use crate::region::slot::Meta;
@@ -284,7 +284,11 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             .0
             .store(self.submitted, Ordering::Release);
         if wire::release_wiring_hold(t, g) {
-            make_ready(t, g, now, level);
+            let ready = Ready {
+                id,
+                class: spec.class,
+            };
+            make_submitted_ready(t, g, ready, now, level);
         }
         if R::ON {
             rec.report(id, &deps, live);

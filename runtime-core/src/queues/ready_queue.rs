@@ -1,6 +1,6 @@
 //! Bounded lock-free MPMC ready queues of task ids (a [`SeqRing`] of one-word records), and
-//! [`make_ready`], the one way a task enters one (the orchestrator and the schedulers both
-//! use it).
+//! [`make_ready`], the way the schedulers put a task in one (the orchestrator, which knows
+//! the task it just wrote, uses [`make_submitted_ready`]).
 //!
 //! A push that finds the queue full returns the value, it never overwrites; the runtime
 //! sizes each queue to the number of live tasks, so that cannot happen, and reports it if it
@@ -108,6 +108,30 @@ pub(crate) fn make_ready(t: &Tables<'_>, g: SlotIndex, now: u64, level: ProfileL
     if let Some(ready) = prepare_ready(t, g, now, level) {
         ready.enqueue(t);
     }
+}
+
+/// [`make_ready`] for the orchestrator, which just wrote slot `g`'s meta and so knows its
+/// task `id` and `class` without decoding it: stamps the task ready at `now` (profiling at
+/// `level`) and queues it (DUMMY's queue if it was cancelled meanwhile). The caller is the
+/// one thread whose fan-in decrement reached zero.
+#[inline(always)]
+pub(crate) fn make_submitted_ready(
+    t: &Tables<'_>,
+    g: SlotIndex,
+    ready: Ready,
+    now: u64,
+    level: ProfileLevel,
+) {
+    if t.cfg.record_latency || level == ProfileLevel::Tasks {
+        stamp_ready(t, g, level == ProfileLevel::Tasks, now);
+    }
+    // Set before the decrement that released the task (as `prepare_ready` reads it).
+    let class = if t.slot(g).failed.load(Ordering::Relaxed) != 0 {
+        WorkerClass::Dummy
+    } else {
+        ready.class
+    };
+    Ready { class, ..ready }.enqueue(t);
 }
 
 /// A task made ready and not queued yet: the class it goes to (DUMMY's if it was

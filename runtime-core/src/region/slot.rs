@@ -125,7 +125,8 @@ impl Meta {
 
     /// The task's constants, or `Err(class)` if the class byte is none a submit writes (the
     /// region was overwritten). Checked where the class decides the task's fate
-    /// (`ready_queue::make_ready`): a bad class fails the run, it never runs as DUMMY.
+    /// (`ready_queue::make_ready`): a bad class fails the run, it never runs as DUMMY. (The
+    /// orchestrator, making ready the task whose meta it just wrote, takes the class it wrote.)
     #[inline]
     pub(crate) fn decode(word: u64) -> Result<Self, u8> {
         let class = (word >> 16) as u8;
