@@ -1,6 +1,7 @@
 //! Bounded lock-free MPMC ready queues of task ids (a [`SeqRing`] of one-word records), and
-//! [`make_ready`], the way the schedulers put a task in one (the orchestrator, which knows
-//! the task it just wrote, uses [`make_submitted_ready`]).
+//! the ways a task enters one: [`prepare_ready`] then [`Ready::enqueue`] (the schedulers,
+//! which decode the task's meta), [`make_submitted_ready`] (the orchestrator, which just
+//! wrote it).
 //!
 //! A push that finds the queue full returns the value, it never overwrites; the runtime
 //! sizes each queue to the number of live tasks, so that cannot happen, and reports it if it
@@ -102,18 +103,11 @@ fn stamp_ready(t: &Tables<'_>, g: SlotIndex, recorded: bool, now: u64) {
     }
 }
 
-/// Publishes slot `g`'s task to the ready queue of its class, stamped `now` (profiling at
-/// `level`). The caller is the one thread whose fan-in decrement reached zero.
-pub(crate) fn make_ready(t: &Tables<'_>, g: SlotIndex, now: u64, level: ProfileLevel) {
-    if let Some(ready) = prepare_ready(t, g, now, level) {
-        ready.enqueue(t);
-    }
-}
-
-/// [`make_ready`] for the orchestrator, which just wrote slot `g`'s meta and so knows its
-/// task `id` and `class` without decoding it: stamps the task ready at `now` (profiling at
-/// `level`) and queues it (DUMMY's queue if it was cancelled meanwhile). The caller is the
-/// one thread whose fan-in decrement reached zero.
+/// Publishes slot `g`'s task to the ready queue of its class, for the orchestrator, which
+/// just wrote the slot's meta and so knows the task and its class (`ready`) without decoding
+/// them: stamps the task ready at `now` (profiling at `level`) and queues it (DUMMY's queue
+/// if it was cancelled meanwhile). The caller is the one thread whose fan-in decrement
+/// reached zero.
 #[inline(always)]
 pub(crate) fn make_submitted_ready(
     t: &Tables<'_>,
@@ -159,8 +153,9 @@ impl Ready {
     }
 }
 
-/// [`make_ready`] up to the queue: stamps slot `g`'s task ready at `now` and says where it
-/// goes; `None` if its slot is corrupt (the run failed).
+/// Makes slot `g`'s task ready, up to its queue: stamps it ready at `now` (profiling at
+/// `level`) and says where it goes; `None` if its slot is corrupt (the run failed). The
+/// caller is the one thread whose fan-in decrement reached zero.
 #[inline]
 pub(crate) fn prepare_ready(
     t: &Tables<'_>,
