@@ -282,12 +282,12 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             .submitted
             .0
             .store(self.submitted, Ordering::Release);
-        if wire::release_wiring_hold(t, g) {
+        if wire::release_wiring_hold(slot) {
             let ready = Ready {
                 id,
                 class: spec.class,
             };
-            make_submitted_ready(t, g, ready, now, level);
+            make_submitted_ready(t, g, slot, ready, now, level);
         }
         if R::ON {
             rec.report(id, &deps, live);
@@ -337,13 +337,13 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         rec: &mut impl Recorder,
     ) -> Result<(), SubmitError> {
         let max = self.t.cfg.max_deps;
-        let too_many = SubmitError::TooManyDeps {
+        let too_many = || SubmitError::TooManyDeps {
             given: max as usize + 1,
             max,
         };
         for &d in spec.deps {
             if !deps.contains(&d) {
-                deps.push(d).map_err(|_| too_many)?;
+                deps.push(d).map_err(|_| too_many())?;
             }
         }
         // The previous tenant retired (the slot is free): its entries go, if still there.
@@ -370,7 +370,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                     Err(())
                 }
             })
-            .map_err(|()| validate::tiles_first(tensors, too_many))
+            .map_err(|()| validate::tiles_first(tensors, too_many()))
     }
 
     /// Drops from the tensor map the entries of the tasks that retired since the last call:

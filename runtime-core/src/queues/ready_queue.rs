@@ -15,7 +15,7 @@ use crate::observe::profile::ProfileLevel;
 use crate::queues::seq_ring::{RingEnds, SeqCell, SeqRing};
 use crate::region::config::{Config, ConfigError};
 use crate::region::layout::Carve;
-use crate::region::slot::Meta;
+use crate::region::slot::{Meta, TaskSlot};
 use crate::region::tables::{SlotIndex, Tables};
 use crate::sync::Ordering;
 
@@ -103,7 +103,7 @@ fn stamp_ready(t: &Tables<'_>, g: SlotIndex, recorded: bool, now: u64) {
     }
 }
 
-/// Publishes slot `g`'s task to the ready queue of its class, for the orchestrator, which
+/// Publishes slot `g`'s task (`slot`) to the ready queue of its class, for the orchestrator, which
 /// just wrote the slot's meta and so knows the task and its class (`ready`) without decoding
 /// them: stamps the task ready at `now` (profiling at `level`) and queues it (DUMMY's queue
 /// if it was cancelled meanwhile). The caller is the one thread whose fan-in decrement
@@ -112,6 +112,7 @@ fn stamp_ready(t: &Tables<'_>, g: SlotIndex, recorded: bool, now: u64) {
 pub(crate) fn make_submitted_ready(
     t: &Tables<'_>,
     g: SlotIndex,
+    slot: &TaskSlot,
     ready: Ready,
     now: u64,
     level: ProfileLevel,
@@ -120,7 +121,7 @@ pub(crate) fn make_submitted_ready(
         stamp_ready(t, g, level == ProfileLevel::Tasks, now);
     }
     // Set before the decrement that released the task (as `prepare_ready` reads it).
-    let class = if t.slot(g).failed.load(Ordering::Relaxed) != 0 {
+    let class = if slot.failed.load(Ordering::Relaxed) != 0 {
         WorkerClass::Dummy
     } else {
         ready.class
