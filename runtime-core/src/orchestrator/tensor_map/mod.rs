@@ -89,7 +89,10 @@ impl<'r> TensorMap<'r> {
     /// index), and records the arguments, each also into its cell of the kernel's row. The
     /// entries whose tiles the task writes exactly leave: whoever would have waited for them
     /// now waits for the task, which waits for them. If an argument is refused or `dep`
-    /// fails, the map is as it was.
+    /// fails, the map is as it was. Inlined into submit: since the tiles are checked here,
+    /// submit keeps no loop or array of its own around the call (with them, inlining cost
+    /// K = 8 more than it saved).
+    #[inline(always)]
     pub(crate) fn add_task(
         &mut self,
         (g, task): (SlotIndex, TaskId),
