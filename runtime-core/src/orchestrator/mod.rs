@@ -5,11 +5,9 @@ use crate::error::SubmitError;
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
 use crate::observe::profile::{NO_CELL, ProfileLevel};
 use crate::orchestrator::store::{OrchestratorStore, Tenants};
-use crate::orchestrator::tensor::Footprint;
 use crate::orchestrator::tensor_map::{TensorArg, TensorMap};
 use crate::platform::Platform;
-use crate::queues::ready_queue::make_ready;
-use crate::region::config::MAX_TENSORS;
+use crate::queues::ready_queue::{Ready, make_submitted_ready};
 use crate::region::config::{MAX_DEPS, MAX_RINGS};
 use crate::region::slot::Meta;
 use crate::region::tables::{SlotIndex, Tables};
@@ -27,6 +25,8 @@ mod wait;
 pub(crate) mod wire;
 
 #[cfg(all(test, not(loom)))]
+mod refusal_tests;
+#[cfg(all(test, not(loom)))]
 mod scope_heap_tests;
 #[cfg(all(test, not(loom)))]
 mod tensor_tests;
@@ -35,8 +35,6 @@ use heap::RingHeap;
 pub use record::{DepReason, Dependency};
 use record::{NoRecord, Recorder};
 
-/// The footprint of each tensor argument of a task.
-type Footprints = heapless::Vec<Footprint, { MAX_TENSORS as usize }>;
 /// A task's dependencies, explicit and found, each once.
 type DepList = heapless::Vec<TaskId, { MAX_DEPS as usize }>;
 
@@ -207,19 +205,20 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         // Read from here on instead of `spec.tensors` (the spec itself is not copied).
         let tensors = if TENSORS { spec.tensors } else { &[] };
         self.check_running()?;
-        // Filled in place: returning these arrays by value would copy them on every submit.
-        let mut footprints = Footprints::new();
-        self.validate(spec, tensors, &mut footprints)?;
+        // Each tile is checked as the map adds it (or before a wait): an error found before
+        // that is the first bad tile's if there is one.
+        self.validate(spec, tensors)?;
         let ring = spec.ring as usize;
         let seq = self.next[ring];
         if seq > Seq::MAX.0 {
-            return Err(SubmitError::SequenceExhausted { ring: spec.ring });
+            let e = SubmitError::SequenceExhausted { ring: spec.ring };
+            return Err(validate::tiles_first(tensors, e));
         }
-        self.wait_for_slot(ring, seq)?;
+        self.wait_for_slot(ring, seq, tensors)?;
         let id = TaskId::new(self.t.cfg.epoch, spec.ring, Seq(seq));
         let g = self.t.gslot(id);
         let mut deps = DepList::new();
-        self.dependencies(spec, tensors, (g, id), &footprints, &mut deps, rec)?;
+        self.dependencies(spec, tensors, (g, id), &mut deps, rec)?;
         let t = &self.t;
         let level = t.shared.prof.level();
         let now = if t.cfg.record_latency || level != ProfileLevel::Off {
@@ -283,8 +282,12 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             .submitted
             .0
             .store(self.submitted, Ordering::Release);
-        if wire::release_wiring_hold(t, g) {
-            make_ready(t, g, now, level);
+        if wire::release_wiring_hold(slot) {
+            let ready = Ready {
+                id,
+                class: spec.class,
+            };
+            make_submitted_ready(t, g, slot, ready, now, level);
         }
         if R::ON {
             rec.report(id, &deps, live);
@@ -321,26 +324,26 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
 
     /// The dependencies of task `id`, the new tenant of slot `g`, given and found through
     /// its tensor arguments, each once; its arguments go into the tensor map, in place of the
-    /// slot's previous tenant's, and into the slot's row for the kernel. On an error the map
-    /// is as if the task had not come.
+    /// slot's previous tenant's, and into the slot's row for the kernel; a tile that is not
+    /// valid or not inside its buffer is refused there. On an error the map is as if the
+    /// task had not come.
     #[inline(always)]
     fn dependencies(
         &mut self,
         spec: &TaskSpec<'_>,
         tensors: &[TensorArg],
         (g, id): (SlotIndex, TaskId),
-        footprints: &[Footprint],
         deps: &mut DepList,
         rec: &mut impl Recorder,
     ) -> Result<(), SubmitError> {
         let max = self.t.cfg.max_deps;
-        let too_many = SubmitError::TooManyDeps {
+        let too_many = || SubmitError::TooManyDeps {
             given: max as usize + 1,
             max,
         };
         for &d in spec.deps {
             if !deps.contains(&d) {
-                deps.push(d).map_err(|_| too_many)?;
+                deps.push(d).map_err(|_| too_many())?;
             }
         }
         // The previous tenant retired (the slot is free): its entries go, if still there.
@@ -353,9 +356,11 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         }
         // A task retiring after this only costs an edge that wiring then finds satisfied.
         self.forget_retired();
-        // The map's error is a unit (too many): the typed error is made here, once.
+        // Each tile is checked as it goes in. The map's error is a unit (a bad tile or too
+        // many): the typed error is made here, once, a bad tile's first (as the tiles are
+        // checked before anything else).
         self.tensors
-            .add_task((g, id), tensors, footprints, |task, k| {
+            .add_task((g, id), tensors, validate::footprint_inside, |task, k| {
                 if deps.contains(&task) {
                     Ok(())
                 } else if deps.len() < max as usize {
@@ -365,7 +370,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                     Err(())
                 }
             })
-            .map_err(|()| too_many)
+            .map_err(|()| validate::tiles_first(tensors, too_many()))
     }
 
     /// Drops from the tensor map the entries of the tasks that retired since the last call:
@@ -400,14 +405,22 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         self.forgotten[r] = retired;
     }
 
-    /// Waits until slot `seq` of `ring` is free: everything a window back is reclaimed.
+    /// Waits until slot `seq` of `ring` is free: everything a window back is reclaimed. A
+    /// task that must wait has its tiles (`tensors`) checked first: a bad one is refused
+    /// without waiting.
     #[inline(always)]
-    fn wait_for_slot(&self, ring: usize, seq: u64) -> Result<(), SubmitError> {
+    fn wait_for_slot(
+        &self,
+        ring: usize,
+        seq: u64,
+        tensors: &[TensorArg],
+    ) -> Result<(), SubmitError> {
         let r = &self.t.rings[ring];
         let window = self.t.window as u64;
         if seq - r.retired() < window {
             return Ok(());
         }
+        validate::check_tiles(tensors)?;
         self.wait_bounded(
             |o, slow| {
                 if slow {

@@ -2,7 +2,7 @@
 //! what to change.
 #![forbid(unsafe_code)]
 
-use super::{Footprints, Orchestrator, TaskSpec};
+use super::{Orchestrator, TaskSpec};
 use crate::error::SubmitError;
 use crate::ids::{TaskId, WorkerClass};
 use crate::orchestrator::tensor::{Footprint, TileError};
@@ -12,14 +12,14 @@ use crate::region::config::MAX_DEPS;
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
     /// Checks `spec`, whose tensor arguments are `tensors`, against the configuration and
-    /// the run, and puts each tensor argument's footprint (computed once here) in
-    /// `footprints`.
+    /// the run; all but the tiles, which the tensor map checks as it adds each argument
+    /// (and [`check_tiles`] before a wait). A refusal found here is reported as the first bad
+    /// tile's when there is one, as the tiles are checked first.
     #[inline(always)]
     pub(super) fn validate(
         &self,
         spec: &TaskSpec<'_>,
         tensors: &[TensorArg],
-        footprints: &mut Footprints,
     ) -> Result<(), SubmitError> {
         let cfg = &self.t.cfg;
         if spec.ring >= cfg.rings {
@@ -40,9 +40,14 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 max: cfg.max_tensors,
             });
         }
-        if !tensors.is_empty() {
-            check_tensors(tensors, footprints)?;
-        }
+        self.validate_rest(spec)
+            .map_err(|e| tiles_first(tensors, e))
+    }
+
+    /// [`Orchestrator::validate`]'s checks after the tiles'.
+    #[inline(always)]
+    fn validate_rest(&self, spec: &TaskSpec<'_>) -> Result<(), SubmitError> {
+        let cfg = &self.t.cfg;
         if spec.deps.len() > cfg.max_deps as usize {
             // Duplicates count once: only distinct dependencies can be too many.
             let distinct = distinct_deps(spec.deps, cfg.max_deps as usize + 1);
@@ -89,27 +94,33 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
     }
 }
 
-/// Checks each tensor argument (at most `MAX_TENSORS`) and puts its footprint in
-/// `footprints`.
+/// The footprint of `arg`'s tile, and whether the tile is valid and inside its buffer (if
+/// not, the footprint means nothing; [`check_tiles`] says why).
 #[inline(always)]
-fn check_tensors(tensors: &[TensorArg], footprints: &mut Footprints) -> Result<(), SubmitError> {
-    for arg in tensors {
-        let b = &arg.buffer;
+pub(super) fn footprint_inside(arg: &TensorArg) -> (Footprint, bool) {
+    let b = &arg.buffer;
+    arg.tile.footprint_inside(b.base, b.end())
+}
+
+/// Checks each tensor argument's tile: valid and inside its buffer.
+#[cold]
+#[inline(never)]
+pub(super) fn check_tiles(tensors: &[TensorArg]) -> Result<(), SubmitError> {
+    for (index, arg) in tensors.iter().enumerate() {
         // Valid and inside its buffer, tested at once: which it is not is found out of line.
-        let (f, ok) = arg.tile.footprint_inside(b.base, b.end());
-        if !ok {
-            // Each argument before this one has its footprint.
-            return Err(refusal(footprints.len(), arg));
+        if !footprint_inside(arg).1 {
+            return Err(refusal(index, arg));
         }
-        // At most max_tensors <= MAX_TENSORS (checked by the caller): cannot fail. Pushed
-        // field by field: a copy of `f` would copy its padding too.
-        let _ = footprints.push(Footprint {
-            lo: f.lo,
-            hi: f.hi,
-            dense: f.dense,
-        });
     }
     Ok(())
+}
+
+/// `error`, found once the tiles would have been checked, unless a tile of `tensors` is
+/// refused: that refusal comes first.
+#[cold]
+#[inline(never)]
+pub(super) fn tiles_first(tensors: &[TensorArg], error: SubmitError) -> SubmitError {
+    check_tiles(tensors).err().unwrap_or(error)
 }
 
 /// Why tensor argument `index`, `arg`, was refused: its tile is not valid (the first

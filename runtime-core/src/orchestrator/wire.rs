@@ -83,7 +83,7 @@ fn inherit_cancel(t: &Tables<'_>, p: &crate::region::slot::TaskSlot, g: SlotInde
     }
 }
 
-/// Drops the wiring hold of slot `g`. `true` means the caller must make the task ready.
-pub(crate) fn release_wiring_hold(t: &Tables<'_>, g: SlotIndex) -> bool {
-    t.slot(g).pending.fetch_sub(1, Ordering::AcqRel) == 1
+/// Drops the wiring hold of `slot`. `true` means the caller must make the task ready.
+pub(crate) fn release_wiring_hold(slot: &crate::region::slot::TaskSlot) -> bool {
+    slot.pending.fetch_sub(1, Ordering::AcqRel) == 1
 }

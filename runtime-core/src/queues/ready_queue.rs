@@ -1,6 +1,7 @@
 //! Bounded lock-free MPMC ready queues of task ids (a [`SeqRing`] of one-word records), and
-//! [`make_ready`], the one way a task enters one (the orchestrator and the schedulers both
-//! use it).
+//! the ways a task enters one: [`prepare_ready`] then [`Ready::enqueue`] (the schedulers,
+//! which decode the task's meta), [`make_submitted_ready`] (the orchestrator, which just
+//! wrote it).
 //!
 //! A push that finds the queue full returns the value, it never overwrites; the runtime
 //! sizes each queue to the number of live tasks, so that cannot happen, and reports it if it
@@ -14,7 +15,7 @@ use crate::observe::profile::ProfileLevel;
 use crate::queues::seq_ring::{RingEnds, SeqCell, SeqRing};
 use crate::region::config::{Config, ConfigError};
 use crate::region::layout::Carve;
-use crate::region::slot::Meta;
+use crate::region::slot::{Meta, TaskSlot};
 use crate::region::tables::{SlotIndex, Tables};
 use crate::sync::Ordering;
 
@@ -102,12 +103,30 @@ fn stamp_ready(t: &Tables<'_>, g: SlotIndex, recorded: bool, now: u64) {
     }
 }
 
-/// Publishes slot `g`'s task to the ready queue of its class, stamped `now` (profiling at
-/// `level`). The caller is the one thread whose fan-in decrement reached zero.
-pub(crate) fn make_ready(t: &Tables<'_>, g: SlotIndex, now: u64, level: ProfileLevel) {
-    if let Some(ready) = prepare_ready(t, g, now, level) {
-        ready.enqueue(t);
+/// Publishes slot `g`'s task (`slot`) to the ready queue of its class, for the orchestrator, which
+/// just wrote the slot's meta and so knows the task and its class (`ready`) without decoding
+/// them: stamps the task ready at `now` (profiling at `level`) and queues it (DUMMY's queue
+/// if it was cancelled meanwhile). The caller is the one thread whose fan-in decrement
+/// reached zero.
+#[inline(always)]
+pub(crate) fn make_submitted_ready(
+    t: &Tables<'_>,
+    g: SlotIndex,
+    slot: &TaskSlot,
+    ready: Ready,
+    now: u64,
+    level: ProfileLevel,
+) {
+    if t.cfg.record_latency || level == ProfileLevel::Tasks {
+        stamp_ready(t, g, level == ProfileLevel::Tasks, now);
     }
+    // Set before the decrement that released the task (as `prepare_ready` reads it).
+    let class = if slot.failed.load(Ordering::Relaxed) != 0 {
+        WorkerClass::Dummy
+    } else {
+        ready.class
+    };
+    Ready { class, ..ready }.enqueue(t);
 }
 
 /// A task made ready and not queued yet: the class it goes to (DUMMY's if it was
@@ -135,8 +154,9 @@ impl Ready {
     }
 }
 
-/// [`make_ready`] up to the queue: stamps slot `g`'s task ready at `now` and says where it
-/// goes; `None` if its slot is corrupt (the run failed).
+/// Makes slot `g`'s task ready, up to its queue: stamps it ready at `now` (profiling at
+/// `level`) and says where it goes; `None` if its slot is corrupt (the run failed). The
+/// caller is the one thread whose fan-in decrement reached zero.
 #[inline]
 pub(crate) fn prepare_ready(
     t: &Tables<'_>,

@@ -6,7 +6,7 @@
 //! | --- | --- | --- | --- |
 //! | `seq` | the tenant's sequence number, published last | - | the next tenant's `begin` |
 //! | `state` | `PENDING` | `COMPLETED` in the funnel (`completion::finish`) | `CONSUMED` with the last hold (`reclaim`); the watermark passes it |
-//! | `pending` | 1: the wiring hold | +1 per live producer wired, -1 as each finishes, -1 when wiring ends | 0: exactly one thread makes it ready (`ready_queue::make_ready`) |
+//! | `pending` | 1: the wiring hold | +1 per live producer wired, -1 as each finishes, -1 when wiring ends | 0: exactly one thread makes it ready (`ready_queue::prepare_ready` in a scheduler, `make_submitted_ready` in the orchestrator) |
 //! | `holds` | 1 (its own completion), +1 while its scope is open | +1 per consumer wired (released when that consumer finishes) | 0: `CONSUMED` |
 //! | `fanout` | `EDGE_EMPTY` | consumers push their edges | `EDGE_CLOSED` when it finishes: later consumers count it as met |
 //! | `lanes_left` | lanes of its class (MIX: 3) | -1 per lane that finishes | 0: its last lane finished |
@@ -125,7 +125,8 @@ impl Meta {
 
     /// The task's constants, or `Err(class)` if the class byte is none a submit writes (the
     /// region was overwritten). Checked where the class decides the task's fate
-    /// (`ready_queue::make_ready`): a bad class fails the run, it never runs as DUMMY.
+    /// (`ready_queue::prepare_ready`): a bad class fails the run, it never runs as DUMMY. (The
+    /// orchestrator, making ready the task whose meta it just wrote, takes the class it wrote.)
     #[inline]
     pub(crate) fn decode(word: u64) -> Result<Self, u8> {
         let class = (word >> 16) as u8;

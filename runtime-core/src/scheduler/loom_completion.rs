@@ -63,8 +63,19 @@ fn fan_in_makes_the_consumer_ready_exactly_once_and_a_cancelled_producer_cancels
             ntensors: 0,
         };
         t.slot(g).meta.store(meta.pack(), Ordering::Relaxed);
-        if wire::release_wiring_hold(&t, g) {
-            crate::queues::ready_queue::make_ready(&t, g, 0, ProfileLevel::Off);
+        if wire::release_wiring_hold(t.slot(g)) {
+            let ready = crate::queues::ready_queue::Ready {
+                id: c,
+                class: WorkerClass::Aiv,
+            };
+            crate::queues::ready_queue::make_submitted_ready(
+                &t,
+                g,
+                t.slot(g),
+                ready,
+                0,
+                ProfileLevel::Off,
+            );
         }
         for f in finishers {
             f.join().unwrap();

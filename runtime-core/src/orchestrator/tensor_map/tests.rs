@@ -42,12 +42,16 @@ impl Map<'_> {
             .map_or(0, |t| t.1);
         self.map.drop_slot(SlotIndex::at(g), old);
         let mut out = Vec::new();
-        let fps: Vec<_> = args.iter().map(|a| a.tile.footprint().unwrap()).collect();
         self.map
-            .add_task((SlotIndex::at(g), task), args, &fps, |t, _| {
-                out.push(t.seq().0);
-                Ok::<(), ()>(())
-            })
+            .add_task(
+                (SlotIndex::at(g), task),
+                args,
+                |a| (a.tile.footprint().unwrap(), true),
+                |t, _| {
+                    out.push(t.seq().0);
+                    Ok(())
+                },
+            )
             .unwrap();
         out.sort();
         out.dedup();
