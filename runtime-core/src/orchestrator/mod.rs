@@ -114,6 +114,8 @@ pub struct Orchestrator<'r, 'p, P: Platform> {
     scopes: heapless::Vec<[u64; MAX_RINGS as usize], MAX_SCOPE_DEPTH>,
     /// Each ring's share of the platform's output heap.
     heaps: [RingHeap; MAX_RINGS as usize],
+    /// Bit `class.index()`: the configuration gives that class cores to run on.
+    served: u8,
 }
 
 /// Deepest nesting of scopes.
@@ -144,6 +146,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                     ..RingHeap::default()
                 })
             },
+            served: validate::served_classes(&t.cfg),
         }
     }
 
@@ -239,8 +242,11 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         // The map holds this many of its cells (read when the tenant leaves it).
         row.tensors = tensors.len() as u8;
         heap.pending = heap.head;
-        for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
-            dst.store(a, Ordering::Relaxed);
+        // The row is looked up only for a task that has scalar arguments.
+        if !spec.args.is_empty() {
+            for (dst, &a) in t.args_of(g).iter().zip(spec.args) {
+                dst.store(a, Ordering::Relaxed);
+            }
         }
         // At `Tasks`, the task's record: claimed now, stamped in place while it runs.
         let cell = if level == ProfileLevel::Tasks {

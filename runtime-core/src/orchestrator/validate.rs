@@ -8,7 +8,7 @@ use crate::ids::{TaskId, WorkerClass};
 use crate::orchestrator::tensor::{Footprint, TileError};
 use crate::orchestrator::tensor_map::TensorArg;
 use crate::platform::Platform;
-use crate::region::config::MAX_DEPS;
+use crate::region::config::{Config, MAX_DEPS};
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
     /// Checks `spec`, whose tensor arguments are `tensors`, against the configuration and
@@ -58,13 +58,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 });
             }
         }
-        let cores = match spec.class {
-            WorkerClass::Aic => cfg.aic_cores,
-            WorkerClass::Aiv => cfg.aiv_cores,
-            WorkerClass::Mix => cfg.mix_clusters(),
-            WorkerClass::Dummy => 1,
-        };
-        if cores == 0 {
+        if self.served & 1 << spec.class.index() == 0 {
             return Err(SubmitError::NoCoreForClass { class: spec.class });
         }
         if spec.class != WorkerClass::Dummy && !self.p.has_kernel(spec.kernel) {
@@ -92,6 +86,24 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         }
         Ok(())
     }
+}
+
+/// The classes `cfg` gives cores to run on: bit `class.index()` (DUMMY tasks run on none
+/// and are always served), computed once so a submit tests one bit.
+pub(super) fn served_classes(cfg: &Config) -> u8 {
+    WorkerClass::ALL.iter().fold(0, |mask, &class| {
+        let cores = match class {
+            WorkerClass::Aic => cfg.aic_cores,
+            WorkerClass::Aiv => cfg.aiv_cores,
+            WorkerClass::Mix => cfg.mix_clusters(),
+            WorkerClass::Dummy => 1,
+        };
+        if cores == 0 {
+            mask
+        } else {
+            mask | 1 << class.index()
+        }
+    })
 }
 
 /// The footprint of `arg`'s tile, and whether the tile is valid and inside its buffer (if

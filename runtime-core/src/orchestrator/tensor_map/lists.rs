@@ -15,7 +15,8 @@ use crate::orchestrator::tensor::Footprint;
 
 impl TensorMap<'_> {
     /// Writes argument `arg` of `task`, whose tile has footprint `fp`, into cell `c`, in no
-    /// list yet, with its cell's `bucket`.
+    /// list yet, with its cell's `bucket` (the map's count of linked entries is its caller's,
+    /// [`TensorMap::add_task`], once per task).
     #[inline(always)]
     pub(super) fn write(
         &mut self,
@@ -36,7 +37,6 @@ impl TensorMap<'_> {
             writes: arg.access.writes(),
             dense,
         };
-        self.linked += 1;
     }
 
     /// Records `q` in cell `c` and files it in its lists, reusing the lookup's `probes`: no
@@ -107,7 +107,6 @@ impl TensorMap<'_> {
         // The main class is in use: its list is not empty.
         debug_assert!(in_class != NIL);
         self.entries[in_class].links[IN_CLASS][0] = c;
-        self.linked += 1;
     }
 
     pub(super) fn unlink(&mut self, c: CellIndex) {

@@ -119,12 +119,15 @@ impl<'r> TensorMap<'r> {
                 Err(())
             };
             if added.is_err() {
+                // The arguments before this one were linked (counted once, here).
+                self.linked += k;
                 self.drop_slot(g, k);
                 return Err(());
             }
             copy.store_arg(arg);
             c += 1;
         }
+        self.linked += args.len();
         for &c in &covered.0 {
             if self.entries[c].linked() {
                 self.unlink(c);
