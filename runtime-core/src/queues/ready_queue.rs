@@ -117,7 +117,9 @@ pub(crate) fn make_submitted_ready(
     now: u64,
     level: ProfileLevel,
 ) {
-    if t.cfg.record_latency || level == ProfileLevel::Tasks {
+    // `now` is 0 when nothing is timed (a stamp of 0 means none: records read it so), which
+    // spares the common case the configuration's test.
+    if now != 0 && (t.cfg.record_latency || level == ProfileLevel::Tasks) {
         stamp_ready(t, g, level == ProfileLevel::Tasks, now);
     }
     // Set before the decrement that released the task (as `prepare_ready` reads it).
