@@ -400,11 +400,11 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         // A slot a window back from the watermark has had a new tenant since, which
         // dropped its predecessor's entries.
         let from = self.forgotten[r].max(retired.saturating_sub(t.window as u64));
-        if !self.tensors.is_empty() {
-            for seq in from..retired {
-                let id = TaskId::new(t.cfg.epoch, r as u8, Seq(seq));
-                let g = t.gslot(id);
-                let count = self.tenants.row(g).tensors as usize;
+        for seq in from..retired {
+            let id = TaskId::new(t.cfg.epoch, r as u8, Seq(seq));
+            let g = t.gslot(id);
+            let count = self.tenants.row(g).tensors as usize;
+            if count != 0 {
                 self.tensors.forget(g, id, count);
             }
         }

@@ -15,8 +15,7 @@ use crate::orchestrator::tensor::Footprint;
 
 impl TensorMap<'_> {
     /// Writes argument `arg` of `task`, whose tile has footprint `fp`, into cell `c`, in no
-    /// list yet, with its cell's `bucket` (the map's count of linked entries is its caller's,
-    /// [`TensorMap::add_task`], once per task).
+    /// list yet, with its cell's `bucket`.
     #[inline(always)]
     pub(super) fn write(
         &mut self,
@@ -113,7 +112,6 @@ impl TensorMap<'_> {
         let entry = self.entries[c];
         let MapEntry { buffer, bucket, .. } = entry;
         self.entries[c].hi = 0;
-        self.linked -= 1;
         if self.pop(c, IN_CELL) {
             // First in its bucket: the bucket's list starts at the next.
             *self.buckets.first_mut(BucketIndex::from_word(bucket)) = entry.links[IN_CELL][1];

@@ -290,7 +290,6 @@ fn entries_of_retired_tasks_do_not_pile_up() {
     m.retire(n);
     let used = (m.map.linked(), m.map.heads_used(), m.map.buckets_used());
     assert_eq!(used, (0, 0, 0));
-    assert!(m.map.is_empty());
 }
 
 #[test]
@@ -452,6 +451,5 @@ proptest::proptest! {
         }
         m.retire(program.len() as u64);
         proptest::prop_assert_eq!(m.map.linked(), 0);
-        proptest::prop_assert!(m.map.is_empty());
     }
 }
