@@ -426,6 +426,21 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         if seq - r.retired() < window {
             return Ok(());
         }
+        self.wait_for_slot_slow(ring, seq, tensors)
+    }
+
+    /// [`Orchestrator::wait_for_slot`] once the window is full: out of line, so the common
+    /// submit carries none of the wait's code or registers.
+    #[cold]
+    #[inline(never)]
+    fn wait_for_slot_slow(
+        &self,
+        ring: usize,
+        seq: u64,
+        tensors: &[TensorArg],
+    ) -> Result<(), SubmitError> {
+        let r = &self.t.rings[ring];
+        let window = self.t.window as u64;
         validate::check_tiles(tensors)?;
         self.wait_bounded(
             |o, slow| {
