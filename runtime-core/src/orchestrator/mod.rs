@@ -421,12 +421,16 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         seq: u64,
         tensors: &[TensorArg],
     ) -> Result<(), SubmitError> {
-        let r = &self.t.rings[ring];
-        let window = self.t.window as u64;
-        if seq - r.retired() < window {
+        if self.slot_free(ring, seq) {
             return Ok(());
         }
         self.wait_for_slot_slow(ring, seq, tensors)
+    }
+
+    /// Whether task `seq` of `ring` has its slot: the task a window back has retired.
+    #[inline(always)]
+    fn slot_free(&self, ring: usize, seq: u64) -> bool {
+        seq - self.t.rings[ring].retired() < self.t.window as u64
     }
 
     /// [`Orchestrator::wait_for_slot`] once the window is full: out of line, so the common
@@ -439,8 +443,6 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         seq: u64,
         tensors: &[TensorArg],
     ) -> Result<(), SubmitError> {
-        let r = &self.t.rings[ring];
-        let window = self.t.window as u64;
         validate::check_tiles(tensors)?;
         self.wait_bounded(
             |o, slow| {
@@ -448,7 +450,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                     // The watermark may have moved up to a task an open scope holds.
                     o.check_scope_deadlock(ring, seq)?;
                 }
-                Ok((seq - r.retired() < window).then_some(()))
+                Ok(o.slot_free(ring, seq).then_some(()))
             },
             |waited_us| SubmitError::WindowFull {
                 ring: ring as u8,
