@@ -2,9 +2,9 @@
 #![forbid(unsafe_code)]
 
 #[cfg(not(loom))]
-pub(crate) use core::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+pub(crate) use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering, fence};
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+pub(crate) use loom::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering, fence};
 
 /// A hint inside a spin loop. Under loom it yields, so the model checker can run the thread
 /// that the loop is waiting for.

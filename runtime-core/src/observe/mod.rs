@@ -4,5 +4,6 @@
 
 pub(crate) mod profile;
 pub(crate) mod stall;
+pub(crate) mod stamp_offset;
 pub(crate) mod stats;
 pub(crate) mod status;

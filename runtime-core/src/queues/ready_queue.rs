@@ -96,7 +96,7 @@ fn stamp_ready(t: &Tables<'_>, g: SlotIndex, recorded: bool, now: u64) {
     // while the orchestrator was submitting this task may carry a stamp older than the
     // submit stamp. The record's reader raises it to the submit stamp.
     if recorded && let Some(r) = t.record_of(g) {
-        r.ready.store(now, Ordering::Relaxed);
+        r.stamp_ready(now);
     }
     if t.cfg.record_latency {
         t.prof_row(g).ready.store(now, Ordering::Relaxed);

@@ -141,10 +141,7 @@ fn release<const RECORD: bool, const FIN: bool>(
     let cancelled = failed != 0;
     // Closed before the slot is released: its cell word then belongs to the next tenant.
     if RECORD && let Some(r) = t.record_of(g) {
-        if FIN {
-            r.fin.store(by.now, Ordering::Relaxed);
-        }
-        r.close(by.closer, failed, by.now);
+        r.close(by.closer, failed, by.now, FIN);
     }
     slot.state.store(state::COMPLETED, Ordering::Release);
 

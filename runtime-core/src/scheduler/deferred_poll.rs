@@ -39,7 +39,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 let g = t.gslot(task);
                 t.slot(g).deferred.store(0, Ordering::Relaxed);
                 if tasks_level && let Some(r) = t.record_of(g) {
-                    r.deferred.store(by.now, Ordering::Relaxed);
+                    r.stamp_deferred(by.now);
                 }
                 finish(&t, task, by);
             },

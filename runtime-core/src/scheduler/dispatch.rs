@@ -117,8 +117,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             && lane == 0
             && let Some(r) = self.t.record_of(g)
         {
-            r.dispatch.store(self.by.now, Ordering::Relaxed);
-            r.core.store(id.0 as u64, Ordering::Relaxed);
+            r.stamp_dispatch(self.by.now, id);
         }
         self.p.write_payload(id, token, &payload);
         self.p.ring_doorbell(id, token);

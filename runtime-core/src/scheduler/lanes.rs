@@ -330,13 +330,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         if let Some((start, end)) = self.p.lane_times(core, lane.token)
             && let Some(r) = self.t.record_of(g)
         {
-            let first = r.start.load(Ordering::Relaxed);
-            r.start.store(
-                if first == 0 { start } else { first.min(start) },
-                Ordering::Relaxed,
-            );
-            let last = r.end.load(Ordering::Relaxed).max(end);
-            r.end.store(last, Ordering::Relaxed);
+            r.stamp_kernel(start, end);
         }
     }
 
@@ -345,10 +339,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     /// clock may predate the kernel's end: the reader raises the FIN stamp to it.
     fn stamp_fin(&self, g: SlotIndex, deferred: bool) {
         if let Some(r) = self.t.record_of(g) {
-            r.fin.store(self.by.now, Ordering::Relaxed);
-            if deferred {
-                r.deferred.store(self.by.now, Ordering::Relaxed);
-            }
+            r.stamp_fin(self.by.now, deferred);
         }
     }
 }

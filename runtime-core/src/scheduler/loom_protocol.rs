@@ -143,8 +143,8 @@ fn loom_task_records_are_read_whole_or_not_at_all() {
                     for &t in tasks {
                         let cell = &cells[prof.claim(cells.len()) as usize];
                         cell.open(TaskId::from_raw(t), KernelId(7), WorkerClass::Aiv, t * 10);
-                        cell.fin.store(t * 50, Ordering::Relaxed);
-                        cell.close(Closer::of(1), 0, t * 100);
+                        cell.stamp_fin(t * 50, false);
+                        cell.close(Closer::of(1), 0, t * 100, false);
                     }
                 })
             })
