@@ -3,7 +3,8 @@
 
 use crate::error::{ClaimError, FatalCause, FatalError};
 use crate::ids::TaskId;
-use crate::observe::profile::{PhaseCounters, ProfileLevel, TaskRecord};
+use crate::observe::profile::{PhaseCounters, ProfileLevel};
+use crate::observe::record::TaskRecord;
 use crate::observe::stall::Stall;
 use crate::observe::stats::QueueReport;
 use crate::observe::stats::{LatencyHistogram, SchedCtl};

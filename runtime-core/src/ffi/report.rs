@@ -2,7 +2,7 @@
 //! ([`PtoReport`]), and the task records of a run profiled at `Tasks` ([`PtoRecord`]).
 #![forbid(unsafe_code)]
 
-use crate::observe::profile::TaskRecord;
+use crate::observe::record::TaskRecord;
 use crate::runtime::RunReport;
 
 /// What a run did.

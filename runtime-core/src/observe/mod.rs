@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub(crate) mod profile;
+pub(crate) mod record;
 pub(crate) mod stall;
 pub(crate) mod stamp_offset;
 pub(crate) mod stats;

@@ -2,7 +2,8 @@
 #![forbid(unsafe_code)]
 
 use crate::ids::{Seq, TaskId, WorkerClass};
-use crate::observe::profile::{ProfCtl, ProfParts, ProfRow, RecordCell};
+use crate::observe::profile::{ProfCtl, ProfParts, ProfRow};
+use crate::observe::record::RecordCell;
 use crate::observe::stats::SchedCtl;
 use crate::observe::status::RunStatus;
 use crate::orchestrator::tensor_arg::TensorCell;
@@ -190,8 +191,14 @@ impl<'r> Tables<'r> {
     /// `Tasks` and found room in the ring).
     #[inline]
     pub(crate) fn record_of(&self, g: SlotIndex) -> Option<&'r RecordCell> {
+        self.record_in(self.slot(g))
+    }
+
+    /// [`Tables::record_of`] for a caller that holds the slot already.
+    #[inline]
+    pub(crate) fn record_in(&self, slot: &TaskSlot) -> Option<&'r RecordCell> {
         // `NO_CELL` is past the end of any ring (its length is a `u32`).
-        let cell = self.slot(g).cell.load(Ordering::Relaxed);
+        let cell = slot.cell.load(Ordering::Relaxed);
         self.records.get(cell as usize)
     }
 

@@ -8,7 +8,8 @@
 
 use crate::ids::TaskId;
 use crate::ids::WorkerClass;
-use crate::observe::profile::{Closer, ProfileLevel};
+use crate::observe::profile::ProfileLevel;
+use crate::observe::record::Closer;
 use crate::observe::stats::{SchedCtl, bucket_of};
 use crate::queues::ready_queue::{Ready, prepare_ready};
 use crate::region::reclaim::release_hold_of;
@@ -140,7 +141,7 @@ fn release<const RECORD: bool, const FIN: bool>(
     let failed = slot.failed.load(Ordering::Relaxed);
     let cancelled = failed != 0;
     // Closed before the slot is released: its cell word then belongs to the next tenant.
-    if RECORD && let Some(r) = t.record_of(g) {
+    if RECORD && let Some(r) = t.record_in(slot) {
         r.close(by.closer, failed, by.now, FIN);
     }
     slot.state.store(state::COMPLETED, Ordering::Release);

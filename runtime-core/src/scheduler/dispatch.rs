@@ -83,7 +83,8 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     #[inline(always)]
     pub(super) fn send(&mut self, i: LocalCore, task: TaskId, lane: u8, lanes: u8) {
         let g = self.t.gslot(task);
-        let meta = Meta::unpack(self.t.slot(g).meta.load(Ordering::Relaxed));
+        let slot = self.t.slot(g);
+        let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
         let mut buf = [0u64; MAX_ARGS as usize];
         let n = (meta.nargs as usize).min(buf.len());
         if n != 0 {
@@ -115,7 +116,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         };
         if self.tasks_level
             && lane == 0
-            && let Some(r) = self.t.record_of(g)
+            && let Some(r) = self.t.record_in(slot)
         {
             r.stamp_dispatch(self.by.now, id);
         }

@@ -391,7 +391,8 @@ fn spin_hint_is_told_the_idle_streak_and_work_starts_it_again() {
 
 #[test]
 fn tasks_finished_at_their_last_fin_keep_whole_records() {
-    use crate::observe::profile::{ProfileLevel, TaskRecord};
+    use crate::observe::profile::ProfileLevel;
+    use crate::observe::record::TaskRecord;
     let cfg = Config {
         profile: ProfileLevel::Tasks,
         ..Config::tiny()

@@ -4,7 +4,8 @@
 #![forbid(unsafe_code)]
 
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
-use crate::observe::profile::{Closer, NO_CELL, ProfileLevel};
+use crate::observe::profile::{NO_CELL, ProfileLevel};
+use crate::observe::record::Closer;
 use crate::region::slot::Meta;
 use crate::region::tables::Tables;
 use crate::scheduler::completion::Finisher;
