@@ -7,6 +7,11 @@ use crate::ids::{CoreId, KernelId, TaskId, WorkerClass};
 use crate::sync::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 /// One finished task, as the host reads it back.
+///
+/// Stamps are clock ticks ([`crate::Platform::now`]). The submit, dispatch and complete stamps
+/// are exact; the others are kept as offsets from the submit stamp, exact up to 2^27 ticks
+/// after it (2.7 s on a2a3's 50 MHz counter) and rounded down by at most one part in 2^26
+/// of the offset beyond.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct TaskRecord {
     /// The task.
