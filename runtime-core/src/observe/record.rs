@@ -58,7 +58,7 @@ const SCHEDULER_SHIFT: u32 = 8;
 const NO_CORE: u16 = u16::MAX;
 
 /// Who closes a record: the `written` word of a record that scheduler closes, but for the
-/// cancelled bit. Made once per scheduler, so closing a record builds no word.
+/// cancelled and FIN bits. Made once per scheduler, so closing a record builds no word.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Closer(u16);
 
