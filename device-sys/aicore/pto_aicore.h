@@ -101,8 +101,23 @@ PTO_STATIC_ASSERT(offsetof(PtoSlot, ncond) == 320, "slot ncond");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, conditions) == 328, "slot conditions");
 
 /* A kernel: its payload slot's arguments, the task's tensor addresses (in the order the
- * task gave its tensor arguments) then its scalar arguments. */
+ * task gave its tensor arguments) then its scalar arguments. A kernel file's entry is the
+ * function named pto_kernel_entry, unless the run names another symbol (`k.so:name`). */
 typedef void (*PtoKernel)(PTO_GM int64_t *args);
+
+/* The version of this kernel ABI: the slot and descriptor layouts above and the calls below
+ * (device-sys/src/chip/layout.rs: KERNEL_ABI_VERSION). */
+#define PTO_KERNEL_ABI_VERSION 1u
+
+#if !defined(__CCE_AICORE__)
+/* Every kernel built for the simulator carries the ABI version it was built against, so a
+ * kernel built with another version of this header is refused when it is loaded, not run
+ * with the wrong layout. Weak: each source of a kernel that includes this header defines
+ * it, and the linker keeps one. */
+extern const uint32_t pto_kernel_abi_version;
+__attribute__((weak, used, visibility("default"))) const uint32_t pto_kernel_abi_version =
+    PTO_KERNEL_ABI_VERSION;
+#endif
 
 /* The payload slot of the running kernel, from the pointer it was called with. */
 static inline PTO_GM PtoSlot *pto_kernel_slot(PTO_GM int64_t *args) {

@@ -9,7 +9,8 @@ use pto_runtime_core::{
     Platform, ResultWord, StatusWord, Token,
 };
 
-use crate::kernel_error::{KernelError, KernelFailure, error_code, panic_message};
+use crate::kernel_error::{KernelError, KernelFailure, error_code};
+use crate::kernel_panic;
 use crate::kernels::KernelCtx;
 use crate::platform::{SimCore, SimPlatform, read_payload};
 use crate::silicon::{SiliconSums, SiliconTicks};
@@ -271,17 +272,21 @@ fn execute(
     if timed {
         times.0.store(p.now(), Ordering::Relaxed);
     }
-    let result = match p.kernels.get(kernel) {
+    let result = match p.kernels.entry(kernel) {
         None => Err(KernelError::sim(
             error_code::UNKNOWN_KERNEL,
             format!("no kernel is registered as id {}", kernel.0),
         )),
-        Some(f) => catch_unwind(AssertUnwindSafe(|| f(&ctx))).unwrap_or_else(|payload| {
-            Err(KernelError::sim(
-                error_code::KERNEL_PANICKED,
-                panic_message(&*payload),
-            ))
-        }),
+        Some((name, f)) => {
+            // A fatal signal in the kernel names it, its task and its core.
+            let _running = crate::crash::kernel(kernel, name, task, id, lane);
+            catch_unwind(AssertUnwindSafe(|| f(&ctx))).unwrap_or_else(|payload| {
+                Err(KernelError::sim(
+                    error_code::KERNEL_PANICKED,
+                    kernel_panic::message(&*payload),
+                ))
+            })
+        }
     };
     if timed {
         times.1.store(p.now(), Ordering::Relaxed);
@@ -298,7 +303,8 @@ fn execute(
                 lane,
                 error,
             };
-            log::warn!("{id}: {failure} (code {code}, {task})");
+            // The run's error reports it; this is for a run that failed for another reason.
+            log::debug!("{id}: {failure} (code {code}, {task})");
             p.failures.push(failure);
             ResultWord::failed(token, code)
         }

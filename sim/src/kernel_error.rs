@@ -221,18 +221,6 @@ impl Failures {
     }
 }
 
-/// The message of a panic's payload (a `&str` or a `String`; anything else says so).
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    let text = payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
-    match text {
-        Some(t) => format!("the kernel panicked: {t}"),
-        None => "the kernel panicked (with a payload that is not a string)".into(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,17 +260,6 @@ mod tests {
         assert_eq!(e.code(), error_code::ENGINE);
         let t: KernelError = "plain".into();
         assert_eq!((t.code(), t.message()), (error_code::FAILED, "plain"));
-    }
-
-    #[test]
-    fn a_panic_keeps_its_message() {
-        let p = std::panic::catch_unwind(|| panic!("tile {} out of range", 7)).unwrap_err();
-        assert_eq!(
-            panic_message(&*p),
-            "the kernel panicked: tile 7 out of range"
-        );
-        let p = std::panic::catch_unwind(|| std::panic::panic_any(5u8)).unwrap_err();
-        assert!(panic_message(&*p).contains("not a string"));
     }
 
     #[test]

@@ -250,15 +250,21 @@ impl KernelTable {
 
     /// The kernel registered as `id`.
     pub fn get(&self, id: KernelId) -> Option<&Arc<KernelFn>> {
-        Some(&self.entry(id)?.f)
+        Some(&self.slot(id)?.f)
     }
 
     /// The name of the kernel registered as `id`.
     pub fn name(&self, id: KernelId) -> Option<&str> {
-        Some(&self.entry(id)?.name)
+        Some(&self.slot(id)?.name)
     }
 
-    fn entry(&self, id: KernelId) -> Option<&Entry> {
+    /// The name and function of the kernel registered as `id`, in one lookup.
+    pub(crate) fn entry(&self, id: KernelId) -> Option<(&str, &Arc<KernelFn>)> {
+        let e = self.slot(id)?;
+        Some((&e.name, &e.f))
+    }
+
+    fn slot(&self, id: KernelId) -> Option<&Entry> {
         self.kernels.get(id.0 as usize)?.as_ref()
     }
 }

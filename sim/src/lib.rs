@@ -10,27 +10,36 @@
 //! kernel slices named as the [`KernelTable`] names them; [`check_chrome_trace`] checks one),
 //! and its wiring a dependency graph ([`DepGraph`]).
 //!
+//! C kernels of the device ABI run here as shared objects built for this host
+//! ([`CKernel`]), their entries found by symbol; a crash in user code (a kernel, an
+//! orchestration) is named ([`crash`]).
+//!
 //! Principles:
 //! - The same core: nothing here changes how tasks are scheduled, only what a core is.
-//! - No unsafe: the region is a plain aligned buffer, cores talk through atomics.
+//! - Unsafe only where user code is loaded and called (`raw/`): the region is a plain aligned
+//!   buffer, cores talk through atomics.
 //! - Every failure of the machine (unknown kernel, a kernel that panics) is reported through
 //!   the core's status word, so the runtime's own error path handles it; what the kernel said
 //!   ([`KernelError`]'s message) stays here and joins the run's error ([`SimError::Run`]).
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+mod c_kernel;
 mod calibrate;
 mod core_thread;
+pub mod crash;
 mod dep_graph;
 mod engine;
 mod error;
 mod kernel_error;
+mod kernel_panic;
 mod kernels;
 mod machine;
 mod memory;
 mod memory_bulk;
 mod memory_map;
 mod platform;
+mod raw;
 mod region;
 mod run;
 mod silicon;
@@ -40,6 +49,7 @@ mod tensor_view;
 mod trace;
 mod trace_check;
 
+pub use c_kernel::{ABI_SYMBOL, BUILD_HINT, CKernel, DEFAULT_ENTRY, KernelLoadError};
 pub use calibrate::{Calibration, calibrate};
 pub use dep_graph::{DepGraph, DepTask};
 pub use engine::{Engine, EngineClock, EngineError, EngineOptions, Signal, Transfer, VirtualClock};
@@ -50,6 +60,7 @@ pub use machine::{CoreThreads, CpuPlan, MEMORY_BASE, SimMachine, SimOptions};
 pub use memory::{DeviceMemory, MemoryError, SharedWords};
 pub use memory_map::MemoryMap;
 pub use platform::SimPlatform;
+pub use raw::so::SharedObject;
 pub use region::Region;
 pub use run::{SimOrchestrator, SimRun, run, run_with};
 pub use silicon::Silicon;

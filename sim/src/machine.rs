@@ -18,6 +18,10 @@ use crate::memory_map::MemoryMap;
 use crate::platform::SimPlatform;
 use crate::silicon::Silicon;
 
+/// The stack of a thread that runs simulated cores, and so the kernels' stack: as large as a
+/// process's main thread usually has (it is reserved, not used, until a kernel needs it).
+pub const CORE_STACK_BYTES: usize = 8 << 20;
+
 /// Device address of the first byte of simulated device memory (address 0 stays invalid).
 pub const MEMORY_BASE: u64 = 0x1_0000_0000;
 
@@ -56,6 +60,12 @@ pub struct SimOptions {
     /// process) reach it. Off by default: synthetic addresses make a stray pointer an error
     /// the simulator reports, not a write into the host's memory.
     pub host_addresses: bool,
+    /// Name a crash in user code: a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL) in a
+    /// kernel or in the orchestration prints one line naming the kernel, the task, the core
+    /// and the address (or the orchestration), and the process exits with
+    /// [`crate::crash::exit_status`] of the signal (see [`crate::crash`]). On by default; the
+    /// handler passes signals of other threads on to whatever handled them before.
+    pub name_crashes: bool,
 }
 
 /// How the simulated cores map onto host threads.
@@ -101,6 +111,7 @@ impl Default for SimOptions {
             core_threads: CoreThreads::PerCore,
             silicon: None,
             host_addresses: false,
+            name_crashes: true,
         }
     }
 }
@@ -221,6 +232,12 @@ impl SimMachine {
             opts.silicon.as_ref(),
         ));
         let spin_before_park = opts.spin_before_park;
+        let name_crashes = opts.name_crashes;
+        // A kernel's panic is its error, reported with the run's: not printed by the hook too.
+        crate::kernel_panic::install_quiet_hook();
+        if name_crashes && let Err(e) = crate::crash::name_crashes() {
+            log::warn!("crashes in kernels will not be named: {e}");
+        }
         let plan = if opts.pin_threads {
             CpuPlan::new(cfg.schedulers)
         } else {
@@ -247,11 +264,12 @@ impl SimMachine {
             let mine = ids.clone();
             let handle = std::thread::Builder::new()
                 .name(name.clone())
-                .stack_size(256 * 1024)
+                .stack_size(CORE_STACK_BYTES)
                 .spawn(move || {
                     if let Some(plan) = plan {
                         plan.pin_core(t);
                     }
+                    let _named = name_crashes.then(crate::crash::prepare_thread);
                     crate::core_thread::core_loop(&p, &mine, spin_before_park)
                 })
                 .map_err(|source| SimError::Spawn { name, source })?;

@@ -102,6 +102,7 @@ where
     let mut region = Region::new(layout.size())?;
     let rt = Runtime::init(region.bytes(), cfg)?;
     let pin_threads = opts.pin_threads;
+    let name_crashes = opts.name_crashes;
     let machine = SimMachine::start_with(&cfg, kernels, opts, extra)?;
     let platform = machine.platform();
     let mut orch = rt.orchestrator(platform)?;
@@ -145,6 +146,8 @@ where
                 // runtime's. Dropping the handle (also on a panic) tells the schedulers the
                 // list is done.
                 let started = Instant::now();
+                let _stack = name_crashes.then(crate::crash::prepare_thread);
+                let _running = crate::crash::orchestration("the orchestration");
                 (orchestration(&mut orch), started)
             })
             .map_err(|source| SimError::Spawn {

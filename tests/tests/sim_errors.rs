@@ -189,7 +189,7 @@ fn a_kernels_message_reaches_the_runs_error_with_its_code() {
         (
             kernel_failure(|_| panic!("tile {} out of range", 9)),
             error_code::KERNEL_PANICKED,
-            "the kernel panicked: tile 9 out of range",
+            ": tile 9 out of range",
         ),
         (
             kernel_failure(|_| Err(KernelError::new(1, "mine"))),

@@ -44,6 +44,11 @@ pub const CORE_AIC: u32 = 0;
 /// `core_type` in a handshake: a vector core.
 pub const CORE_AIV: u32 = 1;
 
+/// The version of the kernel ABI (the slot and tensor descriptor layouts and the calls a
+/// kernel makes, `pto_aicore.h`'s `PTO_KERNEL_ABI_VERSION`). A kernel built for the
+/// simulator carries it as `pto_kernel_abi_version`; one with another version is refused.
+pub const KERNEL_ABI_VERSION: u32 = 1;
+
 /// Deferred conditions a payload slot holds.
 pub const SLOT_CONDITIONS: usize = 7;
 /// Argument words a payload slot holds: a task's tensor addresses and scalar arguments
