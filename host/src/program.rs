@@ -1,8 +1,57 @@
 //! What one run executes, on the NPU (`npu`) or the simulator (`sim_backend`): the user's
-//! orchestration SO, the kernels (raw code: only `.text`, entry at offset 0, called as
-//! `void (*)(int64_t *args)`; AICore code for the NPU, host code for the simulator), device
-//! buffers, and the orchestration's arguments, which may name buffers (their device address)
-//! and kernels (their id).
+//! orchestration SO, the kernels (ELF files whose entry, `void (*)(int64_t *args)`, is found
+//! by its symbol: a shared object of this host for the simulator, an AICore object or image
+//! for the NPU), device buffers, and the orchestration's arguments, which may name buffers
+//! (their device address) and kernels (their id).
+
+use std::path::Path;
+
+pub use pto_sim::DEFAULT_ENTRY;
+
+/// One kernel of a run: its file's bytes and the symbol of its entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelSpec {
+    /// Its name in errors, logs and traces.
+    pub name: String,
+    /// The file it came from, as errors name it.
+    pub file: String,
+    /// The file's bytes: an ELF shared object of this host (the simulator) or an AICore ELF
+    /// object or linked image (an NPU).
+    pub bytes: Vec<u8>,
+    /// The symbol of its entry ([`DEFAULT_ENTRY`] unless the user names another).
+    pub entry: String,
+}
+
+impl KernelSpec {
+    /// The kernel in `bytes`, named `name` (also as its file), entry [`DEFAULT_ENTRY`].
+    pub fn new(name: impl Into<String>, bytes: Vec<u8>) -> Self {
+        let name = name.into();
+        KernelSpec {
+            file: name.clone(),
+            name,
+            bytes,
+            entry: DEFAULT_ENTRY.into(),
+        }
+    }
+
+    /// The kernel in the file at `path`, its entry `entry` (default [`DEFAULT_ENTRY`]), named
+    /// after the entry when one is given, else after the file's stem.
+    pub fn read(path: &Path, entry: Option<&str>) -> std::io::Result<Self> {
+        let bytes = std::fs::read(path)?;
+        let stem = || {
+            path.file_stem().map_or_else(
+                || path.display().to_string(),
+                |s| s.to_string_lossy().into_owned(),
+            )
+        };
+        Ok(KernelSpec {
+            name: entry.map_or_else(stem, str::to_owned),
+            file: path.display().to_string(),
+            bytes,
+            entry: entry.unwrap_or(DEFAULT_ENTRY).into(),
+        })
+    }
+}
 
 /// Most watched ranges a run may name (`libpto_aicpu.so` refuses more).
 pub const MAX_WATCHED: usize = 256;
@@ -32,8 +81,10 @@ pub struct BufferSpec {
 pub struct RunSpec {
     /// The orchestration SO's bytes (exports `pto_orchestrate`).
     pub orchestration: Vec<u8>,
-    /// Kernels by id: raw code.
-    pub kernels: Vec<Vec<u8>>,
+    /// What errors and crash reports call the orchestration SO (its file, say).
+    pub orchestration_name: String,
+    /// Kernels by id.
+    pub kernels: Vec<KernelSpec>,
     /// Device buffers.
     pub buffers: Vec<BufferSpec>,
     /// The orchestration's arguments.
@@ -55,9 +106,10 @@ pub struct RunSpec {
 
 impl RunSpec {
     /// A run of `orchestration` with `kernels`, no buffers, no arguments.
-    pub fn new(orchestration: Vec<u8>, kernels: Vec<Vec<u8>>) -> Self {
+    pub fn new(orchestration: Vec<u8>, kernels: Vec<KernelSpec>) -> Self {
         RunSpec {
             orchestration,
+            orchestration_name: "the orchestration SO".into(),
             kernels,
             buffers: Vec::new(),
             args: Vec::new(),
@@ -74,8 +126,8 @@ impl RunSpec {
         if self.orchestration.is_empty() {
             return Err("the orchestration SO is empty".into());
         }
-        if let Some(i) = self.kernels.iter().position(Vec::is_empty) {
-            return Err(format!("kernel {i} is empty"));
+        if let Some(k) = self.kernels.iter().find(|k| k.bytes.is_empty()) {
+            return Err(format!("kernel {} is empty", k.file));
         }
         for (i, b) in self.buffers.iter().enumerate() {
             if b.bytes == 0 || b.init.len() > b.bytes {
@@ -128,7 +180,7 @@ mod tests {
 
     #[test]
     fn a_spec_naming_what_does_not_exist_is_refused_with_what_there_is() {
-        let mut s = RunSpec::new(vec![1], vec![vec![0xc3]]);
+        let mut s = RunSpec::new(vec![1], vec![KernelSpec::new("k0", vec![0xc3])]);
         assert_eq!(s.check(), Ok(()));
         s.args = vec![OrchArg::Buffer(0)];
         assert!(s.check().unwrap_err().contains("buffer 0, and there are 0"));
@@ -145,8 +197,8 @@ mod tests {
                 .contains("4 bytes with 8 initial bytes")
         );
         s.buffers.clear();
-        s.kernels.push(Vec::new());
-        assert!(s.check().unwrap_err().contains("kernel 1 is empty"));
+        s.kernels.push(KernelSpec::new("k1.so", Vec::new()));
+        assert!(s.check().unwrap_err().contains("kernel k1.so is empty"));
         s.kernels.pop();
         s.watched = vec![(0x1000, 0)];
         assert!(s.check().unwrap_err().contains("empty or wraps"));

@@ -24,6 +24,12 @@ fn scratch(name: &str) -> std::path::PathBuf {
 /// `pto-launch run --ranks 2` of the ranks program, writing to `out`, with `more` flags.
 fn launch(out: &Path, more: &[&str]) -> (Output, u32) {
     let p = ranks_programs();
+    // Object files for the fake NPU, shared objects for the simulator.
+    let files = if more.contains(&"npu") {
+        &p.kernel_files
+    } else {
+        &p.sim_kernel_files
+    };
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pto-launch"));
     cmd.args([
         "run",
@@ -36,7 +42,7 @@ fn launch(out: &Path, more: &[&str]) -> (Output, u32) {
     ])
     .arg("--orchestration")
     .arg(&p.orchestration_file)
-    .args(["--kernels", &kernels_arg(&p.kernel_files), "--buffer", "8"])
+    .args(["--kernels", &kernels_arg(files), "--buffer", "8"])
     .args([
         "--arg", "kernel:0", "--arg", "kernel:1", "--arg", "kernel:2",
     ])
@@ -154,7 +160,7 @@ fn a_window_argument_without_ranks_is_refused() {
         .args(["run", "--orchestration"])
         .arg(&p.orchestration_file)
         .args(["--kernels"])
-        .arg(&p.kernel_files[0])
+        .arg(&p.sim_kernel_files[0])
         .args(["--arg", "window:1"])
         .output()
         .unwrap();

@@ -1,6 +1,7 @@
 //! A user's program on the simulator (`pto_host::sim_backend`, `pto-launch run`'s default
-//! backend): the same C orchestration SO and raw kernels the NPU tests run against the fake
-//! CANN (`npu_util::programs`), through the same orchestration and kernel ABIs. A DAG with
+//! backend): the same C orchestration SO and kernel sources the NPU tests run against the
+//! fake CANN (`npu_util::programs`; the kernels built as shared objects of this host),
+//! through the same orchestration and kernel ABIs. A DAG with
 //! tensor arguments checked, 20 runs in one process, a failing kernel's code and task, a
 //! hung kernel's timeout with what every live task waited for, an orchestration's own
 //! failure; and the command line.
@@ -10,7 +11,7 @@ mod npu_util;
 use std::process::Command;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use npu_util::{BLOCKS, N, check_sums, dag, kernels_arg, programs, text, trace_slices};
+use npu_util::{BLOCKS, N, check_sums, kernels_arg, programs, sim_dag as dag, text, trace_slices};
 use pto_host::sim_backend::{SimBackendError, SimBackendOptions, run};
 use pto_runtime_core::FatalCause;
 use pto_sim::SimError;
@@ -18,9 +19,6 @@ use pto_sim::SimError;
 fn options() -> SimBackendOptions {
     SimBackendOptions {
         clusters: 2,
-        kernel_names: ["fill", "add", "sum", "fail", "hang"]
-            .map(String::from)
-            .to_vec(),
         ..SimBackendOptions::default()
     }
 }
@@ -143,7 +141,7 @@ fn pto_launch(extra: u64, more: &[&str]) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pto-launch"));
     cmd.args(["run", "--clusters", "2", "--orchestration"])
         .arg(&p.orchestration_file)
-        .args(["--kernels", &kernels_arg(&p.kernel_files)])
+        .args(["--kernels", &kernels_arg(&p.sim_kernel_files)])
         .args(["--buffer", &bytes.to_string()])
         .args([
             "--arg", "kernel:0", "--arg", "kernel:1", "--arg", "kernel:2",

@@ -13,6 +13,7 @@ use pto_runtime_core::{Config, ProfileLevel, RegionLayout};
 
 use super::abi_payload::{DeviceStatus, ExecAddrs, REPORT_BYTES, exec_payload};
 use super::error::NpuError;
+use super::kernel_image::kernel_image;
 use super::records::{RECORD_BYTES, parse};
 use super::register::{EXEC_SYMBOL, op_type};
 use super::session::NpuSession;
@@ -133,8 +134,15 @@ impl NpuSession {
         };
         live.device.on_this_thread()?;
         let cfg = self.config(spec);
+        // Each kernel's code, its entry found by symbol in its ELF file.
+        let images = spec
+            .kernels
+            .iter()
+            .map(kernel_image)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(NpuError::Invalid)?;
         // Kernels then the orchestration SO, on the device once per session.
-        let mut blobs: Vec<&[u8]> = spec.kernels.iter().map(Vec::as_slice).collect();
+        let mut blobs: Vec<&[u8]> = images.iter().map(|i| i.code.as_slice()).collect();
         blobs.push(&spec.orchestration);
         let api = std::sync::Arc::clone(&self.api);
         let uploaded = self
@@ -153,6 +161,10 @@ impl NpuSession {
             }
         };
         let orch_so = code.pop().expect("the SO is the last blob");
+        // A kernel's address is its entry's, inside its uploaded code.
+        for (addr, image) in code.iter_mut().zip(&images) {
+            *addr += image.entry;
+        }
         let mem = match self.alloc_run(spec, &cfg, &code) {
             Ok(m) => m,
             Err(e) => {

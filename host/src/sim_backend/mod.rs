@@ -5,11 +5,15 @@
 //! - The orchestration SO is loaded from its bytes (`orch_so.rs`, from an in-memory file) and
 //!   its `pto_orchestrate` called on the simulator's orchestrator thread with the table of
 //!   runtime operations `libpto_aicpu.so` hands out (`orch_ops.rs`).
-//! - Each kernel's raw code (host code here: compiled for this machine, only `.text`, entry
-//!   at offset 0) is mapped executable (`raw_code.rs`) and called by a simulated core with a
-//!   payload slot laid out as on the chip (`kernel_call.rs`): tensor addresses then scalar
-//!   arguments, tensor descriptors, `pto_kernel_fail` and `pto_kernel_defer` as in
-//!   `device-sys/aicore/pto_aicore.h`.
+//! - Each kernel is a shared object built for this host (any compiler, any flags), loaded
+//!   with the dynamic loader and its entry found by symbol ([`pto_sim::CKernel`]), then
+//!   called by a simulated core with a payload slot laid out as on the chip: tensor
+//!   addresses then scalar arguments, tensor descriptors, `pto_kernel_fail` and
+//!   `pto_kernel_defer` as in `device-sys/aicore/pto_aicore.h`. A file it cannot take is
+//!   refused before the run, naming the file and how to build it.
+//! - A fatal signal in a kernel or in the orchestration names it (kernel, task, core and
+//!   address; or the orchestration SO) and ends the process with 128 + the signal
+//!   ([`pto_sim::crash`]).
 //! - The simulator's memory sits at host addresses ([`pto_sim::SimOptions::host_addresses`]),
 //!   so the C code dereferences buffer and heap addresses directly; the buffers are
 //!   allocated and filled before the orchestration runs and read back after.
@@ -17,11 +21,12 @@
 //!   machine addresses (its own memory and [`SimBackendOptions::windows`]).
 //!
 //! ```no_run
-//! use pto_host::program::{BufferSpec, OrchArg, RunSpec};
+//! use pto_host::program::{BufferSpec, KernelSpec, OrchArg, RunSpec};
 //! use pto_host::sim_backend::{SimBackendOptions, run};
 //!
 //! let so = std::fs::read("liborchestration.so")?;
-//! let kernel = std::fs::read("fill.bin")?; // host code: `.text` only, entry at 0
+//! // cc -shared -fPIC -I device-sys/aicore -o fill.so fill.c (entry: pto_kernel_entry)
+//! let kernel = KernelSpec::read("fill.so".as_ref(), None)?;
 //! let mut spec = RunSpec::new(so, vec![kernel]);
 //! spec.buffers = vec![BufferSpec { bytes: 4096, init: Vec::new() }];
 //! spec.args = vec![OrchArg::Kernel(0), OrchArg::Buffer(0)];
@@ -30,20 +35,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod kernel_call;
 mod orch_ops;
 mod orch_so;
-mod raw_code;
 
 use std::sync::Arc;
 
 use pto_device_sys::chip::ChipPlatform;
 use pto_runtime_core::ffi::status_str;
 use pto_runtime_core::{Config, FatalCause, KernelId, ProfileLevel, RunReport, TaskRecord};
-use pto_sim::{DeviceMemory, KernelTable, SimError, SimOptions};
+use pto_sim::{CKernel, DeviceMemory, KernelTable, SimError, SimOptions};
 
 use crate::program::{OrchArg, RunSpec};
-use raw_code::RawCode;
 
 /// How the simulated machine of a program's run is shaped.
 #[derive(Clone)]
@@ -54,8 +56,6 @@ pub struct SimBackendOptions {
     pub schedulers: u8,
     /// How long a task may run before the run fails with a timeout, µs.
     pub task_timeout_us: u64,
-    /// The kernels' names, by id, for errors and traces (`kernel N` past the end).
-    pub kernel_names: Vec<String>,
     /// Memory outside the machine's own that kernels and deferred conditions may address
     /// (a multi-rank job's communication windows, mapped at their host addresses).
     pub windows: Vec<Arc<DeviceMemory>>,
@@ -67,7 +67,6 @@ impl Default for SimBackendOptions {
             clusters: 1,
             schedulers: 2,
             task_timeout_us: Config::default().task_timeout_us,
-            kernel_names: Vec::new(),
             windows: Vec::new(),
         }
     }
@@ -124,8 +123,9 @@ type Orchestrated = Result<(Vec<u64>, i32), String>;
 pub fn run(spec: &RunSpec, opts: &SimBackendOptions) -> Result<SimOutcome, SimBackendError> {
     spec.check().map_err(SimBackendError::Spec)?;
     let cfg = config(spec, opts)?;
-    let kernels = kernel_table(spec, opts)?;
+    let kernels = kernel_table(spec)?;
     let so = orch_so::OrchSo::load(&spec.orchestration).map_err(SimBackendError::Load)?;
+    let orch_label = spec.orchestration_name.clone();
     let buffers: Vec<(usize, Vec<u8>)> = spec
         .buffers
         .iter()
@@ -165,7 +165,11 @@ pub fn run(spec: &RunSpec, opts: &SimBackendOptions) -> Result<SimOutcome, SimBa
                 OrchArg::Kernel(n) => n as u64,
             })
             .collect();
-        let rc = orch_ops::orchestrate(o, entry, &words);
+        let rc = {
+            // A fatal signal in the orchestration names its SO.
+            let _running = pto_sim::crash::orchestration(&orch_label);
+            orch_ops::orchestrate(o, entry, &words)
+        };
         if rc != 0 {
             o.abort(rc as i64 as u64);
         }
@@ -237,23 +241,16 @@ fn config(spec: &RunSpec, opts: &SimBackendOptions) -> Result<Config, SimBackend
     Ok(cfg)
 }
 
-/// The kernel table: each kernel's raw code mapped, called through a chip-shaped slot.
-fn kernel_table(spec: &RunSpec, opts: &SimBackendOptions) -> Result<KernelTable, SimBackendError> {
+/// The kernel table: each kernel's shared object loaded, its entry found by symbol, called
+/// through a chip-shaped payload slot.
+fn kernel_table(spec: &RunSpec) -> Result<KernelTable, SimBackendError> {
     let mut table = KernelTable::new();
-    for (i, code) in spec.kernels.iter().enumerate() {
-        let mapped = Arc::new(
-            RawCode::map(code).map_err(|e| SimBackendError::Load(format!("kernel {i}: {e}")))?,
-        );
+    for (i, k) in spec.kernels.iter().enumerate() {
         let id = u32::try_from(i)
             .map_err(|_| SimBackendError::Spec(format!("{} kernels", spec.kernels.len())))?;
-        let name = opts
-            .kernel_names
-            .get(i)
-            .cloned()
-            .unwrap_or_else(|| format!("kernel {i}"));
-        table = table.with(KernelId(id), name, move |ctx| {
-            kernel_call::call(&mapped, id, ctx)
-        });
+        let kernel = CKernel::load(&k.bytes, &k.file, &k.entry)
+            .map_err(|e| SimBackendError::Load(e.to_string()))?;
+        table.register_c(KernelId(id), k.name.as_str(), kernel);
     }
     Ok(table)
 }

@@ -1,7 +1,7 @@
 /* A kernel as raw code: tensors out; scalars first. out[i] = first + i. */
 #include "tensor.h"
 
-void kernel_entry(int64_t *args) {
+void pto_kernel_entry(int64_t *args) {
     const PtoKernelTensor *out = tensor(args, 0, 1);
     if (out == 0) return;
     int64_t first = args[pto_kernel_ntensors(args)];

@@ -4,7 +4,7 @@
  * the data lands before the word the peer waits on. Gives up with code 7 after 2^34 spins. */
 #include "tensor.h"
 
-void kernel_entry(int64_t *args) {
+void pto_kernel_entry(int64_t *args) {
     const PtoKernelTensor *out = tensor(args, 0, 1);
     if (out == 0) return;
     uint32_t nt = pto_kernel_ntensors(args);

@@ -1,7 +1,7 @@
 /* A kernel as raw code: tensors in (read, any shape), out (one word). *out = sum of in. */
 #include "tensor.h"
 
-void kernel_entry(int64_t *args) {
+void pto_kernel_entry(int64_t *args) {
     const PtoKernelTensor *in = tensor(args, 0, 0), *out = tensor(args, 1, 1);
     if (in == 0 || out == 0) return;
     int64_t s = 0;

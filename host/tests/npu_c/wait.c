@@ -4,7 +4,7 @@
  * peer's data landed. */
 #include "tensor.h"
 
-void kernel_entry(int64_t *args) {
+void pto_kernel_entry(int64_t *args) {
     const PtoKernelTensor *data = tensor(args, 0, 1);
     if (data == 0) return;
     uint32_t nt = pto_kernel_ntensors(args);

@@ -1,14 +1,15 @@
 //! What the NPU tests share: the fake CANN, `libpto_aicpu.so` and the dispatcher built
 //! with their own cargo calls, the C orchestration SO (`aicpu/tests/c/orchestration.c`), the
-//! kernels as raw code (`tests/npu_c/*.c`: compiled, then only `.text` kept, as on the
-//! chip), the AICore executor's host build as the registered ELF, and the DAG run.
+//! kernels (`tests/npu_c/*.c`: object files for the fake NPU, which uploads the entry's
+//! section as on the chip; shared objects for the simulator), the AICore executor's host
+//! build as the registered ELF, and the DAG run.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use pto_host::npu::{Artifacts, BufferSpec, NpuOptions, OrchArg, RunSpec, Timeouts};
+use pto_host::npu::{Artifacts, BufferSpec, KernelSpec, NpuOptions, OrchArg, RunSpec, Timeouts};
 
 #[path = "../../../device-sys/tests/fake_cann/mod.rs"]
 pub mod fake_cann;
@@ -48,8 +49,8 @@ pub struct Kit {
     pub artifacts: Artifacts,
     /// The orchestration SO's bytes.
     pub orchestration: Vec<u8>,
-    /// Kernels as raw code: fill, add, sum, fail, hang.
-    pub kernels: Vec<Vec<u8>>,
+    /// Kernels as object files for the fake NPU: fill, add, sum, fail, hang.
+    pub kernels: Vec<KernelSpec>,
     /// Their files, in the same order.
     pub kernel_files: Vec<PathBuf>,
     /// The orchestration SO's file.
@@ -74,9 +75,9 @@ pub fn run(cmd: &mut Command) {
     );
 }
 
-/// A kernel compiled to raw code: `.text` only, entry at offset 0, nothing to relocate.
-pub fn raw_kernel(src: &Path, out: &Path) -> Vec<u8> {
-    let obj = out.with_extension("o");
+/// A kernel for the fake NPU: an object file whose entry's section needs no relocation
+/// (the NPU path uploads that section alone).
+pub fn npu_kernel(src: &Path, out: &Path) -> KernelSpec {
     run(cc()
         .to_command()
         .args([
@@ -86,7 +87,6 @@ pub fn raw_kernel(src: &Path, out: &Path) -> Vec<u8> {
             "-fno-tree-vectorize",
             "-fno-jump-tables",
             "-fno-function-sections",
-            "-fno-toplevel-reorder",
             "-fno-stack-protector",
             "-fno-asynchronous-unwind-tables",
             "-ffreestanding",
@@ -94,39 +94,65 @@ pub fn raw_kernel(src: &Path, out: &Path) -> Vec<u8> {
         ])
         .arg(root().join("device-sys/aicore"))
         .arg("-o")
-        .arg(&obj)
+        .arg(out)
         .arg(src));
-    let relocs = Command::new("readelf")
-        .arg("-r")
-        .arg(&obj)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&relocs.stdout);
-    assert!(
-        !text.contains("R_X86_64") && !text.contains("R_AARCH64"),
-        "{} needs relocations, so its raw code cannot run:\n{text}",
-        src.display()
-    );
-    run(Command::new("objcopy")
-        .args(["-O", "binary", "-j", ".text"])
-        .arg(&obj)
-        .arg(out));
-    std::fs::read(out).unwrap()
+    KernelSpec::read(out, None).unwrap()
 }
 
-/// Builds the kit (once per process).
+/// A kernel for the fake NPU as a linked image: the object file linked at address 0 with
+/// its entry named, no library (the NPU path uploads every loadable segment).
+pub fn npu_linked_kernel(src: &Path, out: &Path) -> KernelSpec {
+    run(cc()
+        .to_command()
+        .args([
+            "-O1",
+            "-fno-pic",
+            "-no-pie",
+            "-static",
+            "-nostdlib",
+            "-ffreestanding",
+            "-fno-stack-protector",
+            "-fno-asynchronous-unwind-tables",
+            "-Wl,-Ttext=0",
+            "-Wl,-e,pto_kernel_entry",
+            "-Wl,--build-id=none",
+            "-I",
+        ])
+        .arg(root().join("device-sys/aicore"))
+        .arg("-o")
+        .arg(out)
+        .arg(src));
+    KernelSpec::read(out, None).unwrap()
+}
+
+/// A kernel for the simulator: a shared object of this host.
+pub fn sim_kernel(src: &Path, out: &Path) -> KernelSpec {
+    run(cc()
+        .to_command()
+        .args(["-shared", "-fPIC", "-O1", "-I"])
+        .arg(root().join("device-sys/aicore"))
+        .arg("-o")
+        .arg(out)
+        .arg(src));
+    KernelSpec::read(out, None).unwrap()
+}
+
 /// The programs a run executes, without anything CANN needs: the orchestration SO and the
-/// kernels fill, add, sum, fail, hang as raw code (for this host, so they run on the
-/// simulator and, through the fake CANN's executor on threads, on the fake NPU alike).
+/// kernels fill, add, sum, fail, hang, built for the fake NPU (object files of this host:
+/// the fake runs the executor on threads) and for the simulator (shared objects).
 pub struct Programs {
     /// The orchestration SO's bytes.
     pub orchestration: Vec<u8>,
     /// Its file.
     pub orchestration_file: PathBuf,
-    /// Kernels as raw code: fill, add, sum, fail, hang.
-    pub kernels: Vec<Vec<u8>>,
+    /// Kernels as object files for the fake NPU: fill, add, sum, fail, hang.
+    pub kernels: Vec<KernelSpec>,
     /// Their files, in the same order.
     pub kernel_files: Vec<PathBuf>,
+    /// The same kernels as shared objects for the simulator.
+    pub sim_kernels: Vec<KernelSpec>,
+    /// Their files, in the same order.
+    pub sim_kernel_files: Vec<PathBuf>,
 }
 
 pub fn programs() -> &'static Programs {
@@ -152,26 +178,37 @@ pub fn ranks_programs() -> &'static Programs {
     })
 }
 
-/// The orchestration SO built from `orchestration` and the kernels `npu_c/<name>.c` as raw
-/// code, their files named with `prefix` in this process's scratch directory.
+/// The orchestration SO built from `orchestration` and the kernels `npu_c/<name>.c` for the
+/// fake NPU and for the simulator, their files named with `prefix` in this process's scratch
+/// directory.
 fn build_programs(orchestration: &Path, kernels: &[&str], prefix: &str) -> Programs {
     let dir = scratch();
     let orch = dir.join(format!("lib{prefix}orchestration.so"));
     orchestration_so(orchestration, &orch);
+    let src = |k: &str| root().join("host/tests/npu_c").join(format!("{k}.c"));
     let kernel_files: Vec<PathBuf> = kernels
         .iter()
-        .map(|k| dir.join(format!("{prefix}{k}.bin")))
+        .map(|k| dir.join(format!("{prefix}{k}.o")))
         .collect();
-    let kernels = kernels
+    let sim_kernel_files: Vec<PathBuf> = kernels
         .iter()
-        .zip(&kernel_files)
-        .map(|(k, out)| raw_kernel(&root().join("host/tests/npu_c").join(format!("{k}.c")), out))
+        .map(|k| dir.join(format!("{prefix}{k}.so")))
         .collect();
     Programs {
         orchestration: std::fs::read(&orch).unwrap(),
         orchestration_file: orch,
-        kernels,
+        kernels: kernels
+            .iter()
+            .zip(&kernel_files)
+            .map(|(k, out)| npu_kernel(&src(k), out))
+            .collect(),
         kernel_files,
+        sim_kernels: kernels
+            .iter()
+            .zip(&sim_kernel_files)
+            .map(|(k, out)| sim_kernel(&src(k), out))
+            .collect(),
+        sim_kernel_files,
     }
 }
 
@@ -273,9 +310,16 @@ pub const N: u64 = 64;
 /// See [`N`].
 pub const BLOCKS: u64 = 6;
 
+/// [`dag`] with the kernels built for the simulator.
+pub fn sim_dag(extra: u64, flag: u64) -> RunSpec {
+    let mut spec = dag(extra, flag);
+    spec.kernels = programs().sim_kernels.clone();
+    spec
+}
+
 /// The DAG of `aicpu/tests/c/orchestration.c` (tensor arguments: block b's tiles at
-/// 2 n b words, the sums after them): `extra` 0 nothing more, 1 a failing task, 2 a task
-/// that hangs on `flag`.
+/// 2 n b words, the sums after them) with the kernels built for the fake NPU: `extra` 0
+/// nothing more, 1 a failing task, 2 a task that hangs on `flag`.
 pub fn dag(extra: u64, flag: u64) -> RunSpec {
     let k = programs();
     let mut spec = RunSpec::new(k.orchestration.clone(), k.kernels.clone());

@@ -1,9 +1,9 @@
 //! `pto-launch run`: runs a user's orchestration SO and kernels, on the simulator
-//! (`--backend sim`, the default: kernels compiled for this host) or on an NPU through CANN
-//! (`--backend npu`: kernels compiled for the AICore). Either way kernels are raw code (only
-//! `.text`, entry at offset 0), given as a directory (every `*.bin`, ids in name order) or a
-//! comma-separated list (ids in list order), and the orchestration and kernels use the same
-//! C ABIs (`aicpu/include/pto_aicpu.h`, `device-sys/aicore/pto_aicore.h`). Buffers are device
+//! (`--backend sim`, the default: kernels are shared objects built for this host) or on an
+//! NPU through CANN (`--backend npu`: kernels are AICore ELF objects). Either way a kernel's
+//! entry is found by its symbol (`pto_kernel_entry`, or `FILE:SYMBOL`); kernels are given as
+//! a directory (every `*.so`, or `*.o` for an NPU, ids in name order) or a comma-separated
+//! list (ids in list order), and the orchestration and kernels use the same C ABIs (`aicpu/include/pto_aicpu.h`, `device-sys/aicore/pto_aicore.h`). Buffers are device
 //! memory the orchestration's arguments may name; after a successful run each is written to
 //! `--output DIR` as `buffer_<n>.bin`; `--trace FILE` writes the task records as a Chrome
 //! trace. With `--ranks N` this process spawns N ranks of itself (`pto_host::program_ranks`):
@@ -41,8 +41,10 @@ pub struct RunArgs {
     /// The orchestration SO (exports `pto_orchestrate`).
     #[arg(long, value_name = "SO")]
     pub orchestration: PathBuf,
-    /// The kernels: a directory of `*.bin` (ids in name order) or a comma-separated list.
-    #[arg(long, value_name = "DIR|K0,K1,...")]
+    /// The kernels, ids in order: a directory (its `*.so`; `*.o` with --backend npu; in name
+    /// order) or a comma-separated list of files, each `FILE` (entry `pto_kernel_entry`) or
+    /// `FILE:SYMBOL`.
+    #[arg(long, value_name = "DIR|K0[:SYM],K1,...")]
     pub kernels: String,
     /// A device buffer: `BYTES` (zeroed) or `BYTES=FILE` (its first bytes from FILE);
     /// buffer n is the n-th given.

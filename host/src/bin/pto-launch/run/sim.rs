@@ -1,12 +1,12 @@
-//! `pto-launch run --backend sim`: the same orchestration SO and raw kernels (compiled for
-//! this host) on the simulator, through the same orchestration and kernel ABIs; one run, or
+//! `pto-launch run --backend sim`: the same orchestration SO and kernels (shared objects
+//! built for this host, entries found by symbol) on the simulator, through the same orchestration and kernel ABIs; one run, or
 //! one rank's run of a job whose windows are POSIX shared memory.
 
 use pto_host::profile::write_chrome_trace;
 use pto_host::program_ranks::{ProgramRank, run_on_sim};
 use pto_host::sim_backend::{SimBackendOptions, run as run_alone};
 
-use super::spec::{bad, kernel_names, spec, trace_path, write_outputs};
+use super::spec::{bad, spec, trace_path, write_outputs};
 use super::{RunArgs, RunBackend, RunResults, TRACE_RECORDS};
 use crate::error::CliError;
 
@@ -18,7 +18,6 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
         clusters: a.clusters.max(1) as u16,
         schedulers: a.schedulers,
         task_timeout_us: a.task_timeout_ms * 1000,
-        kernel_names: kernel_names(a)?,
         ..SimBackendOptions::default()
     };
     let out = match rank {

@@ -1,13 +1,14 @@
 //! What `pto-launch run`'s flags name, read into a [`RunSpec`]: the orchestration SO, the
-//! kernels (a directory's `*.bin` in name order, or a comma-separated list), the buffers and
-//! the orchestration's arguments; and the buffers written back after the run.
+//! kernels (a directory's kernel files in name order, or a comma-separated list, each
+//! `FILE` or `FILE:SYMBOL`), the buffers and the orchestration's arguments; and the buffers
+//! written back after the run.
 
 use std::path::{Path, PathBuf};
 
-use pto_host::program::{BufferSpec, OrchArg, RunSpec};
+use pto_host::program::{BufferSpec, KernelSpec, OrchArg, RunSpec};
 use pto_host::program_ranks::RankWindows;
 
-use super::RunArgs;
+use super::{RunArgs, RunBackend};
 use crate::error::CliError;
 
 pub fn bad(why: String) -> CliError {
@@ -18,34 +19,106 @@ fn read(what: &str, path: &Path) -> Result<Vec<u8>, CliError> {
     std::fs::read(path).map_err(|e| bad(format!("cannot read {what} {}: {e}", path.display())))
 }
 
-/// The kernel files, in id order.
-pub fn kernel_files(spec: &str) -> Result<Vec<PathBuf>, CliError> {
+/// One kernel as `--kernels` names it: its file and, if given, the symbol of its entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelArg {
+    /// The file.
+    pub path: PathBuf,
+    /// The entry's symbol after a colon (`FILE:SYMBOL`), if given.
+    pub entry: Option<String>,
+}
+
+/// The extension of the kernel files a directory given to `--kernels` holds, by backend: a
+/// shared object of this host for the simulator, an AICore object file for an NPU.
+pub fn kernel_extension(backend: RunBackend) -> &'static str {
+    match backend {
+        RunBackend::Sim => "so",
+        RunBackend::Npu => "o",
+    }
+}
+
+/// Whether `s` can be a C symbol (what may follow the colon of `FILE:SYMBOL`).
+fn is_symbol(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// The kernels `--kernels` names, in id order: a directory's files with the backend's
+/// extension in name order, or a comma-separated list of `FILE` or `FILE:SYMBOL`.
+pub fn kernel_args(spec: &str, backend: RunBackend) -> Result<Vec<KernelArg>, CliError> {
     let dir = Path::new(spec);
     if dir.is_dir() {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        let ext = kernel_extension(backend);
+        let entries: Vec<PathBuf> = std::fs::read_dir(dir)
             .map_err(|e| bad(format!("cannot list {}: {e}", dir.display())))?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+            .collect();
+        let mut files: Vec<PathBuf> = entries
+            .iter()
+            .filter(|p| p.extension().is_some_and(|x| x == ext))
+            .cloned()
             .collect();
         files.sort();
         if files.is_empty() {
-            return Err(bad(format!("{} holds no *.bin kernel", dir.display())));
+            let raw = entries
+                .iter()
+                .any(|p| p.extension().is_some_and(|x| x == "bin"));
+            let note = if raw {
+                " (its *.bin files look like raw code, which kernels no longer are: their \
+                 entries are found by symbol in an ELF file)"
+            } else {
+                ""
+            };
+            return Err(bad(format!(
+                "{} holds no *.{ext} kernel{note}; {}",
+                dir.display(),
+                build_hint(backend)
+            )));
         }
-        return Ok(files);
+        return Ok(files
+            .into_iter()
+            .map(|path| KernelArg { path, entry: None })
+            .collect());
     }
     Ok(spec
         .split(',')
         .filter(|s| !s.is_empty())
-        .map(PathBuf::from)
+        .map(|s| match s.rsplit_once(':') {
+            Some((file, sym)) if is_symbol(sym) && !file.is_empty() => KernelArg {
+                path: PathBuf::from(file),
+                entry: Some(sym.to_owned()),
+            },
+            _ => KernelArg {
+                path: PathBuf::from(s),
+                entry: None,
+            },
+        })
         .collect())
 }
 
-/// A kernel's name: its file's stem.
-pub fn kernel_name(path: &Path) -> String {
-    path.file_stem().map_or_else(
-        || path.display().to_string(),
-        |s| s.to_string_lossy().into_owned(),
-    )
+/// How to build a kernel `backend` takes.
+pub fn build_hint(backend: RunBackend) -> &'static str {
+    match backend {
+        RunBackend::Sim => pto_sim::BUILD_HINT,
+        RunBackend::Npu => {
+            "build each kernel as an AICore ELF object (`ccec -c`), its entry \
+             `pto_kernel_entry` or named after a colon"
+        }
+    }
+}
+
+/// The kernels `--kernels` names, read.
+pub fn kernels(a: &RunArgs) -> Result<Vec<KernelSpec>, CliError> {
+    kernel_args(&a.kernels, a.backend)?
+        .iter()
+        .map(|k| {
+            KernelSpec::read(&k.path, k.entry.as_deref())
+                .map_err(|e| bad(format!("cannot read the kernel {}: {e}", k.path.display())))
+        })
+        .collect()
 }
 
 fn orch_arg(s: &str, windows: Option<&RankWindows>) -> Result<OrchArg, CliError> {
@@ -118,22 +191,11 @@ fn buffer(s: &str) -> Result<BufferSpec, CliError> {
     Ok(BufferSpec { bytes, init })
 }
 
-/// The kernels' names: their files' stems, in id order.
-pub fn kernel_names(a: &RunArgs) -> Result<Vec<String>, CliError> {
-    Ok(kernel_files(&a.kernels)?
-        .iter()
-        .map(|p| kernel_name(p))
-        .collect())
-}
-
 /// The run the flags describe (checked), for a rank with `windows` if any.
 pub fn spec(a: &RunArgs, records: u32, windows: Option<&RankWindows>) -> Result<RunSpec, CliError> {
-    let files = kernel_files(&a.kernels)?;
-    let kernels = files
-        .iter()
-        .map(|p| read("the kernel", p))
-        .collect::<Result<Vec<_>, _>>()?;
+    let kernels = kernels(a)?;
     let mut spec = RunSpec::new(read("the orchestration SO", &a.orchestration)?, kernels);
+    spec.orchestration_name = a.orchestration.display().to_string();
     spec.buffers = a
         .buffers
         .iter()
@@ -228,5 +290,50 @@ mod tests {
         assert!(err("window:x", Some(&w)).contains("want a number"));
         assert!(matches!(orch_arg("buffer:1", None), Ok(OrchArg::Buffer(1))));
         assert!(matches!(orch_arg("0x10", None), Ok(OrchArg::Value(16))));
+    }
+
+    #[test]
+    fn kernels_are_files_with_an_optional_entry_symbol() {
+        let ks = kernel_args("square.so:square,sum.so,dir/a:b.so", RunBackend::Sim).unwrap();
+        assert_eq!(ks[0].path, Path::new("square.so"));
+        assert_eq!(ks[0].entry.as_deref(), Some("square"));
+        assert_eq!(
+            (ks[1].path.as_path(), ks[1].entry.as_deref()),
+            (Path::new("sum.so"), None)
+        );
+        assert_eq!(
+            (ks[2].path.as_path(), ks[2].entry.as_deref()),
+            (Path::new("dir/a:b.so"), None),
+            "a colon not followed by a symbol is part of the path"
+        );
+    }
+
+    #[test]
+    fn a_directory_gives_its_kernels_of_the_backend_in_name_order() {
+        let dir = std::env::temp_dir().join(format!("pto-kernels-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in ["b.so", "a.so", "c.o", "d.bin"] {
+            std::fs::write(dir.join(f), b"x").unwrap();
+        }
+        let names = |b| -> Vec<String> {
+            kernel_args(dir.to_str().unwrap(), b)
+                .unwrap()
+                .iter()
+                .map(|k| k.path.file_name().unwrap().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(names(RunBackend::Sim), ["a.so", "b.so"]);
+        assert_eq!(names(RunBackend::Npu), ["c.o"]);
+        for f in ["b.so", "a.so", "c.o"] {
+            std::fs::remove_file(dir.join(f)).unwrap();
+        }
+        let e = kernel_args(dir.to_str().unwrap(), RunBackend::Sim)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("holds no *.so kernel") && e.contains("raw code"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
