@@ -4,6 +4,7 @@
 use crate::condition::Watch;
 use crate::ids::{CoreId, KernelId, TaskId, Token};
 use crate::observe::stall::Stall;
+use crate::orchestrator::TaskSpec;
 use crate::orchestrator::tensor_arg::KernelTensor;
 use crate::protocol::{RawCondition, ResultWord, StatusWord};
 use crate::queues::completion_queue::CompletionQueue;
@@ -139,6 +140,17 @@ pub trait Platform: Sync {
     fn heap(&self) -> (u64, u64) {
         (0, 0)
     }
+
+    /// Whether the orchestrator tells this platform of every task it submits
+    /// ([`Platform::submitted`]). A constant: a platform that leaves it `false` (the default)
+    /// has no code for it on the submit path.
+    const OBSERVES_SUBMITS: bool = false;
+
+    /// Told, on the orchestrator's thread, of each task submitted successfully (its id and
+    /// what it was submitted with), in submission order, when [`Platform::OBSERVES_SUBMITS`]
+    /// is `true`: a simulator that checks its tasks' memory accesses learns what each
+    /// declared. Never blocks for long.
+    fn submitted(&self, _id: TaskId, _spec: &TaskSpec<'_>) {}
 
     /// Told, by each scheduler as it stops a failed run, what its cores ran and what its
     /// deferred set held: one call per running or held lane and per deferred task. The

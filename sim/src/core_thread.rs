@@ -9,6 +9,7 @@ use pto_runtime_core::{
     Platform, ResultWord, StatusWord, Token,
 };
 
+use crate::access_check;
 use crate::kernel_error::{KernelError, KernelFailure, error_code};
 use crate::kernel_panic;
 use crate::kernels::KernelCtx;
@@ -280,12 +281,19 @@ fn execute(
         Some((name, f)) => {
             // A fatal signal in the kernel names it, its task and its core.
             let _running = crate::crash::kernel(kernel, name, task, id, lane);
-            catch_unwind(AssertUnwindSafe(|| f(&ctx))).unwrap_or_else(|payload| {
+            if p.checker.is_some() {
+                access_check::begin();
+            }
+            let result = catch_unwind(AssertUnwindSafe(|| f(&ctx))).unwrap_or_else(|payload| {
                 Err(KernelError::sim(
                     error_code::KERNEL_PANICKED,
                     kernel_panic::message(&*payload),
                 ))
-            })
+            });
+            if let Some(c) = &p.checker {
+                c.ran(task, access_check::end());
+            }
+            result
         }
     };
     if timed {

@@ -5,6 +5,7 @@ use std::sync::{Mutex, PoisonError};
 
 use pto_runtime_core::{ClaimError, ConfigError, FatalError, RunReport};
 
+use crate::access_check::AccessReport;
 use crate::kernel_error::KernelFailure;
 use crate::run::SimRun;
 use crate::stall_report::StallReport;
@@ -85,14 +86,24 @@ pub enum SimError {
         /// What the failed run left.
         run: Box<FailedRun>,
     },
+    /// The run finished, but checking its accesses ([`crate::SimOptions::check_accesses`])
+    /// found tasks that touch the same bytes, one writing, with no dependency declared
+    /// between them: the result depended on the run's timing.
+    #[error("the run's tasks race: {report}")]
+    Races {
+        /// What the check found (also in `run.accesses`).
+        report: Box<AccessReport>,
+        /// What the run left.
+        run: Box<FailedRun>,
+    },
 }
 
 impl SimError {
-    /// The report of a run that started and failed ([`SimError::Run`]); `None` for an error
-    /// that stopped the run before it started.
+    /// The report of a run that started and failed ([`SimError::Run`], [`SimError::Races`]);
+    /// `None` for an error that stopped the run before it started.
     pub fn report(&self) -> Option<&RunReport> {
         match self {
-            SimError::Run { run, .. } => Some(&run.report),
+            SimError::Run { run, .. } | SimError::Races { run, .. } => Some(&run.report),
             _ => None,
         }
     }

@@ -111,6 +111,11 @@ impl<'a> KernelCtx<'a> {
     /// # let _ = put;
     /// ```
     pub fn post(&self, engine: u32, t: Transfer) -> Result<u64, EngineError> {
+        // What the transfer will read and write is this task's (the task completes only
+        // once it landed, when the kernel waits for it).
+        let bytes = t.words.saturating_mul(8);
+        crate::access_check::record(t.src, bytes, false);
+        crate::access_check::record(t.dst, bytes, true);
         self.engines
             .get(engine as usize)
             .ok_or(EngineError::NoSuchEngine {
@@ -180,6 +185,8 @@ pub type KernelFn = dyn Fn(&KernelCtx<'_>) -> Result<(), KernelError> + Send + S
 struct Entry {
     name: Arc<str>,
     f: Arc<KernelFn>,
+    /// A C kernel: it reaches memory through raw pointers, which the simulator cannot see.
+    opaque: bool,
 }
 
 /// The dispatch table of the simulated machine: kernel id to name and function. Ids are what
@@ -226,15 +233,29 @@ impl KernelTable {
         name: impl Into<Arc<str>>,
         f: impl Fn(&KernelCtx<'_>) -> Result<(), KernelError> + Send + Sync + 'static,
     ) -> &mut Self {
+        self.insert(id, name.into(), Arc::new(f), false)
+    }
+
+    /// Registers `f` as kernel `id`; `opaque` for a kernel whose memory accesses the
+    /// simulator cannot see (a C kernel).
+    pub(crate) fn insert(
+        &mut self,
+        id: KernelId,
+        name: Arc<str>,
+        f: Arc<KernelFn>,
+        opaque: bool,
+    ) -> &mut Self {
         let i = id.0 as usize;
         if self.kernels.len() <= i {
             self.kernels.resize(i + 1, None);
         }
-        self.kernels[i] = Some(Entry {
-            name: name.into(),
-            f: Arc::new(f),
-        });
+        self.kernels[i] = Some(Entry { name, f, opaque });
         self
+    }
+
+    /// Whether kernel `id` reaches memory in ways the simulator cannot see (a C kernel).
+    pub(crate) fn is_opaque(&self, id: KernelId) -> bool {
+        self.slot(id).is_some_and(|e| e.opaque)
     }
 
     /// The same table with `f` registered as kernel `id`, named `name`.

@@ -24,6 +24,7 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+mod access_check;
 mod c_kernel;
 mod calibrate;
 mod core_thread;
@@ -49,6 +50,7 @@ mod tensor_view;
 mod trace;
 mod trace_check;
 
+pub use access_check::{AccessReport, Race, TaskName, Undeclared};
 pub use c_kernel::{ABI_SYMBOL, BUILD_HINT, CKernel, DEFAULT_ENTRY, KernelLoadError};
 pub use calibrate::{Calibration, calibrate};
 pub use dep_graph::{DepGraph, DepTask};

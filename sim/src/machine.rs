@@ -66,6 +66,13 @@ pub struct SimOptions {
     /// [`crate::crash::exit_status`] of the signal (see [`crate::crash`]). On by default; the
     /// handler passes signals of other threads on to whatever handled them before.
     pub name_crashes: bool,
+    /// Check every task's memory accesses against what the program declared (see
+    /// [`crate::AccessReport`]): the run records the byte ranges each kernel reads and
+    /// writes through the memory API and tensor views, and fails when two tasks touch the
+    /// same bytes, one writing, with no dependency declared between them (a forgotten
+    /// dependency, found in every run rather than one in twenty). Off by default: recording
+    /// costs each access a thread-local push.
+    pub check_accesses: bool,
 }
 
 /// How the simulated cores map onto host threads.
@@ -112,6 +119,7 @@ impl Default for SimOptions {
             silicon: None,
             host_addresses: false,
             name_crashes: true,
+            check_accesses: false,
         }
     }
 }
@@ -223,14 +231,12 @@ impl SimMachine {
             })
             .collect::<Result<Vec<_>, _>>()
             .map_err(SimError::Engine)?;
-        let platform = Arc::new(SimPlatform::new(
-            cfg,
-            kernels,
-            memory,
-            engines,
-            heap,
-            opts.silicon.as_ref(),
-        ));
+        let mut platform =
+            SimPlatform::new(cfg, kernels, memory, engines, heap, opts.silicon.as_ref());
+        if opts.check_accesses {
+            platform.checker = Some(Arc::default());
+        }
+        let platform = Arc::new(platform);
         let spin_before_park = opts.spin_before_park;
         let name_crashes = opts.name_crashes;
         // A kernel's panic is its error, reported with the run's: not printed by the hook too.

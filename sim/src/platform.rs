@@ -7,9 +7,10 @@ use std::thread::Thread;
 use pto_runtime_core::{
     CompletionCell, CompletionEnds, CompletionMode, CompletionQueue, Config, CoreId, KernelId,
     KernelTensor, MAX_ARGS, MAX_TENSORS, Payload, Platform, RawCondition, ResultWord, StatusWord,
-    TaskId, TensorCell, Token, Watch,
+    TaskId, TaskSpec, TensorCell, Token, Watch,
 };
 
+use crate::access_check::AccessChecker;
 use crate::engine::Engine;
 use crate::kernel_error::{Failures, KernelFailure};
 use crate::kernels::KernelTable;
@@ -117,6 +118,8 @@ pub struct SimPlatform {
     pub(crate) shutdown: AtomicBool,
     /// What the kernels that failed said (the result word carries only their codes).
     pub(crate) failures: Failures,
+    /// The access check, when the run checks accesses ([`crate::SimOptions::check_accesses`]).
+    pub(crate) checker: Option<Arc<AccessChecker>>,
     /// What the schedulers reported about their lanes and deferred tasks as they stopped a
     /// failed run.
     pub(crate) stalls: std::sync::Mutex<Vec<Stall>>,
@@ -184,6 +187,7 @@ impl SimPlatform {
             heap,
             shutdown: AtomicBool::new(false),
             failures: Failures::default(),
+            checker: None,
             stalls: std::sync::Mutex::new(Vec::new()),
             parks: Line(AtomicU64::new(0)),
             wakes: Line(AtomicU64::new(0)),
@@ -254,6 +258,14 @@ impl SimPlatform {
 }
 
 impl Platform for SimPlatform {
+    const OBSERVES_SUBMITS: bool = true;
+
+    fn submitted(&self, id: TaskId, spec: &TaskSpec<'_>) {
+        if let Some(c) = &self.checker {
+            c.submitted(id, spec);
+        }
+    }
+
     fn now(&self) -> u64 {
         // One counter read (~20 cycles), where `Instant::now` costs a clock_gettime: the
         // scheduler reads the clock at every busy loop phase when profiling.

@@ -9,6 +9,7 @@ use pto_runtime_core::{
     RunReport, Runtime, TaskRecord,
 };
 
+use crate::access_check::AccessReport;
 use crate::error::{FailedRun, SimError};
 use crate::kernels::KernelTable;
 use crate::machine::{CpuPlan, SimMachine, SimOptions};
@@ -48,6 +49,10 @@ pub struct SimRun<R> {
     /// Times a scheduler or the orchestrator, idle long enough, gave its CPU away
     /// ([`SimPlatform::yields`]).
     pub yields: u64,
+    /// With [`SimOptions::check_accesses`]: what checking the tasks' memory accesses found
+    /// (a run with races fails with [`SimError::Races`]; undeclared accesses are only
+    /// reported here).
+    pub accesses: Option<AccessReport>,
 }
 
 /// The orchestrator handle an orchestration function gets.
@@ -176,9 +181,27 @@ where
     if let Some(i) = panicked {
         return Err(SimError::SchedulerPanicked(i));
     }
-    let run = SimRun::gather(&rt, platform, wall, value);
+    let mut run = SimRun::gather(&rt, platform, wall, value);
     let Some(error) = run.report.error else {
-        return Ok(run);
+        return match run.accesses.take() {
+            Some(report) if !report.race_free() => {
+                run.accesses = Some(report.clone());
+                Err(SimError::Races {
+                    report: Box::new(report),
+                    run: Box::new(FailedRun {
+                        stalls: StallReport::default(),
+                        kernel: None,
+                        run: run.map_value(|value| {
+                            Mutex::new(Some(Box::new(value) as Box<dyn Any + Send>))
+                        }),
+                    }),
+                })
+            }
+            accesses => {
+                run.accesses = accesses;
+                Ok(run)
+            }
+        };
     };
     let kernel = match (error.cause, error.task) {
         (FatalCause::KernelFailed { code }, Some(task)) => platform.kernel_failure(task, code),
@@ -220,6 +243,10 @@ impl<R> SimRun<R> {
             kernels: platform.kernels.clone(),
             silicon_delays_ns: platform.silicon_delays_ns(),
             yields: platform.yields(),
+            accesses: platform
+                .checker
+                .as_ref()
+                .map(|c| c.report(&platform.kernels)),
         }
     }
 
@@ -237,6 +264,7 @@ impl<R> SimRun<R> {
             kernels: self.kernels,
             silicon_delays_ns: self.silicon_delays_ns,
             yields: self.yields,
+            accesses: self.accesses,
         }
     }
 }

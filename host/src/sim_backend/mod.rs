@@ -41,7 +41,7 @@ mod orch_so;
 use std::sync::Arc;
 
 use pto_device_sys::chip::ChipPlatform;
-use pto_runtime_core::ffi::status_str;
+use pto_runtime_core::ffi::{PtoStatus, status_str};
 use pto_runtime_core::{Config, FatalCause, KernelId, ProfileLevel, RunReport, TaskRecord};
 use pto_sim::{CKernel, DeviceMemory, KernelTable, SimError, SimOptions};
 
@@ -100,8 +100,8 @@ pub enum SimBackendError {
     #[error("cannot place the run's buffers: {0}")]
     Buffers(String),
     /// The orchestration function returned `code` (not 0): the run was aborted.
-    #[error("the orchestration returned {code} ({}); {finished} of {submitted} tasks finished",
-        status_str(*.code).to_string_lossy())]
+    #[error("the orchestration returned {}; {finished} of {submitted} tasks finished",
+        returned(*.code))]
     Orchestration {
         /// What `pto_orchestrate` returned.
         code: i32,
@@ -114,6 +114,17 @@ pub enum SimBackendError {
     /// the error says which task, and what every live task waited for).
     #[error(transparent)]
     Sim(#[from] SimError),
+}
+
+/// What an orchestration's return `code` means: a runtime status (0 or negative, one that
+/// some operation returned to it) in words, or the orchestration's own code.
+pub fn returned(code: i32) -> String {
+    match PtoStatus::from_code(code) {
+        Some(_) => format!("{code} ({})", status_str(code).to_string_lossy()),
+        None => format!(
+            "{code}, a code of its own (the runtime's statuses are 0 and the negative PTO_ERR_*)"
+        ),
+    }
 }
 
 /// What the orchestrator thread hands back: the buffers' addresses and the entry's result.

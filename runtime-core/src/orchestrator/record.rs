@@ -108,13 +108,19 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         spec: &TaskSpec<'_>,
         record: &mut dyn FnMut(Dependency),
     ) -> Result<TaskId, SubmitError> {
-        self.submit_inner::<_, true>(
+        let submitted = self.submit_inner::<_, true>(
             spec,
             &mut Record {
                 sink: record,
                 found: ArgList::new(),
             },
-        )
+        );
+        if P::OBSERVES_SUBMITS
+            && let Ok(id) = submitted
+        {
+            self.p.submitted(id, spec);
+        }
+        submitted
     }
 }
 

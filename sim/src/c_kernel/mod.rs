@@ -146,6 +146,8 @@ impl KernelTable {
         kernel: CKernel,
     ) -> &mut Self {
         let kernel = Arc::new(kernel);
-        self.register(id, name, move |ctx| kernel.run(id, ctx))
+        let f: Arc<crate::KernelFn> =
+            Arc::new(move |ctx: &crate::KernelCtx<'_>| kernel.run(id, ctx));
+        self.insert(id, name.into(), f, true)
     }
 }
