@@ -22,6 +22,8 @@
 mod calibrate;
 mod core_thread;
 mod dep_graph;
+mod dtype;
+mod element;
 mod engine;
 mod error;
 mod kernel_error;
@@ -42,8 +44,13 @@ mod trace_check;
 
 pub use calibrate::{Calibration, calibrate};
 pub use dep_graph::{DepGraph, DepTask};
+pub use dtype::{Dtype, UnknownDtype};
+pub use element::Element;
 pub use engine::{Engine, EngineClock, EngineError, EngineOptions, Signal, Transfer, VirtualClock};
 pub use error::{FailedRun, SimError};
+/// The `half` crate this one uses for [`half::f16`] and [`half::bf16`] elements, so a
+/// workload names the same types.
+pub use half;
 pub use kernel_error::{KernelError, KernelFailure, error_code};
 pub use kernels::{KernelCtx, KernelFn, KernelTable};
 pub use machine::{CoreThreads, CpuPlan, MEMORY_BASE, SimMachine, SimOptions};
