@@ -10,6 +10,10 @@
 //! kernel slices named as the [`KernelTable`] names them; [`check_chrome_trace`] checks one),
 //! and its wiring a dependency graph ([`DepGraph`]).
 //!
+//! Kernels read and write device memory as slices of any [`Element`] (integers, `f16`,
+//! `bf16`, `f32`, `f64`), and a run's output is checked against golden data within a
+//! [`Tolerance`] ([`compare_bytes`] for bytes of a [`Dtype`], [`expect_close`] for slices).
+//!
 //! Principles:
 //! - The same core: nothing here changes how tasks are scheduled, only what a core is.
 //! - No unsafe: the region is a plain aligned buffer, cores talk through atomics.
@@ -20,6 +24,7 @@
 #![deny(missing_docs)]
 
 mod calibrate;
+mod compare;
 mod core_thread;
 mod dep_graph;
 mod dtype;
@@ -43,6 +48,10 @@ mod trace;
 mod trace_check;
 
 pub use calibrate::{Calibration, calibrate};
+pub use compare::{
+    CloseError, CompareError, Comparison, ErrorAt, Mismatch, Tolerance, Value, compare_bytes,
+    expect_close,
+};
 pub use dep_graph::{DepGraph, DepTask};
 pub use dtype::{Dtype, UnknownDtype};
 pub use element::Element;
