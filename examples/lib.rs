@@ -12,6 +12,9 @@
 //!   from the output heap; `cargo run --example paged_attention [-- --deps FILE.dot]`).
 //! - `ring_allreduce.rs`: ranks putting chunks into their neighbour's window, consumers
 //!   waiting through deferred completion (`cargo run --example ring_allreduce`).
+//! - `half_precision.rs`: an f16 matrix multiply accumulated in f32 and a row softmax stored
+//!   as bf16, through tensor views, checked against plain Rust in f32 with
+//!   `pto_sim::expect_close` (`cargo run --example half_precision`).
 //!
 //! `tiled_gemm` and `paged_attention` build their DAGs with `pto-workloads` (whose builders the
 //! bench's scenes use too) and keep their kernels and checks here.

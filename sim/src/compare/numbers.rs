@@ -11,8 +11,9 @@ pub(crate) fn serialize_f64<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok
     }
 }
 
-/// `x` to three significant digits, trailing zeros dropped: plainly from 0.01 to 9990
-/// (`0.25`, `1230`), with an exponent outside (`1.3e-3`, `4e6`); `NaN`, `inf`, `-inf`.
+/// `x` to three significant digits, trailing zeros dropped: plainly from 0.1 to 9990
+/// (`0.25`, `1230`), with an exponent outside (`1e-2`, `1.3e-3`, `4e6`); `NaN`, `inf`,
+/// `-inf`.
 pub(crate) fn brief(x: f64) -> String {
     if x.is_nan() {
         return "NaN".into();
@@ -29,7 +30,7 @@ pub(crate) fn brief(x: f64) -> String {
     };
     let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
     match exp.parse::<i32>() {
-        Ok(e) if (-2..=3).contains(&e) => {
+        Ok(e) if (-1..=3).contains(&e) => {
             let rounded: f64 = format!("{mantissa}e{e}").parse().unwrap_or(x);
             format!("{rounded}")
         }
@@ -48,6 +49,9 @@ mod tests {
             (1e-3, "1e-3"),
             (0.00134, "1.34e-3"),
             (0.002, "2e-3"),
+            (0.01, "1e-2"),
+            (0.0195, "1.95e-2"),
+            (0.1, "0.1"),
             (0.25, "0.25"),
             (1234.5, "1230"),
             (123456.0, "1.23e5"),
