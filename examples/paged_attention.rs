@@ -18,7 +18,7 @@
 //! ```
 
 use pto_runtime_core::{Access, Config, KernelId, ProfileLevel};
-use pto_sim::{DepGraph, KernelCtx, KernelError, KernelTable, SimOptions};
+use pto_sim::{DepGraph, KernelCtx, KernelError, KernelTable, MissingRecords, SimOptions};
 use pto_workloads::Submitter;
 use pto_workloads::attention::{
     AttentionKernels, AttentionLayer, AttentionShape, ScopeLayout, submit_paged_attention,
@@ -201,6 +201,8 @@ pub struct Attention {
     pub records: Vec<pto_runtime_core::TaskRecord>,
     /// Clock ticks per microsecond of the records.
     pub ticks_per_us: u64,
+    /// Whether the records miss tasks, and why (a trace of them would).
+    pub missing_records: Option<MissingRecords>,
 }
 
 /// Runs the decode step on the simulator, in scopes as `layout` says (`Caller`: one scope
@@ -279,6 +281,7 @@ fn paged_attention(trace: bool, layout: ScopeLayout) -> Result<Attention, Error>
         let g = s.into_graph().ok_or("the submitter recorded no graph")?;
         Ok::<_, Error>((query, g))
     })?;
+    let missing_records = out.missing_records();
     let (result, deps) = out.value?;
     let mut got = vec![0f32; HEADS * D];
     out.memory.read_f32s(result.base, &mut got)?;
@@ -292,6 +295,7 @@ fn paged_attention(trace: bool, layout: ScopeLayout) -> Result<Attention, Error>
         max_error = max_error.max(err);
     }
     Ok(Attention {
+        missing_records,
         tasks: out.report.finished,
         wall: out.wall,
         max_error,
@@ -302,7 +306,12 @@ fn paged_attention(trace: bool, layout: ScopeLayout) -> Result<Attention, Error>
     })
 }
 
-fn main() -> Result<(), Error> {
+fn main() -> std::process::ExitCode {
+    pto_examples::finish(run_from_command_line())
+}
+
+/// Runs the example as the command line says and prints what it did.
+fn run_from_command_line() -> Result<(), Error> {
     let trace = pto_examples::trace_arg();
     let deps = pto_examples::deps_arg();
     let a = paged_attention(trace.is_some(), ScopeLayout::PerLayer)?;
@@ -316,6 +325,9 @@ fn main() -> Result<(), Error> {
     );
     if let Some(path) = trace {
         pto_sim::write_chrome_trace(&path, &a.records, a.ticks_per_us, &a.kernels)?;
+        if let Some(missing) = a.missing_records {
+            eprintln!("warning: {missing}");
+        }
         println!("trace: {} (open in Perfetto)", path.display());
     }
     if let Some(path) = deps {

@@ -203,6 +203,13 @@ fn rank_job(
         }
         Ok::<_, Error>(acc)
     })?;
+    // The trace first: it helps most when the check below fails.
+    if let Some(path) = trace {
+        pto_sim::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
+        if let Some(missing) = out.missing_records() {
+            eprintln!("warning: {missing}");
+        }
+    }
     let acc = out.value?;
     let mut got = vec![0u64; n * CHUNK];
     out.memory.read_u64s(acc.base, &mut got)?;
@@ -215,9 +222,6 @@ fn rank_job(
                 format!("rank {rank}: element {i} is {g} but plain Rust says {want}").into(),
             );
         }
-    }
-    if let Some(path) = trace {
-        pto_sim::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
     }
     Ok(RankOutcome {
         tasks: out.report.finished,
@@ -243,7 +247,12 @@ fn flag<T: std::str::FromStr>(flag: &str) -> Result<Option<T>, Error> {
         .map_err(|_| format!("{flag} {v}: not a valid value").into())
 }
 
-fn main() -> Result<(), Error> {
+fn main() -> std::process::ExitCode {
+    pto_examples::finish(run_from_command_line())
+}
+
+/// Runs the example as the command line says and prints what it did.
+fn run_from_command_line() -> Result<(), Error> {
     let trace = pto_examples::trace_arg();
     let ranks = flag::<u32>("--ranks")?.unwrap_or(DEFAULT_RANKS);
     if !(2..=16).contains(&ranks) {

@@ -168,6 +168,13 @@ fn tiled_gemm(profile: ProfileLevel, trace: Option<&std::path::Path>) -> Result<
         )?;
         Ok::<_, Error>((dc, tiles))
     })?;
+    // The trace first: it helps most when the check below fails.
+    if let Some(path) = trace {
+        pto_sim::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
+        if let Some(missing) = out.missing_records() {
+            eprintln!("warning: {missing}");
+        }
+    }
     let (dc, tiles) = out.value?;
 
     let mut c = vec![0f32; M * N];
@@ -183,9 +190,6 @@ fn tiled_gemm(profile: ProfileLevel, trace: Option<&std::path::Path>) -> Result<
         )
         .into());
     }
-    if let Some(path) = trace {
-        pto_sim::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
-    }
     Ok(Gemm {
         tasks: out.report.finished,
         wall: out.wall,
@@ -194,7 +198,12 @@ fn tiled_gemm(profile: ProfileLevel, trace: Option<&std::path::Path>) -> Result<
     })
 }
 
-fn main() -> Result<(), Error> {
+fn main() -> std::process::ExitCode {
+    pto_examples::finish(run_from_command_line())
+}
+
+/// Runs the example as the command line says and prints what it did.
+fn run_from_command_line() -> Result<(), Error> {
     let trace = pto_examples::trace_arg();
     let g = tiled_gemm(ProfileLevel::Off, trace.as_deref())?;
     println!(

@@ -100,6 +100,13 @@ fn vector_add(trace: Option<&std::path::Path>) -> Result<Summary, Error> {
         }
         Ok::<_, Error>(z_buf)
     })?;
+    // The trace first: it helps most when the check below fails.
+    if let Some(path) = trace {
+        pto_sim::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
+        if let Some(missing) = out.missing_records() {
+            eprintln!("warning: {missing}");
+        }
+    }
     let z_buf = out.value?;
 
     let mut z = vec![0f32; N];
@@ -108,16 +115,18 @@ fn vector_add(trace: Option<&std::path::Path>) -> Result<Summary, Error> {
     if let Some(i) = (0..N).find(|&i| z[i] != want[i]) {
         return Err(format!("z[{i}] is {} but plain Rust says {}", z[i], want[i]).into());
     }
-    if let Some(path) = trace {
-        pto_sim::write_chrome_trace(path, &out.records, out.ticks_per_us, &out.kernels)?;
-    }
     Ok(Summary {
         tasks: out.report.finished,
         wall: out.wall,
     })
 }
 
-fn main() -> Result<(), Error> {
+fn main() -> std::process::ExitCode {
+    pto_examples::finish(run_from_command_line())
+}
+
+/// Runs the example as the command line says and prints what it did.
+fn run_from_command_line() -> Result<(), Error> {
     let trace = pto_examples::trace_arg();
     let s = vector_add(trace.as_deref())?;
     println!(

@@ -12,7 +12,12 @@
 //!
 //! C kernels of the device ABI run here as shared objects built for this host
 //! ([`CKernel`]), their entries found by symbol; a crash in user code (a kernel, an
-//! orchestration) is named ([`crash`]).
+//! orchestration) is named ([`crash`]); a forgotten dependency is found
+//! ([`SimOptions::check_accesses`], [`AccessReport`]).
+//!
+//! Kernels read and write device memory as slices of any [`Element`] (integers, `f16`,
+//! `bf16`, `f32`, `f64`), and a run's output is checked against golden data within a
+//! [`Tolerance`] ([`compare_bytes`] for bytes of a [`Dtype`], [`expect_close`] for slices).
 //!
 //! Principles:
 //! - The same core: nothing here changes how tasks are scheduled, only what a core is.
@@ -27,9 +32,12 @@
 mod access_check;
 mod c_kernel;
 mod calibrate;
+mod compare;
 mod core_thread;
 pub mod crash;
 mod dep_graph;
+mod dtype;
+mod element;
 mod engine;
 mod error;
 mod kernel_error;
@@ -39,6 +47,7 @@ mod machine;
 mod memory;
 mod memory_bulk;
 mod memory_map;
+mod missing_records;
 mod platform;
 mod raw;
 mod region;
@@ -53,14 +62,24 @@ mod trace_check;
 pub use access_check::{AccessReport, Race, TaskName, Undeclared};
 pub use c_kernel::{ABI_SYMBOL, BUILD_HINT, CKernel, DEFAULT_ENTRY, KernelLoadError};
 pub use calibrate::{Calibration, calibrate};
+pub use compare::{
+    CloseError, CompareError, Comparison, ErrorAt, Mismatch, Tolerance, Value, compare_bytes,
+    expect_close,
+};
 pub use dep_graph::{DepGraph, DepTask};
+pub use dtype::{Dtype, UnknownDtype};
+pub use element::Element;
 pub use engine::{Engine, EngineClock, EngineError, EngineOptions, Signal, Transfer, VirtualClock};
 pub use error::{FailedRun, SimError};
+/// The `half` crate this one uses for [`half::f16`] and [`half::bf16`] elements, so a
+/// workload names the same types.
+pub use half;
 pub use kernel_error::{KernelError, KernelFailure, error_code};
 pub use kernels::{KernelCtx, KernelFn, KernelTable};
 pub use machine::{CoreThreads, CpuPlan, MEMORY_BASE, SimMachine, SimOptions};
 pub use memory::{DeviceMemory, MemoryError, SharedWords};
 pub use memory_map::MemoryMap;
+pub use missing_records::MissingRecords;
 pub use platform::SimPlatform;
 pub use raw::so::SharedObject;
 pub use region::Region;

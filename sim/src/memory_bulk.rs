@@ -1,4 +1,5 @@
-//! Typed bulk access to simulated device memory: byte, `u32`, `f32`, `u64` and `f64` slices.
+//! Typed bulk access to simulated device memory: slices of any [`Element`] (`u8` to `u64`,
+//! `i8` to `i64`, `f16`, `bf16`, `f32`, `f64`), with named shortcuts for the common ones.
 //!
 //! Memory is 8-byte atomic cells holding little-endian bytes, so a slice is read or written
 //! cell by cell: whole cells with one Relaxed store, partial cells (a slice's ragged ends)
@@ -9,6 +10,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use half::{bf16, f16};
+
+use crate::element::Element;
 use crate::memory::{DeviceMemory, MemoryError};
 
 /// Bytes in one cell.
@@ -86,6 +90,95 @@ impl DeviceMemory {
             *v = f64::from_bits(w.load(Ordering::Relaxed));
         }
         Ok(())
+    }
+
+    /// Writes `data` from `addr` on; `addr` is a multiple of the element's size (its natural
+    /// alignment). A 1-, 2- or 4-byte element changes only its own bytes of its cell.
+    ///
+    /// ```
+    /// use pto_sim::{DeviceMemory, half::f16};
+    ///
+    /// let m = DeviceMemory::new(0x1000, 64)?;
+    /// let xs = [1.5, -2.0, 0.1].map(f16::from_f32);
+    /// m.write_elems(0x1002, &xs)?; // 2-aligned: any even address
+    /// let mut back = [f16::ZERO; 3];
+    /// m.read_elems(0x1002, &mut back)?;
+    /// assert_eq!(back, xs);
+    /// assert!(m.write_elems(0x1001, &xs).is_err(), "misaligned");
+    /// # Ok::<(), pto_sim::MemoryError>(())
+    /// ```
+    pub fn write_elems<T: Element>(&self, addr: u64, data: &[T]) -> Result<(), MemoryError> {
+        if T::SIZE == CELL {
+            for (w, v) in self.cells(addr, data.len())?.iter().zip(data) {
+                w.store(v.encode(), Ordering::Relaxed);
+            }
+            return Ok(());
+        }
+        let len = self.check_elems::<T>(addr, data.len())?;
+        let mut rest = data;
+        for (cell, at, bytes) in self.spans(addr, len) {
+            let (now, later) = rest.split_at(bytes / T::SIZE);
+            let v = now
+                .iter()
+                .enumerate()
+                .fold(0u64, |v, (k, e)| v | e.encode() << (8 * (at + k * T::SIZE)));
+            store_part(cell, at, bytes, v);
+            rest = later;
+        }
+        Ok(())
+    }
+
+    /// Reads `out.len()` elements from `addr` on; `addr` is a multiple of the element's size.
+    pub fn read_elems<T: Element>(&self, addr: u64, out: &mut [T]) -> Result<(), MemoryError> {
+        if T::SIZE == CELL {
+            let cells = self.cells(addr, out.len())?;
+            for (v, w) in out.iter_mut().zip(cells) {
+                *v = T::decode(w.load(Ordering::Relaxed));
+            }
+            return Ok(());
+        }
+        let len = self.check_elems::<T>(addr, out.len())?;
+        let mut rest = out;
+        for (cell, at, bytes) in self.spans(addr, len) {
+            let (now, later) = std::mem::take(&mut rest).split_at_mut(bytes / T::SIZE);
+            let w = cell.load(Ordering::Relaxed) >> (8 * at);
+            for (k, v) in now.iter_mut().enumerate() {
+                *v = T::decode(w >> (8 * k * T::SIZE));
+            }
+            rest = later;
+        }
+        Ok(())
+    }
+
+    /// Writes `data` from `addr` (2-aligned) on: [`DeviceMemory::write_elems`].
+    pub fn write_f16s(&self, addr: u64, data: &[f16]) -> Result<(), MemoryError> {
+        self.write_elems(addr, data)
+    }
+
+    /// Reads `out.len()` `f16`s from `addr` (2-aligned) on: [`DeviceMemory::read_elems`].
+    pub fn read_f16s(&self, addr: u64, out: &mut [f16]) -> Result<(), MemoryError> {
+        self.read_elems(addr, out)
+    }
+
+    /// Writes `data` from `addr` (2-aligned) on: [`DeviceMemory::write_elems`].
+    pub fn write_bf16s(&self, addr: u64, data: &[bf16]) -> Result<(), MemoryError> {
+        self.write_elems(addr, data)
+    }
+
+    /// Reads `out.len()` `bf16`s from `addr` (2-aligned) on: [`DeviceMemory::read_elems`].
+    pub fn read_bf16s(&self, addr: u64, out: &mut [bf16]) -> Result<(), MemoryError> {
+        self.read_elems(addr, out)
+    }
+
+    /// The bytes of `n` elements of `T` from `addr` on, once checked to lie in this memory
+    /// and be aligned to the element's size.
+    fn check_elems<T: Element>(&self, addr: u64, n: usize) -> Result<usize, MemoryError> {
+        let len = n.checked_mul(T::SIZE).ok_or(MemoryError::OutOfRange {
+            addr,
+            len: usize::MAX,
+        })?;
+        self.check(addr, len, T::SIZE)?;
+        Ok(len)
     }
 
     /// The cells a checked range `addr..addr + len` touches, each with the first byte of the
@@ -178,113 +271,4 @@ fn store_part(cell: &AtomicU64, at: usize, n: usize, v: u64) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const BASE: u64 = 0x2000_0000;
-
-    fn mem() -> DeviceMemory {
-        DeviceMemory::new(BASE, 64).unwrap()
-    }
-
-    #[test]
-    fn bytes_round_trip_at_any_alignment_and_leave_neighbours_alone() {
-        let m = mem();
-        m.write(BASE, &[u64::MAX; 8]).unwrap();
-        let data: Vec<u8> = (1..=13).collect();
-        m.write_bytes(BASE + 3, &data).unwrap();
-        let mut out = [0u8; 13];
-        m.read_bytes(BASE + 3, &mut out).unwrap();
-        assert_eq!(out.as_slice(), data.as_slice());
-        let mut all = [0u8; 24];
-        m.read_bytes(BASE, &mut all).unwrap();
-        assert_eq!(all[..3], [0xff; 3], "the bytes before are untouched");
-        assert_eq!(all[16..], [0xff; 8], "the bytes after are untouched");
-        assert_eq!(
-            m.load64(BASE).unwrap(),
-            u64::from_le_bytes([0xff, 0xff, 0xff, 1, 2, 3, 4, 5]),
-            "little-endian cells"
-        );
-        m.write_bytes(BASE + 64, &[]).unwrap();
-    }
-
-    #[test]
-    fn u32s_and_f32s_round_trip_from_either_half_of_a_cell() {
-        let m = mem();
-        for start in [BASE, BASE + 4] {
-            m.write(BASE, &[0; 8]).unwrap();
-            let data = [1.5f32, -2.25, 3.0, f32::MIN_POSITIVE, 7.0];
-            m.write_f32s(start, &data).unwrap();
-            let mut out = [0f32; 5];
-            m.read_f32s(start, &mut out).unwrap();
-            assert_eq!(out, data, "from {start:#x}");
-            assert_eq!(m.load32(start + 4).unwrap(), (-2.25f32).to_bits());
-            let mut words = [0u32; 5];
-            m.read_u32s(start, &mut words).unwrap();
-            assert_eq!(words, data.map(f32::to_bits));
-            assert_eq!(m.load32(start + 20).unwrap(), 0, "nothing past the end");
-            if start == BASE + 4 {
-                assert_eq!(m.load32(BASE).unwrap(), 0, "nothing before the start");
-            }
-        }
-        m.write_u32s(BASE + 4, &[9, 10]).unwrap();
-        assert_eq!(m.load64(BASE).unwrap() >> 32, 9);
-        assert_eq!(m.load32(BASE + 8).unwrap(), 10);
-    }
-
-    #[test]
-    fn u64s_and_f64s_round_trip() {
-        let m = mem();
-        m.write_f64s(BASE + 8, &[0.1, -1e300]).unwrap();
-        let mut out = [0f64; 2];
-        m.read_f64s(BASE + 8, &mut out).unwrap();
-        assert_eq!(out, [0.1, -1e300]);
-        m.write_u64s(BASE, &[5, 6]).unwrap();
-        let mut w = [0u64; 2];
-        m.read_u64s(BASE, &mut w).unwrap();
-        assert_eq!(w, [5, 6]);
-    }
-
-    #[test]
-    fn out_of_range_or_misaligned_slices_are_refused_and_touch_nothing() {
-        let m = mem();
-        assert_eq!(
-            m.write_f32s(BASE + 2, &[1.0]),
-            Err(MemoryError::Misaligned {
-                addr: BASE + 2,
-                align: 4
-            })
-        );
-        assert_eq!(
-            m.read_f64s(BASE + 4, &mut [0.0]),
-            Err(MemoryError::Misaligned {
-                addr: BASE + 4,
-                align: 8
-            })
-        );
-        assert_eq!(
-            m.write_f32s(BASE + 60, &[1.0, 2.0]),
-            Err(MemoryError::OutOfRange {
-                addr: BASE + 60,
-                len: 8
-            })
-        );
-        assert_eq!(
-            m.load32(BASE + 60).unwrap(),
-            0,
-            "a refused write touches nothing"
-        );
-        assert_eq!(
-            m.read_bytes(BASE - 1, &mut [0; 2]),
-            Err(MemoryError::OutOfRange {
-                addr: BASE - 1,
-                len: 2
-            })
-        );
-        assert!(m.write_bytes(BASE + 63, &[1, 2]).is_err());
-        assert!(
-            m.read_u32s(u64::MAX - 3, &mut [0; 2]).is_err(),
-            "no overflow"
-        );
-    }
-}
+mod tests;

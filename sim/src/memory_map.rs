@@ -6,12 +6,21 @@ use std::sync::Arc;
 
 use pto_runtime_core::Buffer;
 
+use half::{bf16, f16};
+
+use crate::element::Element;
 use crate::memory::{DeviceMemory, MemoryError};
+
+/// Bytes in a slice of `T` (saturated: an impossible length is out of any range).
+fn bytes_of<T>(s: &[T]) -> usize {
+    s.len().saturating_mul(size_of::<T>())
+}
 
 /// The machine's address space: disjoint ranges, its own memory first.
 ///
 /// Kernels reach it through [`crate::KernelCtx::memory`]; besides 32- and 64-bit words
-/// (atomic, ordered) it reads and writes slices of bytes, `u32`, `f32`, `u64` and `f64`:
+/// (atomic, ordered) it reads and writes slices of any [`Element`] (`read_elems` /
+/// `write_elems`), with shortcuts for bytes, `f16`, `bf16`, `u32`, `f32`, `u64` and `f64`:
 ///
 /// ```
 /// use pto_sim::{KernelCtx, KernelError};
@@ -89,132 +98,194 @@ impl MemoryMap {
 
     /// See [`DeviceMemory::load32`].
     pub fn load32(&self, addr: u64) -> Result<u32, MemoryError> {
-        self.range(addr, 4)?.load32(addr)
+        self.reading(addr, 4, |r| r.load32(addr))
     }
 
     /// See [`DeviceMemory::load64`].
     pub fn load64(&self, addr: u64) -> Result<u64, MemoryError> {
-        self.range(addr, 8)?.load64(addr)
+        self.reading(addr, 8, |r| r.load64(addr))
     }
 
     /// See [`DeviceMemory::store32`].
     pub fn store32(&self, addr: u64, v: u32) -> Result<(), MemoryError> {
-        self.range(addr, 4)?.store32(addr, v)
+        self.writing(addr, 4, |r| r.store32(addr, v))
     }
 
     /// See [`DeviceMemory::store64`].
     pub fn store64(&self, addr: u64, v: u64) -> Result<(), MemoryError> {
-        self.range(addr, 8)?.store64(addr, v)
+        self.writing(addr, 8, |r| r.store64(addr, v))
     }
 
     /// See [`DeviceMemory::add32`].
     pub fn add32(&self, addr: u64, delta: u32) -> Result<u32, MemoryError> {
-        self.range(addr, 4)?.add32(addr, delta)
+        self.writing(addr, 4, |r| r.add32(addr, delta))
     }
 
     /// See [`DeviceMemory::add64`].
     pub fn add64(&self, addr: u64, delta: u64) -> Result<u64, MemoryError> {
-        self.range(addr, 8)?.add64(addr, delta)
+        self.writing(addr, 8, |r| r.add64(addr, delta))
     }
 
     /// See [`DeviceMemory::write`].
     pub fn write(&self, addr: u64, data: &[u64]) -> Result<(), MemoryError> {
-        self.range(addr, data.len() * 8)?.write(addr, data)
+        self.writing(addr, bytes_of(data), |r| r.write(addr, data))
     }
 
     /// See [`DeviceMemory::read`].
     pub fn read(&self, addr: u64, out: &mut [u64]) -> Result<(), MemoryError> {
-        self.range(addr, out.len() * 8)?.read(addr, out)
+        self.reading(addr, bytes_of(out), |r| r.read(addr, out))
+    }
+
+    /// Writes `data` from `addr` (a multiple of the element's size) on, inside one range: see
+    /// [`DeviceMemory::write_elems`].
+    pub fn write_elems<T: Element>(&self, addr: u64, data: &[T]) -> Result<(), MemoryError> {
+        self.writing(addr, bytes_of(data), |r| r.write_elems(addr, data))
+    }
+
+    /// Reads `out.len()` elements from `addr` (a multiple of the element's size) on, inside
+    /// one range: see [`DeviceMemory::read_elems`].
+    pub fn read_elems<T: Element>(&self, addr: u64, out: &mut [T]) -> Result<(), MemoryError> {
+        self.reading(addr, bytes_of(out), |r| r.read_elems(addr, out))
     }
 
     /// Writes `data` from `addr` (any alignment) on, inside one range: see
     /// [`DeviceMemory::write_bytes`].
     pub fn write_bytes(&self, addr: u64, data: &[u8]) -> Result<(), MemoryError> {
-        self.range(addr, data.len())?.write_bytes(addr, data)
+        self.writing(addr, data.len(), |r| r.write_bytes(addr, data))
     }
 
     /// Reads `out.len()` values from `addr` (any alignment) on, inside one range: see
     /// [`DeviceMemory::read_bytes`].
     pub fn read_bytes(&self, addr: u64, out: &mut [u8]) -> Result<(), MemoryError> {
-        self.range(addr, out.len())?.read_bytes(addr, out)
+        self.reading(addr, out.len(), |r| r.read_bytes(addr, out))
+    }
+
+    /// Writes `data` from `addr` (2-aligned) on, inside one range: see
+    /// [`DeviceMemory::write_f16s`].
+    pub fn write_f16s(&self, addr: u64, data: &[f16]) -> Result<(), MemoryError> {
+        self.writing(addr, bytes_of(data), |r| r.write_f16s(addr, data))
+    }
+
+    /// Reads `out.len()` values from `addr` (2-aligned) on, inside one range: see
+    /// [`DeviceMemory::read_f16s`].
+    pub fn read_f16s(&self, addr: u64, out: &mut [f16]) -> Result<(), MemoryError> {
+        self.reading(addr, bytes_of(out), |r| r.read_f16s(addr, out))
+    }
+
+    /// Writes `data` from `addr` (2-aligned) on, inside one range: see
+    /// [`DeviceMemory::write_bf16s`].
+    pub fn write_bf16s(&self, addr: u64, data: &[bf16]) -> Result<(), MemoryError> {
+        self.writing(addr, bytes_of(data), |r| r.write_bf16s(addr, data))
+    }
+
+    /// Reads `out.len()` values from `addr` (2-aligned) on, inside one range: see
+    /// [`DeviceMemory::read_bf16s`].
+    pub fn read_bf16s(&self, addr: u64, out: &mut [bf16]) -> Result<(), MemoryError> {
+        self.reading(addr, bytes_of(out), |r| r.read_bf16s(addr, out))
     }
 
     /// Writes `data` from `addr` (4-aligned) on, inside one range: see
     /// [`DeviceMemory::write_u32s`].
     pub fn write_u32s(&self, addr: u64, data: &[u32]) -> Result<(), MemoryError> {
-        self.range(addr, data.len().saturating_mul(4))?
-            .write_u32s(addr, data)
+        self.writing(addr, bytes_of(data), |r| r.write_u32s(addr, data))
     }
 
     /// Reads `out.len()` values from `addr` (4-aligned) on, inside one range: see
     /// [`DeviceMemory::read_u32s`].
     pub fn read_u32s(&self, addr: u64, out: &mut [u32]) -> Result<(), MemoryError> {
-        self.range(addr, out.len().saturating_mul(4))?
-            .read_u32s(addr, out)
+        self.reading(addr, bytes_of(out), |r| r.read_u32s(addr, out))
     }
 
     /// Writes `data` from `addr` (4-aligned) on, inside one range: see
     /// [`DeviceMemory::write_f32s`].
     pub fn write_f32s(&self, addr: u64, data: &[f32]) -> Result<(), MemoryError> {
-        self.range(addr, data.len().saturating_mul(4))?
-            .write_f32s(addr, data)
+        self.writing(addr, bytes_of(data), |r| r.write_f32s(addr, data))
     }
 
     /// Reads `out.len()` values from `addr` (4-aligned) on, inside one range: see
     /// [`DeviceMemory::read_f32s`].
     pub fn read_f32s(&self, addr: u64, out: &mut [f32]) -> Result<(), MemoryError> {
-        self.range(addr, out.len().saturating_mul(4))?
-            .read_f32s(addr, out)
+        self.reading(addr, bytes_of(out), |r| r.read_f32s(addr, out))
     }
 
     /// Writes `data` from `addr` (8-aligned) on, inside one range: see
     /// [`DeviceMemory::write_u64s`].
     pub fn write_u64s(&self, addr: u64, data: &[u64]) -> Result<(), MemoryError> {
-        self.range(addr, data.len().saturating_mul(8))?
-            .write_u64s(addr, data)
+        self.writing(addr, bytes_of(data), |r| r.write_u64s(addr, data))
     }
 
     /// Reads `out.len()` values from `addr` (8-aligned) on, inside one range: see
     /// [`DeviceMemory::read_u64s`].
     pub fn read_u64s(&self, addr: u64, out: &mut [u64]) -> Result<(), MemoryError> {
-        self.range(addr, out.len().saturating_mul(8))?
-            .read_u64s(addr, out)
+        self.reading(addr, bytes_of(out), |r| r.read_u64s(addr, out))
     }
 
     /// Writes `data` from `addr` (8-aligned) on, inside one range: see
     /// [`DeviceMemory::write_f64s`].
     pub fn write_f64s(&self, addr: u64, data: &[f64]) -> Result<(), MemoryError> {
-        self.range(addr, data.len().saturating_mul(8))?
-            .write_f64s(addr, data)
+        self.writing(addr, bytes_of(data), |r| r.write_f64s(addr, data))
     }
 
     /// Reads `out.len()` values from `addr` (8-aligned) on, inside one range: see
     /// [`DeviceMemory::read_f64s`].
     pub fn read_f64s(&self, addr: u64, out: &mut [f64]) -> Result<(), MemoryError> {
-        self.range(addr, out.len().saturating_mul(8))?
-            .read_f64s(addr, out)
+        self.reading(addr, bytes_of(out), |r| r.read_f64s(addr, out))
     }
 
     /// Copies `words` words from `src` to `dst`, which may lie in different ranges (then
-    /// through a bounce buffer of 64 words at a time).
+    /// through a bounce buffer of 64 words at a time). One read of the source and one write
+    /// of the destination, each of `8 * words` bytes.
     pub fn copy(&self, src: u64, dst: u64, words: usize) -> Result<(), MemoryError> {
         let len = words.checked_mul(8).ok_or(MemoryError::OutOfRange {
             addr: src,
             len: usize::MAX,
         })?;
-        let (from, to) = (self.range(src, len)?, self.range(dst, len)?);
-        if std::ptr::eq(from, to) {
-            return from.copy(src, dst, words);
-        }
-        let mut buf = [0u64; 64];
-        let mut done = 0;
-        while done < words {
-            let n = (words - done).min(buf.len());
-            from.read(src + done as u64 * 8, &mut buf[..n])?;
-            to.write(dst + done as u64 * 8, &buf[..n])?;
-            done += n;
-        }
-        Ok(())
+        self.writing(dst, len, |to| {
+            self.reading(src, len, |from| {
+                if std::ptr::eq(from, to) {
+                    return from.copy(src, dst, words);
+                }
+                let mut buf = [0u64; 64];
+                let mut done = 0;
+                while done < words {
+                    let n = (words - done).min(buf.len());
+                    from.read(src + done as u64 * 8, &mut buf[..n])?;
+                    to.write(dst + done as u64 * 8, &buf[..n])?;
+                    done += n;
+                }
+                Ok(())
+            })
+        })
+    }
+
+    /// The one read path: every read of the map (a word, a slice, a copy's source) finds the
+    /// range holding `addr..addr + len` here and reads it with `read`. A hook that sees
+    /// every read belongs here, once `read` has succeeded.
+    fn reading<T>(
+        &self,
+        addr: u64,
+        len: usize,
+        read: impl FnOnce(&DeviceMemory) -> Result<T, MemoryError>,
+    ) -> Result<T, MemoryError> {
+        let value = read(self.range(addr, len)?)?;
+        #[cfg(test)]
+        tests::saw(addr, len, false);
+        Ok(value)
+    }
+
+    /// The one write path: every write of the map (a store, an atomic add, a slice, a copy's
+    /// destination) finds the range holding `addr..addr + len` here and writes it with
+    /// `write`. A hook that sees every write belongs here, once `write` has succeeded.
+    fn writing<T>(
+        &self,
+        addr: u64,
+        len: usize,
+        write: impl FnOnce(&DeviceMemory) -> Result<T, MemoryError>,
+    ) -> Result<T, MemoryError> {
+        let value = write(self.range(addr, len)?)?;
+        #[cfg(test)]
+        tests::saw(addr, len, true);
+        Ok(value)
     }
 
     /// Checks that `addr..addr + len` is inside one range and `addr` is `align`-aligned.
@@ -225,61 +296,4 @@ impl MemoryMap {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::memory::SharedWords;
-    use std::sync::atomic::AtomicU64;
-
-    struct Outside(Vec<AtomicU64>);
-
-    impl SharedWords for Outside {
-        fn words(&self) -> &[AtomicU64] {
-            &self.0
-        }
-    }
-
-    #[test]
-    fn accesses_go_to_their_range_and_copies_cross_ranges() {
-        let local = Arc::new(DeviceMemory::new(0x1000, 4096).unwrap());
-        let outside = Arc::new(Outside((0..512).map(|_| AtomicU64::new(0)).collect()));
-        let window = Arc::new(DeviceMemory::shared(0x10_0000, outside.clone()).unwrap());
-        let map = MemoryMap::new(local, vec![window]).unwrap();
-        let src = map.alloc(800, 8).unwrap();
-        let data: Vec<u64> = (0..100).collect();
-        map.write(src, &data).unwrap();
-        map.copy(src, 0x10_0008, 100).unwrap();
-        assert_eq!(outside.0[1].load(std::sync::atomic::Ordering::Relaxed), 0);
-        assert_eq!(
-            outside.0[100].load(std::sync::atomic::Ordering::Relaxed),
-            99
-        );
-        assert_eq!(map.add64(0x10_0000, 5), Ok(5));
-        assert_eq!(map.load64(0x10_0000), Ok(5));
-        assert!(map.load64(0x20_0000).is_err(), "no range there");
-        assert!(
-            map.copy(src, 0x10_0000 + 4096 - 8, 2).is_err(),
-            "past the window"
-        );
-        map.write_f32s(0x10_0010, &[1.0, 2.5, -3.0]).unwrap();
-        let mut f = [0f32; 3];
-        map.read_f32s(0x10_0010, &mut f).unwrap();
-        assert_eq!(f, [1.0, 2.5, -3.0], "typed slices reach the window");
-        assert_eq!(
-            map.read_bytes(0x10_0000 + 4096 - 2, &mut [0; 4]),
-            Err(MemoryError::OutOfRange {
-                addr: 0x10_0000 + 4096 - 2,
-                len: 4
-            }),
-            "a slice may not run past its range"
-        );
-        assert!(map.write_u32s(src + 2, &[1]).is_err(), "misaligned");
-        let clash = Arc::new(DeviceMemory::new(0x1800, 64).unwrap());
-        assert!(
-            MemoryMap::new(
-                Arc::new(DeviceMemory::new(0x1000, 4096).unwrap()),
-                vec![clash]
-            )
-            .is_err()
-        );
-    }
-}
+mod tests;

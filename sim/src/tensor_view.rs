@@ -1,8 +1,11 @@
 //! A kernel's view of one of its tensor arguments: the tile's address, shape and strides,
-//! and typed reads and writes of its elements in row-major order.
+//! and typed reads and writes of its elements in row-major order (any [`Element`]: `f16`,
+//! `bf16`, `f32`, integers ...).
 
+use half::{bf16, f16};
 use pto_runtime_core::{Access, KernelTensor, Tile};
 
+use crate::element::Element;
 use crate::kernel_error::{KernelError, error_code};
 use crate::memory::MemoryError;
 use crate::memory_map::MemoryMap;
@@ -96,6 +99,49 @@ impl<'a> TensorView<'a> {
             .map(|(&i, s)| i as u64 * s)
             .sum();
         Ok(self.base() + off * self.elem_bytes() as u64)
+    }
+
+    /// Every element as a `T`, whose size must be the tile's element size.
+    ///
+    /// ```
+    /// use pto_sim::{KernelCtx, KernelError, half::f16};
+    ///
+    /// /// Tensor 0 (in, f16) scaled by 2 into tensor 1 (out, f32).
+    /// fn widen(ctx: &KernelCtx<'_>) -> Result<(), KernelError> {
+    ///     let xs: Vec<f16> = ctx.tensor(0)?.read()?;
+    ///     let ys: Vec<f32> = xs.iter().map(|x| 2.0 * x.to_f32()).collect();
+    ///     ctx.tensor(1)?.write(&ys)
+    /// }
+    /// # let _ = widen;
+    /// ```
+    pub fn read<T: Element>(&self) -> Result<Vec<T>, KernelError> {
+        self.gather(T::SIZE as u32, |m, at, out| m.read_elems(at, out))
+    }
+
+    /// Writes `data` (row-major, [`TensorView::len`] values of the tile's element size) to
+    /// the elements.
+    pub fn write<T: Element>(&self, data: &[T]) -> Result<(), KernelError> {
+        self.scatter(T::SIZE as u32, data, |m, at, d| m.write_elems(at, d))
+    }
+
+    /// Every element as an f16 (2-byte elements).
+    pub fn read_f16s(&self) -> Result<Vec<f16>, KernelError> {
+        self.read()
+    }
+
+    /// Writes `data` (row-major, [`TensorView::len`] f16s) to the elements.
+    pub fn write_f16s(&self, data: &[f16]) -> Result<(), KernelError> {
+        self.write(data)
+    }
+
+    /// Every element as a bf16 (2-byte elements).
+    pub fn read_bf16s(&self) -> Result<Vec<bf16>, KernelError> {
+        self.read()
+    }
+
+    /// Writes `data` (row-major, [`TensorView::len`] bf16s) to the elements.
+    pub fn write_bf16s(&self, data: &[bf16]) -> Result<(), KernelError> {
+        self.write(data)
     }
 
     /// Every element as an f32 (4-byte elements).
@@ -234,3 +280,6 @@ impl<'a> TensorView<'a> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;
