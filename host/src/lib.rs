@@ -47,6 +47,7 @@ pub mod allreduce;
 pub mod bench;
 pub mod comm;
 pub mod envelope;
+pub mod golden;
 pub mod human;
 pub mod launch;
 #[cfg(feature = "cann")]

@@ -202,8 +202,11 @@ impl SimMachine {
             bytes: opts.memory_bytes as u64,
             knob: "SimOptions::memory_bytes",
         })?);
-        let memory =
-            Arc::new(MemoryMap::new(local, extra).map_err(|e| SimError::Heap(e.to_string()))?);
+        let mut memory = MemoryMap::new(local, extra).map_err(|e| SimError::Heap(e.to_string()))?;
+        if opts.check_accesses {
+            memory.log_accesses();
+        }
+        let memory = Arc::new(memory);
         let heap = match opts.heap_bytes {
             0 => (0, 0),
             n => (

@@ -42,6 +42,8 @@ fn bytes_of<T>(s: &[T]) -> usize {
 #[derive(Debug)]
 pub struct MemoryMap {
     ranges: Vec<Arc<DeviceMemory>>,
+    /// Whether data accesses are logged for the access check.
+    logs: bool,
 }
 
 impl MemoryMap {
@@ -64,7 +66,10 @@ impl MemoryMap {
                 }
             }
         }
-        Ok(MemoryMap { ranges })
+        Ok(MemoryMap {
+            ranges,
+            logs: false,
+        })
     }
 
     /// The machine's own memory.
@@ -98,32 +103,32 @@ impl MemoryMap {
 
     /// See [`DeviceMemory::load32`].
     pub fn load32(&self, addr: u64) -> Result<u32, MemoryError> {
-        self.reading(addr, 4, |r| r.load32(addr))
+        self.reading_word(addr, 4, |r| r.load32(addr))
     }
 
     /// See [`DeviceMemory::load64`].
     pub fn load64(&self, addr: u64) -> Result<u64, MemoryError> {
-        self.reading(addr, 8, |r| r.load64(addr))
+        self.reading_word(addr, 8, |r| r.load64(addr))
     }
 
     /// See [`DeviceMemory::store32`].
     pub fn store32(&self, addr: u64, v: u32) -> Result<(), MemoryError> {
-        self.writing(addr, 4, |r| r.store32(addr, v))
+        self.writing_word(addr, 4, |r| r.store32(addr, v))
     }
 
     /// See [`DeviceMemory::store64`].
     pub fn store64(&self, addr: u64, v: u64) -> Result<(), MemoryError> {
-        self.writing(addr, 8, |r| r.store64(addr, v))
+        self.writing_word(addr, 8, |r| r.store64(addr, v))
     }
 
     /// See [`DeviceMemory::add32`].
     pub fn add32(&self, addr: u64, delta: u32) -> Result<u32, MemoryError> {
-        self.writing(addr, 4, |r| r.add32(addr, delta))
+        self.writing_word(addr, 4, |r| r.add32(addr, delta))
     }
 
     /// See [`DeviceMemory::add64`].
     pub fn add64(&self, addr: u64, delta: u64) -> Result<u64, MemoryError> {
-        self.writing(addr, 8, |r| r.add64(addr, delta))
+        self.writing_word(addr, 8, |r| r.add64(addr, delta))
     }
 
     /// See [`DeviceMemory::write`].
@@ -259,33 +264,93 @@ impl MemoryMap {
     }
 
     /// The one read path: every read of the map (a word, a slice, a copy's source) finds the
-    /// range holding `addr..addr + len` here and reads it with `read`. A hook that sees
-    /// every read belongs here, once `read` has succeeded.
+    /// range holding `addr..addr + len` here and reads it with `read`. Once `read` has
+    /// succeeded, a data read (`word` false: not an atomic word, which is synchronisation)
+    /// is logged for the access check when the map logs.
+    fn read_path<T>(
+        &self,
+        addr: u64,
+        len: usize,
+        word: bool,
+        read: impl FnOnce(&DeviceMemory) -> Result<T, MemoryError>,
+    ) -> Result<T, MemoryError> {
+        let value = read(self.range(addr, len)?)?;
+        #[cfg(test)]
+        tests::saw(addr, len, false);
+        if self.logs && !word {
+            crate::access_check::record(addr, len, false);
+        }
+        Ok(value)
+    }
+
+    /// The one write path: every write of the map (a store, an atomic add, a slice, a copy's
+    /// destination) finds the range holding `addr..addr + len` here and writes it with
+    /// `write`; a data write is logged as [`MemoryMap::read_path`] logs a read.
+    fn write_path<T>(
+        &self,
+        addr: u64,
+        len: usize,
+        word: bool,
+        write: impl FnOnce(&DeviceMemory) -> Result<T, MemoryError>,
+    ) -> Result<T, MemoryError> {
+        let value = write(self.range(addr, len)?)?;
+        #[cfg(test)]
+        tests::saw(addr, len, true);
+        if self.logs && !word {
+            crate::access_check::record(addr, len, true);
+        }
+        Ok(value)
+    }
+
+    /// A data read: see [`MemoryMap::read_path`].
     fn reading<T>(
         &self,
         addr: u64,
         len: usize,
         read: impl FnOnce(&DeviceMemory) -> Result<T, MemoryError>,
     ) -> Result<T, MemoryError> {
-        let value = read(self.range(addr, len)?)?;
-        #[cfg(test)]
-        tests::saw(addr, len, false);
-        Ok(value)
+        self.read_path(addr, len, false, read)
     }
 
-    /// The one write path: every write of the map (a store, an atomic add, a slice, a copy's
-    /// destination) finds the range holding `addr..addr + len` here and writes it with
-    /// `write`. A hook that sees every write belongs here, once `write` has succeeded.
+    /// A data write: see [`MemoryMap::write_path`].
     fn writing<T>(
         &self,
         addr: u64,
         len: usize,
         write: impl FnOnce(&DeviceMemory) -> Result<T, MemoryError>,
     ) -> Result<T, MemoryError> {
-        let value = write(self.range(addr, len)?)?;
-        #[cfg(test)]
-        tests::saw(addr, len, true);
-        Ok(value)
+        self.write_path(addr, len, false, write)
+    }
+
+    /// An atomic word's read (synchronisation: never logged).
+    fn reading_word<T>(
+        &self,
+        addr: u64,
+        len: usize,
+        read: impl FnOnce(&DeviceMemory) -> Result<T, MemoryError>,
+    ) -> Result<T, MemoryError> {
+        self.read_path(addr, len, true, read)
+    }
+
+    /// An atomic word's write (synchronisation: never logged).
+    fn writing_word<T>(
+        &self,
+        addr: u64,
+        len: usize,
+        write: impl FnOnce(&DeviceMemory) -> Result<T, MemoryError>,
+    ) -> Result<T, MemoryError> {
+        self.write_path(addr, len, true, write)
+    }
+
+    /// Whether data accesses are logged for the access check.
+    pub(crate) fn logs(&self) -> bool {
+        self.logs
+    }
+
+    /// Logs every data access of the kernels that run on this map for the access check
+    /// ([`crate::SimOptions::check_accesses`]).
+    pub(crate) fn log_accesses(&mut self) {
+        self.logs = true;
     }
 
     /// Checks that `addr..addr + len` is inside one range and `addr` is `align`-aligned.

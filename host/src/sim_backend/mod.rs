@@ -59,6 +59,11 @@ pub struct SimBackendOptions {
     /// Memory outside the machine's own that kernels and deferred conditions may address
     /// (a multi-rank job's communication windows, mapped at their host addresses).
     pub windows: Vec<Arc<DeviceMemory>>,
+    /// Check the tasks' accesses ([`pto_sim::SimOptions::check_accesses`]). A C kernel's
+    /// own accesses are raw pointers the simulator cannot see: its task counts as touching
+    /// exactly the tiles it declared, so two tasks that declare the same bytes through
+    /// different buffers, with no dependency between them, are found.
+    pub check_accesses: bool,
 }
 
 impl Default for SimBackendOptions {
@@ -68,6 +73,7 @@ impl Default for SimBackendOptions {
             schedulers: 2,
             task_timeout_us: Config::default().task_timeout_us,
             windows: Vec::new(),
+            check_accesses: false,
         }
     }
 }
@@ -84,6 +90,9 @@ pub struct SimOutcome {
     pub ticks_per_us: u64,
     /// The kernel table the run used (its names, for traces).
     pub kernels: KernelTable,
+    /// With [`SimBackendOptions::check_accesses`]: what the check found (a run whose tasks
+    /// race fails instead, with [`SimError::Races`]).
+    pub accesses: Option<pto_sim::AccessReport>,
 }
 
 /// Why a program's run on the simulator did not succeed.
@@ -152,6 +161,7 @@ pub fn run(spec: &RunSpec, opts: &SimBackendOptions) -> Result<SimOutcome, SimBa
         host_addresses: true,
         memory_bytes,
         heap_bytes: spec.heap_bytes,
+        check_accesses: opts.check_accesses,
         ..SimOptions::default()
     };
     let args = spec.args.clone();
@@ -204,6 +214,7 @@ pub fn run(spec: &RunSpec, opts: &SimBackendOptions) -> Result<SimOutcome, SimBa
                 records: run.records,
                 ticks_per_us: run.ticks_per_us,
                 kernels: run.kernels,
+                accesses: run.accesses,
             })
         }
         Err(SimError::Run { error, mut run }) => {
