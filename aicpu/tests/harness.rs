@@ -311,7 +311,7 @@ fn a_configuration_wider_than_a_payload_slot_is_refused() {
     assert_eq!(r.code, PtoAicpuCode::SlotTooSmall as u32, "{r}");
     assert_eq!(r.value, 32 + rig.cfg.max_tensors as u64, "{r}");
     assert!(
-        r.to_string().contains("lower max_tensors or max_args"),
+        r.to_string().contains("lower `max_tensors` or `max_args`"),
         "{r}"
     );
     Rig::new(2, 20_000_000).good_run();
