@@ -51,8 +51,10 @@ pub struct BenchArgs {
     /// to separate CPUs.
     #[arg(long)]
     pub no_pin: bool,
-    /// Seed of the random workload (any 64-bit number).
-    #[arg(long, default_value_t = 42)]
+    /// Seed of the random workload: any 64-bit number, 0 to 2^64 - 1, `0x` hex, or negative
+    /// (its two's complement: -1 is 2^64 - 1).
+    #[arg(long, default_value_t = 42, value_parser = crate::numbers::bits64,
+          allow_negative_numbers = true)]
     pub seed: u64,
     /// Tasks the deferred workload keeps waiting on deferred conditions (0 to 2^20). The
     /// task window and the deferred sets grow to hold them.
