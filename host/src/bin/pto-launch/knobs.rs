@@ -61,12 +61,15 @@ pub fn lever(cmd: Command, knob: Knob) -> &'static str {
         (Allreduce, WindowBytes) | (Allreduce, MemoryBytes) => {
             "--elements (each rank's window holds --ranks x --elements x 8 bytes)"
         }
+        (Allreduce, SubmitTimeout | TaskTimeout | DeferredTimeout) => {
+            "the timeout (10 s in pto-launch allreduce: lower --elements, or run fewer --ranks \
+             than a loaded machine can serve)"
+        }
         (
             Allreduce,
-            Rings | TaskWindow | MaxDeps | MaxArgs | MaxTensors | Schedulers | SubmitTimeout
-            | TaskTimeout | ProfileCapacity | MaxConditions | DeferredCapacity | DeferredPollBudget
-            | DeferredTimeout | Completion | HeapBytes,
-        ) => "the allreduce's runtime (fixed by pto-launch allreduce: lower --elements)",
+            Rings | TaskWindow | MaxDeps | MaxArgs | MaxTensors | Schedulers | ProfileCapacity
+            | MaxConditions | DeferredCapacity | DeferredPollBudget | Completion | HeapBytes,
+        ) => "the runtime's size (fixed by pto-launch allreduce for its --elements)",
     }
 }
 
