@@ -38,7 +38,7 @@ pub struct BenchArgs {
     /// Task slots of the one ring the bench uses (a power of two). The default holds a
     /// 10 000-task run, so the orchestrator never waits for reclaim; lower it to measure
     /// back-pressure (2 to 2^20).
-    #[arg(long, default_value_t = 16384, value_parser = value_parser!(u32).range(2..=1 << 20))]
+    #[arg(long, default_value_t = 16384, value_parser = crate::numbers::bench_task_window)]
     pub task_window: u32,
     /// Measured runs; the figures are their medians (1 to 1000).
     #[arg(long, default_value_t = 5, value_parser = value_parser!(u32).range(1..=1000))]

@@ -3,27 +3,32 @@
 
 use pto_host::orch_config::{TASK_WINDOW_MAX, TASK_WINDOW_MIN};
 
-/// `--task-window`: a power of two from [`TASK_WINDOW_MIN`] to [`TASK_WINDOW_MAX`], as the
-/// runtime's rings index their slots by mask.
+/// `run --task-window`: a power of two from [`TASK_WINDOW_MIN`] to [`TASK_WINDOW_MAX`], as
+/// the runtime's rings index their slots by mask.
 pub fn task_window(s: &str) -> Result<u32, String> {
-    let want = || {
-        format!(
-            "want a power of two from {TASK_WINDOW_MIN} to {TASK_WINDOW_MAX} (the runtime \
-             indexes a ring's slots by mask): 256, 1024, 4096, ..."
-        )
-    };
-    let n: u64 = s.parse().map_err(|_| want())?;
-    if !n.is_power_of_two()
-        || !(u64::from(TASK_WINDOW_MIN)..=u64::from(TASK_WINDOW_MAX)).contains(&n)
-    {
-        // Between two powers of two in range: name them.
-        let near = match n {
-            n if (u64::from(TASK_WINDOW_MIN)..u64::from(TASK_WINDOW_MAX)).contains(&n) => {
-                format!(" ({} or {})", prev_power_of_two(n), n.next_power_of_two())
-            }
-            _ => String::new(),
-        };
-        return Err(format!("{}{near}", want()));
+    power_of_two(s, TASK_WINDOW_MIN, TASK_WINDOW_MAX)
+}
+
+/// `bench --task-window`: a power of two from 2 (the runtime's least) to 2^20.
+pub fn bench_task_window(s: &str) -> Result<u32, String> {
+    power_of_two(s, 2, 1 << 20)
+}
+
+/// A power of two from `min` to `max`; a value between two in range is told both.
+fn power_of_two(s: &str, min: u32, max: u32) -> Result<u32, String> {
+    let want = format!(
+        "want a power of two from {min} to {max} (the runtime indexes a ring's slots by mask)"
+    );
+    let n: u64 = s.parse().map_err(|_| want.clone())?;
+    if !(u64::from(min)..=u64::from(max)).contains(&n) {
+        return Err(format!("{n} is not in {min}..={max}: {want}"));
+    }
+    if !n.is_power_of_two() {
+        return Err(format!(
+            "{n} is not a power of two: {want}, e.g. {} or {}",
+            prev_power_of_two(n),
+            n.next_power_of_two()
+        ));
     }
     Ok(n as u32)
 }
@@ -61,13 +66,20 @@ mod tests {
         assert_eq!(task_window("1048576"), Ok(1 << 20));
         let e = task_window("1000").unwrap_err();
         assert!(
-            e.contains("power of two") && e.contains("(512 or 1024)"),
+            e.contains("power of two") && e.contains("e.g. 512 or 1024"),
             "{e}"
         );
         assert!(task_window("2").is_err());
         assert!(task_window("2097152").is_err());
         assert!(task_window("-4").is_err());
         assert!(task_window(&u64::MAX.to_string()).is_err());
+        assert_eq!(bench_task_window("2"), Ok(2));
+        assert!(bench_task_window("24").unwrap_err().contains("16 or 32"));
+        assert!(
+            task_window("2")
+                .unwrap_err()
+                .contains("is not in 4..=1048576")
+        );
     }
 
     #[test]
