@@ -89,4 +89,6 @@ pub fn error_line(cmd: Command, e: &dyn std::fmt::Display) -> String {
 }
 
 #[cfg(test)]
+mod samples;
+#[cfg(test)]
 mod tests;
