@@ -280,6 +280,7 @@ pub fn resolve(given: &Capacities, so: &[u8]) -> Result<RunCapacities, OrchConfi
         }
         Ok(Capacity { value, from })
     };
+    // `pick` checked each value against its range, which fits the narrower types.
     let small = |c: Capacity<u64>| Capacity {
         value: c.value as u16,
         from: c.from,

@@ -277,6 +277,14 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
             addresses: vec![0; a.ranks as usize],
         };
         spec::spec(a, a.records(), Some(&placeholder))?;
+        let last = i64::from(a.device.unwrap_or(0)) + i64::from(a.ranks) - 1;
+        if a.backend == RunBackend::Npu && last > 63 {
+            return Err(bad(format!(
+                "--ranks {} from --device {} reaches device {last}, past 63: lower either",
+                a.ranks,
+                a.device.unwrap_or(0)
+            )));
+        }
         return launch(a, &caps, timeout);
     }
     let results = match a.backend {
