@@ -11,6 +11,7 @@
 #ifndef PTO_AICPU_H
 #define PTO_AICPU_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pto_runtime.h"
@@ -38,5 +39,56 @@ typedef struct PtoOrchOps {
 /* An orchestration function: 0 for success, anything else fails the run (the report's
  * value). */
 typedef int32_t (*PtoOrchestrate)(const PtoOrchOps *ops, const uint64_t *args, uint32_t nargs);
+
+/* The capacities an orchestration asks its run to hold (device-sys/src/abi/orch_config.rs
+ * `PtoOrchConfig`, same layout). The launcher reads them from the SO's file before anything
+ * runs, so they are data, not a function: declare them once, at file scope, with
+ *
+ *     PTO_ORCHESTRATION_CONFIG(.max_deps = 32, .max_tensors = 12);
+ *
+ * A field left out (0) takes the launcher's default (pto-launch run: 16 dependencies, 8
+ * tensor arguments, 16 scalar arguments, 1024 task slots per ring, a 1 MiB heap per ring);
+ * a flag given on pto-launch's command line overrides the declaration. A value past the
+ * runtime's limits is refused before the run, naming the field. */
+#define PTO_ORCH_CONFIG_ABI 1u
+
+typedef struct PtoOrchConfig {
+    uint32_t abi;         /* PTO_ORCH_CONFIG_ABI */
+    uint32_t max_deps;    /* dependencies per task, named and found through tensors (1 to 64) */
+    uint32_t max_tensors; /* tensor arguments per task (0 to 32) */
+    uint32_t max_args;    /* scalar arguments per task (0 to 32; with max_tensors at most 32) */
+    uint32_t task_window; /* task slots per ring: a power of two, 4 to 2^20 */
+    uint32_t reserved;    /* zero */
+    uint64_t heap_bytes;  /* each ring's output heap, bytes (64 to 2^34) */
+} PtoOrchConfig;
+
+#ifdef __cplusplus
+#define PTO_STATIC_ASSERT static_assert
+#define PTO_ORCH_CONFIG_LINKAGE extern "C"
+#define PTO_ORCH_CONFIG_EXTERN extern "C"
+#else
+#define PTO_STATIC_ASSERT _Static_assert
+#define PTO_ORCH_CONFIG_LINKAGE
+#define PTO_ORCH_CONFIG_EXTERN extern
+#endif
+
+PTO_STATIC_ASSERT(sizeof(PtoOrchConfig) == 32, "PtoOrchConfig is 32 bytes");
+PTO_STATIC_ASSERT(offsetof(PtoOrchConfig, max_deps) == 4, "max_deps at 4");
+PTO_STATIC_ASSERT(offsetof(PtoOrchConfig, max_tensors) == 8, "max_tensors at 8");
+PTO_STATIC_ASSERT(offsetof(PtoOrchConfig, max_args) == 12, "max_args at 12");
+PTO_STATIC_ASSERT(offsetof(PtoOrchConfig, task_window) == 16, "task_window at 16");
+PTO_STATIC_ASSERT(offsetof(PtoOrchConfig, heap_bytes) == 24, "heap_bytes at 24");
+
+/* Defines the SO's `pto_orchestration_config` (exported, and kept however the SO is linked)
+ * from designated initialisers of PtoOrchConfig's fields, in their order (C++20 wants it);
+ * the fields left out are 0, which C++'s -Wmissing-field-initializers is told. The
+ * redeclaration at the end takes the `;` after the macro. */
+#define PTO_ORCHESTRATION_CONFIG(...)                                                          \
+    _Pragma("GCC diagnostic push")                                                             \
+    _Pragma("GCC diagnostic ignored \"-Wmissing-field-initializers\"")                        \
+    PTO_ORCH_CONFIG_LINKAGE __attribute__((used, visibility("default")))                      \
+    const PtoOrchConfig pto_orchestration_config = {.abi = PTO_ORCH_CONFIG_ABI, __VA_ARGS__};  \
+    _Pragma("GCC diagnostic pop")                                                              \
+    PTO_ORCH_CONFIG_EXTERN const PtoOrchConfig pto_orchestration_config
 
 #endif

@@ -311,7 +311,7 @@ fn a_configuration_wider_than_a_payload_slot_is_refused() {
     assert_eq!(r.code, PtoAicpuCode::SlotTooSmall as u32, "{r}");
     assert_eq!(r.value, 32 + rig.cfg.max_tensors as u64, "{r}");
     assert!(
-        r.to_string().contains("lower max_tensors or max_args"),
+        r.to_string().contains("lower `max_tensors` or `max_args`"),
         "{r}"
     );
     Rig::new(2, 20_000_000).good_run();
@@ -340,7 +340,7 @@ fn a_thread_count_the_configuration_does_not_ask_for_is_refused() {
 #[test]
 fn the_c_headers_lay_out_what_the_rust_types_do() {
     use core::mem::{offset_of, size_of};
-    use pto_device_sys::abi::{PTO_AICPU_ABI, PtoOrchOps};
+    use pto_device_sys::abi::{PTO_AICPU_ABI, PTO_ORCH_CONFIG_ABI, PtoOrchConfig, PtoOrchOps};
     use pto_device_sys::chip::layout::{Handshake, SLOT_ARGS, SLOT_CONDITIONS, Slot};
     use pto_runtime_core::ffi::PtoTensor;
     unsafe extern "C" {
@@ -371,6 +371,13 @@ fn the_c_headers_lay_out_what_the_rust_types_do() {
         SLOT_ARGS,
         SLOT_CONDITIONS,
         PTO_AICPU_ABI as usize,
+        size_of::<PtoOrchConfig>(),
+        offset_of!(PtoOrchConfig, max_deps),
+        offset_of!(PtoOrchConfig, max_tensors),
+        offset_of!(PtoOrchConfig, max_args),
+        offset_of!(PtoOrchConfig, task_window),
+        offset_of!(PtoOrchConfig, heap_bytes),
+        PTO_ORCH_CONFIG_ABI as usize,
     ];
     let c: Vec<usize> = c[..n].iter().map(|&v| v as usize).collect();
     assert_eq!(

@@ -52,6 +52,7 @@ pub mod human;
 pub mod launch;
 #[cfg(feature = "cann")]
 pub mod npu;
+pub mod orch_config;
 pub mod profile;
 pub mod program;
 pub mod program_ranks;

@@ -53,6 +53,8 @@ impl KernelSpec {
     }
 }
 
+pub use crate::orch_config::Capacities;
+
 /// Most watched ranges a run may name (`libpto_aicpu.so` refuses more).
 pub const MAX_WATCHED: usize = 256;
 
@@ -89,10 +91,10 @@ pub struct RunSpec {
     pub buffers: Vec<BufferSpec>,
     /// The orchestration's arguments.
     pub args: Vec<OrchArg>,
-    /// Task slots per ring.
-    pub task_window: u32,
-    /// The output heap's bytes.
-    pub heap_bytes: usize,
+    /// Capacities the run is given (dependencies, tensor and scalar arguments per task, task
+    /// window, output heap); each one left `None` takes the orchestration SO's declaration,
+    /// else the default ([`crate::orch_config::resolve`]).
+    pub capacities: Capacities,
     /// Ranges of device memory (`(address, bytes)`) outside the run's own that kernels'
     /// deferred conditions may watch, e.g. this rank's `hccl` window (a condition on a word
     /// outside every range fails the run with `BadCondition`). On the NPU only: the
@@ -113,8 +115,7 @@ impl RunSpec {
             kernels,
             buffers: Vec::new(),
             args: Vec::new(),
-            task_window: 64,
-            heap_bytes: 1 << 20,
+            capacities: Capacities::default(),
             watched: Vec::new(),
             records: 0,
         }

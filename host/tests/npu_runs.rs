@@ -124,6 +124,8 @@ fn a_hung_kernel_is_reported_with_the_run_status_and_the_aicore_timeout() {
     // the exit handshake's bound for the hung core) once took more than 4 s.
     opts.timeouts = Timeouts {
         task_us: 200_000,
+        submit_us: 1_000_000,
+        deferred_us: 1_000_000,
         core_handshake_us: 1_000_000,
         device_watchdog_us: 3_000_000,
         op_execute_us: 10_000_000,

@@ -90,6 +90,14 @@ fn two_ranks_on_the_simulator_put_into_each_others_windows_and_wait_on_deferred_
         );
         assert!(t.contains(&format!("rank {r}: passed")), "{t}");
     }
+    assert!(
+        t.contains(
+            "ran the program libranks_orchestration.so on 2 ranks of the simulator: every rank \
+             passed"
+        ),
+        "the verdict says what ran: {t}"
+    );
+    assert!(!t.contains("allreduce"), "{t}");
     check_ranks(&out);
     let left: Vec<_> = std::fs::read_dir("/dev/shm")
         .unwrap()
@@ -167,4 +175,15 @@ fn a_window_argument_without_ranks_is_refused() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(err.contains("give --ranks"), "{err}");
+}
+
+#[test]
+fn a_window_of_a_rank_past_the_job_is_refused_before_any_rank_starts() {
+    let out = scratch("window-past");
+    let (o, _) = launch(&out, &["--arg", "window:2"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("--arg window:2: the job has 2 ranks"), "{t}");
+    assert!(!t.contains("rank 0:"), "no rank started: {t}");
+    assert!(!out.join("rank_0").exists(), "no rank wrote anything");
 }

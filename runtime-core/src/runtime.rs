@@ -256,6 +256,6 @@ mod tests {
                 needed: 8
             }
         );
-        assert!(std::format!("{e}").contains("use Poll"));
+        assert!(std::format!("{e}").contains("set `completion` to Poll"));
     }
 }

@@ -3,7 +3,8 @@
 use std::any::Any;
 use std::sync::{Mutex, PoisonError};
 
-use pto_runtime_core::{ClaimError, ConfigError, FatalError, RunReport};
+use pto_runtime_core::knob::AnyOf;
+use pto_runtime_core::{ClaimError, ConfigError, FatalError, Knob, RunReport};
 
 use crate::access_check::AccessReport;
 use crate::kernel_error::KernelFailure;
@@ -53,18 +54,20 @@ pub enum SimError {
         source: std::io::Error,
     },
     /// The host cannot allocate what the simulated run needs.
-    #[error("cannot allocate {bytes} bytes for the {what} on this host: lower {knob}")]
+    #[error("cannot allocate {bytes} bytes for the {what} on this host: lower {}", AnyOf(.knobs))]
     OutOfMemory {
         /// What was being allocated.
         what: &'static str,
         /// Bytes asked for.
         bytes: u64,
-        /// The setting that sizes it.
-        knob: &'static str,
+        /// The settings that size it.
+        knobs: &'static [Knob],
     },
     /// The output heap does not fit the simulated device memory.
     #[error(
-        "the output heap does not fit device memory: {0}; raise memory_bytes or lower heap_bytes"
+        "the output heap does not fit device memory: {0}; raise {memory} or lower {heap}",
+        memory = Knob::MemoryBytes,
+        heap = Knob::HeapBytes
     )]
     Heap(String),
     /// A simulated engine could not start.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 /// How long dropping a machine waits for its core threads to leave their kernels.
 pub const JOIN_DEADLINE: Duration = Duration::from_secs(2);
 
-use pto_runtime_core::{Config, ConfigError, CoreId, MAX_ENGINE_QUEUES};
+use pto_runtime_core::{Config, ConfigError, CoreId, Knob, MAX_ENGINE_QUEUES};
 
 use crate::engine::{Engine, EngineClock, EngineOptions};
 use crate::error::SimError;
@@ -200,7 +200,7 @@ impl SimMachine {
         let local = Arc::new(local.map_err(|_| SimError::OutOfMemory {
             what: "simulated device memory",
             bytes: opts.memory_bytes as u64,
-            knob: "SimOptions::memory_bytes",
+            knobs: &[Knob::MemoryBytes],
         })?);
         let mut memory = MemoryMap::new(local, extra).map_err(|e| SimError::Heap(e.to_string()))?;
         if opts.check_accesses {

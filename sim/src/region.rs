@@ -2,6 +2,8 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use pto_runtime_core::Knob;
+
 use crate::error::SimError;
 
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -22,8 +24,13 @@ impl Region {
                 SimError::OutOfMemory {
                     what: "runtime region",
                     bytes: bytes as u64,
-                    knob: "the Config's capacities (task_window, rings, profile_capacity, \
-                       deferred_capacity, max_tensors)",
+                    knobs: &[
+                        Knob::TaskWindow,
+                        Knob::Rings,
+                        Knob::ProfileCapacity,
+                        Knob::DeferredCapacity,
+                        Knob::MaxTensors,
+                    ],
                 }
             })?;
         Ok(Region { blocks })

@@ -388,5 +388,5 @@ fn a_deferred_set_that_cannot_drain_fails_naming_the_knob() {
         matches!(e.cause, FatalCause::DeferredFull { capacity: 1, .. }),
         "{e}"
     );
-    assert!(e.to_string().contains("raise deferred_capacity"), "{e}");
+    assert!(e.to_string().contains("raise `deferred_capacity`"), "{e}");
 }

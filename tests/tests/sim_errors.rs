@@ -97,7 +97,7 @@ fn a_kernel_that_outlives_its_timeout_fails_the_run() {
         matches!(err.cause, FatalCause::TaskTimeout { waited_us } if waited_us >= 20_000),
         "{err:?}"
     );
-    assert!(format!("{err}").contains("raise task_timeout_us"));
+    assert!(format!("{err}").contains("raise `task_timeout_us`"));
     assert!(!consumer_ran);
 }
 

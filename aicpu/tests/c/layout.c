@@ -30,5 +30,12 @@ uint32_t pto_test_layout(uint64_t *out) {
     PUT(PTO_SLOT_ARGS);
     PUT(PTO_SLOT_CONDITIONS);
     PUT(PTO_AICPU_ABI);
+    PUT(sizeof(PtoOrchConfig));
+    PUT(offsetof(PtoOrchConfig, max_deps));
+    PUT(offsetof(PtoOrchConfig, max_tensors));
+    PUT(offsetof(PtoOrchConfig, max_args));
+    PUT(offsetof(PtoOrchConfig, task_window));
+    PUT(offsetof(PtoOrchConfig, heap_bytes));
+    PUT(PTO_ORCH_CONFIG_ABI);
     return n;
 }

@@ -24,3 +24,6 @@ int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t na
     if (rc != PTO_OK) return rc;                     /* ops->status_str(rc) says why */
     return ops->scope_end(ops->ctx);
 }
+
+/* "Running on an NPU": the capacities the SO declares. */
+PTO_ORCHESTRATION_CONFIG(.max_deps = 32, .max_tensors = 12, .task_window = 4096);

@@ -1,6 +1,7 @@
 //! The C ABI of `libpto_aicpu.so` (the `aicpu/` crate): what `init` and `exec` are given,
-//! the table of operations an orchestration function submits through, and the report the
-//! last thread out writes to device memory ([`report`]). `repr(C)`, offsets pinned below;
+//! the table of operations an orchestration function submits through, the capacities an
+//! orchestration SO declares ([`orch_config`]), and the report the last thread out writes to
+//! device memory ([`report`]). `repr(C)`, offsets pinned below;
 //! shared by the SO and whatever launches it (the host, the tests' harness). The C header
 //! is `aicpu/include/pto_aicpu.h` (a test compares its layout with these).
 #![forbid(unsafe_code)]
@@ -11,8 +12,10 @@ use core::mem::{offset_of, size_of};
 use pto_runtime_core::Config;
 use pto_runtime_core::ffi::{PtoConfig, PtoTask};
 
+pub mod orch_config;
 pub mod report;
 
+pub use orch_config::{PTO_ORCH_CONFIG_ABI, PTO_ORCH_CONFIG_SYMBOL, PtoOrchConfig};
 pub use report::{PtoAicpuCode, PtoAicpuReport};
 
 /// The ABI version both sides must agree on (`abi` in every argument block). 2: the exec

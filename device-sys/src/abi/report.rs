@@ -175,22 +175,25 @@ impl core::fmt::Display for PtoAicpuReport {
 fn fatal_name(kind: u32) -> &'static str {
     use pto_runtime_core::FatalKind::*;
     [
-        (TaskTimeout, "a task ran past task_timeout_us without FIN"),
+        (TaskTimeout, "a task ran past `task_timeout_us` without FIN"),
         (CoreProtocol, "a core broke the completion protocol"),
         (KernelFailed, "a kernel reported an error"),
         (ReadyQueueOverflow, "a ready queue overflowed"),
         (Aborted, "the run was aborted"),
         (
             DeferredTimeout,
-            "a deferred condition did not hold within deferred_timeout_us",
+            "a deferred condition did not hold within `deferred_timeout_us`",
         ),
         (
             TooManyConditions,
-            "a kernel registered too many deferred conditions",
+            "a kernel registered more deferred conditions than `max_conditions`",
         ),
         (BadCondition, "a deferred condition could not be read"),
         (MissingResult, "a result word did not name its token"),
-        (DeferredFull, "the deferred set stayed full"),
+        (
+            DeferredFull,
+            "the deferred set stayed full (`deferred_capacity`)",
+        ),
         (CorruptSlot, "a task slot was corrupt"),
         (StrayCompletion, "a completion no task explains"),
         (TransferFailed, "a transfer failed"),
@@ -287,10 +290,12 @@ impl PtoAicpuReport {
             ),
             SlotTooSmall => write!(
                 f,
-                "run {}: max_tensors + max_args = {v} argument words exceed the payload \
-                 slot's {}: lower max_tensors or max_args",
+                "run {}: {tensors} + {args} = {v} argument words exceed the payload slot's \
+                 {}: lower {tensors} or {args}",
                 self.run,
-                crate::chip::layout::SLOT_ARGS
+                crate::chip::layout::SLOT_ARGS,
+                tensors = pto_runtime_core::Knob::MaxTensors,
+                args = pto_runtime_core::Knob::MaxArgs
             ),
         }
     }

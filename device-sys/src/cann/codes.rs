@@ -28,8 +28,8 @@ pub fn describe(code: i64) -> Option<(&'static str, &'static str)> {
         ),
         207001 => (
             "ACL_ERROR_RT_MEMORY_ALLOCATION",
-            "device memory ran out: lower the region, heap or buffer sizes, or free the \
-             device (npu-smi info shows who holds it)",
+            "device memory ran out: lower `heap_bytes`, `task_window` or the buffer sizes, or \
+             free the device (npu-smi info shows who holds it)",
         ),
         507014 => (
             "ACL_ERROR_RT_AICORE_TIMEOUT",

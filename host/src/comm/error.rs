@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use pto_runtime_core::BarrierError;
+use pto_runtime_core::{BarrierError, Knob};
 
 /// Why a communicator call failed. Every variant says what to change.
 #[derive(Debug, thiserror::Error)]
@@ -23,7 +23,9 @@ pub enum CommError {
     },
     /// A window size of 0, or windows too large to map.
     #[error(
-        "windows of {bytes} bytes x {ranks} ranks cannot be mapped: give 1 byte to 16 GiB per rank"
+        "windows of {bytes} bytes x {ranks} ranks cannot be mapped: give {} of 1 byte to 16 GiB \
+         per rank",
+        Knob::WindowBytes
     )]
     WindowSize {
         /// Bytes per window asked for.
@@ -73,8 +75,8 @@ pub enum CommError {
     /// `/dev/shm` has less room than the job's object needs.
     #[error(
         "the job's shared-memory object {name} needs {needed} bytes but /dev/shm has {free} \
-         bytes free: make the windows smaller (pto-launch allreduce: lower --elements or --ranks; \
-         each rank's window holds ranks x elements x 8 bytes) or give /dev/shm more room"
+         bytes free: lower {knob} or the ranks, or give /dev/shm more room",
+        knob = Knob::WindowBytes
     )]
     NoSpace {
         /// The object's name.

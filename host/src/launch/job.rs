@@ -77,6 +77,9 @@ pub struct JobReport {
     /// The rank `--stop-rank` stopped, once the launcher named it unresponsive.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_rank_named: Option<Named>,
+    /// What the job was, as its verdict names it ("allreduce over 2 ranks").
+    #[serde(skip)]
+    pub what: String,
     /// The terminating signal the launcher received (it stopped every rank).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted_by: Option<i32>,
@@ -91,6 +94,11 @@ impl JobReport {
             .map(|e| e.rank)
             .collect()
     }
+}
+
+/// An allreduce job, as its verdict names it.
+fn allreduce_over(ranks: u32) -> String {
+    format!("allreduce over {}", human::count(ranks.into(), "rank"))
 }
 
 fn ms(d: Duration) -> f64 {
@@ -126,7 +134,7 @@ fn outcome(e: &super::RankExit) -> RankOutcome {
     }
 }
 
-fn report(ranks: u32, stopped: Option<u32>, job: JobEnd) -> JobReport {
+fn report(ranks: u32, stopped: Option<u32>, job: JobEnd, what: &str) -> JobReport {
     let exits: Vec<RankOutcome> = job.exits.iter().map(outcome).collect();
     JobReport {
         ranks,
@@ -148,6 +156,7 @@ fn report(ranks: u32, stopped: Option<u32>, job: JobEnd) -> JobReport {
             after_ms: ms(t),
         }),
         interrupted_by: job.interrupted,
+        what: what.to_owned(),
     }
 }
 
@@ -204,7 +213,8 @@ pub fn spawn_job(opts: &JobOptions) -> Result<JobReport, LaunchError> {
         capture_stdout: opts.json,
     };
     let job = spawn_ranks(&plan)?;
-    Ok(report(ranks, opts.stop.map(|(r, _)| r), job))
+    let what = allreduce_over(ranks);
+    Ok(report(ranks, opts.stop.map(|(r, _)| r), job, &what))
 }
 
 /// The run id the ranks get: the user's, else made up from this process and the time;
@@ -250,6 +260,9 @@ pub struct CommandJob {
     /// Form the job over TCP: the ranks get `--rendezvous tcp://127.0.0.1:PORT` (a free
     /// port) and a fresh job secret in their environment.
     pub rendezvous: bool,
+    /// What the job is, as its verdict names it ("ran liborch.so on 2 ranks of the
+    /// simulator": every rank passed).
+    pub what: String,
 }
 
 /// Spawns the ranks of `job` as processes of this binary, each with `PTO_RANK`,
@@ -280,7 +293,7 @@ pub fn spawn_command_job(job: &CommandJob) -> Result<JobReport, LaunchError> {
         capture_stdout: job.json,
     };
     let end = spawn_ranks(&plan)?;
-    Ok(report(job.ranks, None, end))
+    Ok(report(job.ranks, None, end, &job.what))
 }
 
 impl fmt::Display for RankOutcome {
@@ -331,10 +344,7 @@ impl fmt::Display for JobReport {
             ));
         }
         if self.passed {
-            lines.push(format!(
-                "allreduce over {}: every rank passed",
-                human::count(self.ranks.into(), "rank")
-            ));
+            lines.push(format!("{}: every rank passed", self.what));
         }
         write!(f, "{}", lines.join("\n"))
     }
@@ -367,7 +377,7 @@ mod tests {
             named_after: None,
             interrupted: None,
         };
-        let r = report(3, None, end);
+        let r = report(3, None, end, &allreduce_over(3));
         assert!(!r.passed);
         assert_eq!(r.failed(), [0, 1]);
         assert_eq!(
@@ -400,7 +410,7 @@ mod tests {
             named_after: None,
             interrupted: None,
         };
-        let r = report(1, None, end);
+        let r = report(1, None, end, &allreduce_over(1));
         assert_eq!(r.failed(), Vec::<u32>::new());
         assert!(
             r.to_string()

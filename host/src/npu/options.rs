@@ -13,6 +13,10 @@ pub struct Timeouts {
     pub device_watchdog_us: u64,
     /// How long a task may run before the AICPU fails it, µs.
     pub task_us: u64,
+    /// How long a submit (or an alloc) waits for room in a full task window (or heap), µs.
+    pub submit_us: u64,
+    /// How long a finished task's deferred conditions may take to hold, µs.
+    pub deferred_us: u64,
     /// How long the AICPU waits for each core's executor to come up, and for its
     /// acknowledgement of the exit, µs.
     pub core_handshake_us: u64,
@@ -29,6 +33,8 @@ impl Default for Timeouts {
         Timeouts {
             device_watchdog_us: 15_000_000,
             task_us: 10_000_000,
+            submit_us: 10_000_000,
+            deferred_us: 10_000_000,
             core_handshake_us: 5_000_000,
             op_execute_us: 45_000_000,
             stream_sync_ms: 50_000,
@@ -42,15 +48,21 @@ impl Timeouts {
     pub fn check(&self) -> Result<(), NpuError> {
         let t = self;
         let sync_us = (t.stream_sync_ms.max(0) as u64) * 1000;
-        if !(t.task_us <= t.device_watchdog_us
+        let inner = t.task_us.max(t.submit_us).max(t.deferred_us);
+        if !(inner <= t.device_watchdog_us
             && t.device_watchdog_us < t.op_execute_us
             && t.op_execute_us < sync_us)
         {
             return Err(NpuError::Invalid(format!(
-                "timeouts out of order: want task ({} us) <= device watchdog ({} us) < \
-                 op-execute ({} us) < stream sync ({} ms), so the device reports before the \
-                 host gives up",
-                t.task_us, t.device_watchdog_us, t.op_execute_us, t.stream_sync_ms
+                "timeouts out of order: want task ({} us), submit ({} us) and deferred ({} us) \
+                 <= device watchdog ({} us) < op-execute ({} us) < stream sync ({} ms), so the \
+                 device reports before the host gives up",
+                t.task_us,
+                t.submit_us,
+                t.deferred_us,
+                t.device_watchdog_us,
+                t.op_execute_us,
+                t.stream_sync_ms
             )));
         }
         Ok(())
@@ -85,6 +97,8 @@ pub struct NpuOptions {
     pub schedulers: u8,
     /// The device counter's ticks per µs; 0: the AICPU reads its counter's frequency.
     pub ticks_per_us: u64,
+    /// Most deferred conditions one task may register.
+    pub max_conditions: u16,
 }
 
 impl NpuOptions {
@@ -98,6 +112,7 @@ impl NpuOptions {
             clusters: 0,
             schedulers: 2,
             ticks_per_us: 0,
+            max_conditions: pto_runtime_core::Config::default().max_conditions,
         }
     }
 }

@@ -17,6 +17,7 @@ use super::kernel_image::kernel_image;
 use super::records::{RECORD_BYTES, parse};
 use super::register::{EXEC_SYMBOL, op_type};
 use super::session::NpuSession;
+use crate::orch_config::{RunCapacities, resolve};
 use crate::program::{OrchArg, RunSpec};
 
 /// What a successful run left.
@@ -50,31 +51,34 @@ fn words(v: &[u64]) -> Vec<u8> {
 }
 
 impl NpuSession {
-    fn config(&self, spec: &RunSpec) -> Config {
-        Config {
+    fn config(&self, spec: &RunSpec, caps: &RunCapacities) -> Config {
+        caps.apply(Config {
             aic_cores: self.clusters as u16,
             aiv_cores: 2 * self.clusters as u16,
             schedulers: self.opts.schedulers,
-            task_window: spec.task_window,
             task_timeout_us: self.opts.timeouts.task_us,
+            submit_timeout_us: self.opts.timeouts.submit_us,
+            deferred_timeout_us: self.opts.timeouts.deferred_us,
+            max_conditions: self.opts.max_conditions,
             profile: if spec.records > 0 {
                 ProfileLevel::Tasks
             } else {
                 ProfileLevel::Off
             },
+            profile_capacity: spec.records.max(1),
             ..Config::default()
-        }
+        })
     }
 
     fn alloc_run(
         &self,
         spec: &RunSpec,
-        cfg: &Config,
+        (cfg, heap_bytes): (&Config, u64),
         kernel_addrs: &[u64],
     ) -> Result<RunMem, CannError> {
         let api = &self.api;
         let region_bytes = RegionLayout::new(cfg)
-            .map_err(|e| CannError::Invalid(format!("the runtime's region: {e:?}")))?
+            .map_err(|e| CannError::Invalid(format!("the runtime's region: {e}")))?
             .size();
         let region = DeviceMem::alloc(api, region_bytes + 64)?;
         let table = DeviceMem::alloc(api, kernel_addrs.len().max(1) * 8)?;
@@ -96,7 +100,12 @@ impl NpuSession {
             .collect();
         let orch_args = DeviceMem::alloc(api, args.len().max(1) * 8)?;
         orch_args.write(0, &words(&args))?;
-        let heap = DeviceMem::alloc(api, spec.heap_bytes.max(64))?;
+        let heap_bytes = usize::try_from(heap_bytes).map_err(|_| {
+            CannError::Invalid(format!(
+                "a heap of {heap_bytes} bytes is past this host's sizes"
+            ))
+        })?;
+        let heap = DeviceMem::alloc(api, heap_bytes.max(64))?;
         let report = DeviceMem::alloc(api, REPORT_BYTES)?;
         let aicore_args = DeviceMem::alloc(api, 16)?;
         let cores = usize::from(cfg.aic_cores) + usize::from(cfg.aiv_cores);
@@ -129,11 +138,13 @@ impl NpuSession {
     /// Runs `spec`; see the module doc.
     pub fn run(&mut self, spec: &RunSpec) -> Result<RunOutcome, NpuError> {
         spec.check().map_err(NpuError::Invalid)?;
+        let caps = resolve(&spec.capacities, &spec.orchestration)
+            .map_err(|e| NpuError::Invalid(e.to_string()))?;
         let Some(live) = self.live.as_ref() else {
             return Err(NpuError::Unusable(self.opts.device));
         };
         live.device.on_this_thread()?;
-        let cfg = self.config(spec);
+        let cfg = self.config(spec, &caps);
         // Each kernel's code, its entry found by symbol in its ELF file.
         let images = spec
             .kernels
@@ -165,7 +176,7 @@ impl NpuSession {
         for (addr, image) in code.iter_mut().zip(&images) {
             *addr += image.entry;
         }
-        let mem = match self.alloc_run(spec, &cfg, &code) {
+        let mem = match self.alloc_run(spec, (&cfg, caps.heap_bytes.value), &code) {
             Ok(m) => m,
             Err(e) => {
                 // Nothing was launched: the session stays usable.

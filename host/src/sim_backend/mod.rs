@@ -45,6 +45,7 @@ use pto_runtime_core::ffi::{PtoStatus, status_str};
 use pto_runtime_core::{Config, FatalCause, KernelId, ProfileLevel, RunReport, TaskRecord};
 use pto_sim::{CKernel, DeviceMemory, KernelTable, SimError, SimOptions};
 
+use crate::orch_config::{OrchConfigError, RunCapacities, resolve};
 use crate::program::{OrchArg, RunSpec};
 
 /// How the simulated machine of a program's run is shaped.
@@ -56,6 +57,12 @@ pub struct SimBackendOptions {
     pub schedulers: u8,
     /// How long a task may run before the run fails with a timeout, µs.
     pub task_timeout_us: u64,
+    /// How long a submit (or an alloc) waits for room in a full window (or heap), µs.
+    pub submit_timeout_us: u64,
+    /// How long a finished task's deferred conditions may take to hold, µs.
+    pub deferred_timeout_us: u64,
+    /// Most deferred conditions one task may register.
+    pub max_conditions: u16,
     /// Memory outside the machine's own that kernels and deferred conditions may address
     /// (a multi-rank job's communication windows, mapped at their host addresses).
     pub windows: Vec<Arc<DeviceMemory>>,
@@ -72,6 +79,9 @@ impl Default for SimBackendOptions {
             clusters: 1,
             schedulers: 2,
             task_timeout_us: Config::default().task_timeout_us,
+            submit_timeout_us: Config::default().submit_timeout_us,
+            deferred_timeout_us: Config::default().deferred_timeout_us,
+            max_conditions: Config::default().max_conditions,
             windows: Vec::new(),
             check_accesses: false,
         }
@@ -98,10 +108,13 @@ pub struct SimOutcome {
 /// Why a program's run on the simulator did not succeed.
 #[derive(Debug, thiserror::Error)]
 pub enum SimBackendError {
-    /// The program cannot run as given (a spec naming what does not exist, a configuration
-    /// the chip's payload slots cannot carry).
+    /// The program cannot run as given (a spec naming what does not exist).
     #[error("{0}")]
     Spec(String),
+    /// The run's capacities cannot be used (a malformed declaration in the SO, a value out of
+    /// range, more argument words than the chip's payload slots carry).
+    #[error(transparent)]
+    Capacities(#[from] OrchConfigError),
     /// The orchestration SO or a kernel's code could not be loaded.
     #[error("{0}")]
     Load(String),
@@ -142,7 +155,14 @@ type Orchestrated = Result<(Vec<u64>, i32), String>;
 /// Runs `spec` on a fresh simulated machine shaped by `opts`.
 pub fn run(spec: &RunSpec, opts: &SimBackendOptions) -> Result<SimOutcome, SimBackendError> {
     spec.check().map_err(SimBackendError::Spec)?;
-    let cfg = config(spec, opts)?;
+    let caps = resolve(&spec.capacities, &spec.orchestration)?;
+    let cfg = config(spec, &caps, opts)?;
+    let heap_bytes = usize::try_from(caps.heap_bytes.value).map_err(|_| {
+        SimBackendError::Spec(format!(
+            "a heap of {} bytes does not fit this host's address space",
+            caps.heap_bytes.value
+        ))
+    })?;
     let kernels = kernel_table(spec)?;
     let so = orch_so::OrchSo::load(&spec.orchestration).map_err(SimBackendError::Load)?;
     let orch_label = spec.orchestration_name.clone();
@@ -155,12 +175,12 @@ pub fn run(spec: &RunSpec, opts: &SimBackendOptions) -> Result<SimOutcome, SimBa
         .iter()
         .map(|(n, _)| n.next_multiple_of(64))
         .sum::<usize>()
-        .saturating_add(spec.heap_bytes)
+        .saturating_add(heap_bytes)
         .saturating_add(1 << 16);
     let sim = SimOptions {
         host_addresses: true,
         memory_bytes,
-        heap_bytes: spec.heap_bytes,
+        heap_bytes,
         check_accesses: opts.check_accesses,
         ..SimOptions::default()
     };
@@ -234,19 +254,26 @@ pub fn run(spec: &RunSpec, opts: &SimBackendOptions) -> Result<SimOutcome, SimBa
     }
 }
 
-/// The runtime's configuration for `spec` on `opts`'s machine, as an NPU session makes it.
-fn config(spec: &RunSpec, opts: &SimBackendOptions) -> Result<Config, SimBackendError> {
+/// The runtime's configuration for `spec` with `caps` on `opts`'s machine, as an NPU session
+/// makes it.
+fn config(
+    spec: &RunSpec,
+    caps: &RunCapacities,
+    opts: &SimBackendOptions,
+) -> Result<Config, SimBackendError> {
     if opts.clusters == 0 {
         return Err(SimBackendError::Spec(
             "a run needs at least one cluster".into(),
         ));
     }
-    let cfg = Config {
+    let cfg = caps.apply(Config {
         aic_cores: opts.clusters,
         aiv_cores: opts.clusters.saturating_mul(2),
         schedulers: opts.schedulers,
-        task_window: spec.task_window,
         task_timeout_us: opts.task_timeout_us,
+        submit_timeout_us: opts.submit_timeout_us,
+        deferred_timeout_us: opts.deferred_timeout_us,
+        max_conditions: opts.max_conditions,
         profile: if spec.records > 0 {
             ProfileLevel::Tasks
         } else {
@@ -254,12 +281,9 @@ fn config(spec: &RunSpec, opts: &SimBackendOptions) -> Result<Config, SimBackend
         },
         profile_capacity: spec.records.max(1),
         ..Config::default()
-    };
-    ChipPlatform::fits(&cfg).map_err(|words| {
-        SimBackendError::Spec(format!(
-            "tasks of {words} argument words do not fit the chip's payload slots"
-        ))
-    })?;
+    });
+    // `resolve` refused capacities a slot cannot carry.
+    debug_assert!(ChipPlatform::fits(&cfg).is_ok());
     Ok(cfg)
 }
 

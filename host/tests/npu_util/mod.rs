@@ -301,6 +301,7 @@ pub fn options() -> NpuOptions {
         op_execute_us: 25_000_000,
         stream_sync_ms: 30_000,
         recovery_ms: 2_000,
+        ..Timeouts::default()
     };
     o
 }

@@ -3,6 +3,8 @@
 
 use core::fmt;
 
+use crate::knob::Knob;
+
 /// A thread asked for a handle that is taken or does not exist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClaimError {
@@ -47,8 +49,10 @@ impl fmt::Display for ClaimError {
             ),
             Self::NoCompletionQueue { index, needed } => write!(
                 f,
-                "the config asks for completion = Ring, but the platform has no completion \
-                 queue of {needed} records for scheduler {index}: give it one, or use Poll"
+                "{} is Ring, but the platform has no completion queue of {needed} records \
+                 for scheduler {index}: give it one, or set {} to Poll",
+                Knob::Completion,
+                Knob::Completion
             ),
         }
     }

@@ -5,6 +5,7 @@ use core::fmt;
 
 use super::{FatalCause, FatalError};
 use crate::condition::Watch;
+use crate::knob::Knob;
 
 struct WatchName(Option<Watch>);
 
@@ -37,8 +38,9 @@ impl fmt::Display for FatalError {
         match self.cause {
             FatalCause::TaskTimeout { waited_us } => write!(
                 f,
-                "a task ran for {waited_us} µs without reporting FIN{at}: raise task_timeout_us \
-                 or fix the kernel"
+                "a task ran for {waited_us} µs without reporting FIN{at}: raise {} or fix the \
+                 kernel",
+                Knob::TaskTimeout
             ),
             FatalCause::CoreProtocol { seen, newest } => write!(
                 f,
@@ -67,9 +69,9 @@ impl fmt::Display for FatalError {
             } => write!(
                 f,
                 "a finished task's deferred conditions waited {waited_us} µs for room in its \
-                 scheduler's full deferred set (deferred_capacity = {capacity}){at}, and the \
-                 set did not drain in time: raise deferred_capacity, or let fewer tasks wait \
-                 at once"
+                 scheduler's full deferred set ({capacity} conditions){at}, and the set did not \
+                 drain in time: raise {}, or let fewer tasks wait at once",
+                Knob::DeferredCapacity
             ),
             FatalCause::TransferFailed {
                 watch,
@@ -97,14 +99,17 @@ impl fmt::Display for FatalError {
                 last,
             } => write!(
                 f,
-                "a deferred task waited past deferred_timeout_us for the {watch} to reach \
-                 {expected} (last value read: {last}){at}: the transfer or notification never \
-                 landed, so its consumers did not run"
+                "a deferred task waited past {} for the {watch} to reach {expected} (last value \
+                 read: {last}){at}: the transfer or notification never landed, so its consumers \
+                 did not run",
+                Knob::DeferredTimeout
             ),
             FatalCause::TooManyConditions { registered, limit } => write!(
                 f,
-                "a task registered {registered} deferred conditions but max_conditions is \
-                 {limit}{at}: raise max_conditions (at most 64) or split the task"
+                "a task registered {registered} deferred conditions and a task may have \
+                 {limit}{at}: raise {} (at most {}) or split the task",
+                Knob::MaxConditions,
+                crate::MAX_CONDITIONS
             ),
             FatalCause::UnknownCondition { kind } => write!(
                 f,

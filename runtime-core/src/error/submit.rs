@@ -5,6 +5,7 @@ use core::fmt;
 
 use super::FatalError;
 use crate::ids::{KernelId, TaskId, WorkerClass};
+use crate::knob::Knob;
 use crate::orchestrator::tensor::TileError;
 
 /// Why a task was not submitted. Nothing of the task was kept: the caller may fix and retry.
@@ -147,7 +148,9 @@ impl fmt::Display for SubmitError {
             } => write!(
                 f,
                 "task window of ring {ring} is full ({window} slots) and nothing was reclaimed \
-                 in {waited_us} µs; raise task_window or submit_timeout_us"
+                 in {waited_us} µs; raise {} or {}",
+                Knob::TaskWindow,
+                Knob::SubmitTimeout
             ),
             Self::StaleDependency { dep, epoch } => write!(
                 f,
@@ -169,12 +172,14 @@ impl fmt::Display for SubmitError {
             ),
             Self::TooManyDeps { given, max } => write!(
                 f,
-                "{given} dependencies (given, and found through tensor arguments) exceed \
-                 max_deps = {max}: raise max_deps or join through a DUMMY task"
+                "{given} dependencies (given, and found through tensor arguments) exceed the \
+                 {max} a task may have: raise {} or join through a DUMMY task",
+                Knob::MaxDeps
             ),
             Self::TooManyTensors { given, max } => write!(
                 f,
-                "{given} tensor arguments exceed max_tensors = {max}: raise max_tensors"
+                "{given} tensor arguments exceed the {max} a task may have: raise {}",
+                Knob::MaxTensors
             ),
             Self::BadTensor { index, error } => {
                 write!(f, "tensor argument {index}: {error}")
@@ -182,7 +187,8 @@ impl fmt::Display for SubmitError {
             Self::TooManyArgs { given, max } => {
                 write!(
                     f,
-                    "{given} arguments exceed max_args = {max}: raise max_args"
+                    "{given} scalar arguments exceed the {max} a task may have: raise {}",
+                    Knob::MaxArgs
                 )
             }
             Self::UnknownKernel { kernel } => write!(
@@ -208,7 +214,8 @@ impl fmt::Display for SubmitError {
             Self::HeapTooSmall { bytes, heap } => write!(
                 f,
                 "an output buffer of {bytes} bytes does not fit the ring's heap of {heap} bytes: \
-                 give the platform a larger heap (the simulator's SimOptions::heap_bytes)"
+                 raise {}",
+                Knob::HeapBytes
             ),
             Self::HeapFull {
                 ring,
@@ -217,7 +224,9 @@ impl fmt::Display for SubmitError {
             } => write!(
                 f,
                 "the heap of ring {ring} had no room for {bytes} bytes for {waited_us} µs and \
-                 nothing was reclaimed; raise the heap or submit_timeout_us"
+                 nothing was reclaimed; raise {} or {}",
+                Knob::HeapBytes,
+                Knob::SubmitTimeout
             ),
             Self::BadAlignment { align } => {
                 write!(f, "alignment {align} is not a power of two")
@@ -236,7 +245,9 @@ impl fmt::Display for SubmitError {
                 "ring {ring} (a window of {window} slots and its heap) has room only once \
                  {held}, its oldest task, retires, but one of the {open} open scope(s) holds \
                  {held} until scope_end, so waiting cannot succeed: end a scope sooner, or raise \
-                 task_window or the heap"
+                 {} or {}",
+                Knob::TaskWindow,
+                Knob::HeapBytes
             ),
             Self::RunFailed(e) => write!(f, "the run has failed: {e}"),
             Self::RunFailing => write!(f, "the run is failing; no task is accepted"),

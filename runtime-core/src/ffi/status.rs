@@ -171,30 +171,30 @@ pub fn status_str(code: i32) -> &'static CStr {
         PtoErrRun => c"the run failed: its report says how",
         PtoErrClosed => c"the handle is not open",
         PtoErrWindowFull => {
-            c"the ring's task window stayed full and nothing was reclaimed: raise task_window or submit_timeout_us"
+            c"the ring's task window stayed full and nothing was reclaimed: raise `task_window` or `submit_timeout_us`"
         }
         PtoErrStaleDependency => c"a dependency was issued by another run",
         PtoErrForeignDependency => c"a dependency names a ring this runtime does not have",
         PtoErrNotYetSubmitted => c"a dependency names a task that was never submitted",
         PtoErrTooManyDeps => {
-            c"more dependencies (named and found through tensors) than max_deps: raise max_deps"
+            c"more dependencies (named and found through tensors) than a task may have: raise `max_deps`"
         }
-        PtoErrTooManyTensors => c"more tensor arguments than max_tensors: raise max_tensors",
+        PtoErrTooManyTensors => c"more tensor arguments than a task may have: raise `max_tensors`",
         PtoErrBadTensor => c"a tensor argument's tile is invalid or not inside its buffer",
-        PtoErrTooManyArgs => c"more scalar arguments than max_args: raise max_args",
+        PtoErrTooManyArgs => c"more scalar arguments than a task may have: raise `max_args`",
         PtoErrUnknownKernel => c"the platform has no kernel with this id",
         PtoErrNoCoreForClass => c"no core of this machine can run the task's worker class",
         PtoErrBadRing => c"the ring does not exist",
         PtoErrSequenceExhausted => c"the ring has issued every task id it can: start a new run",
-        PtoErrHeapTooSmall => c"the buffer does not fit the ring's output heap (or there is none)",
+        PtoErrHeapTooSmall => c"the buffer does not fit the ring's output heap (or there is none): raise `heap_bytes`",
         PtoErrHeapFull => {
-            c"the ring's heap stayed full and nothing was reclaimed: raise the heap or submit_timeout_us"
+            c"the ring's heap stayed full and nothing was reclaimed: raise `heap_bytes` or `submit_timeout_us`"
         }
         PtoErrBadAlignment => c"the alignment is not a power of two",
         PtoErrScopeTooDeep => c"scopes nest too deep: end a scope first",
         PtoErrNoOpenScope => c"scope end without an open scope",
         PtoErrScopeDeadlock => {
-            c"only a task an open scope holds could make room: end the scope sooner, or raise task_window or the heap"
+            c"only a task an open scope holds could make room: end the scope sooner, or raise `task_window` or `heap_bytes`"
         }
         PtoErrRunFailing => c"the run is failing; no task is accepted",
     }
@@ -203,6 +203,27 @@ pub fn status_str(code: i32) -> &'static CStr {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_setting_a_sentence_names_is_a_knob_in_backticks() {
+        for st in PtoStatus::ALL {
+            let text = status_str(st as i32).to_str().unwrap();
+            for (i, quoted) in text.split('`').enumerate().filter(|(i, _)| i % 2 == 1) {
+                assert!(
+                    crate::Knob::ALL.iter().any(|k| k.name() == quoted),
+                    "{st:?}: `{quoted}` (part {i}) is not a knob: {text}"
+                );
+            }
+            for k in crate::Knob::ALL {
+                let bare = text.replace(&std::format!("`{}`", k.name()), "");
+                assert!(
+                    !bare.contains(k.name()),
+                    "{st:?} names {} without backticks: {text}",
+                    k.name()
+                );
+            }
+        }
+    }
 
     #[test]
     fn every_status_has_its_own_code_and_sentence() {

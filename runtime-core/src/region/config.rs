@@ -5,6 +5,7 @@ use core::fmt;
 
 use crate::condition::MAX_CONDITIONS;
 use crate::ids::CoreId;
+use crate::knob::{AnyOf, Knob};
 use crate::observe::profile::ProfileLevel;
 
 /// Most rings a runtime can have (the ring field of a [`crate::TaskId`] is wider; the rest is
@@ -324,27 +325,24 @@ pub enum ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Knob::*;
         match *self {
-            Self::Rings { rings } => write!(f, "rings = {rings}: use 1 to {MAX_RINGS} rings"),
+            Self::Rings { rings } => write!(f, "{Rings} = {rings}: use 1 to {MAX_RINGS} rings"),
             Self::TaskWindow { window } => write!(
                 f,
-                "task_window = {window}: the task window must be a power of two of at least 2"
+                "{TaskWindow} = {window}: the task window must be a power of two of at least 2"
             ),
-            Self::MaxDeps { max_deps } => {
-                write!(
-                    f,
-                    "max_deps = {max_deps}: use 1 to {MAX_DEPS} dependencies per task"
-                )
-            }
-            Self::MaxArgs { max_args } => {
-                write!(
-                    f,
-                    "max_args = {max_args}: use at most {MAX_ARGS} arguments per task"
-                )
-            }
+            Self::MaxDeps { max_deps } => write!(
+                f,
+                "{MaxDeps} = {max_deps}: use 1 to {MAX_DEPS} dependencies per task"
+            ),
+            Self::MaxArgs { max_args } => write!(
+                f,
+                "{MaxArgs} = {max_args}: use at most {MAX_ARGS} arguments per task"
+            ),
             Self::MaxTensors { max_tensors } => write!(
                 f,
-                "max_tensors = {max_tensors}: use at most {MAX_TENSORS} tensor arguments per task"
+                "{MaxTensors} = {max_tensors}: use at most {MAX_TENSORS} tensor arguments per task"
             ),
             Self::NoCores => write!(
                 f,
@@ -356,7 +354,7 @@ impl fmt::Display for ConfigError {
             ),
             Self::Schedulers { schedulers } => write!(
                 f,
-                "schedulers = {schedulers}: use 1 to {MAX_SCHEDULERS} scheduler threads"
+                "{Schedulers} = {schedulers}: use 1 to {MAX_SCHEDULERS} scheduler threads"
             ),
             Self::ZeroTimeout => write!(
                 f,
@@ -364,7 +362,7 @@ impl fmt::Display for ConfigError {
             ),
             Self::MaxConditions { max_conditions } => write!(
                 f,
-                "max_conditions = {max_conditions}: use at most {MAX_CONDITIONS} deferred \
+                "{MaxConditions} = {max_conditions}: use at most {MAX_CONDITIONS} deferred \
                  conditions per task"
             ),
             Self::DeferredCapacity {
@@ -372,21 +370,23 @@ impl fmt::Display for ConfigError {
                 max_conditions,
             } => write!(
                 f,
-                "deferred_capacity = {capacity}: give between max_conditions ({max_conditions}) \
-                 and 2^24 waiting conditions per scheduler"
+                "{DeferredCapacity} = {capacity}: give between {MaxConditions} \
+                 ({max_conditions}) and 2^24 waiting conditions per scheduler"
             ),
             Self::ZeroPollBudget => write!(
                 f,
-                "deferred_poll_budget = 0 would never poll a deferred condition: give at least 1"
+                "{DeferredPollBudget} = 0 would never poll a deferred condition: give at least 1"
             ),
             Self::TooManyEdges { edges } => write!(
                 f,
-                "rings x task_window x max_deps = {edges} edges overflow the edge index: lower one of them"
+                "{Rings} x {TaskWindow} x {MaxDeps} = {edges} edges overflow the edge index: \
+                 lower {}",
+                AnyOf(&[Rings, TaskWindow, MaxDeps])
             ),
             Self::RegionTooSmall { needed, given } => write!(
                 f,
                 "the region has {given} bytes but this config needs {needed}: allocate \
-                 RegionLayout::size() bytes or shrink task_window"
+                 RegionLayout::size() bytes or lower {TaskWindow}"
             ),
             Self::RegionMisaligned { offset } => write!(
                 f,

@@ -155,7 +155,7 @@ fn one_condition_too_many_fails_the_run_with_a_typed_error() {
             Some(a)
         )
     );
-    assert!(std::format!("{e}").contains("raise max_conditions"));
+    assert!(std::format!("{e}").contains("raise `max_conditions`"));
 }
 
 #[test]

@@ -239,7 +239,7 @@ fn a_set_that_cannot_drain_fails_naming_the_knob_not_a_lost_transfer() {
         (FatalKind::DeferredFull, Some(CoreId(0)))
     );
     assert!(
-        std::format!("{e}").contains("raise deferred_capacity"),
+        std::format!("{e}").contains("raise `deferred_capacity`"),
         "{e}"
     );
 }

@@ -253,8 +253,11 @@ fn bad_submissions_are_typed_errors_that_say_what_to_change() {
         (aiv(core::slice::from_ref(&stale)), "epoch 6"),
         (aiv(core::slice::from_ref(&foreign)), "names ring 3"),
         (aiv(core::slice::from_ref(&future)), "never submitted"),
-        (aiv(&nine), "max_deps = 8"),
-        (aiv(&[]).args(&[0; 5]), "max_args = 4"),
+        (aiv(&nine), "exceed the 8 a task may have: raise `max_deps`"),
+        (
+            aiv(&[]).args(&[0; 5]),
+            "exceed the 4 a task may have: raise `max_args`",
+        ),
         (
             TaskSpec::new(KernelId(99), WorkerClass::Aiv),
             "kernel 99 is not registered",
@@ -298,7 +301,10 @@ fn a_task_refused_for_its_tensors_leaves_the_map_as_it_was() {
     // Three writers to wait for, two allowed: refused after two of its arguments went in.
     let all = [0, 1, 2].map(|r| TensorArg::input(key(0x1000), row(r)));
     let e = o.submit(&aiv(&[]).tensors(&all)).unwrap_err();
-    assert!(std::format!("{e}").contains("max_deps = 2"), "{e}");
+    assert!(
+        std::format!("{e}").contains("exceed the 2 a task may have: raise `max_deps`"),
+        "{e}"
+    );
     assert_eq!(
         o.tensor_entries(),
         3,

@@ -38,7 +38,7 @@ pub struct BenchArgs {
     /// Task slots of the one ring the bench uses (a power of two). The default holds a
     /// 10 000-task run, so the orchestrator never waits for reclaim; lower it to measure
     /// back-pressure (2 to 2^20).
-    #[arg(long, default_value_t = 16384, value_parser = value_parser!(u32).range(2..=1 << 20))]
+    #[arg(long, default_value_t = 16384, value_parser = crate::numbers::bench_task_window)]
     pub task_window: u32,
     /// Measured runs; the figures are their medians (1 to 1000).
     #[arg(long, default_value_t = 5, value_parser = value_parser!(u32).range(1..=1000))]
@@ -51,8 +51,10 @@ pub struct BenchArgs {
     /// to separate CPUs.
     #[arg(long)]
     pub no_pin: bool,
-    /// Seed of the random workload (any 64-bit number).
-    #[arg(long, default_value_t = 42)]
+    /// Seed of the random workload: any 64-bit number, 0 to 2^64 - 1, `0x` hex, or negative
+    /// (its two's complement: -1 is 2^64 - 1).
+    #[arg(long, default_value_t = 42, value_parser = crate::numbers::bits64,
+          allow_negative_numbers = true)]
     pub seed: u64,
     /// Tasks the deferred workload keeps waiting on deferred conditions (0 to 2^20). The
     /// task window and the deferred sets grow to hold them.

@@ -5,6 +5,8 @@
 mod allreduce;
 mod bench;
 mod error;
+mod knobs;
+mod numbers;
 mod run;
 
 use std::io::Write;
@@ -40,23 +42,24 @@ enum Command {
     /// Runs an orchestration SO and its raw kernels on the simulator (the default; kernels
     /// compiled for this host) or on an NPU through CANN (`--backend npu`), writing the
     /// buffers back with --output.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
 }
 
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Bench(a) => bench::bench(&a),
-        Command::Allreduce(a) => allreduce::allreduce(&a),
-        Command::Run(a) => run::run(&a),
+    let (result, words) = match cli.command {
+        Command::Bench(a) => (bench::bench(&a), knobs::Command::Bench),
+        Command::Allreduce(a) => (allreduce::allreduce(&a), knobs::Command::Allreduce),
+        Command::Run(a) => (run::run(&a), knobs::Command::Run),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // One write, so that ranks sharing the launcher's stderr do not interleave
-            // their lines (stderr is unbuffered: `eprintln!` writes piece by piece).
-            let line = format!("error: {e}\n");
+            // their lines (stderr is unbuffered: `eprintln!` writes piece by piece). The
+            // libraries name knobs by their Rust names: the line names this command's flags.
+            let line = knobs::error_line(words, &e);
             let _ = std::io::stderr().write_all(line.as_bytes());
             e.exit_code()
         }
@@ -98,6 +101,28 @@ mod tests {
         match c {
             Command::Bench(b) => Some(b),
             Command::Allreduce(_) | Command::Run(_) => None,
+        }
+    }
+
+    fn run(c: &Command) -> Option<&RunArgs> {
+        match c {
+            Command::Run(r) => Some(r),
+            Command::Allreduce(_) | Command::Bench(_) => None,
+        }
+    }
+
+    /// The flags `sub` cannot parse without.
+    fn required(sub: &str) -> &'static [&'static str] {
+        match sub {
+            "run" => &[
+                "--orchestration",
+                "o.so",
+                "--kernels",
+                "k.bin",
+                "--trace",
+                "t.json",
+            ],
+            _ => &[],
         }
     }
 
@@ -155,6 +180,48 @@ mod tests {
         ("bench", "--args", 0, 32, |c| {
             Some(bench(c)?.tensor_args.into())
         }),
+        ("run", "--device", 0, 63, |c| {
+            run(c)?.device.map(|d| d as u64)
+        }),
+        ("run", "--clusters", 0, 25, |c| {
+            Some(run(c)?.clusters.into())
+        }),
+        ("run", "--schedulers", 1, 5, |c| {
+            Some(run(c)?.schedulers.into())
+        }),
+        ("run", "--task-window", 4, 1 << 20, |c| {
+            run(c)?.task_window.map(u64::from)
+        }),
+        ("run", "--heap-bytes", 64, 1 << 34, |c| run(c)?.heap_bytes),
+        ("run", "--max-deps", 1, 64, |c| {
+            run(c)?.max_deps.map(u64::from)
+        }),
+        ("run", "--max-tensors", 0, 32, |c| {
+            run(c)?.max_tensors.map(u64::from)
+        }),
+        ("run", "--max-args", 0, 32, |c| {
+            run(c)?.max_args.map(u64::from)
+        }),
+        ("run", "--max-conditions", 1, 64, |c| {
+            Some(run(c)?.max_conditions.into())
+        }),
+        ("run", "--task-timeout-ms", 1, 10_000, |c| {
+            Some(run(c)?.task_timeout_ms)
+        }),
+        ("run", "--submit-timeout-ms", 1, 10_000, |c| {
+            Some(run(c)?.submit_timeout_ms)
+        }),
+        ("run", "--deferred-timeout-ms", 1, 10_000, |c| {
+            Some(run(c)?.deferred_timeout_ms)
+        }),
+        ("run", "--trace-records", 1, 1 << 20, |c| {
+            run(c)?.trace_records.map(u64::from)
+        }),
+        ("run", "--ranks", 1, 64, |c| Some(run(c)?.ranks.into())),
+        ("run", "--window-bytes", 64, 1 << 34, |c| {
+            Some(run(c)?.window_bytes)
+        }),
+        ("run", "--timeout-s", 1, 86_400, |c| Some(run(c)?.timeout_s)),
     ];
 
     #[test]
@@ -162,7 +229,8 @@ mod tests {
         for &(sub, flag, lo, hi, read) in FLAGS {
             for v in [0, 1, hi, hi.saturating_add(1), u64::MAX] {
                 let text = v.to_string();
-                let parsed = Cli::try_parse_from(["pto-launch", sub, flag, &text]);
+                let args = ["pto-launch", sub, flag, &text];
+                let parsed = Cli::try_parse_from(args.iter().chain(required(sub)));
                 if (lo..=hi).contains(&v) {
                     let cli = parsed.unwrap_or_else(|e| panic!("{sub} {flag} {v}: {e}"));
                     assert_eq!(read(&cli.command), Some(v), "{sub} {flag} {v}: no wrap");
@@ -175,6 +243,37 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_value_that_may_be_negative_parses_negative_as_its_twos_complement() {
+        let cli = Cli::try_parse_from(["pto-launch", "bench", "--seed", "-1"]).unwrap();
+        assert_eq!(bench(&cli.command).unwrap().seed, u64::MAX);
+        let cli =
+            Cli::try_parse_from(["pto-launch", "bench", "--seed", "-9223372036854775808"]).unwrap();
+        assert_eq!(bench(&cli.command).unwrap().seed, 1 << 63);
+        for bad in ["-9223372036854775809", "18446744073709551616"] {
+            let e = Cli::try_parse_from(["pto-launch", "bench", "--seed", bad]).unwrap_err();
+            assert!(e.to_string().contains("--seed"), "{e}");
+        }
+        let base = [
+            "pto-launch",
+            "run",
+            "--orchestration",
+            "o.so",
+            "--kernels",
+            "k.bin",
+        ];
+        let cli = Cli::try_parse_from(base.iter().chain(&["--arg", "-256", "--arg", "7"])).unwrap();
+        assert_eq!(run(&cli.command).unwrap().args, ["-256", "7"]);
+        // Where a value cannot be negative, a negative one is refused by name.
+        for flag in ["--task-window", "--max-deps", "--heap-bytes"] {
+            let e = Cli::try_parse_from(base.iter().chain(&[flag, "-4"])).unwrap_err();
+            assert!(
+                e.to_string().contains(flag) || e.to_string().contains("-4"),
+                "{e}"
+            );
         }
     }
 }

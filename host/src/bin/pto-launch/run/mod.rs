@@ -10,6 +10,7 @@
 //! each makes its window (shared memory on the simulator, HCCL on NPUs), runs the program
 //! with arguments that may name the windows, and writes `DIR/rank_<r>/buffer_<n>.bin`.
 
+mod config;
 mod sim;
 mod spec;
 
@@ -23,9 +24,13 @@ use clap::{Args, value_parser};
 use serde::Serialize;
 
 use pto_host::launch::{CommandJob, parse_rendezvous, spawn_command_job};
-use pto_host::program_ranks::ProgramRank;
+use pto_host::orch_config::{HEAP_BYTES_MAX, HEAP_BYTES_MIN};
+use pto_host::program_ranks::{ProgramRank, RankWindows};
+use pto_runtime_core::{MAX_ARGS, MAX_CONDITIONS, MAX_DEPS, MAX_TENSORS};
 
 use crate::error::CliError;
+use crate::numbers;
+use config::RunConfig;
 use spec::bad;
 
 /// `pto-launch run` flags.
@@ -50,9 +55,14 @@ pub struct RunArgs {
     /// buffer n is the n-th given.
     #[arg(long = "buffer", value_name = "BYTES[=FILE]")]
     pub buffers: Vec<String>,
-    /// An orchestration argument: a number, `buffer:N` (buffer N's device address),
-    /// `kernel:N` (kernel N's id), or with --ranks a rank's window (see --ranks); in order.
-    #[arg(long = "arg", value_name = "V|buffer:N|kernel:N|window:R|...")]
+    /// An orchestration argument: a number (decimal, `0x` hex, or negative decimal, passed
+    /// as its 64-bit two's complement), `buffer:N` (buffer N's device address), `kernel:N`
+    /// (kernel N's id), or with --ranks a rank's window (see --ranks); in order.
+    #[arg(
+        long = "arg",
+        value_name = "V|buffer:N|kernel:N|window:R|...",
+        allow_negative_numbers = true
+    )]
     pub args: Vec<String>,
     /// Writes each buffer to `DIR/buffer_<n>.bin` after a successful run.
     #[arg(long, value_name = "DIR")]
@@ -76,23 +86,51 @@ pub struct RunArgs {
     /// AICPU scheduler threads (1 to 5; one more orchestrates).
     #[arg(long, default_value_t = 2, value_parser = value_parser!(u8).range(1..=5))]
     pub schedulers: u8,
-    /// Task slots per ring (4 to 1048576).
-    #[arg(long, default_value_t = 1024, value_parser = value_parser!(u32).range(4..=1_048_576))]
-    pub task_window: u32,
-    /// The output heap in bytes (64 to 2^34).
-    #[arg(long, default_value_t = 1 << 20, value_parser = value_parser!(u64).range(64..=1 << 34))]
-    pub heap_bytes: u64,
+    /// Task slots per ring: a power of two from 4 to 1048576 (default: the orchestration
+    /// SO's declaration, else 1024).
+    #[arg(long, value_parser = numbers::task_window)]
+    pub task_window: Option<u32>,
+    /// Each ring's output heap in bytes, 64 to 2^34 (default: the SO's declaration, else
+    /// 1 MiB).
+    #[arg(long, value_parser = value_parser!(u64).range(HEAP_BYTES_MIN..=HEAP_BYTES_MAX))]
+    pub heap_bytes: Option<u64>,
+    /// Most dependencies per task, named and found through tensor arguments, 1 to 64
+    /// (default: the SO's declaration, else 16).
+    #[arg(long, value_parser = value_parser!(u16).range(1..=i64::from(MAX_DEPS)))]
+    pub max_deps: Option<u16>,
+    /// Most tensor arguments per task, 0 to 32 (default: the SO's declaration, else 8); with
+    /// --max-args at most 32, a payload slot's argument words.
+    #[arg(long, value_parser = value_parser!(u16).range(0..=i64::from(MAX_TENSORS)))]
+    pub max_tensors: Option<u16>,
+    /// Most scalar arguments per task, 0 to 32 (default: the SO's declaration, else 16).
+    #[arg(long, value_parser = value_parser!(u16).range(0..=i64::from(MAX_ARGS)))]
+    pub max_args: Option<u16>,
     /// How long a task may run before the run fails, in ms (1 to 10000).
     #[arg(long, default_value_t = 10_000, value_parser = value_parser!(u64).range(1..=10_000))]
     pub task_timeout_ms: u64,
+    /// How long a submit (or an alloc) waits for room in a full task window (or heap) before
+    /// the orchestration is refused, in ms (1 to 10000).
+    #[arg(long, default_value_t = 10_000, value_parser = value_parser!(u64).range(1..=10_000))]
+    pub submit_timeout_ms: u64,
+    /// Most deferred conditions one task may register (its lanes together: a MIX task's
+    /// three kernels count as one task), 1 to 64; a payload slot carries 7 per kernel.
+    #[arg(long, default_value_t = 16, value_parser = value_parser!(u16).range(1..=i64::from(MAX_CONDITIONS)))]
+    pub max_conditions: u16,
+    /// How long a finished task's deferred conditions may take to hold before the run
+    /// fails, in ms (1 to 10000).
+    #[arg(long, default_value_t = 10_000, value_parser = value_parser!(u64).range(1..=10_000))]
+    pub deferred_timeout_ms: u64,
     /// The device counter's ticks per µs (0: the AICPU reads its counter's frequency; set
     /// it only for a fake CANN on a host whose counter does not say).
     #[arg(long, default_value_t = 0, hide = true)]
     pub device_ticks_per_us: u64,
     /// Writes the run's task records as a Chrome trace (open it in Perfetto): the run
-    /// profiles at `Tasks` and keeps up to 65536 records.
+    /// profiles at `Tasks` and keeps up to --trace-records records.
     #[arg(long, value_name = "FILE.json")]
     pub trace: Option<PathBuf>,
+    /// Task records --trace keeps, the first tasks to finish (1 to 1048576; default 65536).
+    #[arg(long, value_name = "N", value_parser = value_parser!(u32).range(1..=i64::from(TRACE_RECORDS_MAX)))]
+    pub trace_records: Option<u32>,
     /// Ranks, one process each (1 to 64): each runs the program, its arguments may name
     /// `rank`, `ranks`, `window` (its own window's address), `window:R` (rank R's window as
     /// its kernels reach it), `window:+K` (the window K ranks on, around the ring) and
@@ -114,8 +152,10 @@ pub struct RunArgs {
     pub json: bool,
 }
 
-/// Most task records `--trace` keeps.
+/// Task records `--trace` keeps unless `--trace-records` says otherwise.
 const TRACE_RECORDS: u32 = 65_536;
+/// Most task records `--trace-records` may ask for.
+const TRACE_RECORDS_MAX: u32 = 1 << 20;
 
 /// `--backend` values of `run`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -139,8 +179,8 @@ pub struct RunResults {
     run: Option<u64>,
     tasks_finished: u64,
     outputs: Vec<PathBuf>,
-    /// The trace written, the records in it and the records the run held.
-    trace: Option<(PathBuf, usize, u32)>,
+    /// The trace written, the records in it and the tasks the run finished.
+    trace: Option<(PathBuf, usize, u64)>,
 }
 
 impl std::fmt::Display for RunResults {
@@ -162,6 +202,13 @@ impl std::fmt::Display for RunResults {
                 "\n  wrote {} ({n} of {total} task records)",
                 path.display()
             )?;
+            if (*n as u64) < *total {
+                write!(
+                    f,
+                    "\n  the run finished {total} tasks and the trace kept the first {n}: raise \
+                     --trace-records to keep more"
+                )?;
+            }
         }
         Ok(())
     }
@@ -181,6 +228,16 @@ fn npu_only_flag(a: &RunArgs) -> Option<&'static str> {
     .find_map(|(given, flag)| given.then_some(flag))
 }
 
+impl RunArgs {
+    /// Task records the run keeps: 0 without --trace.
+    pub fn records(&self) -> u32 {
+        match &self.trace {
+            Some(_) => self.trace_records.unwrap_or(TRACE_RECORDS),
+            None => 0,
+        }
+    }
+}
+
 /// Runs `pto-launch run`: alone, as the rank the environment names, or as the launcher of
 /// `--ranks` ranks.
 pub fn run(a: &RunArgs) -> Result<(), CliError> {
@@ -190,6 +247,11 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         return Err(bad(format!(
             "{flag} applies to --backend npu; this run is on the simulator"
         )));
+    }
+    if a.trace_records.is_some() && a.trace.is_none() {
+        return Err(bad(
+            "--trace-records applies to --trace: give --trace FILE.json too".into(),
+        ));
     }
     let timeout = Duration::from_secs(a.timeout_s);
     let rendezvous = match &a.rendezvous {
@@ -207,18 +269,52 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
             a.ranks, r.ranks
         )));
     }
+    // What the flags name is read and checked before anything runs: a launcher checks the
+    // arguments against the job's ranks before it starts one.
+    let caps = spec::capacities(a)?;
     if rank.is_none() && a.ranks > 1 {
-        return launch(a, timeout);
+        let placeholder = RankWindows {
+            rank: 0,
+            bytes: a.window_bytes,
+            addresses: vec![0; a.ranks as usize],
+        };
+        spec::spec(a, a.records(), Some(&placeholder))?;
+        let last = i64::from(a.device.unwrap_or(0)) + i64::from(a.ranks) - 1;
+        if a.backend == RunBackend::Npu && last > 63 {
+            return Err(bad(format!(
+                "--ranks {} from --device {} reaches device {last}, past 63: lower either",
+                a.ranks,
+                a.device.unwrap_or(0)
+            )));
+        }
+        return launch(a, &caps, timeout);
     }
     let results = match a.backend {
         RunBackend::Sim => sim::run(a, rank.as_ref())?,
         RunBackend::Npu => npu(a, rank.as_ref())?,
     };
-    crate::print("run", &(a.backend, a.device), &results, a.json)
+    crate::print("run", &RunConfig::new(a, &caps), &results, a.json)
 }
 
 /// Spawns `a.ranks` ranks of this command and reports how each ended.
-fn launch(a: &RunArgs, timeout: Duration) -> Result<(), CliError> {
+fn launch(
+    a: &RunArgs,
+    caps: &pto_host::orch_config::RunCapacities,
+    timeout: Duration,
+) -> Result<(), CliError> {
+    let program = a.orchestration.file_name().map_or_else(
+        || a.orchestration.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let on = match a.backend {
+        RunBackend::Sim => format!("{} ranks of the simulator", a.ranks),
+        RunBackend::Npu => format!(
+            "{} ranks on NPUs {} to {}",
+            a.ranks,
+            a.device.unwrap_or(0),
+            a.device.unwrap_or(0) + a.ranks as i32 - 1
+        ),
+    };
     let job = CommandJob {
         ranks: a.ranks,
         args: std::env::args().skip(1).collect(),
@@ -226,9 +322,10 @@ fn launch(a: &RunArgs, timeout: Duration) -> Result<(), CliError> {
         grace: Duration::from_secs(2),
         json: a.json,
         rendezvous: a.backend == RunBackend::Npu,
+        what: format!("ran the program {program} on {on}"),
     };
     let report = spawn_command_job(&job)?;
-    crate::print("run", &(a.backend, a.ranks), &report, a.json)?;
+    crate::print("run", &RunConfig::new(a, caps), &report, a.json)?;
     if let Some(sig) = report.interrupted_by {
         return Err(CliError::Interrupted(sig));
     }

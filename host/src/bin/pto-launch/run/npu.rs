@@ -7,7 +7,7 @@ use pto_host::profile::{chrome_trace, write_trace};
 use pto_host::program_ranks::{ProgramRank, run_on_npu};
 
 use super::spec::{bad, spec, trace_path, write_outputs};
-use super::{RunArgs, RunResults, TRACE_RECORDS};
+use super::{RunArgs, RunResults};
 use crate::error::CliError;
 
 fn artifact(flag: &Option<PathBuf>, var: &str, name: &str) -> Result<PathBuf, CliError> {
@@ -55,7 +55,7 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
         .checked_add(me.unwrap_or(0) as i32)
         .filter(|&d| d < 64)
         .ok_or_else(|| bad("--device plus the rank is past device 63".into()))?;
-    let records = if a.trace.is_some() { TRACE_RECORDS } else { 0 };
+    let records = a.records();
     // A run alone reads its files first, so a missing one is named before any artifact.
     let alone_or_rank = match rank {
         None => Ok(spec(a, records, None)?),
@@ -80,8 +80,11 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
     opts.clusters = a.clusters;
     opts.schedulers = a.schedulers;
     opts.ticks_per_us = a.device_ticks_per_us;
+    opts.max_conditions = a.max_conditions;
     opts.timeouts = Timeouts {
         task_us: a.task_timeout_ms * 1000,
+        submit_us: a.submit_timeout_ms * 1000,
+        deferred_us: a.deferred_timeout_ms * 1000,
         ..Timeouts::default()
     };
     let out = match alone_or_rank {
@@ -99,7 +102,7 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
         Some(path) => {
             let records: Vec<_> = out.records.iter().map(|r| r.to_record()).collect();
             write_trace(&path, &chrome_trace(&records, ticks_per_us))?;
-            Some((path, records.len(), out.status.0.records_total))
+            Some((path, records.len(), out.status.finished()))
         }
         None => None,
     };

@@ -7,17 +7,20 @@ use pto_host::program_ranks::{ProgramRank, run_on_sim};
 use pto_host::sim_backend::{SimBackendOptions, run as run_alone};
 
 use super::spec::{bad, spec, trace_path, write_outputs};
-use super::{RunArgs, RunBackend, RunResults, TRACE_RECORDS};
+use super::{RunArgs, RunBackend, RunResults};
 use crate::error::CliError;
 
 /// Runs the flags' program on a simulated machine of `a.clusters` clusters, as `rank` if
 /// this process is one.
 pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliError> {
-    let records = if a.trace.is_some() { TRACE_RECORDS } else { 0 };
+    let records = a.records();
     let opts = SimBackendOptions {
         clusters: a.clusters.max(1) as u16,
         schedulers: a.schedulers,
         task_timeout_us: a.task_timeout_ms * 1000,
+        submit_timeout_us: a.submit_timeout_ms * 1000,
+        deferred_timeout_us: a.deferred_timeout_ms * 1000,
+        max_conditions: a.max_conditions,
         ..SimBackendOptions::default()
     };
     let out = match rank {
@@ -33,8 +36,7 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
     let trace = match trace_path(a, me) {
         Some(path) => {
             write_chrome_trace(&path, &out.records, out.ticks_per_us, &out.kernels)?;
-            let held = u32::try_from(out.report.finished).unwrap_or(u32::MAX);
-            Some((path, out.records.len(), held))
+            Some((path, out.records.len(), out.report.finished))
         }
         None => None,
     };

@@ -5,11 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
+use pto_host::orch_config::{Capacities, RunCapacities, resolve};
 use pto_host::program::{BufferSpec, KernelSpec, OrchArg, RunSpec};
 use pto_host::program_ranks::RankWindows;
 
 use super::{RunArgs, RunBackend};
 use crate::error::CliError;
+use crate::numbers::bits64;
 
 pub fn bad(why: String) -> CliError {
     CliError::Run(why)
@@ -123,14 +125,10 @@ pub fn kernels(a: &RunArgs) -> Result<Vec<KernelSpec>, CliError> {
 
 fn orch_arg(s: &str, windows: Option<&RankWindows>) -> Result<OrchArg, CliError> {
     let num = |v: &str| {
-        let parsed = match v.strip_prefix("0x") {
-            Some(h) => u64::from_str_radix(h, 16),
-            None => v.parse::<u64>(),
-        };
-        parsed.map_err(|_| {
+        bits64(v).map_err(|e| {
             bad(format!(
                 "--arg {s:?}: want a number, buffer:N, kernel:N, rank, ranks, window, \
-                 window:R, window:+K or window-bytes"
+                 window:R, window:+K or window-bytes ({e})"
             ))
         })
     };
@@ -153,19 +151,26 @@ fn orch_arg(s: &str, windows: Option<&RankWindows>) -> Result<OrchArg, CliError>
         "window" => ranked(&|w| Some(w.local()))?,
         "window-bytes" => ranked(&|w| Some(w.bytes))?,
         _ => {
+            // An index counts from 0: a negative one is refused, not wrapped.
+            let index = |v: &str| match v.starts_with('-') {
+                true => Err(bad(format!(
+                    "--arg {s}: {v} is negative; indices count from 0"
+                ))),
+                false => num(v),
+            };
             if let Some(n) = s.strip_prefix("buffer:") {
-                OrchArg::Buffer(num(n)? as usize)
+                OrchArg::Buffer(usize::try_from(index(n)?).unwrap_or(usize::MAX))
             } else if let Some(n) = s.strip_prefix("kernel:") {
-                OrchArg::Kernel(num(n)? as usize)
+                OrchArg::Kernel(usize::try_from(index(n)?).unwrap_or(usize::MAX))
             } else if let Some(k) = s.strip_prefix("window:+") {
                 // K ranks on, around the ring.
-                let k = num(k)?;
+                let k = index(k)?;
                 ranked(&|w| {
                     let n = w.addresses.len() as u64;
                     w.window(((u64::from(w.rank) + k % n) % n) as u32)
                 })?
             } else if let Some(r) = s.strip_prefix("window:") {
-                let r = u32::try_from(num(r)?).unwrap_or(u32::MAX);
+                let r = u32::try_from(index(r)?).unwrap_or(u32::MAX);
                 ranked(&|w| w.window(r))?
             } else {
                 OrchArg::Value(num(s)?)
@@ -206,11 +211,28 @@ pub fn spec(a: &RunArgs, records: u32, windows: Option<&RankWindows>) -> Result<
         .iter()
         .map(|s| orch_arg(s, windows))
         .collect::<Result<_, _>>()?;
-    spec.task_window = a.task_window;
-    spec.heap_bytes = a.heap_bytes as usize;
+    spec.capacities = given(a);
     spec.records = records;
     spec.check().map_err(bad)?;
     Ok(spec)
+}
+
+/// The capacities the flags give (the rest come from the SO or the defaults).
+fn given(a: &RunArgs) -> Capacities {
+    Capacities {
+        max_deps: a.max_deps,
+        max_tensors: a.max_tensors,
+        max_args: a.max_args,
+        task_window: a.task_window,
+        heap_bytes: a.heap_bytes,
+    }
+}
+
+/// The run's capacities: each from its flag, else the orchestration SO's declaration, else
+/// the default; a malformed declaration is refused naming the SO's file and the field.
+pub fn capacities(a: &RunArgs) -> Result<RunCapacities, CliError> {
+    let so = read("the orchestration SO", &a.orchestration)?;
+    resolve(&given(a), &so).map_err(|e| bad(format!("{}: {e}", a.orchestration.display())))
 }
 
 /// Writes each buffer to `DIR/buffer_<n>.bin` (`DIR/rank_<r>/...` for rank `r` of a job);
