@@ -54,11 +54,17 @@ fn out_dir(name: &str) -> PathBuf {
 /// `pto-launch run` of `so` on the simulator: the program with `deps` and `scalars`,
 /// storing `value` in buffer 0, with `more` flags.
 fn launch(so: &Path, deps: u64, value: &str, more: &[&str]) -> Output {
+    // An object file for the fake NPU, a shared object for the simulator.
+    let kernel = if more.contains(&"npu") {
+        &programs().kernel_files[0]
+    } else {
+        &programs().sim_kernel_files[0]
+    };
     Command::new(env!("CARGO_BIN_EXE_pto-launch"))
         .args(["run", "--orchestration"])
         .arg(so)
         .arg("--kernels")
-        .arg(&programs().kernel_files[0])
+        .arg(kernel)
         .args(["--buffer", "8", "--arg", &deps.to_string()])
         .args(["--arg", &SCALARS.to_string(), "--arg", "buffer:0"])
         .args(["--arg", value])

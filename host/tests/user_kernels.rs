@@ -4,7 +4,8 @@
 //! another machine's ELF, an object file, an SO without the entry) refused with a line naming
 //! the file; and kernels that crash (a bad pointer, a division by zero, a stack overflow),
 //! and an orchestration that does, each ending the run with 128 + the signal and one line
-//! naming the kernel, the task and the core.
+//! naming the kernel, the task and the core; and golden checks (`--expect`) of f16 and bf16
+//! results, passing a correct one and failing a perturbed one with the index and the error.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -85,9 +86,15 @@ fn input() -> Vec<i64> {
 /// `pto-launch run` of one task of `kernels` over the input, writing the buffers to `out`;
 /// `extra` more orchestration arguments.
 fn launch(kernels: &str, out: &Path, extra: &[&str]) -> Output {
-    let x = out.join("x.bin");
     let bytes: Vec<u8> = input().iter().flat_map(|v| v.to_le_bytes()).collect();
-    std::fs::write(&x, bytes).unwrap();
+    launch_on(kernels, &bytes, out, extra, &[])
+}
+
+/// `pto-launch run` of one task of `kernels` over `x` (N words), writing the buffers to
+/// `out`; `extra` more orchestration arguments, `flags` more flags.
+fn launch_on(kernels: &str, x_bytes: &[u8], out: &Path, extra: &[&str], flags: &[&str]) -> Output {
+    let x = out.join("x.bin");
+    std::fs::write(&x, x_bytes).unwrap();
     let n = (N * 8).to_string();
     Command::new(env!("CARGO_BIN_EXE_pto-launch"))
         .arg("run")
@@ -104,6 +111,7 @@ fn launch(kernels: &str, out: &Path, extra: &[&str]) -> Output {
         .args(extra.iter().flat_map(|e| ["--arg", e]))
         .arg("--output")
         .arg(out)
+        .args(flags)
         .output()
         .expect("pto-launch runs")
 }
@@ -264,4 +272,160 @@ fn an_orchestration_that_crashes_is_named() {
         "{e}"
     );
     assert!(e.contains("at address 0x10"), "{e}");
+}
+
+/// Checks the kernel `entry` of `halves.c` (y = 1.5 x over 2-byte values of `dtype`) with
+/// `--expect` against `golden` of the input `x`: the correct golden output passes, one
+/// with element 17 moved by 8 (outside even bf16's tolerance) fails naming it.
+fn golden_check(entry: &str, dtype: &str, x: Vec<u16>, golden: Vec<u16>) {
+    let dir = scratch(&format!("golden-{dtype}"));
+    let so = build(
+        "halves.c",
+        &["-shared", "-fPIC", "-O2"],
+        &dir.join("halves.so"),
+    );
+    let kernels = format!("{}:{entry}", so.display());
+    let bytes = |v: &[u16]| -> Vec<u8> { v.iter().flat_map(|h| h.to_le_bytes()).collect() };
+    let want = dir.join("golden.bin");
+    std::fs::write(&want, bytes(&golden)).unwrap();
+    let expect = format!("1={}", want.display());
+    let flags = ["--expect", &expect, "--dtype", dtype];
+    let o = launch_on(&kernels, &bytes(&x), &dir, &[], &flags);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{dtype}: {}{out}", stderr(&o));
+    assert!(
+        out.contains(&format!(
+            "buffer 1 matches the golden output {}",
+            want.display()
+        )) && out.contains(&format!("all {} {dtype} elements within", x.len())),
+        "{out}"
+    );
+    // The same with element 17 of the golden output moved by 8.
+    let mut off = golden.clone();
+    off[17] = match dtype {
+        "f16" => {
+            pto_sim::half::f16::from_f32(pto_sim::half::f16::from_bits(golden[17]).to_f32() + 8.0)
+                .to_bits()
+        }
+        _ => {
+            pto_sim::half::bf16::from_f32(pto_sim::half::bf16::from_bits(golden[17]).to_f32() + 8.0)
+                .to_bits()
+        }
+    };
+    std::fs::write(&want, bytes(&off)).unwrap();
+    let mut json = flags.to_vec();
+    json.push("--json");
+    let o = launch_on(&kernels, &bytes(&x), &dir, &[], &json);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("buffer 1 does not match the golden output"),
+        "{e}"
+    );
+    assert!(
+        e.contains(&format!("1 of {} {dtype} elements outside", x.len())),
+        "{e}"
+    );
+    assert!(e.contains("first at index 17: "), "{e}");
+    assert!(e.contains("(abs 8, rel "), "names the error: {e}");
+    let v: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&o.stdout).trim())
+        .expect("the envelope is printed before the verdict");
+    let c = &v["results"]["golden"][0]["comparison"];
+    assert_eq!(c["outside"], 1, "{v}");
+    assert_eq!(c["first_outside"]["index"], 17, "{v}");
+    assert_eq!(c["dtype"], dtype, "{v}");
+}
+
+#[test]
+fn an_f16_result_passes_its_golden_check_and_a_perturbed_one_fails() {
+    use pto_sim::half::f16;
+    let x: Vec<f16> = (0..4 * N)
+        .map(|i| f16::from_f32(i as f32 * 0.25 - 30.0))
+        .collect();
+    let golden = x
+        .iter()
+        .map(|v| f16::from_f32(v.to_f32() * 1.5).to_bits())
+        .collect();
+    golden_check(
+        "scale_f16",
+        "f16",
+        x.iter().map(|v| v.to_bits()).collect(),
+        golden,
+    );
+}
+
+#[test]
+fn a_bf16_result_passes_its_golden_check_and_a_perturbed_one_fails() {
+    use pto_sim::half::bf16;
+    let x: Vec<bf16> = (0..4 * N)
+        .map(|i| bf16::from_f32(i as f32 * 0.75 - 90.0))
+        .collect();
+    let golden = x
+        .iter()
+        .map(|v| bf16::from_f32(v.to_f32() * 1.5).to_bits())
+        .collect();
+    golden_check(
+        "scale_bf16",
+        "bf16",
+        x.iter().map(|v| v.to_bits()).collect(),
+        golden,
+    );
+}
+
+/// `pto-launch run --check-accesses` of `alias.c` (two tasks of the table kernel, the second
+/// reading what the first writes), the second naming y `through` as its own buffer (0) or
+/// as y (1).
+fn aliasing(through: &str) -> Output {
+    let dir = scratch(&format!("alias-{through}"));
+    let orch = build(
+        "alias.c",
+        &["-shared", "-fPIC", "-O1"],
+        &dir.join("libalias.so"),
+    );
+    let so = build(
+        "table.c",
+        &["-shared", "-fPIC", "-O1"],
+        &dir.join("table.so"),
+    );
+    let n = (N * 8).to_string();
+    Command::new(env!("CARGO_BIN_EXE_pto-launch"))
+        .args(["run", "--check-accesses", "--orchestration"])
+        .arg(&orch)
+        .arg("--kernels")
+        .arg(&so)
+        .args(["--buffer", &n, "--buffer", &n, "--buffer", &n])
+        .args([
+            "--arg", "kernel:0", "--arg", "buffer:0", "--arg", "buffer:1",
+        ])
+        .args([
+            "--arg",
+            "buffer:2",
+            "--arg",
+            &N.to_string(),
+            "--arg",
+            through,
+        ])
+        .output()
+        .expect("pto-launch runs")
+}
+
+#[test]
+fn the_access_check_finds_two_c_tasks_that_name_the_same_bytes_through_other_buffers() {
+    let o = aliasing("0");
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("the run's tasks race"), "{e}");
+    assert!(
+        e.contains("(kernel `table`, id 0) writes bytes")
+            && e.contains("that task 0:1@")
+            && e.contains("reads, and no dependency orders the two"),
+        "{e}"
+    );
+    let o = aliasing("1");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}{out}", stderr(&o));
+    assert!(
+        out.contains("access check: no two of 2 tasks race (2 of them C kernels"),
+        "{out}"
+    );
 }

@@ -10,6 +10,14 @@
 enum { PIPELINE_BAD_ARGS = 1, PIPELINE_BAD_LENGTH = 2 };
 
 #define CHUNK 512u
+/* The reduce task depends on every square task, one per chunk: at most 64 (the runtime's
+ * limit of dependencies per task), so n is at most 64 chunks. */
+#define MAX_CHUNKS 64u
+
+/* The capacities this program needs, read by pto-launch from this file before anything runs
+ * (a flag still overrides each): 64 dependencies for the reduce task, and a task window that
+ * holds every task of the largest run at once. */
+PTO_ORCHESTRATION_CONFIG(.max_deps = MAX_CHUNKS, .task_window = 128);
 
 /* `count` f32 values of the buffer at `buf` (`len` values long) from value `first` on. */
 static PtoTensorArg values(uint64_t buf, uint64_t len, uint64_t first, uint32_t count,
@@ -31,7 +39,7 @@ int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t na
     if (nargs != 6) return PIPELINE_BAD_ARGS;
     uint32_t square = (uint32_t)args[0], reduce = (uint32_t)args[1];
     uint64_t x = args[2], y = args[3], s = args[4], n = args[5];
-    if (n == 0 || n % CHUNK != 0 || n > 0xFFFFFFFFu) return PIPELINE_BAD_LENGTH;
+    if (n == 0 || n % CHUNK != 0 || n / CHUNK > MAX_CHUNKS) return PIPELINE_BAD_LENGTH;
     /* Stage 1: y[c] = x[c]^2, chunk by chunk. */
     for (uint64_t first = 0; first < n; first += CHUNK) {
         PtoTensorArg tiles[2] = {values(x, n, first, CHUNK, 0), values(y, n, first, CHUNK, 1)};

@@ -76,6 +76,12 @@ pub struct RunConfig {
     /// Each rank's window (with --ranks above 1).
     window_bytes: u64,
     timeout_s: u64,
+    /// The --expect checks, as `N=FILE`.
+    expect: Vec<String>,
+    /// Their element type and tolerance.
+    dtype: pto_sim::Dtype,
+    tolerance: Option<pto_sim::Tolerance>,
+    check_accesses: bool,
 }
 
 impl RunConfig {
@@ -110,6 +116,15 @@ impl RunConfig {
             ranks: a.ranks,
             window_bytes: a.window_bytes,
             timeout_s: a.timeout_s,
+            expect: a
+                .golden
+                .expect
+                .iter()
+                .map(|e| format!("{}={}", e.buffer, e.file.display()))
+                .collect(),
+            dtype: a.golden.dtype,
+            tolerance: a.golden.tolerance().ok(),
+            check_accesses: a.check_accesses,
         }
     }
 }

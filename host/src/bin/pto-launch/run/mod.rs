@@ -11,6 +11,7 @@
 //! with arguments that may name the windows, and writes `DIR/rank_<r>/buffer_<n>.bin`.
 
 mod config;
+mod golden;
 mod sim;
 mod spec;
 
@@ -147,6 +148,14 @@ pub struct RunArgs {
     /// Where rank 0 of an NPU job listens (the launcher gives its ranks a free port).
     #[arg(long, value_name = "tcp://HOST:PORT", hide = true)]
     pub rendezvous: Option<String>,
+    /// Golden checks of the buffers after the run.
+    #[command(flatten)]
+    pub golden: golden::GoldenArgs,
+    /// Check that no two tasks touch the same bytes, one writing, with no dependency
+    /// declared between them (with --backend sim: C kernels count as touching the tiles
+    /// they declare); such a run fails naming both tasks.
+    #[arg(long)]
+    pub check_accesses: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -181,6 +190,32 @@ pub struct RunResults {
     outputs: Vec<PathBuf>,
     /// The trace written, the records in it and the tasks the run finished.
     trace: Option<(PathBuf, usize, u64)>,
+    /// Each --expect's comparison.
+    golden: Vec<pto_host::golden::GoldenCheck>,
+    /// With --check-accesses: tasks checked, and what the check found besides races (a run
+    /// whose tasks race fails).
+    accesses: Option<AccessSummary>,
+}
+
+/// What `--check-accesses` found in a run that passed it.
+#[derive(Debug, Serialize)]
+pub struct AccessSummary {
+    /// Tasks checked.
+    tasks: usize,
+    /// Of them, tasks of C kernels, checked by the tiles they declared.
+    declared_only: usize,
+    /// Tasks that touched memory outside the tensors they declared.
+    undeclared: usize,
+}
+
+impl From<&pto_sim::AccessReport> for AccessSummary {
+    fn from(r: &pto_sim::AccessReport) -> Self {
+        AccessSummary {
+            tasks: r.tasks,
+            declared_only: r.opaque,
+            undeclared: r.undeclared_count,
+        }
+    }
 }
 
 impl std::fmt::Display for RunResults {
@@ -207,6 +242,24 @@ impl std::fmt::Display for RunResults {
                     f,
                     "\n  the run finished {total} tasks and the trace kept the first {n}: raise \
                      --trace-records to keep more"
+                )?;
+            }
+        }
+        for g in &self.golden {
+            write!(f, "\n  {g}")?;
+        }
+        if let Some(a) = &self.accesses {
+            write!(
+                f,
+                "\n  access check: no two of {} tasks race ({} of them C kernels, checked by \
+                 the tiles they declared)",
+                a.tasks, a.declared_only
+            )?;
+            if a.undeclared > 0 {
+                write!(
+                    f,
+                    "; {} touched memory outside the tensors they declared",
+                    a.undeclared
                 )?;
             }
         }
@@ -248,6 +301,12 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
             "{flag} applies to --backend npu; this run is on the simulator"
         )));
     }
+    if a.check_accesses && a.backend != RunBackend::Sim {
+        return Err(bad(
+            "--check-accesses applies to --backend sim: the simulator checks accesses".into(),
+        ));
+    }
+    a.golden.tolerance()?;
     if a.trace_records.is_some() && a.trace.is_none() {
         return Err(bad(
             "--trace-records applies to --trace: give --trace FILE.json too".into(),
@@ -293,7 +352,8 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         RunBackend::Sim => sim::run(a, rank.as_ref())?,
         RunBackend::Npu => npu(a, rank.as_ref())?,
     };
-    crate::print("run", &RunConfig::new(a, &caps), &results, a.json)
+    crate::print("run", &RunConfig::new(a, &caps), &results, a.json)?;
+    golden::verdict(&results.golden)
 }
 
 /// Spawns `a.ranks` ranks of this command and reports how each ended.

@@ -114,5 +114,7 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
         tasks_finished: out.status.finished(),
         outputs,
         trace,
+        golden: a.golden.check(me, &out.buffers)?,
+        accesses: None,
     })
 }

@@ -7,7 +7,7 @@ use pto_host::program_ranks::{ProgramRank, run_on_sim};
 use pto_host::sim_backend::{SimBackendOptions, run as run_alone};
 
 use super::spec::{bad, spec, trace_path, write_outputs};
-use super::{RunArgs, RunBackend, RunResults};
+use super::{AccessSummary, RunArgs, RunBackend, RunResults};
 use crate::error::CliError;
 
 /// Runs the flags' program on a simulated machine of `a.clusters` clusters, as `rank` if
@@ -21,6 +21,7 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
         submit_timeout_us: a.submit_timeout_ms * 1000,
         deferred_timeout_us: a.deferred_timeout_ms * 1000,
         max_conditions: a.max_conditions,
+        check_accesses: a.check_accesses,
         ..SimBackendOptions::default()
     };
     let out = match rank {
@@ -48,5 +49,7 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
         tasks_finished: out.report.finished,
         outputs,
         trace,
+        golden: a.golden.check(me, &out.buffers)?,
+        accesses: out.accesses.as_ref().map(AccessSummary::from),
     })
 }
