@@ -40,10 +40,13 @@ fn main() {
         "layout.c",
         "orchestration.c",
         "orchestration_misnamed.c",
-        "readme_kernel.c",
-        "readme_orchestration.c",
     ] {
         println!("cargo:rerun-if-changed={}", tests_c.join(f).display());
+    }
+    // examples/c's vector add, the README's C program, runs in the harness too.
+    let example = root.join("../examples/c/vector_add");
+    for f in ["orchestration.c", "add.c"] {
+        println!("cargo:rerun-if-changed={}", example.join(f).display());
     }
     println!("cargo:rerun-if-changed=include/pto_aicpu.h");
     let c = || {
@@ -66,19 +69,30 @@ fn main() {
         .file(tests_c.join("kernels.c"))
         .file(tests_c.join("layout.c"))
         .file(tests_c.join("orchestration.c"))
-        .file(tests_c.join("readme_kernel.c"))
         .compile_intermediates();
-    for o in objects {
+    // The example's kernel under a name of its own (every kernel file's entry is
+    // `pto_kernel_entry`, and the harness links them together).
+    let example_kernel = c()
+        .define("pto_kernel_entry", "pto_example_vector_add")
+        .file(example.join("add.c"))
+        .compile_intermediates();
+    for o in objects.into_iter().chain(example_kernel) {
         println!("cargo:rustc-link-arg-tests={}", o.display());
     }
     for (name, env) in [
         ("orchestration", "PTO_TEST_ORCH_SO"),
         ("orchestration_misnamed", "PTO_TEST_ORCH_MISNAMED_SO"),
-        ("readme_orchestration", "PTO_TEST_README_SO"),
     ] {
         let so = shared(&c(), &tests_c.join(format!("{name}.c")), &out, name);
         println!("cargo:rustc-env={env}={}", so.display());
     }
+    let so = shared(
+        &c(),
+        &example.join("orchestration.c"),
+        &out,
+        "example_vector_add",
+    );
+    println!("cargo:rustc-env=PTO_TEST_EXAMPLE_SO={}", so.display());
 }
 
 /// Builds `src` into the shared object `lib<name>.so` in `out`, with the target's compiler.

@@ -13,7 +13,7 @@ mod harness {
     pub mod so;
 }
 
-use harness::rig::{Extra, K_LAND, K_SCALE, K_SUM, Orch, Rig, SERIAL, init};
+use harness::rig::{EXAMPLE_N, Extra, K_EXAMPLE_ADD, K_LAND, K_SUM, Orch, Rig, SERIAL, init};
 use harness::so::so;
 use pto_device_sys::abi::{PtoAicpuCode, PtoAicpuInitArgs, PtoAicpuReport};
 use pto_device_sys::chip::layout::REG_COND;
@@ -187,23 +187,31 @@ fn with_manual_cache_maintenance_the_dag_runs_too() {
 }
 
 #[test]
-fn the_readme_orchestration_and_kernel_run() {
+fn the_c_example_of_the_readme_runs_on_the_aicpu_path() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     init(30_000, 5_000);
     let mut rig = Rig::new(2, 20_000_000);
-    let so = std::fs::read(env!("PTO_TEST_README_SO")).expect("the README's SO");
-    let n = 16u64;
+    // examples/c/vector_add: z = x + y over EXAMPLE_N f32s, one add task per chunk.
+    let so = std::fs::read(env!("PTO_TEST_EXAMPLE_SO")).expect("the example's SO");
+    let n = EXAMPLE_N;
     for i in 0..n {
-        rig.set_word(i, 10 + i as i64);
+        rig.set_f32(i, 0.25 * i as f32);
+        rig.set_f32(n + i, 1000.0 - i as f32);
     }
-    let x = rig.data_base();
-    let r = rig.exec(Orch::So(&so), &[x, n, K_SCALE], Extra::None, &[]);
+    let base = rig.data_base();
+    let (x, y, z) = (base, base + 4 * n as u64, base + 8 * n as u64);
+    let r = rig.exec(
+        Orch::So(&so),
+        &[K_EXAMPLE_ADD, x, y, z, n as u64],
+        Extra::None,
+        &[],
+    );
     assert_eq!(r.code, PtoAicpuCode::Ok as u32, "{r} {r:?}");
-    assert_eq!(r.sched.finished, 1, "{r}");
-    // y is the first buffer of ring 0's heap.
-    let y: Vec<u64> = (0..n as usize).map(|i| rig.heap_word(i)).collect();
-    let want: Vec<u64> = (0..n).map(|i| 3 * (10 + i)).collect();
-    assert_eq!(y, want);
+    assert_eq!(r.sched.finished, 2, "two chunks: {r}");
+    for i in 0..n {
+        let want = 0.25 * i as f32 + (1000.0 - i as f32);
+        assert_eq!(rig.f32_at(2 * n + i), want, "z[{i}]");
+    }
 }
 
 #[test]

@@ -25,8 +25,8 @@ unsafe extern "C" {
     fn pto_test_hang(args: *mut i64);
     fn pto_test_land(args: *mut i64);
     fn pto_test_bad_condition(args: *mut i64);
-    /// The README's kernel (`tests/c/readme_kernel.c`).
-    fn scale(args: *mut i64);
+    /// `examples/c/vector_add/add.c`'s kernel (the README's), renamed by the build.
+    fn pto_example_vector_add(args: *mut i64);
     /// `tests/c/orchestration.c`, linked in too: the in-process alternative to its SO.
     pub fn pto_orchestrate(ops: *const std::ffi::c_void, args: *const u64, n: u32) -> i32;
 }
@@ -40,8 +40,12 @@ pub const K_SUM: u64 = 2;
 pub const K_FAIL: u64 = 3;
 pub const K_HANG: u64 = 4;
 pub const K_LAND: u64 = 5;
-pub const K_SCALE: u64 = 6;
+pub const K_EXAMPLE_ADD: u64 = 6;
 pub const K_BAD_CONDITION: u64 = 7;
+
+/// The f32 values of each vector of examples/c's vector add in the harness (two of its
+/// chunks).
+pub const EXAMPLE_N: usize = 2048;
 
 /// What the orchestration adds to its DAG (`tests/c/orchestration.c`'s `extra`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -180,14 +184,15 @@ impl Rig {
             pto_test_fail as *const () as usize as u64,
             pto_test_hang as *const () as usize as u64,
             pto_test_land as *const () as usize as u64,
-            scale as *const () as usize as u64,
+            pto_example_vector_add as *const () as usize as u64,
             pto_test_bad_condition as *const () as usize as u64,
         ];
         let cores = (cfg.aic_cores + cfg.aiv_cores) as usize;
         Rig {
             chip: Chip::new(cfg.aic_cores as usize, cfg.aiv_cores as usize),
             region: words(size / 8 + 8),
-            data: words((2 * n * blocks + blocks + n + 8) as usize),
+            // The DAG's words, or examples/c's vector add of EXAMPLE_N f32s (three vectors).
+            data: words(((2 * n * blocks + blocks + n + 8) as usize).max(3 * EXAMPLE_N / 2)),
             kernels,
             heap: words(64 << 10),
             descs: words(cores * 2 * cfg.max_tensors as usize * 8),
@@ -258,6 +263,20 @@ impl Rig {
             kx_arg,
         ];
         self.exec(orch, &orch_args, extra, skip)
+    }
+
+    /// Sets f32 `i` of the data (the data as f32 values).
+    pub fn set_f32(&mut self, i: usize, v: f32) {
+        assert!(i < self.data.len() * 16, "inside the data");
+        // SAFETY: inside `data` (asserted), which no kernel runs on between runs.
+        unsafe { self.data_ptr().cast::<f32>().add(i).write_volatile(v) }
+    }
+
+    /// F32 `i` of the data.
+    pub fn f32_at(&mut self, i: usize) -> f32 {
+        assert!(i < self.data.len() * 16, "inside the data");
+        // SAFETY: inside `data` (asserted), written by kernels before their FIN.
+        unsafe { self.data_ptr().cast::<f32>().add(i).read_volatile() }
     }
 
     /// A base address for the orchestration's own use: the data words (their contents as

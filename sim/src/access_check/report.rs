@@ -107,11 +107,11 @@ pub struct AccessReport {
     /// Tasks whose kernels the simulator cannot watch (C kernels: they reach memory through
     /// raw pointers), checked by the tiles they declared instead.
     pub opaque: usize,
-    /// The first [`LISTED`] races, in address order.
+    /// The first races (at most 16), in address order.
     pub races: Vec<Race>,
     /// Pairs of tasks that race, in all.
     pub race_count: usize,
-    /// The first [`LISTED`] tasks with undeclared accesses.
+    /// The first tasks with undeclared accesses (at most 16).
     pub undeclared: Vec<Undeclared>,
     /// Tasks with undeclared accesses, in all.
     pub undeclared_count: usize,
