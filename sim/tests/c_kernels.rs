@@ -1,0 +1,116 @@
+//! C kernels from Rust: `CKernel` loads a shared object built for this host into a
+//! `KernelTable`, and a run calls its entry through a payload slot laid out as on the chip;
+//! a kernel built against another kernel ABI version, or without the header, is refused.
+
+use std::path::{Path, PathBuf};
+
+use pto_runtime_core::{Config, KernelId, TaskSpec, TensorArg, WorkerClass};
+use pto_sim::{CKernel, KernelLoadError, KernelTable, SimOptions};
+
+const TARGET: &str = if cfg!(target_arch = "aarch64") {
+    "aarch64-unknown-linux-gnu"
+} else {
+    "x86_64-unknown-linux-gnu"
+};
+
+/// `source` built as `name.so` (a shared object of this host) in a scratch folder.
+fn build(name: &str, source: &str) -> PathBuf {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("c-kernels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, source).unwrap();
+    let so = dir.join(format!("{name}.so"));
+    let cc = cc::Build::new()
+        .target(TARGET)
+        .host(TARGET)
+        .opt_level(0)
+        .cargo_metadata(false)
+        .get_compiler();
+    let out = cc
+        .to_command()
+        .args(["-shared", "-fPIC", "-I"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../device-sys/aicore"))
+        .arg("-o")
+        .arg(&so)
+        .arg(&c)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    so
+}
+
+#[test]
+fn a_c_kernel_runs_from_a_rust_workload() {
+    let so = build(
+        "negate",
+        "#include \"pto_aicore.h\"\n\
+         void negate(int64_t *args) {\n\
+             const PtoKernelTensor *t = pto_kernel_tensor(args, 0);\n\
+             int64_t *v = (int64_t *)(uintptr_t)t->base;\n\
+             for (uint64_t i = 0; i < pto_tensor_elems(t); i++) v[i] = -v[i] + args[1];\n\
+         }\n",
+    );
+    let kernel = CKernel::open(&so, Some("negate")).unwrap();
+    assert_eq!(kernel.entry(), "negate");
+    let kernels = KernelTable::new().with_c(KernelId(0), "negate", kernel);
+    // C kernels dereference device addresses: the memory sits at host addresses.
+    let opts = SimOptions {
+        host_addresses: true,
+        ..SimOptions::default()
+    };
+    let out = pto_sim::run(Config::tiny(), kernels, opts, |o| {
+        let mem = o.platform().memory();
+        let buf = mem.alloc_buffer(8 * 8, 64).unwrap();
+        mem.write_u64s(buf.base, &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+        let t = [TensorArg::whole_inout(buf, 8)];
+        o.submit(
+            &TaskSpec::new(KernelId(0), WorkerClass::Aiv)
+                .tensors(&t)
+                .args(&[100]),
+        )
+        .unwrap();
+        buf
+    })
+    .unwrap();
+    let mut v = [0u64; 8];
+    out.memory.read_u64s(out.value.base, &mut v).unwrap();
+    assert_eq!(v.map(|w| w as i64), [99, 98, 97, 96, 95, 94, 93, 92]);
+}
+
+#[test]
+fn a_kernel_of_another_abi_version_or_without_the_header_is_refused() {
+    let other = build(
+        "other_abi",
+        "#include <stdint.h>\n\
+         const uint32_t pto_kernel_abi_version = 99;\n\
+         void pto_kernel_entry(int64_t *args) { args[0] = 0; }\n",
+    );
+    match CKernel::open(&other, None) {
+        Err(e @ KernelLoadError::AbiMismatch { found: 99, .. }) => {
+            assert!(
+                e.to_string().contains("rebuild it with this runtime's"),
+                "{e}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    let bare = build(
+        "no_header",
+        "#include <stdint.h>\nvoid pto_kernel_entry(int64_t *args) { args[0] = 0; }\n",
+    );
+    match CKernel::open(&bare, None) {
+        Err(e @ KernelLoadError::NoAbiVersion { .. }) => {
+            assert!(e.to_string().contains("include \"pto_aicore.h\""), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+    match CKernel::open("/nonexistent/k.so", None) {
+        Err(KernelLoadError::Read { file, .. }) => assert_eq!(file, "/nonexistent/k.so"),
+        other => panic!("{other:?}"),
+    }
+}
