@@ -39,9 +39,9 @@ enum Command {
     /// Runs a synthetic task DAG on the simulator and reports ns/task, tasks/s and the
     /// ready-to-complete latency (medians over --repeat runs, after one warm-up run).
     Bench(BenchArgs),
-    /// Runs an orchestration SO and its raw kernels on the simulator (the default; kernels
-    /// compiled for this host) or on an NPU through CANN (`--backend npu`), writing the
-    /// buffers back with --output.
+    /// Runs an orchestration SO and its kernels on the simulator (the default; kernels are
+    /// shared objects of this host) or on an NPU through CANN (`--backend npu`), writing the
+    /// buffers back with --output and checking them against golden files with --expect.
     Run(Box<RunArgs>),
 }
 

@@ -37,8 +37,8 @@ use spec::bad;
 /// `pto-launch run` flags.
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Where to run: `sim` (the simulator; kernels are host code) or `npu` (an Ascend NPU
-    /// through CANN; kernels are AICore code).
+    /// Where to run: `sim` (the simulator; kernels are shared objects of this host) or `npu`
+    /// (an Ascend NPU through CANN; kernels are AICore ELF objects).
     #[arg(long, value_enum, default_value = "sim")]
     pub backend: RunBackend,
     /// ACL's device id, with --backend npu (0 to 63; ASCEND_RT_VISIBLE_DEVICES applies).
@@ -170,9 +170,9 @@ const TRACE_RECORDS_MAX: u32 = 1 << 20;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunBackend {
-    /// The simulator, in this process: kernels are raw host code.
+    /// The simulator, in this process: kernels are shared objects built for this host.
     Sim,
-    /// An Ascend NPU through CANN, loaded at run time: kernels are raw AICore code.
+    /// An Ascend NPU through CANN, loaded at run time: kernels are AICore ELF objects.
     Npu,
 }
 
