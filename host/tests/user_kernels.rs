@@ -168,7 +168,7 @@ fn files_the_simulator_cannot_take_are_refused_naming_the_file() {
     };
     bytes[18..20].copy_from_slice(&machine.to_le_bytes());
     std::fs::write(&other, bytes).unwrap();
-    let cases: [(String, &str); 5] = [
+    let mut cases: Vec<(String, &str)> = vec![
         (raw.display().to_string(), "is not an ELF file"),
         (other.display().to_string(), name),
         (obj.display().to_string(), "is an object file"),
@@ -181,6 +181,20 @@ fn files_the_simulator_cannot_take_are_refused_naming_the_file() {
             "does not export a function `TABLE`",
         ),
     ];
+    // A real aarch64 shared object too, where the cross compiler is installed (CI has it).
+    let cross = dir.join("table_aarch64.so");
+    let built = cfg!(target_arch = "x86_64")
+        && Command::new("aarch64-linux-gnu-gcc")
+            .args(["-shared", "-fPIC", "-O1", "-I"])
+            .arg(root().join("device-sys/aicore"))
+            .arg("-o")
+            .arg(&cross)
+            .arg(root().join("host/tests/user_c/table.c"))
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if built {
+        cases.push((cross.display().to_string(), "holds aarch64 code"));
+    }
     for (kernels, why) in cases {
         let o = launch(&kernels, &dir, &[]);
         let e = stderr(&o);
