@@ -76,7 +76,9 @@ pub use error::{FailedRun, SimError};
 pub use half;
 pub use kernel_error::{KernelError, KernelFailure, error_code};
 pub use kernels::{KernelCtx, KernelFn, KernelTable};
-pub use machine::{CoreThreads, CpuPlan, MEMORY_BASE, SimMachine, SimOptions};
+pub use machine::{
+    CHECK_ACCESSES_VAR, CORE_STACK_BYTES, CoreThreads, CpuPlan, MEMORY_BASE, SimMachine, SimOptions,
+};
 pub use memory::{DeviceMemory, MemoryError, SharedWords};
 pub use memory_map::MemoryMap;
 pub use missing_records::MissingRecords;

@@ -18,6 +18,10 @@ use crate::memory_map::MemoryMap;
 use crate::platform::SimPlatform;
 use crate::silicon::Silicon;
 
+/// The environment variable that turns [`SimOptions::check_accesses`] on by default
+/// (`PTO_SIM_CHECK_ACCESSES=1 cargo test` checks every run of a test suite).
+pub const CHECK_ACCESSES_VAR: &str = "PTO_SIM_CHECK_ACCESSES";
+
 /// The stack of a thread that runs simulated cores, and so the kernels' stack: as large as a
 /// process's main thread usually has (it is reserved, not used, until a kernel needs it).
 pub const CORE_STACK_BYTES: usize = 8 << 20;
@@ -70,8 +74,10 @@ pub struct SimOptions {
     /// [`crate::AccessReport`]): the run records the byte ranges each kernel reads and
     /// writes through the memory API and tensor views, and fails when two tasks touch the
     /// same bytes, one writing, with no dependency declared between them (a forgotten
-    /// dependency, found in every run rather than one in twenty). Off by default: recording
-    /// costs each access a thread-local push.
+    /// dependency, found in every run rather than one in twenty). Off by default (recording
+    /// costs each access a thread-local push), unless the environment variable
+    /// [`CHECK_ACCESSES_VAR`] is set (to anything but `0`): a whole test suite of workloads
+    /// can then be checked without changing a line.
     pub check_accesses: bool,
 }
 
@@ -119,7 +125,7 @@ impl Default for SimOptions {
             silicon: None,
             host_addresses: false,
             name_crashes: true,
-            check_accesses: false,
+            check_accesses: std::env::var_os(CHECK_ACCESSES_VAR).is_some_and(|v| v != "0"),
         }
     }
 }

@@ -206,3 +206,38 @@ fn atomic_counters_are_synchronisation_and_transfers_are_their_tasks_accesses() 
         "{report}"
     );
 }
+
+const CHILD: &str = "PTO_ACCESS_CHECK_CHILD";
+
+/// In the child, started with the check's environment variable: the forgotten dependency,
+/// with the simulator's default options.
+#[test]
+fn child_runs_the_forgotten_dependency_with_default_options() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    let e = pipeline(Declared::Nothing, SimOptions::default());
+    assert!(matches!(e, Err(SimError::Races { .. })), "{e:?}");
+}
+
+#[test]
+fn the_environment_turns_the_check_on_for_default_options() {
+    assert!(
+        !SimOptions::default().check_accesses
+            || std::env::var_os(pto_sim::CHECK_ACCESSES_VAR).is_some()
+    );
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_runs_the_forgotten_dependency_with_default_options",
+        ])
+        .env(CHILD, "1")
+        .env(pto_sim::CHECK_ACCESSES_VAR, "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

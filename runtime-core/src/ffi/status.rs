@@ -205,7 +205,10 @@ mod tests {
     use super::*;
 
     #[test]
-    #[cfg_attr(miri, ignore = "text checks only, and 11 s under miri: nothing for it to find")]
+    #[cfg_attr(
+        miri,
+        ignore = "text checks only, and 11 s under miri: nothing for it to find"
+    )]
     fn every_setting_a_sentence_names_is_a_knob_in_backticks() {
         for st in PtoStatus::ALL {
             let text = status_str(st as i32).to_str().unwrap();
