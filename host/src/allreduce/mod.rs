@@ -198,11 +198,16 @@ fn run_joined(
     // deferred one: submit never waits for reclaim, so the rank reaches its watch loop (and
     // sees a poison) as soon as its tasks are submitted, not once the engine landed its puts.
     let tasks = job.ranks.saturating_add(2);
+    let timeout_us = u64::try_from(job.timeout.as_micros()).unwrap_or(u64::MAX);
     let cfg = Config {
         task_window: tasks.next_power_of_two().max(4),
         deferred_capacity: tasks.max(Config::tiny().deferred_capacity),
         max_args: 8,
-        deferred_timeout_us: u64::try_from(job.timeout.as_micros()).unwrap_or(u64::MAX),
+        // The job's bound (`--timeout-s`) is every wait's: on a loaded machine a rank's
+        // reduce can take longer than the core's default 10 s.
+        task_timeout_us: timeout_us,
+        submit_timeout_us: timeout_us,
+        deferred_timeout_us: timeout_us,
         ..Config::tiny()
     };
     let opts = SimOptions {

@@ -62,8 +62,8 @@ pub fn lever(cmd: Command, knob: Knob) -> &'static str {
             "--elements (each rank's window holds --ranks x --elements x 8 bytes)"
         }
         (Allreduce, SubmitTimeout | TaskTimeout | DeferredTimeout) => {
-            "the timeout (10 s in pto-launch allreduce: lower --elements, or run fewer --ranks \
-             than a loaded machine can serve)"
+            "--timeout-s (or lower --elements, or run fewer --ranks than a loaded machine can \
+             serve)"
         }
         (
             Allreduce,
