@@ -66,6 +66,8 @@ typedef enum PtoStatus {
   PTO_ERR_SCOPE_DEADLOCK = -27,
   // [`SubmitError::RunFailing`]: the run is failing; nothing is accepted.
   PTO_ERR_RUN_FAILING = -28,
+  // [`SubmitError::BadBlocks`]: more SPMD blocks than the task's class has cores.
+  PTO_ERR_BAD_BLOCKS = -29,
 } PtoStatus;
 
 // A core's status word (the chip's 32-bit `COND` register): the token in bits 0..31, FIN in
@@ -171,10 +173,14 @@ typedef struct PtoPayload {
   uint32_t kernel;
   // This lane (0 for single-core tasks; 0 = AIC, 1 and 2 = AIV of a MIX task).
   uint8_t lane;
-  // Lanes of the task.
+  // Lanes of one block of the task (3 for MIX, else 1).
   uint8_t lanes;
   // Whether the kernel's start and end times are wanted (`lane_times`).
   uint8_t profile;
+  // This execution's SPMD block (0 for a task of one block).
+  uint16_t block;
+  // Blocks of the task (1 unless it asked for more).
+  uint16_t blocks;
   // Scalar arguments.
   const uint64_t *args;
   // How many.
@@ -265,6 +271,9 @@ typedef struct PtoTask {
   uint8_t class_;
   // The ring.
   uint8_t ring;
+  // SPMD blocks: the kernel runs this many times, each on its own core (cluster for MIX)
+  // and knowing its block index; 0 (a zeroed task) means 1.
+  uint16_t blocks;
   // Scalar arguments.
   const uint64_t *args;
   // How many.

@@ -27,8 +27,12 @@ pub struct Payload<'a> {
     pub kernel: KernelId,
     /// This core's lane of the task (0 for single-core tasks; 0 = AIC, 1 and 2 = AIV of MIX).
     pub lane: u8,
-    /// Lanes of the task in all.
+    /// Lanes of one block of the task (3 for MIX, else 1).
     pub lanes: u8,
+    /// This execution's SPMD block (0 for a task of one block).
+    pub block: u16,
+    /// Blocks of the task (1 unless it asked for more).
+    pub blocks: u16,
     /// Scalar arguments.
     pub args: &'a [u64],
     /// Tensor arguments, in the order the task gave them.

@@ -79,6 +79,16 @@ pub enum SubmitError {
         /// The class asked for.
         class: WorkerClass,
     },
+    /// The task asks for more SPMD blocks than its class has cores (clusters for MIX), or
+    /// for none, or a DUMMY task for more than one.
+    BadBlocks {
+        /// The blocks asked for.
+        blocks: u16,
+        /// The task's class.
+        class: WorkerClass,
+        /// The most it may have on this runtime.
+        max: u16,
+    },
     /// The task asks for a ring this runtime does not have.
     BadRing {
         /// The ring asked for.
@@ -200,6 +210,16 @@ impl fmt::Display for SubmitError {
                 f,
                 "no core can run a {class:?} task on this machine: add cores of that kind (MIX \
                  needs 1 AIC + 2 AIV in one cluster)"
+            ),
+            Self::BadBlocks { blocks, class, max } => write!(
+                f,
+                "a {class:?} task of {blocks} blocks: this runtime runs 1 to {max} (one per \
+                 {} of its class)",
+                if matches!(class, WorkerClass::Mix) {
+                    "cluster"
+                } else {
+                    "core"
+                }
             ),
             Self::BadRing { ring, rings } => {
                 write!(

@@ -115,6 +115,7 @@ unsafe fn submit<P: Platform>(
         .deps(&deps[..raw_deps.len()])
         .tensors(&tensors[..raw_tensors.len()]);
     spec.ring = t.ring;
+    spec.blocks = t.blocks.max(1);
     o.submit(&spec).map_err(PtoStatus::from)
 }
 

@@ -63,6 +63,8 @@ pub enum PtoStatus {
     PtoErrScopeDeadlock = -27,
     /// [`SubmitError::RunFailing`]: the run is failing; nothing is accepted.
     PtoErrRunFailing = -28,
+    /// [`SubmitError::BadBlocks`]: more SPMD blocks than the task's class has cores.
+    PtoErrBadBlocks = -29,
 }
 
 impl From<SubmitError> for PtoStatus {
@@ -89,13 +91,14 @@ impl From<SubmitError> for PtoStatus {
             SubmitError::ScopeDeadlock { .. } => PtoErrScopeDeadlock,
             SubmitError::RunFailed(_) => PtoErrRun,
             SubmitError::RunFailing => PtoErrRunFailing,
+            SubmitError::BadBlocks { .. } => PtoErrBadBlocks,
         }
     }
 }
 
 impl PtoStatus {
     /// Every status, for lookups by number.
-    pub const ALL: [PtoStatus; 26] = {
+    pub const ALL: [PtoStatus; 27] = {
         use PtoStatus::*;
         [
             PtoOk,
@@ -124,6 +127,7 @@ impl PtoStatus {
             PtoErrNoOpenScope,
             PtoErrScopeDeadlock,
             PtoErrRunFailing,
+            PtoErrBadBlocks,
         ]
     };
 
@@ -197,6 +201,9 @@ pub fn status_str(code: i32) -> &'static CStr {
             c"only a task an open scope holds could make room: end the scope sooner, or raise `task_window` or `heap_bytes`"
         }
         PtoErrRunFailing => c"the run is failing; no task is accepted",
+        PtoErrBadBlocks => {
+            c"the task asks for more SPMD blocks than its class has cores (clusters for MIX), or for none"
+        }
     }
 }
 

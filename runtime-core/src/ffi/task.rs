@@ -19,6 +19,9 @@ pub struct PtoTask {
     pub class: u8,
     /// The ring.
     pub ring: u8,
+    /// SPMD blocks: the kernel runs this many times, each on its own core (cluster for MIX)
+    /// and knowing its block index; 0 (a zeroed task) means 1.
+    pub blocks: u16,
     /// Scalar arguments.
     pub args: *const u64,
     /// How many.

@@ -168,6 +168,24 @@ impl RecordCell {
         self.end.store(last, Ordering::Relaxed);
     }
 
+    /// [`RecordCell::stamp_kernel`] for a lane of a task of several blocks, whose other
+    /// lanes other schedulers may be stamping at the same time: read-modify-writes, so no
+    /// lane's time is lost.
+    #[inline]
+    pub(crate) fn stamp_block_kernel(&self, start: u64, end: u64) {
+        let (start, end) = (self.code(start), self.code(end));
+        let _ = self
+            .start
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |first| {
+                Some(if first == stamp_offset::NONE {
+                    start
+                } else {
+                    first.min(start)
+                })
+            });
+        self.end.fetch_max(end, Ordering::Relaxed);
+    }
+
     /// The scheduler saw the task's last FIN at `now`, and its deferred conditions held then
     /// too if `deferred`.
     #[inline]

@@ -56,6 +56,10 @@ pub struct TaskSpec<'a> {
     pub tensors: &'a [TensorArg],
     /// The ring the task lives in.
     pub ring: u8,
+    /// SPMD blocks: the task runs as this many executions of its kernel, each on a core of
+    /// its class (a cluster for MIX) and knowing its block index, and finishes when every
+    /// one has. 1 (the default) up to the cores of its class; DUMMY tasks have 1.
+    pub blocks: u16,
 }
 
 impl<'a> TaskSpec<'a> {
@@ -68,6 +72,7 @@ impl<'a> TaskSpec<'a> {
             deps: &[],
             tensors: &[],
             ring: 0,
+            blocks: 1,
         }
     }
     /// A task that runs on no core: it completes as soon as its dependencies have.
@@ -92,6 +97,11 @@ impl<'a> TaskSpec<'a> {
     /// The same task in `ring`.
     pub const fn ring(mut self, ring: u8) -> Self {
         self.ring = ring;
+        self
+    }
+    /// The same task as `blocks` SPMD blocks (see [`TaskSpec::blocks`](TaskSpec#structfield.blocks)).
+    pub const fn blocks(mut self, blocks: u16) -> Self {
+        self.blocks = blocks;
         self
     }
 }
@@ -240,7 +250,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let slot = t.slot(g);
         // A task in an open scope is also held by the scope, until the scope ends.
         let scoped = !self.scopes.is_empty() as u32;
-        slot.begin(1 + scoped, spec.class.lanes() as u32);
+        slot.begin(1 + scoped, spec.class.lanes() as u32, spec.blocks);
         // The buffers allocated since the last submit to this ring are this task's.
         let heap = &mut self.heaps[ring];
         let row = self.tenants.row_mut(g);

@@ -61,6 +61,16 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         if self.served & 1 << spec.class.index() == 0 {
             return Err(SubmitError::NoCoreForClass { class: spec.class });
         }
+        if spec.blocks != 1 {
+            let max = class_cores(cfg, spec.class);
+            if spec.blocks == 0 || spec.blocks > max {
+                return Err(SubmitError::BadBlocks {
+                    blocks: spec.blocks,
+                    class: spec.class,
+                    max,
+                });
+            }
+        }
         if spec.class != WorkerClass::Dummy && !self.p.has_kernel(spec.kernel) {
             return Err(SubmitError::UnknownKernel {
                 kernel: spec.kernel,
@@ -92,18 +102,23 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
 /// and are always served), computed once so a submit tests one bit.
 pub(super) fn served_classes(cfg: &Config) -> u8 {
     WorkerClass::ALL.iter().fold(0, |mask, &class| {
-        let cores = match class {
-            WorkerClass::Aic => cfg.aic_cores,
-            WorkerClass::Aiv => cfg.aiv_cores,
-            WorkerClass::Mix => cfg.mix_clusters(),
-            WorkerClass::Dummy => 1,
-        };
-        if cores == 0 {
+        if class_cores(cfg, class) == 0 {
             mask
         } else {
             mask | 1 << class.index()
         }
     })
+}
+
+/// What runs a task of `class` on `cfg`'s machine: its cores (clusters for MIX); 1 for
+/// DUMMY, which runs on none. The most SPMD blocks such a task may have.
+fn class_cores(cfg: &Config, class: WorkerClass) -> u16 {
+    match class {
+        WorkerClass::Aic => cfg.aic_cores,
+        WorkerClass::Aiv => cfg.aiv_cores,
+        WorkerClass::Mix => cfg.mix_clusters(),
+        WorkerClass::Dummy => 1,
+    }
 }
 
 /// The footprint of `arg`'s tile, and whether the tile is valid and inside its buffer (if

@@ -9,7 +9,8 @@
 //! | `pending` | 1: the wiring hold | +1 per live producer wired, -1 as each finishes, -1 when wiring ends | 0: exactly one thread makes it ready (`ready_queue::prepare_ready` in a scheduler, `make_submitted_ready` in the orchestrator) |
 //! | `holds` | 1 (its own completion), +1 while its scope is open | +1 per consumer wired (released when that consumer finishes) | 0: `CONSUMED` |
 //! | `fanout` | `EDGE_EMPTY` | consumers push their edges | `EDGE_CLOSED` when it finishes: later consumers count it as met |
-//! | `lanes_left` | lanes of its class (MIX: 3) | -1 per lane that finishes | 0: its last lane finished |
+//! | `lanes_left` | lanes of its class (MIX: 3) times its blocks | -1 per lane that finishes (a lane of a task of several blocks: once its own conditions hold too) | 0: its last lane finished |
+//! | `blocks` | [`Blocks`]: its block count, the next block 0 | the next block to dispatch, moved on by the one scheduler that popped the task from its ready queue (before it queues the task again for the rest) | - |
 //! | `deferred` | 0 (no entry) | its deferred-set entry + 1, from the FIN of a lane with unmet conditions (the owning scheduler only) | 0 when the entry closes |
 //! | `failed` | 0 | 1 when the task is cancelled: a transfer it waited on failed, or a producer of it was cancelled (set before the decrement that releases it, read once it is ready or finishes) | the next tenant's `begin` |
 //! | `cell` | its record's cell in the profile ring, claimed at `Tasks` (else `NO_CELL`) | stamped in place by whoever readies, dispatches, retires and finishes it | the next tenant's `begin` |
@@ -60,18 +61,23 @@ pub(crate) struct TaskSlot {
     pub(crate) failed: AtomicU32,
     /// The tenant's cell in the profile ring ([`NO_CELL`]: it keeps no record).
     pub(crate) cell: AtomicU32,
+    /// Its SPMD blocks and the next one to dispatch, packed by [`Blocks`].
+    pub(crate) blocks: AtomicU32,
 }
 
 impl TaskSlot {
     /// Starts a new tenant (the orchestrator, once the slot is free): `PENDING`, held
-    /// `holds` times, waiting for the wiring hold only, no consumers, `lanes` lanes to
-    /// finish. The tenant is not visible until [`TaskSlot::publish`].
+    /// `holds` times, waiting for the wiring hold only, no consumers, `blocks` blocks of
+    /// `lanes` lanes each to finish. The tenant is not visible until [`TaskSlot::publish`].
     #[inline]
-    pub(crate) fn begin(&self, holds: u32, lanes: u32) {
+    pub(crate) fn begin(&self, holds: u32, lanes: u32, blocks: u16) {
         self.holds.store(holds, Ordering::Relaxed);
         self.pending.store(1, Ordering::Relaxed);
         self.fanout.store(EDGE_EMPTY, Ordering::Relaxed);
-        self.lanes_left.store(lanes, Ordering::Relaxed);
+        self.lanes_left
+            .store(lanes * blocks as u32, Ordering::Relaxed);
+        self.blocks
+            .store(Blocks::first(blocks).pack(), Ordering::Relaxed);
         self.failed.store(0, Ordering::Relaxed);
         self.state.store(state::PENDING, Ordering::Relaxed);
     }
@@ -96,6 +102,40 @@ impl TaskSlot {
             deferred: AtomicU32::new(0),
             failed: AtomicU32::new(0),
             cell: AtomicU32::new(NO_CELL),
+            blocks: AtomicU32::new(Blocks::first(1).pack()),
+        }
+    }
+}
+
+/// A task's SPMD blocks, in one word: `[count:16][next:16]`. `next` is the first block no
+/// scheduler has dispatched yet; only the scheduler holding the task (popped from its ready
+/// queue, not queued again yet) moves it, so plain loads and stores suffice (the queue's
+/// push and pop order them).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Blocks {
+    /// Blocks of the task (at least 1).
+    pub(crate) count: u16,
+    /// The next block to dispatch (`count` once every one was).
+    pub(crate) next: u16,
+}
+
+impl Blocks {
+    /// `count` blocks, none dispatched.
+    #[inline]
+    pub(crate) const fn first(count: u16) -> Self {
+        Blocks { count, next: 0 }
+    }
+    /// The packed word.
+    #[inline]
+    pub(crate) const fn pack(self) -> u32 {
+        (self.count as u32) << 16 | self.next as u32
+    }
+    /// The blocks a packed word holds.
+    #[inline]
+    pub(crate) const fn unpack(w: u32) -> Self {
+        Blocks {
+            count: (w >> 16) as u16,
+            next: w as u16,
         }
     }
 }

@@ -42,9 +42,12 @@ pub(crate) struct Inflight {
     /// The task's slot, derived once at dispatch and carried to its completion.
     pub(crate) slot: SlotIndex,
     pub(crate) token: Token,
-    /// Lanes of the task (3 for MIX, else 1): more than one, and the task finishes with
-    /// its last lane's FIN.
-    pub(crate) lanes: u8,
+    /// Lanes of the task (3 for MIX, else 1, times its blocks): more than one, and the
+    /// task finishes with its last lane's FIN.
+    pub(crate) lanes: u16,
+    /// The task has several blocks, whose lanes other schedulers may retire: each lane's
+    /// unmet conditions get a deferred entry of their own, never the slot's shared one.
+    pub(crate) spmd: bool,
 }
 
 /// One owned core.
@@ -332,6 +335,7 @@ mod tests {
             slot: SlotIndex::at(n as usize),
             token: Token::new(n as u32),
             lanes: 1,
+            spmd: false,
         };
         let first = LocalCore(0);
         t.occupy(first, f(1));

@@ -8,6 +8,7 @@ use super::{DEADLINES_EVERY, Scheduler, read_watch};
 use crate::condition::Watch;
 use crate::error::{FatalCause, FatalError};
 use crate::platform::Platform;
+use crate::region::slot::Blocks;
 use crate::scheduler::completion::finish;
 use crate::sync::Ordering;
 
@@ -37,7 +38,15 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             |set, e| {
                 let task = set.close(e);
                 let g = t.gslot(task);
-                t.slot(g).deferred.store(0, Ordering::Relaxed);
+                let slot = t.slot(g);
+                if Blocks::unpack(slot.blocks.load(Ordering::Relaxed)).count > 1 {
+                    // A block's lane's own entry: the task finishes with its last lane.
+                    if slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
+                        return;
+                    }
+                } else {
+                    slot.deferred.store(0, Ordering::Relaxed);
+                }
                 if tasks_level && let Some(r) = t.record_of(g) {
                     r.stamp_deferred(by.now);
                 }

@@ -1,24 +1,33 @@
 //! Dispatch policy and the send: idle cores first, then pending slots; MIX tasks on whole
-//! idle clusters, with priority on MIX-capable clusters while one waits; DUMMY tasks
-//! finished on the spot.
+//! idle clusters, with priority on MIX-capable clusters while one waits; a task's SPMD
+//! blocks spread over the free cores ([`blocks`](super::blocks)); DUMMY tasks finished on
+//! the spot.
 #![forbid(unsafe_code)]
 
-use super::cores::{Inflight, LocalCore};
-use super::{DUMMY_BATCH, Scheduler};
+use super::cores::{Inflight, LocalCore, MixCluster};
+use super::{DUMMY_BATCH, Scheduler, blocks};
 use crate::ids::{TaskId, WorkerClass};
 use crate::orchestrator::tensor_arg::KernelTensor;
 use crate::platform::{Payload, Platform};
 use crate::queues::ready_queue::Ready;
-use crate::region::config::{MAX_ARGS, MAX_TENSORS};
-use crate::region::slot::Meta;
+use crate::region::config::{MAX_ARGS, MAX_CORES, MAX_TENSORS};
+use crate::region::slot::{Blocks, Meta};
+use crate::region::tables::SlotIndex;
 use crate::sync::Ordering;
+
+/// The only block of a task of one.
+const ONE_BLOCK: Blocks = Blocks::first(1);
 
 impl<P: Platform> Scheduler<'_, '_, P> {
     /// Fills idle cores of `class` (except `reserved` ones) first, then pending slots, while
-    /// its queue has work.
+    /// its queue has work. A task of several blocks takes every idle core for its blocks, or
+    /// one pending slot when none is idle; in one pass it takes no second pending slot, so
+    /// that other schedulers' idle cores get its remaining blocks first.
     pub(super) fn dispatch_single(&mut self, class: WorkerClass, reserved: u128) -> bool {
         let kind = self.cores.kind[class.index()] & !reserved;
         let mut progress = false;
+        // The task this pass queued again with blocks left, if any.
+        let mut left: Option<u64> = None;
         loop {
             let idle = self.cores.idle & kind;
             let target = if idle != 0 {
@@ -32,31 +41,90 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             let Some(raw) = self.t.queue(class).pop() else {
                 return progress;
             };
-            let i = LocalCore::lowest(target);
-            self.send(i, TaskId::from_raw(raw), 0, 1);
+            let task = TaskId::from_raw(raw);
+            let g = self.t.gslot(task);
+            let b = Blocks::unpack(self.t.slot(g).blocks.load(Ordering::Relaxed));
+            if b.count <= 1 {
+                self.send(LocalCore::lowest(target), task, g, 0, 1, ONE_BLOCK);
+            } else if !self.send_blocks(class, (task, g, b), idle, target, &mut left) {
+                return progress;
+            }
             progress = true;
         }
     }
 
-    /// Starts MIX tasks on clusters whose three cores are all idle. Returns whether it
-    /// started any, and whether MIX work is still waiting.
+    /// [`Scheduler::dispatch_single`] of `task` (slot `g`), whose blocks from `b.next` on
+    /// are still to run: claims one per `idle` core, or one for a core of `target` with a
+    /// pending slot free if none is idle and this pass did not queue the task again already
+    /// (`left`). Returns `false` if it left the task to other schedulers instead (the pass
+    /// ends).
+    #[inline(never)]
+    fn send_blocks(
+        &mut self,
+        class: WorkerClass,
+        (task, g, b): (TaskId, SlotIndex, Blocks),
+        idle: u128,
+        target: u128,
+        left: &mut Option<u64>,
+    ) -> bool {
+        if idle == 0 && *left == Some(task.raw()) {
+            // Its blocks left for idle cores elsewhere, rather than this pending slot.
+            Ready { id: task, class }.enqueue(&self.t);
+            return false;
+        }
+        let free = if idle != 0 { idle.count_ones() } else { 1 };
+        let claim = blocks::claim(&self.t, task, g, class, b, free as u16);
+        if claim.mine.end < claim.count {
+            *left = Some(task.raw());
+        }
+        let mut cores = target;
+        for block in claim.mine {
+            let i = LocalCore::lowest(cores);
+            cores &= cores - 1;
+            let b = Blocks {
+                count: claim.count,
+                next: block,
+            };
+            self.send(i, task, g, 0, 1, b);
+        }
+        true
+    }
+
+    /// Starts MIX tasks on clusters whose three cores are all idle, a block per cluster.
+    /// Returns whether it started any, and whether MIX work is still waiting.
     pub(super) fn dispatch_mix(&mut self) -> (bool, bool) {
         let queue = *self.t.queue(WorkerClass::Mix);
         if self.cores.mix.is_empty() || !queue.maybe_nonempty() {
             return (false, false);
         }
-        let mut progress = false;
-        for c in 0..self.cores.mix.len() {
-            let lanes = self.cores.mix[c];
+        let mut idle = heapless::Vec::<MixCluster, { MAX_CORES as usize }>::new();
+        for &lanes in &self.cores.mix {
             let mask = lanes.iter().fold(0u128, |m, &l| m | l.bit());
-            if self.cores.idle & mask != mask {
-                continue;
+            if self.cores.idle & mask == mask {
+                // At most as many clusters as `mix` holds: the push cannot fail.
+                let _ = idle.push(lanes);
             }
+        }
+        let mut progress = false;
+        let mut next = 0;
+        while next < idle.len() {
             let Some(raw) = queue.pop() else {
                 return (progress, false);
             };
-            for (lane, &l) in lanes.iter().enumerate() {
-                self.send(l, TaskId::from_raw(raw), lane as u8, 3);
+            let task = TaskId::from_raw(raw);
+            let g = self.t.gslot(task);
+            let b = Blocks::unpack(self.t.slot(g).blocks.load(Ordering::Relaxed));
+            let free = (idle.len() - next) as u16;
+            let claim = blocks::claim(&self.t, task, g, WorkerClass::Mix, b, free);
+            for block in claim.mine {
+                let b = Blocks {
+                    count: claim.count,
+                    next: block,
+                };
+                for (lane, &l) in idle[next].iter().enumerate() {
+                    self.send(l, task, g, lane as u8, 3, b);
+                }
+                next += 1;
             }
             progress = true;
         }
@@ -67,22 +135,33 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     /// to the lowest idle core of its class, skipping the queue's push and pop on a chain's
     /// critical path. Queues it instead when no core of its class is idle, or while MIX work
     /// waits (single-core tasks then leave the MIX clusters alone, see
-    /// [`Scheduler::dispatch_mix`]).
+    /// [`Scheduler::dispatch_mix`]), or when it has several blocks (the dispatch passes
+    /// spread those).
     pub(super) fn hand_off(&mut self, ready: Ready) {
         let idle = self.cores.idle & self.cores.kind[ready.class.index()];
         let mix_waits =
             !self.cores.mix.is_empty() && self.t.queue(WorkerClass::Mix).maybe_nonempty();
-        if idle == 0 || mix_waits {
+        let g = self.t.gslot(ready.id);
+        let b = Blocks::unpack(self.t.slot(g).blocks.load(Ordering::Relaxed));
+        if idle == 0 || mix_waits || b.count > 1 {
             ready.enqueue(&self.t);
             return;
         }
-        self.send(LocalCore::lowest(idle), ready.id, 0, 1);
+        self.send(LocalCore::lowest(idle), ready.id, g, 0, 1, ONE_BLOCK);
     }
 
-    /// Writes the payload of `task`'s `lane` to local core `i` and rings its doorbell.
+    /// Writes the payload of block `b.next` of `task` (slot `g`), its lane `lane` of
+    /// `lanes`, to local core `i` and rings its doorbell.
     #[inline(always)]
-    pub(super) fn send(&mut self, i: LocalCore, task: TaskId, lane: u8, lanes: u8) {
-        let g = self.t.gslot(task);
+    pub(super) fn send(
+        &mut self,
+        i: LocalCore,
+        task: TaskId,
+        g: SlotIndex,
+        lane: u8,
+        lanes: u8,
+        b: Blocks,
+    ) {
         let slot = self.t.slot(g);
         let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
         let mut buf = [0u64; MAX_ARGS as usize];
@@ -110,12 +189,15 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             kernel: meta.kernel,
             lane,
             lanes,
+            block: b.next,
+            blocks: b.count,
             args: &buf[..n],
             tensors: &tensors,
             profile: self.tasks_level,
         };
         if self.tasks_level
             && lane == 0
+            && b.next == 0
             && let Some(r) = self.t.record_in(slot)
         {
             r.stamp_dispatch(self.by.now, id);
@@ -128,7 +210,8 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 task,
                 slot: g,
                 token,
-                lanes,
+                lanes: lanes as u16 * b.count,
+                spmd: b.count > 1,
             },
         );
         self.dispatched += 1;

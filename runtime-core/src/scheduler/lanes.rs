@@ -240,7 +240,11 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         let entry = match entry {
             None if unmet > 0 => {
                 let e = self.deferred.open(lane.task);
-                slot.deferred.store(e.slot_word(), Ordering::Relaxed);
+                // A block's lane keeps its entry to itself: other schedulers retire the
+                // task's other blocks, and the slot's word is one scheduler's.
+                if !lane.spmd {
+                    slot.deferred.store(e.slot_word(), Ordering::Relaxed);
+                }
                 Some(e)
             }
             e => e,
@@ -254,21 +258,26 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 }
             }
         }
+        if lane.spmd
+            && let Some(e) = entry
+        {
+            // The lane counts as finished once its own entry closes (see
+            // `Scheduler::poll_deferred`).
+            if self.deferred.arm(e, self.deferred_deadline()) {
+                self.deferred.close(e);
+                if slot.lanes_left.fetch_sub(1, Ordering::AcqRel) == 1 {
+                    self.finish_at(g, lane.task);
+                }
+            }
+            return Lane::Retired;
+        }
         if lane.lanes > 1 && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
             return Lane::Retired;
         }
         match entry {
             None => self.finish_at(g, lane.task),
             Some(e) => {
-                let now = if self.clocked {
-                    self.by.now
-                } else {
-                    self.p.now()
-                };
-                if self
-                    .deferred
-                    .arm(e, now.saturating_add(self.deferred_timeout_ticks))
-                {
+                if self.deferred.arm(e, self.deferred_deadline()) {
                     let task = self.deferred.close(e);
                     slot.deferred.store(0, Ordering::Relaxed);
                     self.finish_at(g, task);
@@ -276,6 +285,16 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             }
         }
         Lane::Retired
+    }
+
+    /// When an entry armed now times out.
+    fn deferred_deadline(&self) -> u64 {
+        let now = if self.clocked {
+            self.by.now
+        } else {
+            self.p.now()
+        };
+        now.saturating_add(self.deferred_timeout_ticks)
     }
 
     /// Reads the `n` conditions of `lane` and each one's word once into `out`. Returns
@@ -330,7 +349,11 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         if let Some((start, end)) = self.p.lane_times(core, lane.token)
             && let Some(r) = self.t.record_of(g)
         {
-            r.stamp_kernel(start, end);
+            if lane.spmd {
+                r.stamp_block_kernel(start, end);
+            } else {
+                r.stamp_kernel(start, end);
+            }
         }
     }
 

@@ -2,6 +2,7 @@
 //! until every submitted task finished or the run failed.
 #![forbid(unsafe_code)]
 
+mod blocks;
 pub(crate) mod completion;
 mod cores;
 pub(crate) mod deferred;
@@ -15,7 +16,11 @@ mod stalls;
 mod watchdog;
 
 #[cfg(all(test, not(loom)))]
+mod block_tests;
+#[cfg(all(test, not(loom)))]
 mod deferred_tests;
+#[cfg(all(test, loom))]
+mod loom_blocks;
 #[cfg(all(test, loom))]
 mod loom_completion;
 #[cfg(all(test, loom))]

@@ -40,6 +40,8 @@ pub(crate) struct Script {
     /// The output heap: base and length.
     pub(crate) heap: (u64, u64),
     rung: Mutex<Vec<(CoreId, Token, TaskId)>>,
+    /// Every payload's task, lane, block and block count, in order.
+    payloads: Mutex<Vec<(TaskId, u8, u16, u16)>>,
     clock: AtomicU64,
     /// Added to the clock by every `now()`.
     tick: u64,
@@ -70,6 +72,7 @@ impl Script {
             ),
             cores: (0..cores).map(|_| Mutex::default()).collect(),
             rung: Mutex::new(Vec::new()),
+            payloads: Mutex::new(Vec::new()),
             conditions: Mutex::new(HashMap::new()),
             words: Mutex::new(HashMap::new()),
             invalidated: Mutex::new(Vec::new()),
@@ -178,6 +181,10 @@ impl Script {
     pub(crate) fn rung(&self) -> Vec<(CoreId, Token, TaskId)> {
         core::mem::take(&mut *self.rung.lock().unwrap())
     }
+    /// The task, lane, block and block count of each payload written since the last call.
+    pub(crate) fn payloads(&self) -> Vec<(TaskId, u8, u16, u16)> {
+        core::mem::take(&mut *self.payloads.lock().unwrap())
+    }
 }
 
 impl Platform for Script {
@@ -192,6 +199,10 @@ impl Platform for Script {
     }
     fn write_payload(&self, core: CoreId, token: Token, p: &Payload<'_>) {
         self.rung.lock().unwrap().push((core, token, p.task));
+        self.payloads
+            .lock()
+            .unwrap()
+            .push((p.task, p.lane, p.block, p.blocks));
         self.cores[core.0 as usize]
             .lock()
             .unwrap()
@@ -302,8 +313,18 @@ impl Rig {
         )
     }
     pub(crate) fn scheduler(&self) -> Scheduler<'_, '_, Script> {
+        self.scheduler_at(0)
+    }
+    /// Scheduler `index` (of `cfg.schedulers`), owning the cores `cfg.scheduler_of` gives it.
+    pub(crate) fn scheduler_at(&self, index: u8) -> Scheduler<'_, '_, Script> {
         let t = self.tables();
-        Scheduler::new(t, &self.p, 0, &t.sched[0], self.owned.take_store())
+        Scheduler::new(
+            t,
+            &self.p,
+            index,
+            &t.sched[index as usize],
+            self.owned.take_store(),
+        )
     }
 }
 

@@ -83,6 +83,7 @@ pub(super) fn submit_variant(e: &SubmitError) -> usize {
         ScopeDeadlock { .. } => 17,
         RunFailed(_) => 18,
         RunFailing => 19,
+        BadBlocks { .. } => 20,
     }
 }
 
@@ -132,6 +133,11 @@ pub(super) fn submit_errors() -> Vec<SubmitError> {
             open: 1,
         },
         RunFailing,
+        BadBlocks {
+            blocks: 30,
+            class: WorkerClass::Aiv,
+            max: 24,
+        },
     ];
     v.extend(fatal_errors().into_iter().map(RunFailed));
     v

@@ -1,0 +1,210 @@
+//! SPMD blocks against the scripted machine: each block runs once, on its own core, knowing
+//! its index; the task's consumers wait for every block; schedulers share a task's blocks.
+
+use std::vec::Vec;
+
+use crate::condition::{Condition, Watch};
+use crate::error::SubmitError;
+use crate::ids::{CoreId, KernelId, TaskId, Token, WorkerClass};
+use crate::orchestrator::TaskSpec;
+use crate::region::config::Config;
+use crate::scheduler::Step;
+use crate::testing::rig::{Rig, aiv, steps};
+
+/// AIC 0..2, AIV 2..6: two clusters, whose cores `scheduler_of` splits between `schedulers`.
+fn two_clusters(schedulers: u8) -> Config {
+    Config {
+        aic_cores: 2,
+        aiv_cores: 4,
+        schedulers,
+        ..Config::tiny()
+    }
+}
+
+fn blocks_of(payloads: &[(TaskId, u8, u16, u16)], task: TaskId) -> Vec<u16> {
+    let mut b: Vec<u16> = payloads
+        .iter()
+        .filter(|p| p.0 == task && p.1 == 0)
+        .map(|p| p.2)
+        .collect();
+    b.sort_unstable();
+    b
+}
+
+#[test]
+fn each_block_runs_once_on_its_own_core_and_the_consumer_waits_for_the_last() {
+    let rig = Rig::new(two_clusters(1), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let a = o.submit(&aiv(&[]).blocks(4)).unwrap();
+    let b = o.submit(&aiv(&[a])).unwrap();
+    drop(o);
+    s.step();
+    let rung = p.rung();
+    let cores: Vec<CoreId> = rung.iter().map(|r| r.0).collect();
+    assert_eq!(cores, [CoreId(2), CoreId(3), CoreId(4), CoreId(5)]);
+    let payloads = p.payloads();
+    assert_eq!(blocks_of(&payloads, a), [0, 1, 2, 3]);
+    assert!(payloads.iter().all(|p| p.3 == 4), "each knows the count");
+    for (i, core) in [2u16, 3, 4].into_iter().enumerate() {
+        p.fin(core, 1);
+        steps(&mut s, 3);
+        assert_eq!(t.finished(), 0, "{} of 4 blocks finished", i + 1);
+        assert!(p.rung().is_empty(), "B waits for every block");
+    }
+    p.fin(5, 1);
+    s.step();
+    assert_eq!(t.finished(), 1);
+    assert_eq!(p.rung(), [(CoreId(2), Token::new(2), b)]);
+    p.fin(2, 2);
+    assert_eq!(steps(&mut s, 3), Step::Done);
+}
+
+#[test]
+fn blocks_beyond_the_free_cores_wait_in_the_queue_and_run_once_a_core_frees() {
+    // Two AIV cores: one runs W, one is idle; a task of two blocks takes the idle core and
+    // queues its second block (it does not sit behind W in a pending slot unasked).
+    let rig = Rig::new(Config::tiny(), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let w = o.submit(&aiv(&[])).unwrap();
+    s.step();
+    assert_eq!(p.rung(), [(CoreId(1), Token::new(1), w)]);
+    let a = o.submit(&aiv(&[]).blocks(2)).unwrap();
+    drop(o);
+    s.step();
+    let first = p.payloads();
+    assert_eq!(first.len(), 2, "W, then one block of A");
+    assert_eq!(first[1], (a, 0, 0, 2));
+    // No core idle: the second block goes to a pending slot, alone.
+    s.step();
+    assert_eq!(p.payloads(), [(a, 0, 1, 2)]);
+    p.fin(1, 1);
+    p.fin(2, 1);
+    p.fin(1, 2);
+    steps(&mut s, 3);
+    assert_eq!(t.finished(), 2);
+    assert_eq!(s.step(), Step::Done);
+}
+
+#[test]
+fn two_schedulers_share_one_tasks_blocks_and_either_may_finish_it() {
+    // Scheduler 0 owns cluster 0 (AIC 0, AIV 2 and 3), scheduler 1 cluster 1.
+    let rig = Rig::new(two_clusters(2), 0);
+    let t = rig.tables();
+    let p = &rig.p;
+    let mut o = rig.orchestrator();
+    let mut s0 = rig.scheduler_at(0);
+    let mut s1 = rig.scheduler_at(1);
+    let a = o.submit(&aiv(&[]).blocks(4)).unwrap();
+    let b = o.submit(&aiv(&[a])).unwrap();
+    drop(o);
+    s0.step();
+    let mine: Vec<_> = p.rung().iter().map(|r| r.0).collect();
+    assert_eq!(mine, [CoreId(2), CoreId(3)], "scheduler 0 takes two blocks");
+    s1.step();
+    let theirs: Vec<_> = p.rung().iter().map(|r| r.0).collect();
+    assert_eq!(theirs, [CoreId(4), CoreId(5)], "scheduler 1 the other two");
+    assert_eq!(blocks_of(&p.payloads(), a), [0, 1, 2, 3]);
+    for core in [2, 3, 4] {
+        p.fin(core, 1);
+    }
+    steps(&mut s0, 2);
+    steps(&mut s1, 2);
+    assert_eq!(t.finished(), 0);
+    p.fin(5, 1);
+    s1.step();
+    assert_eq!(t.finished(), 1, "scheduler 1 retired the last block");
+    s0.step();
+    s1.step();
+    let rung = p.rung();
+    assert_eq!(rung.len(), 1);
+    assert_eq!(rung[0].2, b);
+    p.fin(rung[0].0.0, rung[0].1.bits());
+    steps(&mut s0, 3);
+    steps(&mut s1, 3);
+    assert_eq!(t.finished(), 2);
+}
+
+#[test]
+fn a_mix_task_of_two_blocks_takes_two_clusters_each_lane_knowing_its_block() {
+    let rig = Rig::new(two_clusters(1), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let m = o
+        .submit(&TaskSpec::new(KernelId(0), WorkerClass::Mix).blocks(2))
+        .unwrap();
+    drop(o);
+    s.step();
+    let payloads = p.payloads();
+    assert!(payloads.iter().all(|p| p.0 == m && p.3 == 2));
+    let mut lanes: Vec<(u8, u16)> = payloads.iter().map(|p| (p.1, p.2)).collect();
+    lanes.sort_unstable();
+    assert_eq!(lanes, [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]);
+    for core in 0..6 {
+        p.fin(core, 1);
+    }
+    s.step();
+    assert_eq!(t.finished(), 1);
+    assert_eq!(s.step(), Step::Done);
+}
+
+#[test]
+fn each_blocks_deferred_conditions_hold_the_task_until_they_all_land() {
+    let rig = Rig::new(Config::tiny(), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    o.submit(&aiv(&[]).blocks(2)).unwrap();
+    drop(o);
+    s.step();
+    p.defer(1, 1, &[Condition::counter32(0x1000, 1)]);
+    p.defer(2, 1, &[Condition::counter32(0x2000, 1)]);
+    p.word(Watch::Counter32(0x1000), 0);
+    p.word(Watch::Counter32(0x2000), 0);
+    p.fin(1, 1);
+    p.fin(2, 1);
+    steps(&mut s, 4);
+    assert_eq!(t.finished(), 0);
+    p.word(Watch::Counter32(0x2000), 1);
+    steps(&mut s, 4);
+    assert_eq!(t.finished(), 0, "block 0's counter has not landed");
+    p.word(Watch::Counter32(0x1000), 1);
+    steps(&mut s, 2);
+    assert_eq!(t.finished(), 1);
+    assert_eq!(s.step(), Step::Done);
+}
+
+#[test]
+fn blocks_beyond_the_class_or_none_or_a_dummy_of_several_are_refused() {
+    let rig = Rig::new(Config::tiny(), 0); // 1 AIC, 2 AIV: one cluster
+    let mut o = rig.orchestrator();
+    let refused = |o: &mut crate::orchestrator::Orchestrator<'_, '_, _>, spec| match o.submit(&spec)
+    {
+        Err(SubmitError::BadBlocks { blocks, class, max }) => (blocks, class, max),
+        other => panic!("{spec:?}: {other:?}"),
+    };
+    let k = KernelId(0);
+    assert_eq!(
+        refused(&mut o, TaskSpec::new(k, WorkerClass::Aiv).blocks(3)),
+        (3, WorkerClass::Aiv, 2)
+    );
+    assert_eq!(
+        refused(&mut o, TaskSpec::new(k, WorkerClass::Aic).blocks(0)),
+        (0, WorkerClass::Aic, 1)
+    );
+    assert_eq!(
+        refused(&mut o, TaskSpec::new(k, WorkerClass::Mix).blocks(2)),
+        (2, WorkerClass::Mix, 1)
+    );
+    assert_eq!(
+        refused(&mut o, TaskSpec::dummy().blocks(2)),
+        (2, WorkerClass::Dummy, 1)
+    );
+    let text = std::format!(
+        "{}",
+        SubmitError::BadBlocks {
+            blocks: 3,
+            class: WorkerClass::Aiv,
+            max: 2
+        }
+    );
+    assert!(text.contains("1 to 2"), "{text}");
+    assert_eq!(o.submitted(), 0, "nothing kept");
+    assert!(o.submit(&aiv(&[]).blocks(2)).is_ok());
+}
