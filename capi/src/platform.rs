@@ -72,6 +72,8 @@ impl Platform for CPlatform {
             lane: payload.lane,
             lanes: payload.lanes,
             profile: payload.profile as u8,
+            block: payload.block,
+            blocks: payload.blocks,
             args: payload.args.as_ptr(),
             nargs: payload.args.len(),
             tensors: core::ptr::null(),

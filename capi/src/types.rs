@@ -17,10 +17,14 @@ pub struct PtoPayload {
     pub kernel: u32,
     /// This lane (0 for single-core tasks; 0 = AIC, 1 and 2 = AIV of a MIX task).
     pub lane: u8,
-    /// Lanes of the task.
+    /// Lanes of one block of the task (3 for MIX, else 1).
     pub lanes: u8,
     /// Whether the kernel's start and end times are wanted (`lane_times`).
     pub profile: u8,
+    /// This execution's SPMD block (0 for a task of one block).
+    pub block: u16,
+    /// Blocks of the task (1 unless it asked for more).
+    pub blocks: u16,
     /// Scalar arguments.
     pub args: *const u64,
     /// How many.

@@ -64,7 +64,7 @@ typedef struct {
     uint64_t tensors;   /* address of ntensors PtoKernelTensor, or 0 (no descriptor area) */
     uint64_t args[PTO_SLOT_ARGS]; /* tensor addresses, then scalar arguments */
     uint32_t ncond;
-    uint32_t reserved2;
+    uint32_t block; /* block | blocks << 16: this execution's SPMD block, of how many */
     PtoRawCondition conditions[PTO_SLOT_CONDITIONS];
     uint64_t tail[2];
 } PtoSlot;
@@ -98,6 +98,7 @@ PTO_STATIC_ASSERT(offsetof(PtoSlot, tensors) == 56, "slot tensors");
 PTO_STATIC_ASSERT(sizeof(PtoKernelTensor) == 64, "tensor descriptor: 64 bytes");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, args) == 64, "slot args");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, ncond) == 320, "slot ncond");
+PTO_STATIC_ASSERT(offsetof(PtoSlot, block) == 324, "slot block");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, conditions) == 328, "slot conditions");
 
 /* A kernel: its payload slot's arguments, the task's tensor addresses (in the order the
@@ -107,7 +108,7 @@ typedef void (*PtoKernel)(PTO_GM int64_t *args);
 
 /* The version of this kernel ABI: the slot and descriptor layouts above and the calls below
  * (device-sys/src/chip/layout.rs: KERNEL_ABI_VERSION). */
-#define PTO_KERNEL_ABI_VERSION 1u
+#define PTO_KERNEL_ABI_VERSION 2u
 
 #if !defined(__CCE_AICORE__)
 /* Every kernel built for the simulator carries the ABI version it was built against, so a
@@ -122,6 +123,16 @@ __attribute__((weak, used, visibility("default"))) const uint32_t pto_kernel_abi
 /* The payload slot of the running kernel, from the pointer it was called with. */
 static inline PTO_GM PtoSlot *pto_kernel_slot(PTO_GM int64_t *args) {
     return (PTO_GM PtoSlot *)((PTO_GM uint8_t *)args - offsetof(PtoSlot, args));
+}
+
+/* The SPMD block this execution of the kernel runs: 0 up to pto_kernel_block_num(args). */
+static inline uint32_t pto_kernel_block_idx(PTO_GM int64_t *args) {
+    return pto_kernel_slot(args)->block & 0xffffu;
+}
+
+/* How many SPMD blocks the running task has (1 unless it asked for more). */
+static inline uint32_t pto_kernel_block_num(PTO_GM int64_t *args) {
+    return pto_kernel_slot(args)->block >> 16;
 }
 
 /* How many tensor arguments the running task has: args[0..n) are their addresses, and the

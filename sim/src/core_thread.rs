@@ -252,15 +252,18 @@ fn execute(
     args: &mut [u64; MAX_ARGS as usize],
     tensors: &mut Vec<KernelTensor>,
 ) -> (ResultWord, KernelId) {
-    let (task, kernel, lane, lanes, n) = read_payload(core, token, args, tensors);
+    let head = read_payload(core, token, args, tensors);
+    let (task, kernel) = (head.task, head.kernel);
     let slab = &core.slabs[(token.bits() & 1) as usize];
     slab.clear();
     let ctx = KernelCtx {
         task,
         core: id,
-        lane,
-        lanes,
-        args: &args[..n],
+        lane: head.lane,
+        lanes: head.lanes,
+        block: head.block,
+        blocks: head.blocks,
+        args: &args[..head.nargs],
         scheduler: core.scheduler,
         tensors,
         memory: &p.memory,
@@ -280,7 +283,7 @@ fn execute(
         )),
         Some((name, f)) => {
             // A fatal signal in the kernel names it, its task and its core.
-            let _running = crate::crash::kernel(kernel, name, task, id, lane);
+            let _running = crate::crash::kernel(kernel, name, task, id, head.lane);
             if p.checker.is_some() {
                 access_check::begin();
             }
@@ -308,7 +311,7 @@ fn execute(
                 kernel,
                 name: p.kernels.name(kernel).map(str::to_owned),
                 core: id,
-                lane,
+                lane: head.lane,
                 error,
             };
             // The run's error reports it; this is for a run that failed for another reason.

@@ -20,8 +20,12 @@ pub struct KernelCtx<'a> {
     pub core: CoreId,
     /// This lane (0 for single-core tasks).
     pub lane: u8,
-    /// Lanes of the task.
+    /// Lanes of one block of the task (3 for MIX, else 1).
     pub lanes: u8,
+    /// This execution's SPMD block: 0 up to `blocks` (0 for a task of one block).
+    pub block: u16,
+    /// The task's SPMD blocks (1 unless it asked for more, with [`pto_runtime_core::TaskSpec::blocks`]).
+    pub blocks: u16,
     /// Scalar arguments.
     pub args: &'a [u64],
     /// The scheduler that owns the core (its engine queues get this lane's reports).
@@ -40,6 +44,8 @@ impl std::fmt::Debug for KernelCtx<'_> {
             .field("core", &self.core)
             .field("lane", &self.lane)
             .field("lanes", &self.lanes)
+            .field("block", &self.block)
+            .field("blocks", &self.blocks)
             .field("args", &self.args)
             .field("tensors", &self.tensors)
             .finish_non_exhaustive()

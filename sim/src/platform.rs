@@ -36,6 +36,8 @@ pub(crate) struct PayloadBuf {
     pub(crate) kernel: AtomicU32,
     /// `lane | lanes << 8 | nargs << 16 | profile << 24 | ntensors << 25`.
     pub(crate) shape: AtomicU32,
+    /// `block | blocks << 16`: the SPMD block this execution runs, of how many.
+    pub(crate) block: AtomicU32,
     pub(crate) args: [AtomicU64; MAX_ARGS as usize],
     pub(crate) tensors: [TensorCell; MAX_TENSORS as usize],
 }
@@ -48,6 +50,7 @@ impl PayloadBuf {
             task: AtomicU64::new(0),
             kernel: AtomicU32::new(0),
             shape: AtomicU32::new(0),
+            block: AtomicU32::new(1 << 16),
             args: std::array::from_fn(|_| AtomicU64::new(0)),
             tensors: std::array::from_fn(|_| TensorCell::new()),
         }
@@ -295,6 +298,10 @@ impl Platform for SimPlatform {
                 | (nt as u32) << 25,
             Ordering::Relaxed,
         );
+        buf.block.store(
+            u32::from(payload.block) | u32::from(payload.blocks) << 16,
+            Ordering::Relaxed,
+        );
         for (dst, &a) in buf.args.iter().zip(&payload.args[..n]) {
             dst.store(a, Ordering::Relaxed);
         }
@@ -409,13 +416,25 @@ fn ticks_per_us(clock: &quanta::Clock) -> u64 {
     (SPAN.saturating_mul(1000) / ns).max(1)
 }
 
+/// What a core reads of a payload besides its arguments.
+pub(crate) struct PayloadHead {
+    pub(crate) task: TaskId,
+    pub(crate) kernel: KernelId,
+    pub(crate) lane: u8,
+    pub(crate) lanes: u8,
+    pub(crate) block: u16,
+    pub(crate) blocks: u16,
+    /// Scalar arguments read into the caller's array.
+    pub(crate) nargs: usize,
+}
+
 /// Reads the payload of `token` on `core` (the core thread's side of `write_payload`).
 pub(crate) fn read_payload(
     core: &SimCore,
     token: Token,
     args: &mut [u64; MAX_ARGS as usize],
     tensors: &mut Vec<KernelTensor>,
-) -> (TaskId, KernelId, u8, u8, usize) {
+) -> PayloadHead {
     let buf = &core.payload[(token.bits() & 1) as usize];
     let shape = buf.shape.load(Ordering::Relaxed);
     let n = (((shape >> 16) & 0xff) as usize).min(MAX_ARGS as usize);
@@ -425,11 +444,14 @@ pub(crate) fn read_payload(
     let nt = ((shape >> 25) as usize).min(MAX_TENSORS as usize);
     tensors.clear();
     tensors.extend(buf.tensors[..nt].iter().map(TensorCell::load));
-    (
-        TaskId::from_raw(buf.task.load(Ordering::Relaxed)),
-        KernelId(buf.kernel.load(Ordering::Relaxed)),
-        shape as u8,
-        (shape >> 8) as u8,
-        n,
-    )
+    let block = buf.block.load(Ordering::Relaxed);
+    PayloadHead {
+        task: TaskId::from_raw(buf.task.load(Ordering::Relaxed)),
+        kernel: KernelId(buf.kernel.load(Ordering::Relaxed)),
+        lane: shape as u8,
+        lanes: (shape >> 8) as u8,
+        block: block as u16,
+        blocks: (block >> 16) as u16,
+        nargs: n,
+    }
 }

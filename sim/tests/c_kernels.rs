@@ -114,3 +114,43 @@ fn a_kernel_of_another_abi_version_or_without_the_header_is_refused() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_c_kernel_reads_its_spmd_block_and_the_count() {
+    let so = build(
+        "blocks",
+        "#include \"pto_aicore.h\"\n\
+         void pto_kernel_entry(int64_t *args) {\n\
+             const PtoKernelTensor *t = pto_kernel_tensor(args, 0);\n\
+             int64_t *v = (int64_t *)(uintptr_t)t->base;\n\
+             uint32_t b = pto_kernel_block_idx(args);\n\
+             v[b] = 100 * (int64_t)pto_kernel_block_num(args) + b;\n\
+         }\n",
+    );
+    let kernels =
+        KernelTable::new().with_c(KernelId(0), "blocks", CKernel::open(&so, None).unwrap());
+    let opts = SimOptions {
+        host_addresses: true,
+        ..SimOptions::default()
+    };
+    let cfg = Config {
+        aiv_cores: 4,
+        ..Config::tiny()
+    };
+    let out = pto_sim::run(cfg, kernels, opts, |o| {
+        let mem = o.platform().memory();
+        let buf = mem.alloc_buffer(8 * 4, 64).unwrap();
+        let t = [TensorArg::whole_inout(buf, 8)];
+        o.submit(
+            &TaskSpec::new(KernelId(0), WorkerClass::Aiv)
+                .tensors(&t)
+                .blocks(4),
+        )
+        .unwrap();
+        buf
+    })
+    .unwrap();
+    let mut v = [0u64; 4];
+    out.memory.read_u64s(out.value.base, &mut v).unwrap();
+    assert_eq!(v, [400, 401, 402, 403], "each block wrote its own element");
+}

@@ -47,7 +47,7 @@ pub const CORE_AIV: u32 = 1;
 /// The version of the kernel ABI (the slot and tensor descriptor layouts and the calls a
 /// kernel makes, `pto_aicore.h`'s `PTO_KERNEL_ABI_VERSION`). A kernel built for the
 /// simulator carries it as `pto_kernel_abi_version`; one with another version is refused.
-pub const KERNEL_ABI_VERSION: u32 = 1;
+pub const KERNEL_ABI_VERSION: u32 = 2;
 
 /// Deferred conditions a payload slot holds.
 pub const SLOT_CONDITIONS: usize = 7;
@@ -123,8 +123,10 @@ pub struct Slot {
     pub args: [u64; SLOT_ARGS],
     /// Deferred conditions the kernel registered (may exceed what `conditions` holds).
     pub ncond: u32,
-    /// Zero.
-    pub reserved2: u32,
+    /// `block | blocks << 16`: the SPMD block this execution runs, of how many (written
+    /// by the AICPU with the head; what `pto_kernel_block_idx` and `pto_kernel_block_num`
+    /// read).
+    pub block: u32,
     /// The first [`SLOT_CONDITIONS`] of them.
     pub conditions: [RawCondition; SLOT_CONDITIONS],
     /// Zero.
@@ -145,7 +147,7 @@ impl Slot {
         tensors: 0,
         args: [0; SLOT_ARGS],
         ncond: 0,
-        reserved2: 0,
+        block: 0,
         conditions: [RawCondition {
             kind: 0,
             reserved: 0,
@@ -178,6 +180,7 @@ const _: () = {
     assert!(size_of::<pto_runtime_core::ffi::PtoTensor>() == TENSOR_DESC_BYTES);
     assert!(offset_of!(Slot, args) == 64);
     assert!(offset_of!(Slot, ncond) == 320);
+    assert!(offset_of!(Slot, block) == 324);
     assert!(offset_of!(Slot, conditions) == 328);
     assert!(size_of::<RawCondition>() == 24);
 };

@@ -142,6 +142,7 @@ impl Platform for ChipPlatform<'_> {
             shape: payload.lane as u32
                 | (payload.lanes as u32) << 8
                 | (payload.profile as u32) << 24,
+            block: u32::from(payload.block) | u32::from(payload.blocks) << 16,
         };
         c.slots
             .write(parity(token), head, payload.tensors, payload.args);

@@ -296,6 +296,7 @@ impl<'a> SlotPair<'a> {
             wr(&raw mut (*s).kernel_addr, head.kernel_addr);
             wr(&raw mut (*s).task, head.task);
             wr(&raw mut (*s).kernel, head.kernel);
+            wr(&raw mut (*s).block, head.block);
             let mut n = 0;
             for (i, a) in words.enumerate() {
                 wr(&raw mut (*s).args[i], a);
@@ -370,6 +371,8 @@ pub struct SlotHead {
     pub kernel: u32,
     /// `lane | lanes << 8 | profile << 24` (the word count goes into bits 16..24).
     pub shape: u32,
+    /// `block | blocks << 16`: the SPMD block, of how many.
+    pub block: u32,
 }
 
 /// Writes descriptor `t` to `d`, a field at a time.

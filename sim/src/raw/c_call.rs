@@ -67,6 +67,7 @@ unsafe fn call(entry: usize, id: u32, ctx: &KernelCtx<'_>) -> Result<(), KernelE
     slot.shape = u32::from(ctx.lane)
         | u32::from(ctx.lanes) << SHAPE_LANES_SHIFT
         | (words as u32) << SHAPE_NARGS_SHIFT;
+    slot.block = u32::from(ctx.block) | u32::from(ctx.blocks) << 16;
     slot.ntensors = nt as u32;
     slot.tensors = if nt == 0 { 0 } else { tensors.as_ptr() as u64 };
     for (w, t) in slot.args.iter_mut().zip(&tensors) {

@@ -1,0 +1,134 @@
+//! Random DAGs mixing tasks of one block and of several on the simulator: every block of
+//! every task runs exactly once, knowing its index and the count, every lane of it too, and
+//! no task starts before every block of each predecessor ended.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use proptest::prelude::*;
+use pto_runtime_core::{Config, KernelId, TaskId, TaskSpec, WorkerClass};
+use pto_sim::{KernelTable, SimOptions, run};
+use pto_tests::dag::{Node, machines, program, running_preds};
+
+/// One execution: (task index, lane, block, blocks, start stamp, end stamp).
+type Exec = (usize, u8, u16, u16, u64, u64);
+
+/// The blocks task `i` asks for on `cfg`: from `seeds`, at most what its class allows.
+fn blocks(cfg: &Config, class: WorkerClass, seed: u16) -> u16 {
+    let max = match class {
+        WorkerClass::Aic => cfg.aic_cores,
+        WorkerClass::Aiv => cfg.aiv_cores,
+        WorkerClass::Mix => cfg.mix_clusters(),
+        WorkerClass::Dummy => 1,
+    };
+    1 + seed % max.max(1)
+}
+
+fn run_program(
+    nodes: &[Node],
+    seeds: &[u16],
+    cfg: Config,
+) -> (Vec<Exec>, pto_runtime_core::RunReport) {
+    let clock = Arc::new(AtomicU64::new(0));
+    let execs = Arc::new(Mutex::new(Vec::new()));
+    let (c, e) = (clock.clone(), execs.clone());
+    let kernels = KernelTable::new().with(KernelId(7), "log_blocks", move |ctx| {
+        let start = c.fetch_add(1, Ordering::SeqCst);
+        std::hint::spin_loop();
+        let end = c.fetch_add(1, Ordering::SeqCst);
+        e.lock().unwrap().push((
+            ctx.args[0] as usize,
+            ctx.lane,
+            ctx.block,
+            ctx.blocks,
+            start,
+            end,
+        ));
+        Ok(())
+    });
+    let out = run(cfg, kernels, SimOptions::default(), |o| {
+        let mut ids: Vec<TaskId> = Vec::new();
+        for (i, n) in nodes.iter().enumerate() {
+            let deps: Vec<TaskId> = n.deps.iter().map(|&d| ids[d]).collect();
+            let args = [i as u64];
+            let spec = TaskSpec::new(KernelId(7), n.class)
+                .args(&args)
+                .deps(&deps)
+                .blocks(blocks(&cfg, n.class, seeds[i]));
+            ids.push(o.submit(&spec).unwrap());
+        }
+    })
+    .unwrap();
+    let execs = std::mem::take(&mut *execs.lock().unwrap());
+    (execs, out.report)
+}
+
+fn check(
+    nodes: &[Node],
+    seeds: &[u16],
+    cfg: &Config,
+    execs: &[Exec],
+    report: &pto_runtime_core::RunReport,
+) -> Result<(), TestCaseError> {
+    prop_assert!(report.error.is_none(), "run failed: {:?}", report.error);
+    prop_assert_eq!(report.finished, nodes.len() as u64);
+    prop_assert_eq!(report.live_slots, 0, "every slot reclaimed");
+    for (i, n) in nodes.iter().enumerate() {
+        let mine: Vec<&Exec> = execs.iter().filter(|x| x.0 == i).collect();
+        let count = if n.class == WorkerClass::Dummy {
+            0
+        } else {
+            blocks(cfg, n.class, seeds[i])
+        };
+        let lanes = n.class.lanes();
+        let mut seen: Vec<(u16, u8)> = mine.iter().map(|x| (x.2, x.1)).collect();
+        seen.sort_unstable();
+        let want: Vec<(u16, u8)> = (0..count)
+            .flat_map(|b| (0..lanes).map(move |l| (b, l)))
+            .collect();
+        prop_assert_eq!(seen, want, "task {}: each block's lanes once", i);
+        prop_assert!(
+            mine.iter().all(|x| x.3 == count),
+            "task {}: every block knows the count {}",
+            i,
+            count
+        );
+        let start = mine.iter().map(|x| x.4).min();
+        for p in running_preds(nodes, i) {
+            let p_end = execs.iter().filter(|x| x.0 == p).map(|x| x.5).max();
+            if let (Some(s), Some(e)) = (start, p_end) {
+                prop_assert!(
+                    e < s,
+                    "task {} started at {} before a block of predecessor {} ended at {}",
+                    i,
+                    s,
+                    p,
+                    e
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_dags_of_blocks_run_each_block_once_after_its_predecessors(
+        nodes in program(120),
+        seeds in proptest::collection::vec(0u16..6, 120),
+        window_log in 1u32..4,
+        schedulers in 1u8..4,
+        aic in 1u16..3,
+        aiv in 2u16..6,
+    ) {
+        // Each case in both completion modes: status polling and the completion ring.
+        for cfg in machines(window_log, 1, schedulers, aic, aiv) {
+            let completion = cfg.completion;
+            let (execs, report) = run_program(&nodes, &seeds, cfg);
+            check(&nodes, &seeds, &cfg, &execs, &report)
+                .map_err(|e| TestCaseError::fail(format!("{completion:?}: {e}")))?;
+        }
+    }
+}
