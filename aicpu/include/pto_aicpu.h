@@ -16,7 +16,7 @@
 
 #include "pto_runtime.h"
 
-#define PTO_AICPU_ABI 2u
+#define PTO_AICPU_ABI 3u
 
 typedef struct PtoOrchOps {
     uint32_t abi; /* PTO_AICPU_ABI */

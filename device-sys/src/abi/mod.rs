@@ -21,7 +21,8 @@ pub use report::{PtoAicpuCode, PtoAicpuReport};
 /// The ABI version both sides must agree on (`abi` in every argument block). 2: the exec
 /// arguments grew (tensor descriptors, watched words, engines, records), the report its
 /// records and stall summary, the operations `status_str`, the handshake `aicore_exited`.
-pub const PTO_AICPU_ABI: u32 = 2;
+/// 3: a submitted task's SPMD blocks (`PtoTask::blocks`, in what was padding).
+pub const PTO_AICPU_ABI: u32 = 3;
 
 /// What `pto_aicpu_init` is given: once per launch sequence (process and device).
 #[repr(C)]
