@@ -4,7 +4,8 @@
 //!
 //! `cargo bench -p pto-host --bench scheduler_loop` prints ns per task (median of 15 runs)
 //! for `off`, `counters` and `tasks`, and their ratios to `off`. Under
-//! `valgrind --tool=callgrind` pass `--once LEVEL` to run one level once.
+//! `valgrind --tool=callgrind` pass `--once LEVEL` to run one level once, or `--blocks B`
+//! to run vector tasks of B SPMD blocks (16 000 blocks in all) once, profiling off.
 
 use std::time::Instant;
 
@@ -20,6 +21,12 @@ const TASKS: u64 = 16_000;
 
 /// Submits `TASKS` independent tasks, then runs the scheduler to the end; ns per task.
 fn run(level: ProfileLevel, record_latency: bool) -> f64 {
+    run_blocks(level, record_latency, 1)
+}
+
+/// [`run`] of vector tasks of `blocks` SPMD blocks each (`blocks` > 1), `TASKS` blocks in
+/// all; ns per block.
+fn run_blocks(level: ProfileLevel, record_latency: bool, blocks: u16) -> f64 {
     let cfg = Config {
         rings: 1,
         task_window: 16_384,
@@ -35,20 +42,24 @@ fn run(level: ProfileLevel, record_latency: bool) -> f64 {
     let rt = Runtime::init(region.bytes(), cfg).unwrap();
     let p = Loopback::new(cfg.cores());
     let mut o = rt.orchestrator(&p).unwrap();
-    for i in 0..TASKS {
-        let class = if i % 3 == 0 {
+    let tasks = TASKS / blocks as u64;
+    for i in 0..tasks {
+        let class = if blocks > 1 {
+            WorkerClass::Aiv
+        } else if i % 3 == 0 {
             WorkerClass::Aic
         } else {
             WorkerClass::Aiv
         };
-        o.submit(&TaskSpec::new(KernelId(0), class)).unwrap();
+        o.submit(&TaskSpec::new(KernelId(0), class).blocks(blocks))
+            .unwrap();
     }
     drop(o);
     let s = rt.scheduler(0, &p).unwrap();
     let start = Instant::now();
     s.run().unwrap();
-    let ns = start.elapsed().as_nanos() as f64 / TASKS as f64;
-    assert_eq!(rt.report().finished, TASKS);
+    let ns = start.elapsed().as_nanos() as f64 / (tasks * blocks as u64) as f64;
+    assert_eq!(rt.report().finished, tasks);
     ns
 }
 
@@ -59,6 +70,15 @@ fn main() {
         ("counters", ProfileLevel::Counters),
         ("tasks", ProfileLevel::Tasks),
     ];
+    if let Some(i) = args.iter().position(|a| a == "--blocks") {
+        // `--blocks B`: TASKS / B vector tasks of B blocks each, profiling off.
+        let blocks = args.get(i + 1).and_then(|b| b.parse().ok()).unwrap_or(8);
+        println!(
+            "{blocks} blocks per task: {:.1} ns/block",
+            run_blocks(ProfileLevel::Off, true, blocks)
+        );
+        return;
+    }
     if let Some(i) = args.iter().position(|a| a == "--once") {
         let name = args.get(i + 1).map(String::as_str).unwrap_or("off");
         let level = levels

@@ -292,6 +292,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let meta = Meta {
             kernel: spec.kernel,
             class: spec.class,
+            spmd: spec.blocks > 1,
             nargs: spec.args.len() as u8,
             pinned: pinned as u8,
             ntensors: tensors.len() as u8,

@@ -10,7 +10,7 @@
 //! | `holds` | 1 (its own completion), +1 while its scope is open | +1 per consumer wired (released when that consumer finishes) | 0: `CONSUMED` |
 //! | `fanout` | `EDGE_EMPTY` | consumers push their edges | `EDGE_CLOSED` when it finishes: later consumers count it as met |
 //! | `lanes_left` | lanes of its class (MIX: 3) times its blocks | -1 per lane that finishes (a lane of a task of several blocks: once its own conditions hold too) | 0: its last lane finished |
-//! | `blocks` | [`Blocks`]: its block count, the next block 0 | the next block to dispatch, moved on by the one scheduler that popped the task from its ready queue (before it queues the task again for the rest) | - |
+//! | `blocks` | [`Blocks`]: its block count, the next block 0 (read only for a task of several, as its meta says) | the next block to dispatch, moved on by the one scheduler that popped the task from its ready queue (before it queues the task again for the rest) | - |
 //! | `deferred` | 0 (no entry) | its deferred-set entry + 1, from the FIN of a lane with unmet conditions (the owning scheduler only) | 0 when the entry closes |
 //! | `failed` | 0 | 1 when the task is cancelled: a transfer it waited on failed, or a producer of it was cancelled (set before the decrement that releases it, read once it is ready or finishes) | the next tenant's `begin` |
 //! | `cell` | its record's cell in the profile ring, claimed at `Tasks` (else `NO_CELL`) | stamped in place by whoever readies, dispatches, retires and finishes it | the next tenant's `begin` |
@@ -141,11 +141,14 @@ impl Blocks {
 }
 
 /// The constant part of a task, packed in one word:
-/// `[kernel:32][ntensors:8][class:8][nargs:8][pinned:8]` (from the top bit down).
+/// `[kernel:32][ntensors:8][spmd:1][class:7][nargs:8][pinned:8]` (from the top bit down).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Meta {
     pub(crate) kernel: KernelId,
     pub(crate) class: WorkerClass,
+    /// The task has several SPMD blocks (its slot's [`Blocks`] word says how many): read
+    /// with the rest at dispatch, so a task of one block costs no other load.
+    pub(crate) spmd: bool,
     /// Scalar arguments stored in the slot's argument row.
     pub(crate) nargs: u8,
     /// Producers this task holds (edges it must release when it finishes).
@@ -154,10 +157,14 @@ pub(crate) struct Meta {
     pub(crate) ntensors: u8,
 }
 
+/// The class's bits of [`Meta`]'s class byte (the top one is `spmd`).
+const CLASS_BITS: u8 = 0x7f;
+
 impl Meta {
     pub(crate) fn pack(self) -> u64 {
         ((self.kernel.0 as u64) << 32)
             | ((self.class as u64) << 16)
+            | ((self.spmd as u64) << 23)
             | ((self.ntensors as u64) << 24)
             | ((self.nargs as u64) << 8)
             | self.pinned as u64
@@ -169,11 +176,18 @@ impl Meta {
     /// orchestrator, making ready the task whose meta it just wrote, takes the class it wrote.)
     #[inline]
     pub(crate) fn decode(word: u64) -> Result<Self, u8> {
-        let class = (word >> 16) as u8;
+        let class = (word >> 16) as u8 & CLASS_BITS;
         match WorkerClass::from_index(class as usize) {
             Some(_) => Ok(Self::unpack(word)),
             None => Err(class),
         }
+    }
+
+    /// Whether the task of constants `word` has several SPMD blocks (what
+    /// [`Meta::unpack`]'s `spmd` says, alone).
+    #[inline(always)]
+    pub(crate) fn is_spmd(word: u64) -> bool {
+        word >> 23 & 1 == 1
     }
 
     /// The constants of a task that became ready (its class was checked then by
@@ -182,8 +196,9 @@ impl Meta {
     pub(crate) fn unpack(word: u64) -> Self {
         Meta {
             kernel: KernelId((word >> 32) as u32),
-            class: WorkerClass::from_index(((word >> 16) & 0xff) as usize)
+            class: WorkerClass::from_index(((word >> 16) as u8 & CLASS_BITS) as usize)
                 .unwrap_or(WorkerClass::Dummy),
+            spmd: Self::is_spmd(word),
             nargs: (word >> 8) as u8,
             pinned: word as u8,
             ntensors: (word >> 24) as u8,
@@ -197,15 +212,32 @@ mod tests {
 
     #[test]
     fn meta_round_trips() {
-        let m = Meta {
-            kernel: KernelId(0xdead_beef),
-            class: WorkerClass::Mix,
-            nargs: 32,
-            pinned: 64,
-            ntensors: 32,
-        };
-        assert_eq!(Meta::unpack(m.pack()), m);
-        assert_eq!(Meta::decode(m.pack()), Ok(m));
-        assert_eq!(Meta::decode(m.pack() | 7 << 16), Err(7), "no class 7");
+        for spmd in [false, true] {
+            let m = Meta {
+                kernel: KernelId(0xdead_beef),
+                class: WorkerClass::Mix,
+                spmd,
+                nargs: 32,
+                pinned: 64,
+                ntensors: 32,
+            };
+            assert_eq!(Meta::unpack(m.pack()), m);
+            assert_eq!(Meta::decode(m.pack()), Ok(m));
+            assert_eq!(Meta::decode(m.pack() | 7 << 16), Err(7), "no class 7");
+        }
+    }
+
+    #[test]
+    fn blocks_round_trip() {
+        for b in [
+            Blocks::first(1),
+            Blocks {
+                count: 48,
+                next: 47,
+            },
+            Blocks::first(u16::MAX),
+        ] {
+            assert_eq!(Blocks::unpack(b.pack()), b);
+        }
     }
 }

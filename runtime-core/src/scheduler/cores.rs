@@ -42,12 +42,36 @@ pub(crate) struct Inflight {
     /// The task's slot, derived once at dispatch and carried to its completion.
     pub(crate) slot: SlotIndex,
     pub(crate) token: Token,
-    /// Lanes of the task (3 for MIX, else 1, times its blocks): more than one, and the
-    /// task finishes with its last lane's FIN.
-    pub(crate) lanes: u16,
-    /// The task has several blocks, whose lanes other schedulers may retire: each lane's
-    /// unmet conditions get a deferred entry of their own, never the slot's shared one.
-    pub(crate) spmd: bool,
+    /// Whether the task has other lanes, and whose.
+    pub(crate) share: Share,
+}
+
+/// How a lane's FIN counts for its task (one byte: a lane is copied on every poll).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Share(u8);
+
+impl Share {
+    /// The task's only lane: its FIN finishes the task.
+    pub(crate) const ALONE: Share = Share(0);
+    /// One of a MIX task's lanes, all on this scheduler's cluster: the task finishes with
+    /// its last lane's FIN, and their conditions share one deferred entry (the slot's).
+    pub(crate) const CLUSTER: Share = Share(1);
+    /// A lane of a task of several SPMD blocks, whose other lanes other schedulers may
+    /// retire: the task finishes with its last lane, and each lane's unmet conditions get
+    /// a deferred entry of their own.
+    pub(crate) const BLOCKS: Share = Share(3);
+
+    /// The task has other lanes: its `lanes_left` counts this one down.
+    #[inline(always)]
+    pub(crate) fn several(self) -> bool {
+        self.0 != 0
+    }
+
+    /// The task has several blocks.
+    #[inline(always)]
+    pub(crate) fn spmd(self) -> bool {
+        self.0 & 2 != 0
+    }
 }
 
 /// One owned core.
@@ -334,8 +358,7 @@ mod tests {
             task: TaskId::from_raw(n),
             slot: SlotIndex::at(n as usize),
             token: Token::new(n as u32),
-            lanes: 1,
-            spmd: false,
+            share: Share::ALONE,
         };
         let first = LocalCore(0);
         t.occupy(first, f(1));

@@ -7,9 +7,11 @@ use super::engine_queues::cancel;
 use super::{DEADLINES_EVERY, Scheduler, read_watch};
 use crate::condition::Watch;
 use crate::error::{FatalCause, FatalError};
+use crate::ids::TaskId;
 use crate::platform::Platform;
-use crate::region::slot::Blocks;
-use crate::scheduler::completion::finish;
+use crate::region::slot::Meta;
+use crate::region::tables::Tables;
+use crate::scheduler::completion::{Finisher, finish};
 use crate::sync::Ordering;
 
 impl<P: Platform> Scheduler<'_, '_, P> {
@@ -35,23 +37,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                     cancel(&t, task, f);
                 }
             },
-            |set, e| {
-                let task = set.close(e);
-                let g = t.gslot(task);
-                let slot = t.slot(g);
-                if Blocks::unpack(slot.blocks.load(Ordering::Relaxed)).count > 1 {
-                    // A block's lane's own entry: the task finishes with its last lane.
-                    if slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
-                        return;
-                    }
-                } else {
-                    slot.deferred.store(0, Ordering::Relaxed);
-                }
-                if tasks_level && let Some(r) = t.record_of(g) {
-                    r.stamp_deferred(by.now);
-                }
-                finish(&t, task, by);
-            },
+            |set, e| closed(&t, set.close(e), by, tasks_level),
         );
         let released = match polled {
             Ok(n) => n,
@@ -97,4 +83,24 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         }
         e
     }
+}
+
+/// The deferred entry of `task` closed (its conditions all hold): the task finishes, unless
+/// the entry was one lane's of a task of several blocks whose other lanes are not done.
+#[inline(never)]
+fn closed(t: &Tables<'_>, task: TaskId, by: Finisher<'_>, tasks_level: bool) {
+    let g = t.gslot(task);
+    let slot = t.slot(g);
+    if Meta::is_spmd(slot.meta.load(Ordering::Relaxed)) {
+        // A block's lane's own entry: the task finishes with its last lane.
+        if slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+    } else {
+        slot.deferred.store(0, Ordering::Relaxed);
+    }
+    if tasks_level && let Some(r) = t.record_of(g) {
+        r.stamp_deferred(by.now);
+    }
+    finish(t, task, by);
 }

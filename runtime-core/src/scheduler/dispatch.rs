@@ -4,21 +4,38 @@
 //! the spot.
 #![forbid(unsafe_code)]
 
-use super::cores::{Inflight, LocalCore, MixCluster};
+use super::cores::{Inflight, LocalCore, MixCluster, Share};
 use super::{DUMMY_BATCH, Scheduler, blocks};
 use crate::ids::{TaskId, WorkerClass};
 use crate::orchestrator::tensor_arg::KernelTensor;
 use crate::platform::{Payload, Platform};
 use crate::queues::ready_queue::Ready;
 use crate::region::config::{MAX_ARGS, MAX_CORES, MAX_TENSORS};
-use crate::region::slot::{Blocks, Meta};
+use crate::region::slot::{Blocks, Meta, TaskSlot};
 use crate::region::tables::SlotIndex;
 use crate::sync::Ordering;
 
 /// The only block of a task of one.
 const ONE_BLOCK: Blocks = Blocks::first(1);
 
-impl<P: Platform> Scheduler<'_, '_, P> {
+/// A ready task's slot, where it is and its constants' word, read once for its dispatch
+/// (unpacked where used, so only the fields a path needs are decoded).
+#[derive(Clone, Copy)]
+pub(super) struct At<'r> {
+    g: SlotIndex,
+    slot: &'r TaskSlot,
+    meta: u64,
+}
+
+impl At<'_> {
+    /// The task has several blocks.
+    #[inline(always)]
+    fn spmd(&self) -> bool {
+        Meta::is_spmd(self.meta)
+    }
+}
+
+impl<'r, P: Platform> Scheduler<'r, '_, P> {
     /// Fills idle cores of `class` (except `reserved` ones) first, then pending slots, while
     /// its queue has work. A task of several blocks takes every idle core for its blocks, or
     /// one pending slot when none is idle; in one pass it takes no second pending slot, so
@@ -42,27 +59,27 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 return progress;
             };
             let task = TaskId::from_raw(raw);
-            let g = self.t.gslot(task);
-            let b = Blocks::unpack(self.t.slot(g).blocks.load(Ordering::Relaxed));
-            if b.count <= 1 {
-                self.send(LocalCore::lowest(target), task, g, 0, 1, ONE_BLOCK);
-            } else if !self.send_blocks(class, (task, g, b), idle, target, &mut left) {
+            let at = self.at(task);
+            if !at.spmd() {
+                self.send(LocalCore::lowest(target), task, at, 0, 1, ONE_BLOCK);
+            } else if !self.send_blocks(class, task, at, idle, target, &mut left) {
                 return progress;
             }
             progress = true;
         }
     }
 
-    /// [`Scheduler::dispatch_single`] of `task` (slot `g`), whose blocks from `b.next` on
-    /// are still to run: claims one per `idle` core, or one for a core of `target` with a
-    /// pending slot free if none is idle and this pass did not queue the task again already
-    /// (`left`). Returns `false` if it left the task to other schedulers instead (the pass
-    /// ends).
+    /// [`Scheduler::dispatch_single`] of `task` (at `at`), a task of several blocks: claims one of its next blocks per `idle` core, or one for a core of
+    /// `target` with a pending slot free if none is idle and this pass did not queue the
+    /// task again already (`left`). Returns `false` if it left the task to other schedulers
+    /// instead (the pass ends).
+    #[cold]
     #[inline(never)]
     fn send_blocks(
         &mut self,
         class: WorkerClass,
-        (task, g, b): (TaskId, SlotIndex, Blocks),
+        task: TaskId,
+        at: At<'_>,
         idle: u128,
         target: u128,
         left: &mut Option<u64>,
@@ -72,8 +89,9 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             Ready { id: task, class }.enqueue(&self.t);
             return false;
         }
+        let b = Blocks::unpack(at.slot.blocks.load(Ordering::Relaxed));
         let free = if idle != 0 { idle.count_ones() } else { 1 };
-        let claim = blocks::claim(&self.t, task, g, class, b, free as u16);
+        let claim = blocks::claim(&self.t, task, at.g, class, b, free as u16);
         if claim.mine.end < claim.count {
             *left = Some(task.raw());
         }
@@ -85,7 +103,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 count: claim.count,
                 next: block,
             };
-            self.send(i, task, g, 0, 1, b);
+            self.send(i, task, at, 0, 1, b);
         }
         true
     }
@@ -112,17 +130,17 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 return (progress, false);
             };
             let task = TaskId::from_raw(raw);
-            let g = self.t.gslot(task);
-            let b = Blocks::unpack(self.t.slot(g).blocks.load(Ordering::Relaxed));
+            let at = self.at(task);
+            let b = Blocks::unpack(at.slot.blocks.load(Ordering::Relaxed));
             let free = (idle.len() - next) as u16;
-            let claim = blocks::claim(&self.t, task, g, WorkerClass::Mix, b, free);
+            let claim = blocks::claim(&self.t, task, at.g, WorkerClass::Mix, b, free);
             for block in claim.mine {
                 let b = Blocks {
                     count: claim.count,
                     next: block,
                 };
                 for (lane, &l) in idle[next].iter().enumerate() {
-                    self.send(l, task, g, lane as u8, 3, b);
+                    self.send(l, task, at, lane as u8, 3, b);
                 }
                 next += 1;
             }
@@ -141,29 +159,44 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         let idle = self.cores.idle & self.cores.kind[ready.class.index()];
         let mix_waits =
             !self.cores.mix.is_empty() && self.t.queue(WorkerClass::Mix).maybe_nonempty();
-        let g = self.t.gslot(ready.id);
-        let b = Blocks::unpack(self.t.slot(g).blocks.load(Ordering::Relaxed));
-        if idle == 0 || mix_waits || b.count > 1 {
+        if idle == 0 || mix_waits {
             ready.enqueue(&self.t);
             return;
         }
-        self.send(LocalCore::lowest(idle), ready.id, g, 0, 1, ONE_BLOCK);
+        let at = self.at(ready.id);
+        if at.spmd() {
+            ready.enqueue(&self.t);
+            return;
+        }
+        self.send(LocalCore::lowest(idle), ready.id, at, 0, 1, ONE_BLOCK);
     }
 
-    /// Writes the payload of block `b.next` of `task` (slot `g`), its lane `lane` of
+    /// Where `task` lives and its constants (read once a task is popped or handed over).
+    #[inline(always)]
+    fn at(&self, task: TaskId) -> At<'r> {
+        let g = self.t.gslot(task);
+        let slot = self.t.slot(g);
+        At {
+            g,
+            slot,
+            meta: slot.meta.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Writes the payload of block `b.next` of `task` (at `at`), its lane `lane` of
     /// `lanes`, to local core `i` and rings its doorbell.
     #[inline(always)]
     pub(super) fn send(
         &mut self,
         i: LocalCore,
         task: TaskId,
-        g: SlotIndex,
+        at: At<'_>,
         lane: u8,
         lanes: u8,
         b: Blocks,
     ) {
-        let slot = self.t.slot(g);
-        let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
+        let At { g, slot, meta } = at;
+        let meta = Meta::unpack(meta);
         let mut buf = [0u64; MAX_ARGS as usize];
         let n = (meta.nargs as usize).min(buf.len());
         if n != 0 {
@@ -210,8 +243,13 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 task,
                 slot: g,
                 token,
-                lanes: lanes as u16 * b.count,
-                spmd: b.count > 1,
+                share: if b.count > 1 {
+                    Share::BLOCKS
+                } else if lanes > 1 {
+                    Share::CLUSTER
+                } else {
+                    Share::ALONE
+                },
             },
         );
         self.dispatched += 1;

@@ -180,7 +180,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 self.stamp_kernel(g, core, lane);
             }
             // Only the last lane's FIN is the task's: the funnel stamps it.
-            if lane.lanes > 1 && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
+            if lane.share.several() && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
                 return Lane::Retired;
             }
             self.finish_at_fin(g, lane.task);
@@ -242,7 +242,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 let e = self.deferred.open(lane.task);
                 // A block's lane keeps its entry to itself: other schedulers retire the
                 // task's other blocks, and the slot's word is one scheduler's.
-                if !lane.spmd {
+                if !lane.share.spmd() {
                     slot.deferred.store(e.slot_word(), Ordering::Relaxed);
                 }
                 Some(e)
@@ -258,7 +258,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 }
             }
         }
-        if lane.spmd
+        if lane.share.spmd()
             && let Some(e) = entry
         {
             // The lane counts as finished once its own entry closes (see
@@ -271,7 +271,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             }
             return Lane::Retired;
         }
-        if lane.lanes > 1 && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
+        if lane.share.several() && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
             return Lane::Retired;
         }
         match entry {
@@ -349,7 +349,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         if let Some((start, end)) = self.p.lane_times(core, lane.token)
             && let Some(r) = self.t.record_of(g)
         {
-            if lane.spmd {
+            if lane.share.spmd() {
                 r.stamp_block_kernel(start, end);
             } else {
                 r.stamp_kernel(start, end);

@@ -58,6 +58,7 @@ fn fan_in_makes_the_consumer_ready_exactly_once_and_a_cancelled_producer_cancels
         let meta = crate::region::slot::Meta {
             kernel: crate::ids::KernelId(0),
             class: WorkerClass::Aiv,
+            spmd: false,
             nargs: 0,
             pinned: pinned as u8,
             ntensors: 0,

@@ -36,6 +36,7 @@ pub(crate) fn plant(t: &Tables<'_>, seq: u64, class: WorkerClass) -> TaskId {
     let meta = Meta {
         kernel: KernelId(0),
         class,
+        spmd: false,
         nargs: 0,
         pinned: 0,
         ntensors: 0,
