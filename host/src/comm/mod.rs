@@ -9,6 +9,7 @@ mod error;
 pub mod hccl;
 mod header;
 mod heartbeat;
+mod identity;
 mod liveness;
 mod name;
 mod raw_shm;

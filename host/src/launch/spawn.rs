@@ -151,6 +151,10 @@ pub fn spawn_ranks(plan: &SpawnPlan) -> Result<JobEnd, LaunchError> {
                         let _ = c.wait();
                     }
                 }
+                // Rank 0 may have made the job's object before it was killed.
+                if let Some(r) = ranks.first() {
+                    let _ = JobWatch::remove_leftover(&plan.run_id, r.pid);
+                }
                 return Err(LaunchError::Start { rank, source: e });
             }
         }
@@ -381,17 +385,13 @@ impl Job<'_> {
         }
     }
 
-    /// Removes the job's name if no rank did: through the mapping if the launcher has one,
-    /// else by mapping it now (rank 0 may have made it and died at once).
-    fn remove_name(&mut self) -> Result<(), LaunchError> {
-        if self.watch.is_none() {
-            self.watch = JobWatch::open(&self.plan.run_id, self.plan.ranks, self.creator)
-                .map_err(LaunchError::Cleanup)?;
-        }
-        match &self.watch {
-            Some(w) => w.remove().map_err(LaunchError::Cleanup),
-            None => Ok(()),
-        }
+    /// Removes the job's name if no rank did, once every rank ended: found by the name the
+    /// run id gives, whether the launcher ever mapped the object or not (rank 0 may have made
+    /// it and died at once), and removed if rank 0 made it.
+    fn remove_name(&self) -> Result<(), LaunchError> {
+        JobWatch::remove_leftover(&self.plan.run_id, self.creator)
+            .map(drop)
+            .map_err(LaunchError::Cleanup)
     }
 }
 
