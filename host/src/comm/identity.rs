@@ -38,6 +38,18 @@ impl ProcessIdentity {
         let ppid = rustix::process::getppid()?.as_raw_nonzero().get() as u32;
         (ppid > 1).then(|| Self::of(ppid)).flatten()
     }
+
+    /// Whether this process is gone: no process has its id any more, a zombie has it (it
+    /// ended and waits to be reaped), or another process does (a later start time). A
+    /// process whose `/proc` entry cannot be read for another reason counts as alive.
+    pub(crate) fn is_gone(&self) -> bool {
+        match std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) {
+            Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+            Ok(stat) => {
+                start_time(&stat) != Some(self.start) || matches!(state(&stat), Some('Z' | 'X'))
+            }
+        }
+    }
 }
 
 /// The pid namespace this process runs in (the inode of `/proc/self/ns/pid`): process ids
@@ -57,6 +69,11 @@ fn start_time(stat: &str) -> Option<u64> {
     fields(stat)?.nth(22 - 3)?.parse().ok().filter(|&t| t != 0)
 }
 
+/// Field 3, the state letter.
+fn state(stat: &str) -> Option<char> {
+    fields(stat)?.next()?.chars().next()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,11 +83,32 @@ mod tests {
         let stat = "77 (a) b (c) S 1 77 77 0 -1 4194560 10 0 0 0 1 2 0 0 20 0 1 0 123456 \
                     8413184 100 18446744073709551615";
         assert_eq!(start_time(stat), Some(123_456));
+        assert_eq!(state(stat), Some('S'));
         assert_eq!(
             start_time("77 (cut"),
             None,
             "a line cut short is no identity"
         );
         assert_eq!(start_time("77 (x) S 1 2"), None);
+    }
+
+    #[test]
+    fn this_process_lives_and_a_reaped_child_is_gone() {
+        let me = ProcessIdentity::this().expect("this process reads its own stat");
+        assert!(!me.is_gone());
+        let later = ProcessIdentity {
+            start: me.start + 1,
+            ..me
+        };
+        assert!(later.is_gone(), "another start time is another process");
+        let mut child = std::process::Command::new("true")
+            .spawn()
+            .expect("true runs");
+        let it = ProcessIdentity::of(child.id());
+        child.wait().expect("reaped");
+        if let Some(it) = it {
+            assert!(it.is_gone(), "a reaped child is gone");
+        }
+        assert!(pid_namespace().is_some());
     }
 }

@@ -177,6 +177,71 @@ pub(crate) fn shm_path(name: &CStr) -> std::path::PathBuf {
     std::path::Path::new(SHM_DIR).join(name.trim_start_matches('/'))
 }
 
+/// What identifies a file and who owns it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct FileStat {
+    /// Its device and inode: the same pair is the same file.
+    pub(crate) dev: u64,
+    /// See `dev`.
+    pub(crate) ino: u64,
+    /// The user that owns it.
+    pub(crate) uid: u32,
+    /// Its size in bytes.
+    pub(crate) size: u64,
+}
+
+impl FileStat {
+    fn of(st: &rustix::fs::Stat) -> Self {
+        FileStat {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            uid: st.st_uid,
+            size: st.st_size.max(0) as u64,
+        }
+    }
+}
+
+/// Maps the first `len` bytes of the regular file `path` read-only (a symbolic link is not
+/// followed), with what identifies it. `Ok(None)` if it is gone or not a regular file, or
+/// shorter than `len`.
+pub(crate) fn read_only(
+    path: &std::path::Path,
+    len: usize,
+) -> io::Result<Option<(Mapping, FileStat)>> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    let fd = match rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT | rustix::io::Errno::LOOP) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let st = rustix::fs::fstat(&fd)?;
+    let stat = FileStat::of(&st);
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || stat.size < len as u64 {
+        return Ok(None);
+    }
+    Mapping::map(fd.as_raw_fd(), len, libc::PROT_READ).map(|m| Some((m, stat)))
+}
+
+/// Removes the file `path` if it is still the file `was` (a name re-made since is left
+/// alone, up to the instant between the check and the removal); `Ok(false)` if it is not.
+pub(crate) fn unlink_if_same(path: &std::path::Path, was: &FileStat) -> io::Result<bool> {
+    use rustix::fs::{AtFlags, CWD};
+    match rustix::fs::statat(CWD, path, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) if (st.st_dev, st.st_ino) == (was.dev, was.ino) => {}
+        Ok(_) | Err(rustix::io::Errno::NOENT) => return Ok(false),
+        Err(e) => return Err(e.into()),
+    }
+    match rustix::fs::unlink(path) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::NOENT) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Allocates `len` bytes of `fd` (retrying on a signal); a file system without `fallocate`
 /// gets the size alone.
 fn reserve(fd: &OwnedFd, len: u64) -> io::Result<()> {

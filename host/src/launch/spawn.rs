@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use pto_runtime_core::PoisonReason;
 
-use crate::comm::{HUNG_AFTER, JobWatch};
+use crate::comm::{HUNG_AFTER, JobWatch, sweep_stale};
 use crate::signals;
 use crate::transport::secret::{JobSecret, SECRET_ENV};
 
@@ -129,6 +129,8 @@ struct Running {
 pub fn spawn_ranks(plan: &SpawnPlan) -> Result<JobEnd, LaunchError> {
     let exe = std::env::current_exe().map_err(LaunchError::NoBinary)?;
     signals::record_signals().map_err(LaunchError::Signals)?;
+    // Objects of earlier jobs killed whole (launcher and ranks at once) go first.
+    sweep_stale();
     let start = Instant::now();
     let mut ranks: Vec<Running> = Vec::new();
     for rank in 0..plan.ranks {
