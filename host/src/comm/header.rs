@@ -45,6 +45,9 @@ pub(crate) const W_PID_NS: usize = 20;
 pub(crate) const W_HEARTBEAT: usize = 64;
 /// One word per rank: its process id (on this host), written when it joins.
 pub(crate) const W_PID: usize = 128;
+/// One word per rank: the terminating signal that is ending it (0 while none is): a peer
+/// that ends this way was stopped with the job, not the cause of its end.
+pub(crate) const W_SIGNALED: usize = 192;
 
 /// Who made a job's object: rank 0's process, the launcher watching the job if there is one,
 /// and the pid namespace both ids belong to. Written before the object has its name, so

@@ -10,6 +10,7 @@ pub mod hccl;
 mod header;
 mod heartbeat;
 mod identity;
+mod last_words;
 mod liveness;
 mod name;
 mod raw_shm;
