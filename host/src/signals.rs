@@ -1,7 +1,9 @@
 //! Signals for jobs that never leak and never orphan: a rank removes its job's shared-memory
 //! name when a terminating signal comes before every rank mapped the object, and dies with its
 //! launcher; a launcher takes SIGINT, SIGTERM and SIGHUP as a request to stop its ranks and
-//! clean up. The handlers only touch atomics and make async-signal-safe calls.
+//! clean up; a rank that joined a job leaves its signal to its heartbeat thread for a few
+//! milliseconds, which names the peers that died first. The handlers only touch atomics and
+//! make async-signal-safe calls.
 #![allow(unsafe_code)]
 
 use std::ffi::{CStr, CString, c_char, c_int};
@@ -87,7 +89,7 @@ fn install(handler: extern "C" fn(c_int), flags: c_int) -> std::io::Result<()> {
 
 /// For a rank: SIGINT, SIGTERM or SIGHUP first remove the shared-memory name the
 /// communicator guards (see `guard`), then end the process as they would have. While the
-/// rank has joined a job, a thread of it takes the signal first ([`take_deferred`]): it
+/// rank has joined a job, a thread of it takes the signal first (`take_deferred`): it
 /// names any peer that died before (the signal is often a launcher's teardown after that
 /// death), within milliseconds, then ends the process the same way. A second signal ends it
 /// at once.
