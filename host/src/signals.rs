@@ -1,11 +1,13 @@
 //! Signals for jobs that never leak and never orphan: a rank removes its job's shared-memory
 //! name when a terminating signal comes before every rank mapped the object, and dies with its
 //! launcher; a launcher takes SIGINT, SIGTERM and SIGHUP as a request to stop its ranks and
-//! clean up. The handlers only touch atomics and make async-signal-safe calls.
+//! clean up; a rank that joined a job leaves its signal to its heartbeat thread for a few
+//! milliseconds, which names the peers that died first. The handlers only touch atomics and
+//! make async-signal-safe calls.
 #![allow(unsafe_code)]
 
 use std::ffi::{CStr, CString, c_char, c_int};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
 /// The signals a terminal, a batch system or a parent sends to end a job.
 const TERMINATING: [c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
@@ -17,8 +19,29 @@ static GUARDED: AtomicPtr<c_char> = AtomicPtr::new(std::ptr::null_mut());
 static RANK_HANDLERS: AtomicBool = AtomicBool::new(false);
 /// The last terminating signal a launcher received, 0 if none.
 static PENDING: AtomicI32 = AtomicI32::new(0);
+/// A terminating signal a rank received and left to a watcher of its peers, 0 if none.
+static RANK_PENDING: AtomicI32 = AtomicI32::new(0);
+/// How many threads watch the rank's peers and take its terminating signals
+/// ([`take_deferred`]): while one does, a signal is theirs to act on.
+static DEFERRING: AtomicU32 = AtomicU32::new(0);
 
 extern "C" fn rank_handler(sig: c_int) {
+    RANK_PENDING.store(sig, Ordering::SeqCst);
+    if DEFERRING.load(Ordering::SeqCst) > 0 {
+        // A watcher of the job's peers takes it within milliseconds (`take_deferred`): it
+        // names a peer that died, then ends the process as the signal would have.
+        return;
+    }
+    // No watcher, or the last one stopped as the signal came: whoever takes the signal
+    // first ends the process.
+    if RANK_PENDING.swap(0, Ordering::SeqCst) != 0 {
+        end_by(sig);
+    }
+}
+
+/// Removes the guarded name, then ends the process by `sig` (its default action, restored by
+/// `SA_RESETHAND`). Async-signal-safe.
+fn end_by(sig: c_int) {
     let name = GUARDED.swap(std::ptr::null_mut(), Ordering::AcqRel);
     if !name.is_null() {
         // SAFETY: `name` came from `CString::into_raw` in `guard` and is never freed (a
@@ -26,10 +49,18 @@ extern "C" fn rank_handler(sig: c_int) {
         // `unlink` of a path built on the stack.
         unsafe { libc::shm_unlink(name) };
     }
-    // SA_RESETHAND restored the default action: the signal, blocked while this handler runs,
-    // ends the process as it would have without us.
-    // SAFETY: `raise` is async-signal-safe.
-    unsafe { libc::raise(sig) };
+    // SAFETY: zeroed `sigset_t` is a valid value that `sigemptyset` initialises; unblocking
+    // `sig` on this thread and raising it are async-signal-safe calls on live locals. The
+    // handler was reset to the default action when the signal was delivered (the signal is
+    // blocked while the handler runs, and delivered as it returns).
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::signal(sig, libc::SIG_DFL);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(sig);
+    }
 }
 
 extern "C" fn launcher_handler(sig: c_int) {
@@ -57,9 +88,13 @@ fn install(handler: extern "C" fn(c_int), flags: c_int) -> std::io::Result<()> {
 }
 
 /// For a rank: SIGINT, SIGTERM or SIGHUP first remove the shared-memory name the
-/// communicator guards (see `guard`), then end the process as they would have.
+/// communicator guards (see `guard`), then end the process as they would have. While the
+/// rank has joined a job, a thread of it takes the signal first (`take_deferred`): it
+/// names any peer that died before (the signal is often a launcher's teardown after that
+/// death), within milliseconds, then ends the process the same way. A second signal ends it
+/// at once.
 pub fn remove_on_signal() -> std::io::Result<()> {
-    install(rank_handler, libc::SA_RESETHAND)?;
+    install(rank_handler, libc::SA_RESETHAND | libc::SA_RESTART)?;
     RANK_HANDLERS.store(true, Ordering::Release);
     Ok(())
 }
@@ -119,6 +154,42 @@ impl Drop for Held {
         // SAFETY: restores the mask `hold` saved, a valid `sigset_t`; no old mask is asked for.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
     }
+}
+
+/// A thread that watches the rank's peers starts taking its terminating signals (when
+/// [`remove_on_signal`] was called): it calls [`take_deferred`] every few milliseconds, and
+/// [`stop_deferring`] when it stops.
+pub(crate) fn start_deferring() {
+    if RANK_HANDLERS.load(Ordering::Acquire) {
+        DEFERRING.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// The thread that called [`start_deferring`] stops taking signals. Returns a signal that
+/// came meanwhile, which the caller must act on ([`end_by_signal`]).
+pub(crate) fn stop_deferring() -> Option<i32> {
+    if !RANK_HANDLERS.load(Ordering::Acquire) {
+        return None;
+    }
+    DEFERRING.fetch_sub(1, Ordering::SeqCst);
+    take_deferred()
+}
+
+/// A terminating signal the rank received and left to its watchers, if any: the caller
+/// names what it knows, then calls [`end_by_signal`].
+pub(crate) fn take_deferred() -> Option<i32> {
+    match RANK_PENDING.swap(0, Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
+/// Ends the process by `sig`, as the signal would have: the guarded name removed, the
+/// default action taken. Does not return.
+pub(crate) fn end_by_signal(sig: i32) -> ! {
+    end_by(sig);
+    // A signal whose default action does not end the process (none of ours).
+    std::process::exit(128 + sig)
 }
 
 /// Stops guarding any name (it was removed, or someone else now owns its removal).

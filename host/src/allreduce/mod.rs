@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use pto_runtime_core::{Config, KernelId, PoisonReason, TaskSpec, WorkerClass};
 use pto_sim::{KernelError, KernelTable, Signal, SimOptions, Transfer, run_with};
 
-use crate::comm::{ShmComm, ShmConfig};
+use crate::comm::{ShmComm, ShmConfig, sweep_stale};
 use crate::progress::Progress;
 
 pub use error::AllreduceError;
@@ -169,6 +169,10 @@ pub fn run_rank(job: &RankJob, progress: &Progress) -> Result<Duration, Allreduc
     let comm = if job.watched {
         ShmComm::init_watched(&cfg)
     } else {
+        // Under another launcher, rank 0 clears what earlier jobs killed whole left.
+        if job.rank == 0 {
+            sweep_stale();
+        }
         ShmComm::init(&cfg)
     };
     let comm = Arc::new(comm?);

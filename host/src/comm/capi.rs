@@ -63,7 +63,9 @@ fn code_of(e: &CommError) -> i32 {
             reason: PoisonReason::NeverJoined,
             ..
         }) => code::TIMEOUT,
-        CommError::Barrier(BarrierError::Poisoned { .. }) => code::PEER_FAILED,
+        CommError::Barrier(BarrierError::Poisoned { .. }) | CommError::Vanished { .. } => {
+            code::PEER_FAILED
+        }
         CommError::Os { .. } => code::OS,
     }
 }

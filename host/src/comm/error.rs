@@ -44,6 +44,16 @@ pub enum CommError {
         /// The object's name.
         name: String,
     },
+    /// The object's name was removed between rank 0's naming it and mapping it: the job was
+    /// given up meanwhile (its launcher died, or a peer was told to stop).
+    #[error(
+        "the job's shared-memory object {name} was removed as soon as rank 0 made it: the job \
+         was given up meanwhile (did its launcher or a peer stop?)"
+    )]
+    Vanished {
+        /// The object's name.
+        name: String,
+    },
     /// A peer created the object with another rank count or window size.
     #[error(
         "the communicator {name} has {ranks} ranks of {bytes}-byte windows, not what this rank asked for"

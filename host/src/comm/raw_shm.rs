@@ -1,10 +1,10 @@
-//! POSIX shared memory, the host crate's only unsafe code: create or open a named object, map
-//! it, view it as atomic words, unmap it, unlink it.
+//! POSIX shared memory, the host crate's only unsafe code: make an object whole before it has
+//! a name, open a named one, map it, view it as atomic words, unmap it, unlink it.
 #![allow(unsafe_code)]
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicU64;
 
@@ -37,32 +37,6 @@ fn last_error_unless(errno: i32) -> io::Result<()> {
 }
 
 impl Mapping {
-    /// Creates `name` exclusively, `len` bytes reserved up front (zero-filled) and mapped.
-    /// `Ok(None)` if an object of that name exists already. The space is allocated, not only
-    /// sized (`fallocate`), so a full `/dev/shm` is an `ENOSPC` error here rather than a
-    /// `SIGBUS` when a page is first touched. On any error the name is removed again.
-    pub(crate) fn create(name: &CStr, len: usize) -> io::Result<Option<Self>> {
-        // SAFETY: `name` is a valid NUL-terminated string; the flags and mode are plain ints.
-        let raw = unsafe {
-            libc::shm_open(
-                name.as_ptr(),
-                libc::O_CREAT | libc::O_EXCL | libc::O_RDWR,
-                0o600 as libc::mode_t,
-            )
-        };
-        if raw < 0 {
-            return last_error_unless(libc::EEXIST).map(|()| None);
-        }
-        // SAFETY: `raw` is the descriptor shm_open just returned; nothing else owns it.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        let result = reserve(&fd, len as u64).and_then(|()| Self::map(fd.as_raw_fd(), len));
-        if result.is_err() {
-            let _ = unlink(name);
-        }
-        // `fd` closes here; the mapping (if any) keeps the memory.
-        result.map(Some)
-    }
-
     /// Opens and maps `name`. `Ok(None)` if it does not exist yet or is not sized yet.
     pub(crate) fn open(name: &CStr) -> io::Result<Option<Self>> {
         // SAFETY: as in `create`.
@@ -78,26 +52,17 @@ impl Mapping {
         } else if st.st_size <= 0 {
             Ok(None) // the creator has not sized it yet
         } else {
-            Self::map(fd, st.st_size as usize).map(Some)
+            Self::map(fd, st.st_size as usize, libc::PROT_READ | libc::PROT_WRITE).map(Some)
         };
         // SAFETY: `fd` is open and not used after this.
         unsafe { libc::close(fd) };
         result
     }
 
-    fn map(fd: libc::c_int, len: usize) -> io::Result<Self> {
-        // SAFETY: a fresh shared read-write mapping of `len` bytes of an open descriptor; the
-        // kernel picks the address.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd,
-                0,
-            )
-        };
+    fn map(fd: libc::c_int, len: usize, prot: libc::c_int) -> io::Result<Self> {
+        // SAFETY: a fresh shared mapping of `len` bytes of an open descriptor; the kernel
+        // picks the address.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, libc::MAP_SHARED, fd, 0) };
         if p == libc::MAP_FAILED {
             return Err(last_error());
         }
@@ -115,7 +80,7 @@ impl Mapping {
         self.ptr.as_ptr() as u64
     }
 
-    /// The mapping as 64-bit atomic words.
+    /// The mapping as 64-bit atomic words (only loaded from, in a read-only mapping).
     pub(crate) fn words(&self) -> &[AtomicU64] {
         // SAFETY: the mapping is page-aligned (so 8-aligned), `len / 8` whole words long, zero
         // or written only through atomics by every process, and stays mapped while `self`
@@ -137,6 +102,143 @@ impl Drop for Mapping {
         // SAFETY: `ptr..ptr + len` is the mapping `map` made; no reference into it outlives
         // `self` (every view borrows it).
         unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// A shared-memory object that has no name yet: made in `/dev/shm` with `O_TMPFILE`, so
+/// that whatever happens to its maker before [`Unnamed::link`], no name is ever left
+/// behind, and a name, once given, is given to a complete object.
+pub(crate) struct Unnamed {
+    fd: OwnedFd,
+    map: Mapping,
+}
+
+/// Where POSIX shared-memory objects live: the name `/x` is the file `/dev/shm/x`.
+pub(crate) const SHM_DIR: &str = "/dev/shm";
+
+impl Unnamed {
+    /// Makes an object of `len` bytes with no name, reserved up front (zero-filled:
+    /// `fallocate`, so a full `/dev/shm` is an `ENOSPC` error here rather than a `SIGBUS`
+    /// when a page is first touched), and maps its first `header` bytes to be written.
+    pub(crate) fn create(len: usize, header: usize) -> io::Result<Self> {
+        use rustix::fs::{Mode, OFlags};
+        let fd = rustix::fs::open(
+            SHM_DIR,
+            OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC,
+            Mode::RUSR | Mode::WUSR,
+        )
+        .map_err(|e| {
+            io::Error::new(
+                io::Error::from(e).kind(),
+                format!("open({SHM_DIR}, O_TMPFILE): {e} (Linux 3.11 or later is needed)"),
+            )
+        })?;
+        reserve(&fd, len as u64)?;
+        let map = Mapping::map(
+            fd.as_raw_fd(),
+            header.min(len),
+            libc::PROT_READ | libc::PROT_WRITE,
+        )?;
+        Ok(Unnamed { fd, map })
+    }
+
+    /// The mapped header, to be written before the object is named.
+    pub(crate) fn header(&self) -> &Mapping {
+        &self.map
+    }
+
+    /// Gives the object the POSIX name `name` (`/x`, the file `/dev/shm/x`). `Ok(false)` if
+    /// that name is taken (nothing changes then). The object itself goes away with the last
+    /// mapping or descriptor if it never gets a name.
+    pub(crate) fn link(&self, name: &CStr) -> io::Result<bool> {
+        use rustix::fs::{AtFlags, CWD};
+        let path = shm_path(name);
+        // Through `/proc` (any user may do that), else by the descriptor itself (which needs
+        // CAP_DAC_READ_SEARCH) where `/proc` is not mounted.
+        let proc_path = format!("/proc/self/fd/{}", self.fd.as_raw_fd());
+        let linked = match rustix::fs::linkat(CWD, &proc_path, CWD, &path, AtFlags::SYMLINK_FOLLOW)
+        {
+            Err(rustix::io::Errno::NOENT) if !std::path::Path::new("/proc/self").exists() => {
+                rustix::fs::linkat(self.fd.as_fd(), "", CWD, &path, AtFlags::EMPTY_PATH)
+            }
+            other => other,
+        };
+        match linked {
+            Ok(()) => Ok(true),
+            Err(rustix::io::Errno::EXIST) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// The file of the POSIX name `name` (`/x` is `/dev/shm/x`).
+pub(crate) fn shm_path(name: &CStr) -> std::path::PathBuf {
+    let name = name.to_string_lossy();
+    std::path::Path::new(SHM_DIR).join(name.trim_start_matches('/'))
+}
+
+/// What identifies a file and who owns it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct FileStat {
+    /// Its device and inode: the same pair is the same file.
+    pub(crate) dev: u64,
+    /// See `dev`.
+    pub(crate) ino: u64,
+    /// The user that owns it.
+    pub(crate) uid: u32,
+    /// Its size in bytes.
+    pub(crate) size: u64,
+}
+
+impl FileStat {
+    fn of(st: &rustix::fs::Stat) -> Self {
+        FileStat {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            uid: st.st_uid,
+            size: st.st_size.max(0) as u64,
+        }
+    }
+}
+
+/// Maps the first `len` bytes of the regular file `path` read-only (a symbolic link is not
+/// followed), with what identifies it. `Ok(None)` if it is gone or not a regular file, or
+/// shorter than `len`.
+pub(crate) fn read_only(
+    path: &std::path::Path,
+    len: usize,
+) -> io::Result<Option<(Mapping, FileStat)>> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    let fd = match rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT | rustix::io::Errno::LOOP) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let st = rustix::fs::fstat(&fd)?;
+    let stat = FileStat::of(&st);
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || stat.size < len as u64 {
+        return Ok(None);
+    }
+    Mapping::map(fd.as_raw_fd(), len, libc::PROT_READ).map(|m| Some((m, stat)))
+}
+
+/// Removes the file `path` if it is still the file `was` (a name re-made since is left
+/// alone, up to the instant between the check and the removal); `Ok(false)` if it is not.
+pub(crate) fn unlink_if_same(path: &std::path::Path, was: &FileStat) -> io::Result<bool> {
+    use rustix::fs::{AtFlags, CWD};
+    match rustix::fs::statat(CWD, path, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) if (st.st_dev, st.st_ino) == (was.dev, was.ino) => {}
+        Ok(_) | Err(rustix::io::Errno::NOENT) => return Ok(false),
+        Err(e) => return Err(e.into()),
+    }
+    match rustix::fs::unlink(path) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::NOENT) => Ok(false),
+        Err(e) => Err(e.into()),
     }
 }
 

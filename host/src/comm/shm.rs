@@ -1,10 +1,11 @@
 //! The shared-memory communicator: one POSIX object per communicator, named by the run id,
 //! `[4 KiB header][window of rank 0][window of rank 1]...`.
 //!
-//! Rank 0 creates the object exclusively (a name already taken is an error, never a silent
-//! reuse), reserves its space (`fallocate`: the kernel zero-fills it, so every window is zero
-//! before any peer can see it, and a full `/dev/shm` is an error naming the bytes, not a
-//! SIGBUS later) and publishes the header last; the others wait for it, bounded. Every rank
+//! Rank 0 makes the object with no name (`O_TMPFILE`), reserves its space (`fallocate`: the
+//! kernel zero-fills it, so every window is zero before any peer can see it, and a full
+//! `/dev/shm` is an error naming the bytes, not a SIGBUS later), writes its header (who made
+//! it included) and only then names it, exclusively (a name already taken is an error, never
+//! a silent reuse); the others wait for the name, bounded. Every rank
 //! then joins (a bit of its own) and meets the others at the barrier: once every rank (and a
 //! watching launcher) has mapped the object, its name is removed, so no later failure of any
 //! process can leak it. Until then a failure removes it, and a rank that installed
@@ -32,6 +33,7 @@ use super::name::object_name;
 use super::raw_shm::{Mapping, futex_wait, futex_wake, unlink};
 use crate::signals;
 
+mod create;
 mod join;
 
 /// Polls of the barrier word before a waiting rank blocks, where every rank has a CPU.

@@ -1,7 +1,7 @@
 //! The launcher's view of a job it spawned: it maps the job's object as soon as rank 0 has
 //! made it (the ranks remove the name only after that), so that it can poison the job in the
-//! name of a rank that died, see which rank stopped responding, and remove the name if the
-//! job never formed.
+//! name of a rank that died, and see which rank stopped responding; once every rank ended, it
+//! removes the name if no rank did ([`JobWatch::remove_leftover`]).
 
 use std::ffi::CString;
 use std::sync::atomic::Ordering;
@@ -9,12 +9,10 @@ use std::sync::atomic::Ordering;
 use pto_runtime_core::PoisonReason;
 
 use super::error::CommError;
-use super::header::{
-    HEADER, MAGIC, W_BARRIER, W_HEARTBEAT, W_PID, W_UNLINKED, W_WATCHED, remove_once,
-};
+use super::header::{HEADER, MAGIC, W_BARRIER, W_HEARTBEAT, W_PID, W_UNLINKED, W_WATCHED};
 use super::liveness::Liveness;
 use super::name::object_name;
-use super::raw_shm::{Mapping, futex_wake};
+use super::raw_shm::{Mapping, futex_wake, unlink};
 
 /// A launcher's mapping of the job it spawned.
 pub struct JobWatch {
@@ -37,20 +35,9 @@ impl JobWatch {
     /// name is never taken for this one), and tells the ranks it is watched. `Ok(None)` while
     /// it is not there yet.
     pub fn open(run_id: &str, ranks: u32, creator: u32) -> Result<Option<Self>, CommError> {
-        let (label, name) = object_name(run_id)?;
-        let map = Mapping::open(&name).map_err(|source| CommError::Os {
-            call: "shm_open",
-            name: label,
-            source,
-        })?;
-        let Some(map) = map else { return Ok(None) };
-        let need = HEADER as usize / 8;
-        if map.words().len() < need
-            || map.words()[0].load(Ordering::Acquire) != MAGIC
-            || map.words()[W_PID].load(Ordering::Relaxed) != creator as u64
-        {
+        let Some((map, name)) = find(run_id, creator)? else {
             return Ok(None);
-        }
+        };
         map.words()[W_WATCHED].store(1, Ordering::Release);
         Ok(Some(JobWatch {
             map,
@@ -93,12 +80,38 @@ impl JobWatch {
         self.map.words()[W_UNLINKED].load(Ordering::Acquire) != 0
     }
 
-    /// Removes the job's name if no rank did (a job that never formed); idempotent.
-    pub fn remove(&self) -> Result<(), CommError> {
-        remove_once(&self.map, &self.name).map_err(|source| CommError::Os {
+    /// Removes the name of the job `run_id` if it is still there and the object under it is
+    /// the one process `creator` (the job's rank 0) made: for a launcher once every rank of
+    /// its job ended, whoever died when (a rank 0 killed at any instant leaves no name or a
+    /// complete object that says who made it). `Ok(true)` if it removed it.
+    pub fn remove_leftover(run_id: &str, creator: u32) -> Result<bool, CommError> {
+        let Some((_, name)) = find(run_id, creator)? else {
+            return Ok(false);
+        };
+        unlink(&name).map_err(|source| CommError::Os {
             call: "shm_unlink",
-            name: self.name.to_string_lossy().into_owned(),
+            name: name.to_string_lossy().into_owned(),
             source,
-        })
+        })?;
+        Ok(true)
     }
+}
+
+/// Maps the object of job `run_id` if it exists and was made by process `creator`.
+fn find(run_id: &str, creator: u32) -> Result<Option<(Mapping, CString)>, CommError> {
+    let (label, name) = object_name(run_id)?;
+    let map = Mapping::open(&name).map_err(|source| CommError::Os {
+        call: "shm_open",
+        name: label,
+        source,
+    })?;
+    let Some(map) = map else { return Ok(None) };
+    let need = HEADER as usize / 8;
+    if map.words().len() < need
+        || map.words()[0].load(Ordering::Acquire) != MAGIC
+        || map.words()[W_PID].load(Ordering::Relaxed) != creator as u64
+    {
+        return Ok(None);
+    }
+    Ok(Some((map, name)))
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use pto_runtime_core::PoisonReason;
 
-use crate::comm::{HUNG_AFTER, JobWatch};
+use crate::comm::{HUNG_AFTER, JobWatch, sweep_stale};
 use crate::signals;
 use crate::transport::secret::{JobSecret, SECRET_ENV};
 
@@ -129,6 +129,8 @@ struct Running {
 pub fn spawn_ranks(plan: &SpawnPlan) -> Result<JobEnd, LaunchError> {
     let exe = std::env::current_exe().map_err(LaunchError::NoBinary)?;
     signals::record_signals().map_err(LaunchError::Signals)?;
+    // Objects of earlier jobs killed whole (launcher and ranks at once) go first.
+    sweep_stale();
     let start = Instant::now();
     let mut ranks: Vec<Running> = Vec::new();
     for rank in 0..plan.ranks {
@@ -150,6 +152,10 @@ pub fn spawn_ranks(plan: &SpawnPlan) -> Result<JobEnd, LaunchError> {
                         let _ = c.kill();
                         let _ = c.wait();
                     }
+                }
+                // Rank 0 may have made the job's object before it was killed.
+                if let Some(r) = ranks.first() {
+                    let _ = JobWatch::remove_leftover(&plan.run_id, r.pid);
                 }
                 return Err(LaunchError::Start { rank, source: e });
             }
@@ -381,17 +387,13 @@ impl Job<'_> {
         }
     }
 
-    /// Removes the job's name if no rank did: through the mapping if the launcher has one,
-    /// else by mapping it now (rank 0 may have made it and died at once).
-    fn remove_name(&mut self) -> Result<(), LaunchError> {
-        if self.watch.is_none() {
-            self.watch = JobWatch::open(&self.plan.run_id, self.plan.ranks, self.creator)
-                .map_err(LaunchError::Cleanup)?;
-        }
-        match &self.watch {
-            Some(w) => w.remove().map_err(LaunchError::Cleanup),
-            None => Ok(()),
-        }
+    /// Removes the job's name if no rank did, once every rank ended: found by the name the
+    /// run id gives, whether the launcher ever mapped the object or not (rank 0 may have made
+    /// it and died at once), and removed if rank 0 made it.
+    fn remove_name(&self) -> Result<(), LaunchError> {
+        JobWatch::remove_leftover(&self.plan.run_id, self.creator)
+            .map(drop)
+            .map_err(LaunchError::Cleanup)
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use pto_runtime_core::PoisonReason;
 
 use super::{ProgramRank, ProgramRankError, RankWindows};
-use crate::comm::{ShmComm, ShmConfig};
+use crate::comm::{ShmComm, ShmConfig, sweep_stale};
 use crate::program::RunSpec;
 use crate::sim_backend::{SimBackendOptions, SimOutcome, run};
 
@@ -28,6 +28,10 @@ pub fn run_on_sim(
     let comm = Arc::new(if rank.watched {
         ShmComm::init_watched(&cfg)?
     } else {
+        // Under another launcher, rank 0 clears what earlier jobs killed whole left.
+        if rank.rank == 0 {
+            sweep_stale();
+        }
         ShmComm::init(&cfg)?
     });
     let result = run_joined(&comm, &mut opts, build);

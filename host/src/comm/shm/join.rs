@@ -16,7 +16,7 @@ use crate::comm::header::{
 use crate::comm::heartbeat::Heartbeat;
 use crate::comm::liveness::Liveness;
 use crate::comm::name::object_name;
-use crate::comm::raw_shm::{Mapping, shm_free_bytes};
+use crate::comm::raw_shm::Mapping;
 use crate::signals;
 
 /// Largest window per rank.
@@ -74,39 +74,13 @@ impl ShmComm {
         let start = Instant::now();
         let pid = std::process::id() as u64;
         let map = if cfg.rank == 0 {
-            // A terminating signal comes before the object exists or once its name is
-            // guarded, never between (a peer that opens it later guards it too).
-            let held = signals::hold();
-            if let Some(free) = shm_free_bytes()
-                && free < len as u64
-            {
-                return Err(CommError::NoSpace {
-                    name: label,
-                    needed: len as u64,
-                    free,
-                });
-            }
-            let map = Mapping::create(&name, len)
-                .map_err(|e| match e.raw_os_error() {
-                    Some(libc::ENOSPC) => CommError::NoSpace {
-                        name: label.clone(),
-                        needed: len as u64,
-                        free: shm_free_bytes().unwrap_or(0),
-                    },
-                    _ => os("shm_open(O_CREAT|O_EXCL) and fallocate")(e),
-                })?
-                .ok_or(CommError::NameTaken {
-                    name: label.clone(),
-                })?;
-            signals::guard(&name);
-            let w = map.words();
-            w[W_RANKS].store(cfg.ranks as u64, Ordering::Relaxed);
-            w[W_WINDOW].store(window, Ordering::Relaxed);
-            w[W_PID].store(pid, Ordering::Relaxed);
-            // Published last: a rank that sees the magic sees a complete header.
-            w[W_MAGIC].store(MAGIC, Ordering::Release);
-            drop(held);
-            map
+            let layout = super::create::Layout {
+                ranks: cfg.ranks,
+                window,
+                len,
+                watched,
+            };
+            super::create::create(&name, &label, &layout)?
         } else {
             loop {
                 if let Some(map) = Mapping::open(&name).map_err(os("shm_open"))?
