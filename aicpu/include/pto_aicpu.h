@@ -34,6 +34,15 @@ typedef struct PtoOrchOps {
     int32_t (*alloc)(void *ctx, uint8_t ring, uint64_t bytes, uint64_t align, uint64_t *addr);
     /* A static sentence saying what a status code means (never null). */
     const char *(*status_str)(int32_t code);
+    /* Waits (bounded by the submit timeout; the run goes on) until no task submitted so far
+     * still works on the tile `arg` names (for a read, .access = 0: the tasks writing it;
+     * for a write, those reading it too). Then the orchestration may read its bytes (a value
+     * a kernel computed, to steer what it submits next) or write them. PTO_ERR_TILE_BUSY
+     * names the timeout, PTO_ERR_TILE_CANCELLED a writer that was cancelled. */
+    int32_t (*settle)(void *ctx, const PtoTensorArg *arg);
+    /* Says the orchestration wrote the tile `arg` names (after settle), before it submits
+     * the tasks that read it: on the chip its bytes are written back from the AICPU's cache. */
+    int32_t (*wrote)(void *ctx, const PtoTensorArg *arg);
 } PtoOrchOps;
 
 /* An orchestration function: 0 for success, anything else fails the run (the report's

@@ -8,7 +8,9 @@ use pto_device_sys::abi::{PTO_AICPU_ABI, PtoAicpuCode, PtoOrchOps, PtoOrchestrat
 use pto_device_sys::chip::ChipPlatform;
 use pto_device_sys::raw::arch;
 use pto_runtime_core::Orchestrator;
-use pto_runtime_core::ffi::{PtoStatus, PtoTask, alloc_c, status_str, submit_c};
+use pto_runtime_core::ffi::{
+    PtoStatus, PtoTask, PtoTensorArg, alloc_c, settle_c, status_str, submit_c, wrote_c,
+};
 
 use crate::run::{Run, others_departed, record};
 
@@ -93,6 +95,24 @@ unsafe extern "C" fn alloc(
     }
 }
 
+unsafe extern "C" fn settle(c: *mut c_void, arg: *const PtoTensorArg) -> i32 {
+    // SAFETY: as for `scope_begin`.
+    match unsafe { ctx(c) } {
+        // SAFETY: the orchestration ABI's contract on `arg`.
+        Ok(c) => unsafe { settle_c(&mut c.o, arg) as i32 },
+        Err(e) => e,
+    }
+}
+
+unsafe extern "C" fn wrote(c: *mut c_void, arg: *const PtoTensorArg) -> i32 {
+    // SAFETY: as for `scope_begin`.
+    match unsafe { ctx(c) } {
+        // SAFETY: the orchestration ABI's contract on `arg`.
+        Ok(c) => unsafe { wrote_c(&mut c.o, arg) as i32 },
+        Err(e) => e,
+    }
+}
+
 unsafe extern "C" fn status(code: i32) -> *const c_char {
     status_str(code).as_ptr()
 }
@@ -112,6 +132,8 @@ pub(crate) fn orchestrate(run: &'static Run) {
                 scope_end,
                 alloc,
                 status_str: status,
+                settle,
+                wrote,
             };
             let loaded = if a.orch_so != 0 {
                 // SAFETY: the host wrote `orch_so_len` bytes of the SO at `orch_so`

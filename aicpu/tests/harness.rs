@@ -365,6 +365,8 @@ fn the_c_headers_lay_out_what_the_rust_types_do() {
         offset_of!(PtoOrchOps, scope_end),
         offset_of!(PtoOrchOps, alloc),
         offset_of!(PtoOrchOps, status_str),
+        offset_of!(PtoOrchOps, settle),
+        offset_of!(PtoOrchOps, wrote),
         size_of::<Slot>(),
         offset_of!(Slot, ntensors),
         offset_of!(Slot, tensors),

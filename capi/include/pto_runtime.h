@@ -68,6 +68,10 @@ typedef enum PtoStatus {
   PTO_ERR_RUN_FAILING = -28,
   // [`SubmitError::BadBlocks`]: more SPMD blocks than the task's class has cores.
   PTO_ERR_BAD_BLOCKS = -29,
+  // [`SubmitError::TileBusy`]: a task the tile waits for did not finish in time.
+  PTO_ERR_TILE_BUSY = -30,
+  // [`SubmitError::TileCancelled`]: the task whose output the tile holds was cancelled.
+  PTO_ERR_TILE_CANCELLED = -31,
 } PtoStatus;
 
 // A core's status word (the chip's 32-bit `COND` register): the token in bits 0..31, FIN in
@@ -387,6 +391,22 @@ enum PtoStatus pto_orchestrator_open(struct PtoOrchestrator *o,
 // `o` is null or open; `t` is null or valid for a read, its `args`, `deps` and `tensors`
 // valid for `nargs`, `ndeps` and `ntensors` elements; `id` is null or valid for a write.
 enum PtoStatus pto_submit(struct PtoOrchestrator *o, const struct PtoTask *t, uint64_t *id);
+
+// Waits until no task submitted so far still works on the tile `arg` names (for a read,
+// the tasks writing it; for a write, those reading it too), bounded by the submit
+// timeout, so the caller may read or write its bytes itself. `PtoOk`, or why not
+// (`PtoErrTileBusy`, `PtoErrTileCancelled`, `PtoErrBadTensor`).
+//
+// # Safety
+// `o` is null or open; `arg` is null or valid for a read.
+enum PtoStatus pto_settle(struct PtoOrchestrator *o, const struct PtoTensorArg *arg);
+
+// Says the caller wrote the tile `arg` names (after `pto_settle`), before it submits the
+// tasks that read it.
+//
+// # Safety
+// `o` is null or open; `arg` is null or valid for a read.
+enum PtoStatus pto_wrote(struct PtoOrchestrator *o, const struct PtoTensorArg *arg);
 
 // Closes the orchestrator: nothing more will be submitted, and the schedulers stop once
 // every task finished. A second call does nothing.

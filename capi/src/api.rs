@@ -10,6 +10,7 @@ use pto_runtime_core::{Config, Orchestrator, RegionLayout, Runtime};
 use crate::platform::CPlatform;
 use crate::types::{
     PtoConfig, PtoOrchestrator, PtoPlatform, PtoReport, PtoRuntime, PtoStatus, PtoTask,
+    PtoTensorArg,
 };
 
 type RtSlot = Option<Runtime<'static>>;
@@ -250,6 +251,41 @@ pub unsafe extern "C" fn pto_submit(
     };
     // SAFETY: the caller's contract on the task, its arrays and `id`.
     unsafe { pto_runtime_core::ffi::submit_c(orch, t, id) }
+}
+
+/// Waits until no task submitted so far still works on the tile `arg` names (for a read,
+/// the tasks writing it; for a write, those reading it too), bounded by the submit
+/// timeout, so the caller may read or write its bytes itself. `PtoOk`, or why not
+/// (`PtoErrTileBusy`, `PtoErrTileCancelled`, `PtoErrBadTensor`).
+///
+/// # Safety
+/// `o` is null or open; `arg` is null or valid for a read.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pto_settle(
+    o: *mut PtoOrchestrator,
+    arg: *const PtoTensorArg,
+) -> PtoStatus {
+    // SAFETY: the caller's contract: `o` was opened.
+    match unsafe { orchestrator(o) } {
+        // SAFETY: the caller's contract on `arg`.
+        Ok(orch) => unsafe { pto_runtime_core::ffi::settle_c(orch, arg) },
+        Err(e) => e,
+    }
+}
+
+/// Says the caller wrote the tile `arg` names (after `pto_settle`), before it submits the
+/// tasks that read it.
+///
+/// # Safety
+/// `o` is null or open; `arg` is null or valid for a read.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pto_wrote(o: *mut PtoOrchestrator, arg: *const PtoTensorArg) -> PtoStatus {
+    // SAFETY: the caller's contract: `o` was opened.
+    match unsafe { orchestrator(o) } {
+        // SAFETY: the caller's contract on `arg`.
+        Ok(orch) => unsafe { pto_runtime_core::ffi::wrote_c(orch, arg) },
+        Err(e) => e,
+    }
 }
 
 /// Closes the orchestrator: nothing more will be submitted, and the schedulers stop once

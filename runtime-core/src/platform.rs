@@ -116,6 +116,11 @@ pub trait Platform: Sync {
     /// is right where caches are coherent.
     fn invalidate(&self, _addr: u64, _len: usize) {}
 
+    /// Writes back cached copies of `len` bytes at device address `addr` that this thread
+    /// wrote, so other agents (cores, DMA) read what it wrote. The default does nothing,
+    /// which is right where caches are coherent.
+    fn clean(&self, _addr: u64, _len: usize) {}
+
     /// Scheduler `scheduler`'s completion queue: each core it owns
     /// ([`crate::Config::scheduler_of`]) appends a record there after each FIN (`source`
     /// the core's id, `id` the token, `status` 0 or 1 if the kernel failed), after writing

@@ -16,6 +16,8 @@ uint32_t pto_test_layout(uint64_t *out) {
     PUT(offsetof(PtoOrchOps, scope_end));
     PUT(offsetof(PtoOrchOps, alloc));
     PUT(offsetof(PtoOrchOps, status_str));
+    PUT(offsetof(PtoOrchOps, settle));
+    PUT(offsetof(PtoOrchOps, wrote));
     PUT(sizeof(PtoSlot));
     PUT(offsetof(PtoSlot, ntensors));
     PUT(offsetof(PtoSlot, tensors));

@@ -24,7 +24,8 @@ static PtoTensorArg words(uint64_t buf, uint64_t len, uint64_t base, uint32_t n,
 /* Submits one task; its status (0: accepted). */
 static int32_t submit(const PtoOrchOps *ops, uint32_t kernel, uint8_t class_, const PtoTensorArg *t,
                       size_t nt, const uint64_t *args, size_t nargs) {
-    PtoTask task = {kernel, class_, 0, args, nargs, 0, 0, t, nt};
+    PtoTask task = {.kernel = kernel, .class_ = class_, .args = args, .nargs = nargs,
+                    .tensors = t, .ntensors = nt};
     return ops->submit(ops->ctx, &task, 0);
 }
 
@@ -76,7 +77,7 @@ int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t na
     }
     /* The status codes say what was refused: a tile outside its buffer. */
     PtoTensorArg outside = words(base, 8, base + 8, 1, 0);
-    PtoTask bad = {k_sum, 1, 0, 0, 0, 0, 0, &outside, 1};
+    PtoTask bad = {.kernel = k_sum, .class_ = 1, .tensors = &outside, .ntensors = 1};
     if (ops->submit(ops->ctx, &bad, 0) != PTO_ERR_BAD_TENSOR) return -12;
     if (ops->scope_end(ops->ctx) != PTO_ERR_NO_OPEN_SCOPE) return -13;
     const char *why = ops->status_str(PTO_ERR_BAD_TENSOR);

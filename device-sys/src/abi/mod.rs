@@ -10,7 +10,7 @@ use core::ffi::{c_char, c_void};
 use core::mem::{offset_of, size_of};
 
 use pto_runtime_core::Config;
-use pto_runtime_core::ffi::{PtoConfig, PtoTask};
+use pto_runtime_core::ffi::{PtoConfig, PtoTask, PtoTensorArg};
 
 pub mod orch_config;
 pub mod report;
@@ -21,7 +21,8 @@ pub use report::{PtoAicpuCode, PtoAicpuReport};
 /// The ABI version both sides must agree on (`abi` in every argument block). 2: the exec
 /// arguments grew (tensor descriptors, watched words, engines, records), the report its
 /// records and stall summary, the operations `status_str`, the handshake `aicore_exited`.
-/// 3: a submitted task's SPMD blocks (`PtoTask::blocks`, in what was padding).
+/// 3: a submitted task's SPMD blocks (`PtoTask::blocks`, in what was padding), the
+/// operations `settle` and `wrote`.
 pub const PTO_AICPU_ABI: u32 = 3;
 
 /// What `pto_aicpu_init` is given: once per launch sequence (process and device).
@@ -190,6 +191,14 @@ pub struct PtoOrchOps {
     ) -> i32,
     /// A static, NUL-terminated sentence for a status code (never null).
     pub status_str: unsafe extern "C" fn(code: i32) -> *const c_char,
+    /// Waits (bounded by the submit timeout, the run going on) until no task submitted so
+    /// far still works on the tile `arg` names: for a read, its writers; for a write, its
+    /// readers too. Then the orchestration may read (or write) its bytes itself
+    /// (`Orchestrator::settle`).
+    pub settle: unsafe extern "C" fn(ctx: *mut c_void, arg: *const PtoTensorArg) -> i32,
+    /// Says the orchestration wrote the tile `arg` names, before submitting the tasks that
+    /// read it (`Orchestrator::wrote`).
+    pub wrote: unsafe extern "C" fn(ctx: *mut c_void, arg: *const PtoTensorArg) -> i32,
 }
 
 const _: () = {
@@ -198,6 +207,8 @@ const _: () = {
     assert!(offset_of!(PtoOrchOps, submit) == 16);
     assert!(offset_of!(PtoOrchOps, alloc) == 40);
     assert!(offset_of!(PtoOrchOps, status_str) == 48);
+    assert!(offset_of!(PtoOrchOps, settle) == 56);
+    assert!(offset_of!(PtoOrchOps, wrote) == 64);
     assert!(offset_of!(PtoAicpuExecArgs, orch_so_len) == 184);
     assert!(offset_of!(PtoAicpuExecArgs, tensors) == 192);
     assert!(offset_of!(PtoAicpuExecArgs, records_cap) == 232);

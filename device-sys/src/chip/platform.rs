@@ -215,6 +215,12 @@ impl Platform for ChipPlatform<'_> {
         }
     }
 
+    fn clean(&self, addr: u64, len: usize) {
+        if self.cfg.coherence == Coherence::Manual {
+            arch::clean(addr as usize, len);
+        }
+    }
+
     fn heap(&self) -> (u64, u64) {
         self.cfg.heap
     }

@@ -5,7 +5,9 @@
 use std::ffi::{c_char, c_void};
 
 use pto_device_sys::abi::{PTO_AICPU_ABI, PtoOrchOps, PtoOrchestrate};
-use pto_runtime_core::ffi::{PtoStatus, PtoTask, alloc_c, status_str, submit_c};
+use pto_runtime_core::ffi::{
+    PtoStatus, PtoTask, PtoTensorArg, alloc_c, settle_c, status_str, submit_c, wrote_c,
+};
 use pto_sim::SimOrchestrator;
 
 /// Calls `entry` with the operations over `o` and `args`; its return value.
@@ -19,6 +21,8 @@ pub fn orchestrate(o: &mut SimOrchestrator<'_, '_>, entry: PtoOrchestrate, args:
         scope_end,
         alloc,
         status_str: status,
+        settle,
+        wrote,
     };
     let nargs = u32::try_from(args.len()).unwrap_or(u32::MAX);
     // SAFETY: the orchestration ABI's contract: `ops` and `args` (`nargs` words) are valid
@@ -80,4 +84,22 @@ unsafe extern "C" fn alloc(
 
 unsafe extern "C" fn status(code: i32) -> *const c_char {
     status_str(code).as_ptr()
+}
+
+unsafe extern "C" fn settle(ctx: *mut c_void, arg: *const PtoTensorArg) -> i32 {
+    // SAFETY: as for `submit`.
+    match unsafe { orch(ctx) } {
+        // SAFETY: the orchestration ABI's contract on `arg`.
+        Ok(o) => unsafe { settle_c(o, arg) as i32 },
+        Err(e) => e,
+    }
+}
+
+unsafe extern "C" fn wrote(ctx: *mut c_void, arg: *const PtoTensorArg) -> i32 {
+    // SAFETY: as for `submit`.
+    match unsafe { orch(ctx) } {
+        // SAFETY: the orchestration ABI's contract on `arg`.
+        Ok(o) => unsafe { wrote_c(o, arg) as i32 },
+        Err(e) => e,
+    }
 }

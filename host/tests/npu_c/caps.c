@@ -15,14 +15,14 @@ int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t na
     if (ndeps > MAX || nscalars > MAX) return -101;
     uint64_t ids[MAX], scalars[MAX] = {0};
     for (uint64_t i = 0; i < ndeps; i++) {
-        PtoTask t = {0, 3 /* DUMMY */, 0, 0, 0, 0, 0, 0, 0};
+        PtoTask t = {.class_ = 3 /* DUMMY */};
         int32_t rc = ops->submit(ops->ctx, &t, &ids[i]);
         if (rc != PTO_OK) return rc;
     }
-    PtoTask join = {0, 3, 0, 0, 0, ids, ndeps, 0, 0};
+    PtoTask join = {.class_ = 3, .deps = ids, .ndeps = ndeps};
     int32_t rc = ops->submit(ops->ctx, &join, 0);
     if (rc != PTO_OK) return rc;
-    PtoTask wide = {0, 3, 0, scalars, nscalars, 0, 0, 0, 0};
+    PtoTask wide = {.class_ = 3, .args = scalars, .nargs = nscalars};
     rc = ops->submit(ops->ctx, &wide, 0);
     if (rc != PTO_OK) return rc;
     *(volatile int64_t *)(uintptr_t)args[2] = (int64_t)args[3];

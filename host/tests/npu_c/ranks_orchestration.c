@@ -20,7 +20,8 @@ static PtoTensorArg words(uint64_t base, uint32_t n, uint8_t access) {
 
 static int32_t submit(const PtoOrchOps *ops, uint32_t kernel, const PtoTensorArg *t, size_t nt,
                       const uint64_t *args, size_t nargs) {
-    PtoTask task = {kernel, 1, 0, args, nargs, 0, 0, t, nt};
+    PtoTask task = {.kernel = kernel, .class_ = 1, .args = args, .nargs = nargs, .tensors = t,
+                    .ntensors = nt};
     return ops->submit(ops->ctx, &task, 0);
 }
 

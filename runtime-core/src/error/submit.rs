@@ -89,6 +89,20 @@ pub enum SubmitError {
         /// The most it may have on this runtime.
         max: u16,
     },
+    /// A task the orchestrator's read or write of a tile waits for
+    /// ([`crate::Orchestrator::settle`]) did not finish within `submit_timeout_us`.
+    TileBusy {
+        /// The unfinished task.
+        task: TaskId,
+        /// How long the orchestrator waited.
+        waited_us: u64,
+    },
+    /// The task whose output a tile holds was cancelled (a transfer it waited on failed, or
+    /// a producer of its was cancelled): the bytes are not its output.
+    TileCancelled {
+        /// The cancelled task.
+        task: TaskId,
+    },
     /// The task asks for a ring this runtime does not have.
     BadRing {
         /// The ring asked for.
@@ -220,6 +234,16 @@ impl fmt::Display for SubmitError {
                 } else {
                     "core"
                 }
+            ),
+            Self::TileBusy { task, waited_us } => write!(
+                f,
+                "task {task} still works on the tile after {waited_us} µs: raise \
+                 `submit_timeout_us`, or see why it cannot finish"
+            ),
+            Self::TileCancelled { task } => write!(
+                f,
+                "task {task}, which writes the tile, was cancelled (a transfer it waited on \
+                 failed): the tile does not hold its output"
             ),
             Self::BadRing { ring, rings } => {
                 write!(

@@ -18,7 +18,7 @@ pub mod status;
 pub mod task;
 
 pub use config::PtoConfig;
-pub use raw::{alloc_c, records_c, submit_c};
+pub use raw::{alloc_c, records_c, settle_c, submit_c, wrote_c};
 pub use report::{PtoRecord, PtoReport};
 pub use status::{PtoStatus, status_str};
 pub use task::{PtoTask, PtoTensor, PtoTensorArg};

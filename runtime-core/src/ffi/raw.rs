@@ -119,6 +119,50 @@ unsafe fn submit<P: Platform>(
     o.submit(&spec).map_err(PtoStatus::from)
 }
 
+/// Waits until the orchestrator may touch the tile `arg` names
+/// ([`Orchestrator::settle`]): `PtoOk`, or the status of why not (a task still working on
+/// it past the timeout, a cancelled writer, an invalid tile).
+///
+/// # Safety
+/// `arg` is null or valid for a read.
+pub unsafe fn settle_c<P: Platform>(
+    o: &mut Orchestrator<'_, '_, P>,
+    arg: *const PtoTensorArg,
+) -> PtoStatus {
+    // SAFETY: the caller's contract.
+    match unsafe { tensor_arg(arg) } {
+        Ok(a) => PtoStatus::of(o.settle(&a)),
+        Err(e) => e,
+    }
+}
+
+/// Says the orchestrator wrote the tile `arg` names ([`Orchestrator::wrote`]).
+///
+/// # Safety
+/// `arg` is null or valid for a read.
+pub unsafe fn wrote_c<P: Platform>(
+    o: &mut Orchestrator<'_, '_, P>,
+    arg: *const PtoTensorArg,
+) -> PtoStatus {
+    // SAFETY: the caller's contract.
+    match unsafe { tensor_arg(arg) } {
+        Ok(a) => PtoStatus::of(o.wrote(&a)),
+        Err(e) => e,
+    }
+}
+
+/// The tensor argument `arg` points at.
+///
+/// # Safety
+/// `arg` is null or valid for a read.
+unsafe fn tensor_arg(arg: *const PtoTensorArg) -> Result<TensorArg, PtoStatus> {
+    if arg.is_null() {
+        return Err(PtoStatus::PtoErrNull);
+    }
+    // SAFETY: non-null; the caller's contract.
+    unsafe { &*arg }.to_arg()
+}
+
 /// Takes `bytes` (aligned to `align`) of `ring`'s output heap for the next task of `ring`
 /// and writes the address to `addr`.
 ///

@@ -65,6 +65,10 @@ pub enum PtoStatus {
     PtoErrRunFailing = -28,
     /// [`SubmitError::BadBlocks`]: more SPMD blocks than the task's class has cores.
     PtoErrBadBlocks = -29,
+    /// [`SubmitError::TileBusy`]: a task the tile waits for did not finish in time.
+    PtoErrTileBusy = -30,
+    /// [`SubmitError::TileCancelled`]: the task whose output the tile holds was cancelled.
+    PtoErrTileCancelled = -31,
 }
 
 impl From<SubmitError> for PtoStatus {
@@ -92,13 +96,15 @@ impl From<SubmitError> for PtoStatus {
             SubmitError::RunFailed(_) => PtoErrRun,
             SubmitError::RunFailing => PtoErrRunFailing,
             SubmitError::BadBlocks { .. } => PtoErrBadBlocks,
+            SubmitError::TileBusy { .. } => PtoErrTileBusy,
+            SubmitError::TileCancelled { .. } => PtoErrTileCancelled,
         }
     }
 }
 
 impl PtoStatus {
     /// Every status, for lookups by number.
-    pub const ALL: [PtoStatus; 27] = {
+    pub const ALL: [PtoStatus; 29] = {
         use PtoStatus::*;
         [
             PtoOk,
@@ -128,6 +134,8 @@ impl PtoStatus {
             PtoErrScopeDeadlock,
             PtoErrRunFailing,
             PtoErrBadBlocks,
+            PtoErrTileBusy,
+            PtoErrTileCancelled,
         ]
     };
 
@@ -204,6 +212,10 @@ pub fn status_str(code: i32) -> &'static CStr {
         PtoErrBadBlocks => {
             c"the task asks for more SPMD blocks than its class has cores (clusters for MIX), or for none"
         }
+        PtoErrTileBusy => {
+            c"a task the tile waits for did not finish in time: raise `submit_timeout_us`"
+        }
+        PtoErrTileCancelled => c"the task whose output the tile holds was cancelled",
     }
 }
 

@@ -16,6 +16,7 @@ use crate::sync::Ordering;
 mod heap;
 mod record;
 mod scope;
+mod settle;
 pub(crate) mod store;
 pub(crate) mod tensor;
 pub(crate) mod tensor_arg;
@@ -28,6 +29,8 @@ pub(crate) mod wire;
 mod refusal_tests;
 #[cfg(all(test, not(loom)))]
 mod scope_heap_tests;
+#[cfg(all(test, not(loom)))]
+mod settle_tests;
 #[cfg(all(test, not(loom)))]
 mod tensor_tests;
 

@@ -225,9 +225,9 @@ impl<'r> TensorMap<'r> {
         }
     }
 
-    /// Calls `dep` with every task in the map that `arg` must wait for, without adding it
-    /// (for tests).
-    #[cfg(all(test, not(loom)))]
+    /// Calls `dep` with every task in the map that `arg` must wait for, without adding it:
+    /// what a task with this argument would depend on now (the orchestrator's own reads and
+    /// writes of a tile wait for these, see `Orchestrator::settle`).
     pub(crate) fn conflicts<E>(
         &self,
         arg: &TensorArg,

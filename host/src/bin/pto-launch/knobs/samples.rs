@@ -84,6 +84,8 @@ pub(super) fn submit_variant(e: &SubmitError) -> usize {
         RunFailed(_) => 18,
         RunFailing => 19,
         BadBlocks { .. } => 20,
+        TileBusy { .. } => 21,
+        TileCancelled { .. } => 22,
     }
 }
 
@@ -138,6 +140,11 @@ pub(super) fn submit_errors() -> Vec<SubmitError> {
             class: WorkerClass::Aiv,
             max: 24,
         },
+        TileBusy {
+            task: dep,
+            waited_us: 10,
+        },
+        TileCancelled { task: dep },
     ];
     v.extend(fatal_errors().into_iter().map(RunFailed));
     v
