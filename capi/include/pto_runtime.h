@@ -72,6 +72,8 @@ typedef enum PtoStatus {
   PTO_ERR_TILE_BUSY = -30,
   // [`SubmitError::TileCancelled`]: the task whose output the tile holds was cancelled.
   PTO_ERR_TILE_CANCELLED = -31,
+  // [`SubmitError::SyncStartTooWide`]: more sync-start blocks than one scheduler's cores.
+  PTO_ERR_SYNC_START_TOO_WIDE = -32,
 } PtoStatus;
 
 // A core's status word (the chip's 32-bit `COND` register): the token in bits 0..31, FIN in
@@ -291,6 +293,9 @@ typedef struct PtoTask {
   const struct PtoTensorArg *tensors;
   // How many.
   size_t ntensors;
+  // Non-zero: the blocks start together (at most the cores of its class one scheduler
+  // owns).
+  uint8_t sync_start;
 } PtoTask;
 
 // One finished task's record (the C view of `pto_runtime_core::TaskRecord`): times are

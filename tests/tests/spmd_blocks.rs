@@ -132,3 +132,87 @@ proptest! {
         }
     }
 }
+
+/// By class, the most cores (clusters for MIX) one scheduler of `cfg` owns: the widest a
+/// sync-start task may be.
+fn sync_max(cfg: &Config, class: WorkerClass) -> u16 {
+    let (range, step) = match class {
+        WorkerClass::Aic => (0..cfg.aic_cores, 1),
+        WorkerClass::Aiv => (cfg.aic_cores..cfg.aic_cores + cfg.aiv_cores, 1),
+        WorkerClass::Mix => (0..cfg.mix_clusters(), 1),
+        WorkerClass::Dummy => return 1,
+    };
+    (0..cfg.schedulers)
+        .map(|s| {
+            range
+                .clone()
+                .step_by(step)
+                .filter(|&c| cfg.scheduler_of(pto_runtime_core::CoreId(c)) == s)
+                .count() as u16
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Runs `nodes`, every task of several blocks sync-start, its kernel a barrier: each lane
+/// arrives and waits (bounded) for every lane of every block of its task. Blocks that did
+/// not start together would wait for one another forever (one behind another on a core).
+fn run_barriers(nodes: &[Node], seeds: &[u16], cfg: Config) -> pto_runtime_core::RunReport {
+    let arrived: Arc<Vec<AtomicU64>> =
+        Arc::new((0..nodes.len()).map(|_| AtomicU64::new(0)).collect());
+    let a = arrived.clone();
+    let kernels = KernelTable::new().with(KernelId(7), "barrier", move |ctx| {
+        let (i, lanes) = (ctx.args[0] as usize, u64::from(ctx.lanes));
+        let all = u64::from(ctx.blocks) * lanes;
+        a[i].fetch_add(1, Ordering::SeqCst);
+        let start = std::time::Instant::now();
+        while a[i].load(Ordering::SeqCst) < all {
+            if start.elapsed() > std::time::Duration::from_secs(5) {
+                return Err(pto_sim::KernelError::new(
+                    1,
+                    format!("task {i}: its blocks never met (sync start broken)"),
+                ));
+            }
+            std::thread::yield_now();
+        }
+        Ok(())
+    });
+    let out = run(cfg, kernels, SimOptions::default(), |o| {
+        let mut ids: Vec<TaskId> = Vec::new();
+        for (i, n) in nodes.iter().enumerate() {
+            let deps: Vec<TaskId> = n.deps.iter().map(|&d| ids[d]).collect();
+            let args = [i as u64];
+            let max = sync_max(&cfg, n.class).max(1);
+            let blocks = 1 + seeds[i] % max;
+            let mut spec = TaskSpec::new(KernelId(7), n.class)
+                .args(&args)
+                .deps(&deps)
+                .blocks(blocks);
+            if blocks > 1 {
+                spec = spec.sync_start();
+            }
+            ids.push(o.submit(&spec).unwrap());
+        }
+    })
+    .unwrap();
+    out.report
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    #[test]
+    fn sync_start_blocks_meet_at_a_barrier(
+        nodes in program(60),
+        seeds in proptest::collection::vec(0u16..6, 60),
+        schedulers in 1u8..3,
+        aic in 1u16..3,
+        aiv in 2u16..6,
+    ) {
+        for cfg in machines(2, 1, schedulers, aic, aiv) {
+            let report = run_barriers(&nodes, &seeds, cfg);
+            prop_assert!(report.error.is_none(), "run failed: {:?}", report.error);
+            prop_assert_eq!(report.finished, nodes.len() as u64);
+        }
+    }
+}

@@ -89,6 +89,16 @@ pub enum SubmitError {
         /// The most it may have on this runtime.
         max: u16,
     },
+    /// A sync-start task has more blocks than one scheduler owns cores (clusters for MIX)
+    /// of its class: its blocks could never start together.
+    SyncStartTooWide {
+        /// The blocks asked for.
+        blocks: u16,
+        /// The task's class.
+        class: WorkerClass,
+        /// The most cores of its class one scheduler owns.
+        max: u16,
+    },
     /// A task the orchestrator's read or write of a tile waits for
     /// ([`crate::Orchestrator::settle`]) did not finish within `submit_timeout_us`.
     TileBusy {
@@ -233,6 +243,17 @@ impl fmt::Display for SubmitError {
                     "cluster"
                 } else {
                     "core"
+                }
+            ),
+            Self::SyncStartTooWide { blocks, class, max } => write!(
+                f,
+                "a sync-start {class:?} task of {blocks} blocks: one scheduler owns at most \
+                 {max} {} of that class, and the blocks start together on one scheduler's; \
+                 ask for fewer blocks, or run fewer `schedulers`",
+                if matches!(class, WorkerClass::Mix) {
+                    "clusters"
+                } else {
+                    "cores"
                 }
             ),
             Self::TileBusy { task, waited_us } => write!(

@@ -116,6 +116,7 @@ unsafe fn submit<P: Platform>(
         .tensors(&tensors[..raw_tensors.len()]);
     spec.ring = t.ring;
     spec.blocks = t.blocks.max(1);
+    spec.sync_start = t.sync_start != 0;
     o.submit(&spec).map_err(PtoStatus::from)
 }
 

@@ -69,6 +69,8 @@ pub enum PtoStatus {
     PtoErrTileBusy = -30,
     /// [`SubmitError::TileCancelled`]: the task whose output the tile holds was cancelled.
     PtoErrTileCancelled = -31,
+    /// [`SubmitError::SyncStartTooWide`]: more sync-start blocks than one scheduler's cores.
+    PtoErrSyncStartTooWide = -32,
 }
 
 impl From<SubmitError> for PtoStatus {
@@ -98,13 +100,14 @@ impl From<SubmitError> for PtoStatus {
             SubmitError::BadBlocks { .. } => PtoErrBadBlocks,
             SubmitError::TileBusy { .. } => PtoErrTileBusy,
             SubmitError::TileCancelled { .. } => PtoErrTileCancelled,
+            SubmitError::SyncStartTooWide { .. } => PtoErrSyncStartTooWide,
         }
     }
 }
 
 impl PtoStatus {
     /// Every status, for lookups by number.
-    pub const ALL: [PtoStatus; 29] = {
+    pub const ALL: [PtoStatus; 30] = {
         use PtoStatus::*;
         [
             PtoOk,
@@ -136,6 +139,7 @@ impl PtoStatus {
             PtoErrBadBlocks,
             PtoErrTileBusy,
             PtoErrTileCancelled,
+            PtoErrSyncStartTooWide,
         ]
     };
 
@@ -216,6 +220,9 @@ pub fn status_str(code: i32) -> &'static CStr {
             c"a task the tile waits for did not finish in time: raise `submit_timeout_us`"
         }
         PtoErrTileCancelled => c"the task whose output the tile holds was cancelled",
+        PtoErrSyncStartTooWide => {
+            c"a sync-start task has more blocks than one scheduler owns cores of its class: fewer blocks, or fewer `schedulers`"
+        }
     }
 }
 

@@ -35,6 +35,9 @@ pub struct PtoTask {
     pub tensors: *const PtoTensorArg,
     /// How many.
     pub ntensors: usize,
+    /// Non-zero: the blocks start together (at most the cores of its class one scheduler
+    /// owns).
+    pub sync_start: u8,
 }
 
 /// A tensor argument: a tile of a buffer, and how the task uses it (the C view of

@@ -63,6 +63,11 @@ pub struct TaskSpec<'a> {
     /// its class (a cluster for MIX) and knowing its block index, and finishes when every
     /// one has. 1 (the default) up to the cores of its class; DUMMY tasks have 1.
     pub blocks: u16,
+    /// The blocks start together: the task waits until one scheduler has a free core
+    /// (cluster) of its class for every block, and none of them takes other work meanwhile.
+    /// For blocks that wait for one another (a barrier among them). At most the cores of
+    /// its class that one scheduler owns.
+    pub sync_start: bool,
 }
 
 impl<'a> TaskSpec<'a> {
@@ -76,6 +81,7 @@ impl<'a> TaskSpec<'a> {
             tensors: &[],
             ring: 0,
             blocks: 1,
+            sync_start: false,
         }
     }
     /// A task that runs on no core: it completes as soon as its dependencies have.
@@ -107,6 +113,12 @@ impl<'a> TaskSpec<'a> {
         self.blocks = blocks;
         self
     }
+    /// The same task with its blocks starting together (see
+    /// [`TaskSpec::sync_start`](TaskSpec#structfield.sync_start)).
+    pub const fn sync_start(mut self) -> Self {
+        self.sync_start = true;
+        self
+    }
 }
 
 /// The submitting side of a run. One per runtime; dropping it (or [`Orchestrator::finish`])
@@ -129,6 +141,9 @@ pub struct Orchestrator<'r, 'p, P: Platform> {
     heaps: [RingHeap; MAX_RINGS as usize],
     /// Bit `class.index()`: the configuration gives that class cores to run on.
     served: u8,
+    /// By class: the most cores (clusters for MIX) one scheduler owns, the widest a
+    /// sync-start task may be.
+    sync_max: [u16; WorkerClass::COUNT],
 }
 
 /// Deepest nesting of scopes.
@@ -160,6 +175,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 })
             },
             served: validate::served_classes(&t.cfg),
+            sync_max: validate::sync_max(&t.cfg),
         }
     }
 
@@ -296,6 +312,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             kernel: spec.kernel,
             class: spec.class,
             spmd: spec.blocks > 1,
+            sync: spec.sync_start,
             nargs: spec.args.len() as u8,
             pinned: pinned as u8,
             ntensors: tensors.len() as u8,

@@ -4,7 +4,7 @@
 
 use super::{Orchestrator, TaskSpec};
 use crate::error::SubmitError;
-use crate::ids::{TaskId, WorkerClass};
+use crate::ids::{CoreId, TaskId, WorkerClass};
 use crate::orchestrator::tensor::{Footprint, TileError};
 use crate::orchestrator::tensor_map::TensorArg;
 use crate::platform::Platform;
@@ -71,6 +71,16 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 });
             }
         }
+        if spec.sync_start {
+            let max = self.sync_max[spec.class.index()];
+            if spec.blocks > max {
+                return Err(SubmitError::SyncStartTooWide {
+                    blocks: spec.blocks,
+                    class: spec.class,
+                    max,
+                });
+            }
+        }
         if spec.class != WorkerClass::Dummy && !self.p.has_kernel(spec.kernel) {
             return Err(SubmitError::UnknownKernel {
                 kernel: spec.kernel,
@@ -108,6 +118,31 @@ pub(super) fn served_classes(cfg: &Config) -> u8 {
             mask | 1 << class.index()
         }
     })
+}
+
+/// By class, the most cores (clusters for MIX; 1 for DUMMY) one scheduler of `cfg` owns.
+pub(super) fn sync_max(cfg: &Config) -> [u16; WorkerClass::COUNT] {
+    let mut max = [0u16; WorkerClass::COUNT];
+    for s in 0..cfg.schedulers.max(1) {
+        let owned = |range: core::ops::Range<u16>, step: u16| {
+            range
+                .step_by(step as usize)
+                .filter(|&c| cfg.scheduler_of(CoreId(c)) == s)
+                .count() as u16
+        };
+        let aiv0 = cfg.aic_cores;
+        let counts = [
+            (WorkerClass::Aic, owned(0..cfg.aic_cores, 1)),
+            (WorkerClass::Aiv, owned(aiv0..aiv0 + cfg.aiv_cores, 1)),
+            // A cluster is its AIC with two AIVs: counted by its AIC.
+            (WorkerClass::Mix, owned(0..cfg.mix_clusters(), 1)),
+        ];
+        for (class, n) in counts {
+            max[class.index()] = max[class.index()].max(n);
+        }
+    }
+    max[WorkerClass::Dummy.index()] = 1;
+    max
 }
 
 /// What runs a task of `class` on `cfg`'s machine: its cores (clusters for MIX); 1 for

@@ -141,7 +141,8 @@ impl Blocks {
 }
 
 /// The constant part of a task, packed in one word:
-/// `[kernel:32][ntensors:8][spmd:1][class:7][nargs:8][pinned:8]` (from the top bit down).
+/// `[kernel:32][ntensors:8][spmd:1][sync:1][class:6][nargs:8][pinned:8]` (from the top bit
+/// down).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Meta {
     pub(crate) kernel: KernelId,
@@ -149,6 +150,8 @@ pub(crate) struct Meta {
     /// The task has several SPMD blocks (its slot's [`Blocks`] word says how many): read
     /// with the rest at dispatch, so a task of one block costs no other load.
     pub(crate) spmd: bool,
+    /// Its blocks start together ([`crate::TaskSpec::sync_start`]).
+    pub(crate) sync: bool,
     /// Scalar arguments stored in the slot's argument row.
     pub(crate) nargs: u8,
     /// Producers this task holds (edges it must release when it finishes).
@@ -157,14 +160,15 @@ pub(crate) struct Meta {
     pub(crate) ntensors: u8,
 }
 
-/// The class's bits of [`Meta`]'s class byte (the top one is `spmd`).
-const CLASS_BITS: u8 = 0x7f;
+/// The class's bits of [`Meta`]'s class byte (the top two are `spmd` and `sync`).
+const CLASS_BITS: u8 = 0x3f;
 
 impl Meta {
     pub(crate) fn pack(self) -> u64 {
         ((self.kernel.0 as u64) << 32)
             | ((self.class as u64) << 16)
             | ((self.spmd as u64) << 23)
+            | ((self.sync as u64) << 22)
             | ((self.ntensors as u64) << 24)
             | ((self.nargs as u64) << 8)
             | self.pinned as u64
@@ -199,6 +203,7 @@ impl Meta {
             class: WorkerClass::from_index(((word >> 16) as u8 & CLASS_BITS) as usize)
                 .unwrap_or(WorkerClass::Dummy),
             spmd: Self::is_spmd(word),
+            sync: word >> 22 & 1 == 1,
             nargs: (word >> 8) as u8,
             pinned: word as u8,
             ntensors: (word >> 24) as u8,
@@ -217,6 +222,7 @@ mod tests {
                 kernel: KernelId(0xdead_beef),
                 class: WorkerClass::Mix,
                 spmd,
+                sync: spmd,
                 nargs: 32,
                 pinned: 64,
                 ntensors: 32,

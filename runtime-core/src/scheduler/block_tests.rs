@@ -208,3 +208,115 @@ fn blocks_beyond_the_class_or_none_or_a_dummy_of_several_are_refused() {
     assert_eq!(o.submitted(), 0, "nothing kept");
     assert!(o.submit(&aiv(&[]).blocks(2)).is_ok());
 }
+
+#[test]
+fn a_sync_start_task_waits_for_all_its_cores_which_take_nothing_else_meanwhile() {
+    let rig = Rig::new(Config::tiny(), 0); // AIV cores 1 and 2
+    let (t, p, mut o, mut s) = rig.start();
+    let w = o.submit(&aiv(&[])).unwrap();
+    s.step();
+    assert_eq!(p.rung(), [(CoreId(1), Token::new(1), w)]);
+    let sync = o.submit(&aiv(&[]).blocks(2).sync_start()).unwrap();
+    let x = o.submit(&aiv(&[])).unwrap();
+    steps(&mut s, 3);
+    assert!(
+        p.rung().is_empty(),
+        "core 2 is idle, but the sync task needs two: neither it nor X takes core 2"
+    );
+    p.fin(1, 1);
+    s.step();
+    let rung = p.rung();
+    assert_eq!(
+        rung,
+        [
+            (CoreId(1), Token::new(2), sync),
+            (CoreId(2), Token::new(1), sync),
+            (CoreId(1), Token::new(3), x),
+        ],
+        "both blocks in one pass, then X behind one of them"
+    );
+    let blocks: Vec<(u16, u16)> = p.payloads().iter().map(|p| (p.2, p.3)).collect();
+    assert_eq!(
+        blocks,
+        [(0, 1), (0, 2), (1, 2), (0, 1)],
+        "W, the two blocks, X"
+    );
+    p.fin(1, 2);
+    p.fin(2, 1);
+    p.fin(1, 3);
+    steps(&mut s, 3);
+    assert_eq!(t.finished(), 3);
+    drop(o);
+    assert_eq!(s.step(), Step::Done);
+}
+
+#[test]
+fn a_scheduler_with_too_few_cores_leaves_a_sync_start_task_to_one_with_enough() {
+    // Clusters 0 and 2 (AIV 3, 4, 7, 8) are scheduler 0's, cluster 1 (AIV 5, 6) scheduler 1's.
+    let cfg = Config {
+        aic_cores: 3,
+        aiv_cores: 6,
+        schedulers: 2,
+        ..Config::tiny()
+    };
+    let rig = Rig::new(cfg, 0);
+    let t = rig.tables();
+    let p = &rig.p;
+    let mut o = rig.orchestrator();
+    let mut s0 = rig.scheduler_at(0);
+    let mut s1 = rig.scheduler_at(1);
+    match o.submit(&aiv(&[]).blocks(5).sync_start()) {
+        Err(
+            e @ SubmitError::SyncStartTooWide {
+                blocks: 5, max: 4, ..
+            },
+        ) => {
+            assert!(std::format!("{e}").contains("schedulers"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let sync = o.submit(&aiv(&[]).blocks(3).sync_start()).unwrap();
+    drop(o);
+    steps(&mut s1, 2);
+    assert!(p.rung().is_empty(), "scheduler 1 has two AIV cores");
+    s0.step();
+    let cores: Vec<CoreId> = p.rung().iter().map(|r| r.0).collect();
+    assert_eq!(cores, [CoreId(3), CoreId(4), CoreId(7)]);
+    for c in [3, 4, 7] {
+        p.fin(c, 1);
+    }
+    steps(&mut s0, 2);
+    assert_eq!(t.finished(), 1);
+    let _ = sync;
+}
+
+#[test]
+fn a_sync_start_mix_task_takes_its_clusters_at_once() {
+    let rig = Rig::new(two_clusters(1), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let w = o
+        .submit(&TaskSpec::new(KernelId(0), WorkerClass::Aic))
+        .unwrap();
+    s.step();
+    assert_eq!(p.rung(), [(CoreId(0), Token::new(1), w)]);
+    o.submit(
+        &TaskSpec::new(KernelId(0), WorkerClass::Mix)
+            .blocks(2)
+            .sync_start(),
+    )
+    .unwrap();
+    drop(o);
+    steps(&mut s, 3);
+    assert!(
+        p.rung().is_empty(),
+        "cluster 0's AIC is busy: no cluster taken yet"
+    );
+    p.fin(0, 1);
+    s.step();
+    assert_eq!(p.rung().len(), 6, "both clusters' three lanes in one pass");
+    for core in 0..6 {
+        p.fin(core, if core == 0 { 2 } else { 1 });
+    }
+    steps(&mut s, 3);
+    assert_eq!(t.finished(), 2);
+}

@@ -23,7 +23,7 @@ const ONE_BLOCK: Blocks = Blocks::first(1);
 #[derive(Clone, Copy)]
 pub(super) struct At<'r> {
     g: SlotIndex,
-    slot: &'r TaskSlot,
+    pub(super) slot: &'r TaskSlot,
     meta: u64,
 }
 
@@ -32,6 +32,11 @@ impl At<'_> {
     #[inline(always)]
     fn spmd(&self) -> bool {
         Meta::is_spmd(self.meta)
+    }
+
+    /// Its blocks start together.
+    fn sync(&self) -> bool {
+        Meta::unpack(self.meta).sync
     }
 }
 
@@ -79,11 +84,15 @@ impl<'r, P: Platform> Scheduler<'r, '_, P> {
         &mut self,
         class: WorkerClass,
         task: TaskId,
-        at: At<'_>,
+        at: At<'r>,
         idle: u128,
         target: u128,
         left: &mut Option<u64>,
     ) -> bool {
+        if at.sync() {
+            self.sync_popped(class, task, at);
+            return false;
+        }
         if idle == 0 && *left == Some(task.raw()) {
             // Its blocks left for idle cores elsewhere, rather than this pending slot.
             Ready { id: task, class }.enqueue(&self.t);
@@ -112,6 +121,10 @@ impl<'r, P: Platform> Scheduler<'r, '_, P> {
     /// Returns whether it started any, and whether MIX work is still waiting.
     pub(super) fn dispatch_mix(&mut self) -> (bool, bool) {
         let queue = *self.t.queue(WorkerClass::Mix);
+        if matches!(self.sync, Some((WorkerClass::Mix, _))) {
+            // A held sync-start MIX task waits for the clusters: nothing else goes there.
+            return (false, true);
+        }
         if self.cores.mix.is_empty() || !queue.maybe_nonempty() {
             return (false, false);
         }
@@ -131,6 +144,11 @@ impl<'r, P: Platform> Scheduler<'r, '_, P> {
             };
             let task = TaskId::from_raw(raw);
             let at = self.at(task);
+            if at.sync() {
+                // Its blocks start together or not at all: clusters in use stay so.
+                self.sync_popped(WorkerClass::Mix, task, at);
+                return (progress, true);
+            }
             let b = Blocks::unpack(at.slot.blocks.load(Ordering::Relaxed));
             let free = (idle.len() - next) as u16;
             let claim = blocks::claim(&self.t, task, at.g, WorkerClass::Mix, b, free);
@@ -156,7 +174,11 @@ impl<'r, P: Platform> Scheduler<'r, '_, P> {
     /// [`Scheduler::dispatch_mix`]), or when it has several blocks (the dispatch passes
     /// spread those).
     pub(super) fn hand_off(&mut self, ready: Ready) {
-        let idle = self.cores.idle & self.cores.kind[ready.class.index()];
+        let mut idle = self.cores.idle & self.cores.kind[ready.class.index()];
+        if let Some((class, _)) = self.sync {
+            // Cores a held sync-start task waits for take nothing else.
+            idle &= !self.sync_cores(class);
+        }
         let mix_waits =
             !self.cores.mix.is_empty() && self.t.queue(WorkerClass::Mix).maybe_nonempty();
         if idle == 0 || mix_waits {
@@ -173,7 +195,7 @@ impl<'r, P: Platform> Scheduler<'r, '_, P> {
 
     /// Where `task` lives and its constants (read once a task is popped or handed over).
     #[inline(always)]
-    fn at(&self, task: TaskId) -> At<'r> {
+    pub(super) fn at(&self, task: TaskId) -> At<'r> {
         let g = self.t.gslot(task);
         let slot = self.t.slot(g);
         At {

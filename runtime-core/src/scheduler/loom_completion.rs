@@ -59,6 +59,7 @@ fn fan_in_makes_the_consumer_ready_exactly_once_and_a_cancelled_producer_cancels
             kernel: crate::ids::KernelId(0),
             class: WorkerClass::Aiv,
             spmd: false,
+            sync: false,
             nargs: 0,
             pinned: pinned as u8,
             ntensors: 0,

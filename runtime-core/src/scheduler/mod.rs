@@ -13,6 +13,7 @@ mod fin;
 mod lanes;
 mod lap;
 mod stalls;
+mod sync_start;
 mod watchdog;
 
 #[cfg(all(test, not(loom)))]
@@ -84,6 +85,9 @@ pub struct Scheduler<'r, 'p, P: Platform> {
     deferred_timeout_ticks: u64,
     loops: u64,
     dispatched: u64,
+    /// A sync-start task this scheduler popped and holds until it has a free core (cluster)
+    /// of the task's class for every block; meanwhile those cores take no other work.
+    sync: Option<(WorkerClass, TaskId)>,
     /// Whether this iteration reads the clock (profiling or latency recording is on).
     clocked: bool,
     /// Whether this iteration records per-task times.
@@ -130,6 +134,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             deferred_timeout_ticks: t.cfg.deferred_timeout_us.saturating_mul(ticks),
             loops: 0,
             dispatched: 0,
+            sync: None,
             clocked: false,
             tasks_level: false,
             by: Finisher {
@@ -205,16 +210,22 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             self.phase_cut(Phase::DeferredPoll, released);
             progress |= released;
         }
+        // A held sync-start task first: it starts once its cores are free, and until then
+        // they take nothing else.
+        let started = self.sync.is_some() && self.start_held();
         let (mixed, mix_waiting) = self.dispatch_mix();
         // MIX has strict priority on the cores of MIX-capable clusters: while a MIX task waits,
         // single-core tasks go elsewhere, so those clusters drain and the MIX task starts.
         // A cluster that only the deferred set can drain is not held back.
-        let reserved = if mix_waiting {
+        let mut reserved = if mix_waiting {
             self.cores.mix_reserved()
         } else {
             0
         };
-        let mut dispatched = mixed;
+        if let Some((class, _)) = self.sync {
+            reserved |= self.sync_cores(class);
+        }
+        let mut dispatched = mixed | started;
         dispatched |= self.dispatch_single(WorkerClass::Aic, reserved);
         dispatched |= self.dispatch_single(WorkerClass::Aiv, reserved);
         self.phase_cut(Phase::Dispatch, dispatched);

@@ -37,6 +37,7 @@ pub(crate) fn plant(t: &Tables<'_>, seq: u64, class: WorkerClass) -> TaskId {
         kernel: KernelId(0),
         class,
         spmd: false,
+        sync: false,
         nargs: 0,
         pinned: 0,
         ntensors: 0,

@@ -86,6 +86,7 @@ pub(super) fn submit_variant(e: &SubmitError) -> usize {
         BadBlocks { .. } => 20,
         TileBusy { .. } => 21,
         TileCancelled { .. } => 22,
+        SyncStartTooWide { .. } => 23,
     }
 }
 
@@ -145,6 +146,11 @@ pub(super) fn submit_errors() -> Vec<SubmitError> {
             waited_us: 10,
         },
         TileCancelled { task: dep },
+        SyncStartTooWide {
+            blocks: 8,
+            class: WorkerClass::Aiv,
+            max: 4,
+        },
     ];
     v.extend(fatal_errors().into_iter().map(RunFailed));
     v
