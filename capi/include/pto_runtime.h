@@ -74,6 +74,8 @@ typedef enum PtoStatus {
   PTO_ERR_TILE_CANCELLED = -31,
   // [`SubmitError::SyncStartTooWide`]: more sync-start blocks than one scheduler's cores.
   PTO_ERR_SYNC_START_TOO_WIDE = -32,
+  // [`SubmitError::LaneKernelsNotMix`]: kernels per lane for a task that is not MIX.
+  PTO_ERR_LANE_KERNELS_NOT_MIX = -33,
 } PtoStatus;
 
 // A core's status word (the chip's 32-bit `COND` register): the token in bits 0..31, FIN in
@@ -296,6 +298,10 @@ typedef struct PtoTask {
   // Non-zero: the blocks start together (at most the cores of its class one scheduler
   // owns).
   uint8_t sync_start;
+  // Non-zero: a MIX task whose AIV lanes run `aiv_kernels` (`kernel` runs on its AIC).
+  uint8_t per_lane;
+  // The AIV lanes' kernels when `per_lane` is set.
+  uint32_t aiv_kernels[2];
 } PtoTask;
 
 // One finished task's record (the C view of `pto_runtime_core::TaskRecord`): times are

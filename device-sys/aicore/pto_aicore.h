@@ -125,6 +125,12 @@ static inline PTO_GM PtoSlot *pto_kernel_slot(PTO_GM int64_t *args) {
     return (PTO_GM PtoSlot *)((PTO_GM uint8_t *)args - offsetof(PtoSlot, args));
 }
 
+/* The lane this kernel runs on in its task: 0 for a task of one core, and for a MIX task 0
+ * on the cluster's AIC, 1 and 2 on its AIVs (its AIV sub-block is the lane minus 1). */
+static inline uint32_t pto_kernel_lane(PTO_GM int64_t *args) {
+    return pto_kernel_slot(args)->shape & 0xffu;
+}
+
 /* The SPMD block this execution of the kernel runs: 0 up to pto_kernel_block_num(args). */
 static inline uint32_t pto_kernel_block_idx(PTO_GM int64_t *args) {
     return pto_kernel_slot(args)->block & 0xffffu;

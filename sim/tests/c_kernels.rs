@@ -154,3 +154,53 @@ fn a_c_kernel_reads_its_spmd_block_and_the_count() {
     out.memory.read_u64s(out.value.base, &mut v).unwrap();
     assert_eq!(v, [400, 401, 402, 403], "each block wrote its own element");
 }
+
+#[test]
+fn a_mix_task_runs_a_c_kernel_of_its_own_on_each_lane() {
+    let so = build(
+        "lanes",
+        "#include \"pto_aicore.h\"\n\
+         static void put(int64_t *args, int64_t marker) {\n\
+             int64_t *v = (int64_t *)(uintptr_t)pto_kernel_tensor(args, 0)->base;\n\
+             uint32_t at = pto_kernel_block_idx(args) * 3 + pto_kernel_lane(args);\n\
+             v[at] = marker + at;\n\
+         }\n\
+         void cube(int64_t *args) { put(args, 100); }\n\
+         void vec0(int64_t *args) { put(args, 200); }\n\
+         void vec1(int64_t *args) { put(args, 300); }\n",
+    );
+    let open = |name| CKernel::open(&so, Some(name)).unwrap();
+    let kernels = KernelTable::new()
+        .with_c(KernelId(0), "cube", open("cube"))
+        .with_c(KernelId(1), "vec0", open("vec0"))
+        .with_c(KernelId(2), "vec1", open("vec1"));
+    let opts = SimOptions {
+        host_addresses: true,
+        ..SimOptions::default()
+    };
+    let cfg = Config {
+        aic_cores: 2,
+        aiv_cores: 4,
+        ..Config::tiny()
+    };
+    let out = pto_sim::run(cfg, kernels, opts, |o| {
+        let mem = o.platform().memory();
+        let buf = mem.alloc_buffer(8 * 6, 64).unwrap();
+        let t = [TensorArg::whole_inout(buf, 8)];
+        o.submit(
+            &TaskSpec::mix(KernelId(0), [KernelId(1), KernelId(2)])
+                .tensors(&t)
+                .blocks(2),
+        )
+        .unwrap();
+        buf
+    })
+    .unwrap();
+    let mut v = [0u64; 6];
+    out.memory.read_u64s(out.value.base, &mut v).unwrap();
+    assert_eq!(
+        v,
+        [100, 201, 302, 103, 204, 305],
+        "block b's lane l ran its lane's kernel"
+    );
+}

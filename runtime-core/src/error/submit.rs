@@ -89,6 +89,11 @@ pub enum SubmitError {
         /// The most it may have on this runtime.
         max: u16,
     },
+    /// Kernels per lane for a task that is not MIX (only a MIX task has lanes).
+    LaneKernelsNotMix {
+        /// The task's class.
+        class: WorkerClass,
+    },
     /// A sync-start task has more blocks than one scheduler owns cores (clusters for MIX)
     /// of its class: its blocks could never start together.
     SyncStartTooWide {
@@ -244,6 +249,11 @@ impl fmt::Display for SubmitError {
                 } else {
                     "core"
                 }
+            ),
+            Self::LaneKernelsNotMix { class } => write!(
+                f,
+                "a {class:?} task names kernels for AIV lanes: only a MIX task has lanes (one \
+                 AIC and two AIV of a cluster)"
             ),
             Self::SyncStartTooWide { blocks, class, max } => write!(
                 f,

@@ -117,6 +117,9 @@ unsafe fn submit<P: Platform>(
     spec.ring = t.ring;
     spec.blocks = t.blocks.max(1);
     spec.sync_start = t.sync_start != 0;
+    if t.per_lane != 0 {
+        spec.aiv_kernels = Some(t.aiv_kernels.map(KernelId));
+    }
     o.submit(&spec).map_err(PtoStatus::from)
 }
 

@@ -71,6 +71,8 @@ pub enum PtoStatus {
     PtoErrTileCancelled = -31,
     /// [`SubmitError::SyncStartTooWide`]: more sync-start blocks than one scheduler's cores.
     PtoErrSyncStartTooWide = -32,
+    /// [`SubmitError::LaneKernelsNotMix`]: kernels per lane for a task that is not MIX.
+    PtoErrLaneKernelsNotMix = -33,
 }
 
 impl From<SubmitError> for PtoStatus {
@@ -101,13 +103,14 @@ impl From<SubmitError> for PtoStatus {
             SubmitError::TileBusy { .. } => PtoErrTileBusy,
             SubmitError::TileCancelled { .. } => PtoErrTileCancelled,
             SubmitError::SyncStartTooWide { .. } => PtoErrSyncStartTooWide,
+            SubmitError::LaneKernelsNotMix { .. } => PtoErrLaneKernelsNotMix,
         }
     }
 }
 
 impl PtoStatus {
     /// Every status, for lookups by number.
-    pub const ALL: [PtoStatus; 30] = {
+    pub const ALL: [PtoStatus; 31] = {
         use PtoStatus::*;
         [
             PtoOk,
@@ -140,6 +143,7 @@ impl PtoStatus {
             PtoErrTileBusy,
             PtoErrTileCancelled,
             PtoErrSyncStartTooWide,
+            PtoErrLaneKernelsNotMix,
         ]
     };
 
@@ -220,6 +224,7 @@ pub fn status_str(code: i32) -> &'static CStr {
             c"a task the tile waits for did not finish in time: raise `submit_timeout_us`"
         }
         PtoErrTileCancelled => c"the task whose output the tile holds was cancelled",
+        PtoErrLaneKernelsNotMix => c"kernels per lane for a task that is not MIX",
         PtoErrSyncStartTooWide => {
             c"a sync-start task has more blocks than one scheduler owns cores of its class: fewer blocks, or fewer `schedulers`"
         }

@@ -38,6 +38,10 @@ pub struct PtoTask {
     /// Non-zero: the blocks start together (at most the cores of its class one scheduler
     /// owns).
     pub sync_start: u8,
+    /// Non-zero: a MIX task whose AIV lanes run `aiv_kernels` (`kernel` runs on its AIC).
+    pub per_lane: u8,
+    /// The AIV lanes' kernels when `per_lane` is set.
+    pub aiv_kernels: [u32; 2],
 }
 
 /// A tensor argument: a tile of a buffer, and how the task uses it (the C view of

@@ -68,6 +68,9 @@ pub struct TaskSpec<'a> {
     /// For blocks that wait for one another (a barrier among them). At most the cores of
     /// its class that one scheduler owns.
     pub sync_start: bool,
+    /// A MIX task's kernels for its two AIV lanes (`kernel` runs on the AIC lane); `None`:
+    /// `kernel` on all three. Each kernel knows its lane (0 AIC, 1 and 2 AIV).
+    pub aiv_kernels: Option<[KernelId; 2]>,
 }
 
 impl<'a> TaskSpec<'a> {
@@ -82,7 +85,15 @@ impl<'a> TaskSpec<'a> {
             ring: 0,
             blocks: 1,
             sync_start: false,
+            aiv_kernels: None,
         }
+    }
+    /// A MIX task with a kernel per lane: `aic` on the cluster's cube core, `aiv[0]` and
+    /// `aiv[1]` on its two vector cores.
+    pub const fn mix(aic: KernelId, aiv: [KernelId; 2]) -> Self {
+        let mut spec = Self::new(aic, WorkerClass::Mix);
+        spec.aiv_kernels = Some(aiv);
+        spec
     }
     /// A task that runs on no core: it completes as soon as its dependencies have.
     pub const fn dummy() -> Self {
@@ -295,6 +306,10 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             NO_CELL
         };
         slot.cell.store(cell, Ordering::Relaxed);
+        if let Some([k1, k2]) = spec.aiv_kernels {
+            slot.aiv_kernels[0].store(k1.0, Ordering::Relaxed);
+            slot.aiv_kernels[1].store(k2.0, Ordering::Relaxed);
+        }
         slot.publish(seq);
 
         let mut pinned = 0usize;
@@ -313,6 +328,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             class: spec.class,
             spmd: spec.blocks > 1,
             sync: spec.sync_start,
+            per_lane: spec.aiv_kernels.is_some(),
             nargs: spec.args.len() as u8,
             pinned: pinned as u8,
             ntensors: tensors.len() as u8,

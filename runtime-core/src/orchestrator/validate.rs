@@ -86,6 +86,14 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 kernel: spec.kernel,
             });
         }
+        if let Some(aiv) = spec.aiv_kernels {
+            if spec.class != WorkerClass::Mix {
+                return Err(SubmitError::LaneKernelsNotMix { class: spec.class });
+            }
+            if let Some(&kernel) = aiv.iter().find(|&&k| !self.p.has_kernel(k)) {
+                return Err(SubmitError::UnknownKernel { kernel });
+            }
+        }
         for &dep in spec.deps {
             if dep.epoch() != cfg.epoch {
                 return Err(SubmitError::StaleDependency {

@@ -14,6 +14,7 @@
 //! | `deferred` | 0 (no entry) | its deferred-set entry + 1, from the FIN of a lane with unmet conditions (the owning scheduler only) | 0 when the entry closes |
 //! | `failed` | 0 | 1 when the task is cancelled: a transfer it waited on failed, or a producer of it was cancelled (set before the decrement that releases it, read once it is ready or finishes) | the next tenant's `begin` |
 //! | `cell` | its record's cell in the profile ring, claimed at `Tasks` (else `NO_CELL`) | stamped in place by whoever readies, dispatches, retires and finishes it | the next tenant's `begin` |
+//! | `aiv_kernels` | a MIX task's AIV lanes' kernels, if it names them (`meta` says) | - | - |
 //! | `meta` | kernel, class, counts ([`Meta`]) once wiring pinned its producers | - | - |
 #![forbid(unsafe_code)]
 
@@ -63,6 +64,9 @@ pub(crate) struct TaskSlot {
     pub(crate) cell: AtomicU32,
     /// Its SPMD blocks and the next one to dispatch, packed by [`Blocks`].
     pub(crate) blocks: AtomicU32,
+    /// A MIX task's kernels for its AIV lanes 1 and 2, when its meta says `per_lane`
+    /// (orchestrator, at submit).
+    pub(crate) aiv_kernels: [AtomicU32; 2],
 }
 
 impl TaskSlot {
@@ -103,6 +107,7 @@ impl TaskSlot {
             failed: AtomicU32::new(0),
             cell: AtomicU32::new(NO_CELL),
             blocks: AtomicU32::new(Blocks::first(1).pack()),
+            aiv_kernels: [AtomicU32::new(0), AtomicU32::new(0)],
         }
     }
 }
@@ -141,8 +146,8 @@ impl Blocks {
 }
 
 /// The constant part of a task, packed in one word:
-/// `[kernel:32][ntensors:8][spmd:1][sync:1][class:6][nargs:8][pinned:8]` (from the top bit
-/// down).
+/// `[kernel:32][ntensors:8][spmd:1][sync:1][per_lane:1][class:5][nargs:8][pinned:8]` (from
+/// the top bit down).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Meta {
     pub(crate) kernel: KernelId,
@@ -152,6 +157,8 @@ pub(crate) struct Meta {
     pub(crate) spmd: bool,
     /// Its blocks start together ([`crate::TaskSpec::sync_start`]).
     pub(crate) sync: bool,
+    /// A MIX task whose AIV lanes run kernels of their own (the slot's `aiv_kernels`).
+    pub(crate) per_lane: bool,
     /// Scalar arguments stored in the slot's argument row.
     pub(crate) nargs: u8,
     /// Producers this task holds (edges it must release when it finishes).
@@ -160,8 +167,9 @@ pub(crate) struct Meta {
     pub(crate) ntensors: u8,
 }
 
-/// The class's bits of [`Meta`]'s class byte (the top two are `spmd` and `sync`).
-const CLASS_BITS: u8 = 0x3f;
+/// The class's bits of [`Meta`]'s class byte (the top three are `spmd`, `sync` and
+/// `per_lane`).
+const CLASS_BITS: u8 = 0x1f;
 
 impl Meta {
     pub(crate) fn pack(self) -> u64 {
@@ -169,6 +177,7 @@ impl Meta {
             | ((self.class as u64) << 16)
             | ((self.spmd as u64) << 23)
             | ((self.sync as u64) << 22)
+            | ((self.per_lane as u64) << 21)
             | ((self.ntensors as u64) << 24)
             | ((self.nargs as u64) << 8)
             | self.pinned as u64
@@ -204,6 +213,7 @@ impl Meta {
                 .unwrap_or(WorkerClass::Dummy),
             spmd: Self::is_spmd(word),
             sync: word >> 22 & 1 == 1,
+            per_lane: word >> 21 & 1 == 1,
             nargs: (word >> 8) as u8,
             pinned: word as u8,
             ntensors: (word >> 24) as u8,
@@ -223,6 +233,7 @@ mod tests {
                 class: WorkerClass::Mix,
                 spmd,
                 sync: spmd,
+                per_lane: !spmd,
                 nargs: 32,
                 pinned: 64,
                 ntensors: 32,

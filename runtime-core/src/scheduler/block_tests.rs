@@ -320,3 +320,52 @@ fn a_sync_start_mix_task_takes_its_clusters_at_once() {
     steps(&mut s, 3);
     assert_eq!(t.finished(), 2);
 }
+
+#[test]
+fn a_mix_task_runs_a_kernel_of_its_own_on_each_lane_of_each_block() {
+    let rig = Rig::new(two_clusters(1), 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let (aic, aiv) = (KernelId(1), [KernelId(2), KernelId(3)]);
+    let m = o.submit(&TaskSpec::mix(aic, aiv).blocks(2)).unwrap();
+    let plain = o
+        .submit(&TaskSpec::new(KernelId(4), WorkerClass::Mix).deps(&[m]))
+        .unwrap();
+    drop(o);
+    s.step();
+    let mut lanes = p.kernels();
+    lanes.sort_unstable_by_key(|k| (k.1, k.2.0));
+    let want: Vec<(TaskId, u8, KernelId)> = [(0, aic), (1, aiv[0]), (2, aiv[1])]
+        .into_iter()
+        .flat_map(|(lane, k)| [(m, lane, k), (m, lane, k)])
+        .collect();
+    assert_eq!(lanes, want, "two blocks, each lane its kernel");
+    for core in 0..6 {
+        p.fin(core, 1);
+    }
+    s.step();
+    let plain_lanes: Vec<KernelId> = p.kernels().iter().map(|k| k.2).collect();
+    assert_eq!(plain_lanes, [KernelId(4); 3], "one kernel on every lane");
+    assert_eq!(p.rung().iter().filter(|r| r.2 == plain).count(), 3);
+    assert_eq!(t.finished(), 1);
+}
+
+#[test]
+fn lane_kernels_for_a_task_that_is_not_mix_or_unknown_are_refused() {
+    let rig = Rig::new(two_clusters(1), 0);
+    let mut o = rig.orchestrator();
+    let mut spec = TaskSpec::mix(KernelId(1), [KernelId(2), KernelId(3)]);
+    spec.class = WorkerClass::Aiv;
+    assert_eq!(
+        o.submit(&spec),
+        Err(SubmitError::LaneKernelsNotMix {
+            class: WorkerClass::Aiv
+        })
+    );
+    assert_eq!(
+        o.submit(&TaskSpec::mix(KernelId(1), [KernelId(2), KernelId(99)])),
+        Err(SubmitError::UnknownKernel {
+            kernel: KernelId(99)
+        })
+    );
+    assert_eq!(o.submitted(), 0);
+}

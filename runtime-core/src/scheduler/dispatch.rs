@@ -6,7 +6,7 @@
 
 use super::cores::{Inflight, LocalCore, MixCluster, Share};
 use super::{DUMMY_BATCH, Scheduler, blocks};
-use crate::ids::{TaskId, WorkerClass};
+use crate::ids::{KernelId, TaskId, WorkerClass};
 use crate::orchestrator::tensor_arg::KernelTensor;
 use crate::platform::{Payload, Platform};
 use crate::queues::ready_queue::Ready;
@@ -239,9 +239,15 @@ impl<'r, P: Platform> Scheduler<'r, '_, P> {
             let c = self.cores.core(i);
             (c.id, c.next_token)
         };
+        // A MIX task's AIV lanes may run kernels of their own.
+        let kernel = if lane > 0 && meta.per_lane {
+            KernelId(slot.aiv_kernels[(lane as usize - 1) & 1].load(Ordering::Relaxed))
+        } else {
+            meta.kernel
+        };
         let payload = Payload {
             task,
-            kernel: meta.kernel,
+            kernel,
             lane,
             lanes,
             block: b.next,

@@ -60,6 +60,7 @@ fn fan_in_makes_the_consumer_ready_exactly_once_and_a_cancelled_producer_cancels
             class: WorkerClass::Aiv,
             spmd: false,
             sync: false,
+            per_lane: false,
             nargs: 0,
             pinned: pinned as u8,
             ntensors: 0,

@@ -38,6 +38,7 @@ pub(crate) fn plant(t: &Tables<'_>, seq: u64, class: WorkerClass) -> TaskId {
         class,
         spmd: false,
         sync: false,
+        per_lane: false,
         nargs: 0,
         pinned: 0,
         ntensors: 0,

@@ -42,6 +42,8 @@ pub(crate) struct Script {
     rung: Mutex<Vec<(CoreId, Token, TaskId)>>,
     /// Every payload's task, lane, block and block count, in order.
     payloads: Mutex<Vec<(TaskId, u8, u16, u16)>>,
+    /// Every payload's task, lane and kernel, in order.
+    kernels: Mutex<Vec<(TaskId, u8, KernelId)>>,
     clock: AtomicU64,
     /// Added to the clock by every `now()`.
     tick: u64,
@@ -73,6 +75,7 @@ impl Script {
             cores: (0..cores).map(|_| Mutex::default()).collect(),
             rung: Mutex::new(Vec::new()),
             payloads: Mutex::new(Vec::new()),
+            kernels: Mutex::new(Vec::new()),
             conditions: Mutex::new(HashMap::new()),
             words: Mutex::new(HashMap::new()),
             invalidated: Mutex::new(Vec::new()),
@@ -181,6 +184,10 @@ impl Script {
     pub(crate) fn rung(&self) -> Vec<(CoreId, Token, TaskId)> {
         core::mem::take(&mut *self.rung.lock().unwrap())
     }
+    /// The task, lane and kernel of each payload written since the last call.
+    pub(crate) fn kernels(&self) -> Vec<(TaskId, u8, KernelId)> {
+        core::mem::take(&mut *self.kernels.lock().unwrap())
+    }
     /// The task, lane, block and block count of each payload written since the last call.
     pub(crate) fn payloads(&self) -> Vec<(TaskId, u8, u16, u16)> {
         core::mem::take(&mut *self.payloads.lock().unwrap())
@@ -203,6 +210,10 @@ impl Platform for Script {
             .lock()
             .unwrap()
             .push((p.task, p.lane, p.block, p.blocks));
+        self.kernels
+            .lock()
+            .unwrap()
+            .push((p.task, p.lane, p.kernel));
         self.cores[core.0 as usize]
             .lock()
             .unwrap()

@@ -87,6 +87,7 @@ pub(super) fn submit_variant(e: &SubmitError) -> usize {
         TileBusy { .. } => 21,
         TileCancelled { .. } => 22,
         SyncStartTooWide { .. } => 23,
+        LaneKernelsNotMix { .. } => 24,
     }
 }
 
@@ -150,6 +151,9 @@ pub(super) fn submit_errors() -> Vec<SubmitError> {
             blocks: 8,
             class: WorkerClass::Aiv,
             max: 4,
+        },
+        LaneKernelsNotMix {
+            class: WorkerClass::Aiv,
         },
     ];
     v.extend(fatal_errors().into_iter().map(RunFailed));

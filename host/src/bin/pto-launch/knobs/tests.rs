@@ -50,7 +50,7 @@ fn the_walk_covers_every_variant_of_every_runtime_error_enum() {
     );
     covered(
         submit_errors().iter().map(submit_variant).collect(),
-        24,
+        25,
         "SubmitError",
     );
     covered(
