@@ -35,6 +35,7 @@ fn setup(k: u16) -> (Config, BenchPlan) {
         seed: 1,
         pending: 0,
         tensor_args: k,
+        blocks: 1,
     };
     (cfg, plan)
 }

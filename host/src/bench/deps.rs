@@ -64,6 +64,7 @@ mod tests {
             seed: 1,
             pending: 0,
             tensor_args: 0,
+            blocks: 1,
         };
         let g = bench_deps(Config::tiny(), SimOptions::default(), &plan).unwrap();
         assert_eq!(g.tasks().len(), 50);

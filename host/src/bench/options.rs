@@ -50,6 +50,8 @@ pub struct BenchOptions {
     pub message_bytes: usize,
     /// Tensor arguments per task of the tensors workload.
     pub tensor_args: u16,
+    /// SPMD blocks per task of the spmd workload.
+    pub blocks: u16,
     /// What the runtime measures (`tasks` when a trace is asked for).
     #[serde(serialize_with = "profile_name")]
     pub profile: ProfileLevel,
@@ -166,6 +168,19 @@ impl BenchOptions {
         } else {
             Config::default().max_tensors
         };
+        let blocks = if self.workload == Workload::Spmd {
+            let cores = if self.aiv > 0 { self.aiv } else { self.aic };
+            if self.blocks == 0 || self.blocks > cores {
+                return Err(BenchError::Usage(format!(
+                    "--blocks {} is not in 1 to the {cores} vector cores (--aiv; --aic if there \
+                     are none): a task has at most one block per core of its class",
+                    self.blocks
+                )));
+            }
+            self.blocks
+        } else {
+            1
+        };
         let cfg = Config {
             rings: 1,
             task_window,
@@ -207,6 +222,7 @@ impl BenchOptions {
             seed: self.seed,
             pending: self.pending,
             tensor_args: self.tensor_args,
+            blocks,
         };
         Ok((cfg, sim, plan))
     }

@@ -25,6 +25,12 @@ pub struct BenchResult {
     /// Tasks kept waiting on deferred conditions (deferred workload only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending: Option<u64>,
+    /// SPMD blocks per task (spmd workload only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<u16>,
+    /// Median wall time per block (spmd workload only): `ns_per_task` over the blocks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ns_per_block: Option<f64>,
     /// Median wall time per task, first submit to last completion.
     pub ns_per_task: f64,
     /// Tasks per second at that median.
@@ -197,6 +203,8 @@ pub fn run_bench_with(
         workload,
         tasks: submitted,
         pending: (workload == Workload::Deferred).then_some(plan.pending),
+        blocks: (workload == Workload::Spmd).then_some(plan.blocks),
+        ns_per_block: (workload == Workload::Spmd).then(|| median / f64::from(plan.blocks)),
         ns_per_task: median,
         tasks_per_s: 1e9 / median,
         loops_per_task: last.report.loops as f64 / submitted.max(1) as f64,
@@ -251,6 +259,14 @@ impl fmt::Display for BenchResult {
             human::sig3(self.ns_per_task),
             human::si(self.tasks_per_s)
         )?;
+        if let (Some(b), Some(ns)) = (self.blocks, self.ns_per_block) {
+            writeln!(
+                f,
+                "  per block   {:>8} ns/block  ({} per task)",
+                human::sig3(ns),
+                human::count(b.into(), "block")
+            )?;
+        }
         writeln!(
             f,
             "  submit      {:>8} ns/task   (orchestrator CPU time)",

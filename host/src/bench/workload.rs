@@ -28,6 +28,9 @@ pub enum Workload {
     /// written), every one a different row of one of 256 matrices: what finding dependencies
     /// through the tensor map costs at submit (`submit_ns_per_task`).
     Tensors,
+    /// N independent vector tasks of `--blocks` SPMD blocks each: what a block costs
+    /// (`ns_per_block`) against a task of one.
+    Spmd,
     /// Not a task DAG: `--ranks` ranks (threads) meeting at the shared-memory barrier; reports
     /// `median_us` per barrier.
     Barrier,
@@ -47,13 +50,14 @@ pub enum Workload {
 }
 
 /// Every workload `--workload` takes, scenes last.
-const ALL: [Workload; 14] = [
+const ALL: [Workload; 15] = [
     Workload::Independent,
     Workload::Chain,
     Workload::Fanout,
     Workload::Random,
     Workload::Deferred,
     Workload::Tensors,
+    Workload::Spmd,
     Workload::Barrier,
     Workload::Bootstrap,
     Workload::Transport,
@@ -90,6 +94,7 @@ impl Workload {
             Workload::Random => "random",
             Workload::Deferred => "deferred",
             Workload::Tensors => "tensors",
+            Workload::Spmd => "spmd",
             Workload::Barrier => "barrier",
             Workload::Bootstrap => "bootstrap",
             Workload::Transport => "transport",
@@ -116,6 +121,7 @@ impl Workload {
             Workload::Tensors => {
                 "N independent tasks with --args tensor arguments each (submit cost)"
             }
+            Workload::Spmd => "N vector tasks of --blocks SPMD blocks each",
             Workload::Barrier => "--ranks ranks meeting at the shared-memory barrier",
             Workload::Bootstrap => "--ranks ranks forming a job over TCP on loopback",
             Workload::Transport => "the TCP transport on loopback: round trip and bandwidth",
@@ -156,6 +162,8 @@ pub struct BenchPlan {
     pub pending: u64,
     /// Tensor arguments per task (tensors workload).
     pub tensor_args: u16,
+    /// SPMD blocks per task (spmd workload; 1 otherwise).
+    pub blocks: u16,
 }
 
 /// Matrices the tensors workload spreads its tiles over, and their row length in f32.
@@ -310,6 +318,11 @@ pub fn submit_workload(
                     recent.remove(0);
                 }
                 recent.push(id);
+            }
+        }
+        Workload::Spmd => {
+            for _ in 0..tasks {
+                go(&TaskSpec::new(NOOP, vector(cfg)).blocks(plan.blocks))?;
             }
         }
         Workload::Tensors => {

@@ -34,6 +34,7 @@ fn trace_of(workload: Workload, aic: u16, aiv: u16, schedulers: u8) -> serde_jso
         seed: 7,
         pending,
         tensor_args: 2,
+        blocks: 1,
     };
     let out = run_bench(cfg, SimOptions::default(), &plan)
         .unwrap_or_else(|e| panic!("{workload:?}: {e}"));

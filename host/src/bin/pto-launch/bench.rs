@@ -71,6 +71,9 @@ pub struct BenchArgs {
     /// Tensor arguments per task of the tensors workload (0 to 32).
     #[arg(long = "args", default_value_t = 2, value_parser = value_parser!(u16).range(0..=32))]
     pub tensor_args: u16,
+    /// SPMD blocks per task of the spmd workload (1 to 128, at most the vector cores).
+    #[arg(long, default_value_t = 2, value_parser = value_parser!(u16).range(1..=128))]
+    pub blocks: u16,
     /// What the runtime measures: `counters` adds per-scheduler phase times, `tasks` also one
     /// record per task (a run-time flag: the same binary).
     #[arg(long, value_enum, default_value = "off")]
@@ -177,6 +180,7 @@ impl BenchArgs {
             ranks: self.ranks,
             message_bytes: self.message_bytes,
             tensor_args: self.tensor_args,
+            blocks: self.blocks,
             profile: match (self.profile, &self.trace) {
                 (_, Some(_)) | (Profile::Tasks, None) => ProfileLevel::Tasks,
                 (Profile::Counters, None) => ProfileLevel::Counters,

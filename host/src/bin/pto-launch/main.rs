@@ -180,6 +180,9 @@ mod tests {
         ("bench", "--args", 0, 32, |c| {
             Some(bench(c)?.tensor_args.into())
         }),
+        ("bench", "--blocks", 1, 128, |c| {
+            Some(bench(c)?.blocks.into())
+        }),
         ("run", "--device", 0, 63, |c| {
             run(c)?.device.map(|d| d as u64)
         }),
