@@ -186,7 +186,12 @@ fn every_numeric_flag_at_0_1_max_and_u64_max_is_a_clear_error_or_a_correct_run()
                 "--repeat",
                 "1",
             ],
-            [Refused, Runs, Fails("is not in 1 to the 2 vector cores"), Refused],
+            [
+                Refused,
+                Runs,
+                Fails("is not in 1 to the 2 vector cores"),
+                Refused,
+            ],
         ),
         (
             "--args",
