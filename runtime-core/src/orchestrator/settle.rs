@@ -27,7 +27,7 @@ enum Stop {
 impl<P: Platform> Orchestrator<'_, '_, P> {
     /// Waits until the orchestrator may touch `arg`'s tile itself: until every task
     /// submitted so far that a task with this argument would wait for has finished (for a
-    /// read, [`Access::Read`](crate::Access::Read), the tasks writing the tile; for a write,
+    /// read, [`Access::In`](crate::Access::In), the tasks writing the tile; for a write,
     /// those reading it too). Then its bytes are the producers' (on a machine whose caches
     /// are not coherent they are invalidated here): read them, or write them and call
     /// [`Orchestrator::wrote`] before submitting the tasks that read them.
