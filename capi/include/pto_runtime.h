@@ -319,8 +319,10 @@ typedef struct PtoRecord {
   uint8_t scheduler;
   // 1 if it finished cancelled.
   uint32_t cancelled;
-  // Zero.
-  uint32_t reserved;
+  // The SPMD block the record is of (0 for a task of one block).
+  uint16_t block;
+  // The task's blocks (1 unless it asked for more).
+  uint16_t blocks;
   // Submitted.
   uint64_t submit;
   // Became ready.

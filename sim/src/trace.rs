@@ -68,7 +68,7 @@ pub fn chrome_trace_named(
     let mut scheds = std::collections::BTreeSet::new();
     for r in records {
         let task = format!("{}", r.task);
-        let args = json!({
+        let mut args = json!({
             "task": task,
             "kernel": r.kernel.0,
             "class": format!("{:?}", r.class),
@@ -76,6 +76,13 @@ pub fn chrome_trace_named(
             "submit_us": us(ns(r.submit)),
             "cancelled": r.cancelled,
         });
+        // A task of several blocks has a record per block: each block is a slice on its own
+        // core, named with its block; the task's life on its scheduler is drawn once.
+        let spmd = r.blocks > 1;
+        if spmd {
+            args["block"] = json!(r.block);
+            args["blocks"] = json!(r.blocks);
+        }
         if let Some(core) = r.core.filter(|_| r.end >= r.start && r.start > 0) {
             cores.insert(core.0);
             kernel_slices.push((
@@ -85,12 +92,19 @@ pub fn chrome_trace_named(
                     tid: u32::from(core.0),
                     start: ns(r.start),
                     end: ns(r.end),
-                    name: name(r.kernel),
+                    name: if spmd {
+                        format!("{} [{}/{}]", name(r.kernel), r.block, r.blocks)
+                    } else {
+                        name(r.kernel)
+                    },
                     args: args.clone(),
                 },
             ));
         }
         scheds.insert(r.scheduler);
+        if r.block > 0 {
+            continue;
+        }
         let (from, what) = match r.class {
             // Cancelled without running: from ready (it was never dispatched).
             _ if r.cancelled && r.fin == 0 => (r.ready, "cancelled"),
@@ -296,6 +310,8 @@ mod tests {
             deferred_done: deferred,
             complete: 9000,
             cancelled: false,
+            block: 0,
+            blocks: 1,
         }
     }
 

@@ -216,3 +216,54 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn each_block_is_a_slice_on_its_own_core_in_the_trace() {
+    let cfg = Config {
+        aic_cores: 1,
+        aiv_cores: 4,
+        profile: pto_runtime_core::ProfileLevel::Tasks,
+        ..Config::tiny()
+    };
+    let kernels = KernelTable::new().with(KernelId(7), "scale", |_| {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        Ok(())
+    });
+    let out = run(cfg, kernels, SimOptions::default(), |o| {
+        let a = o
+            .submit(&TaskSpec::new(KernelId(7), WorkerClass::Aiv).blocks(4))
+            .unwrap();
+        o.submit(&TaskSpec::new(KernelId(7), WorkerClass::Aiv).deps(&[a]))
+            .unwrap();
+    })
+    .unwrap();
+    assert_eq!(
+        out.records.len(),
+        5,
+        "a record per block, and the consumer's"
+    );
+    let mut cores: Vec<u16> = out
+        .records
+        .iter()
+        .filter(|r| r.blocks == 4)
+        .map(|r| r.core.unwrap().0)
+        .collect();
+    cores.sort_unstable();
+    cores.dedup();
+    assert_eq!(cores.len(), 4, "every block on a core of its own");
+    let trace = pto_sim::chrome_trace(&out.records, out.ticks_per_us);
+    pto_sim::check_chrome_trace(&trace).unwrap();
+    let names: Vec<String> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["pid"] == trace["traceEvents"][0]["pid"])
+        .map(|e| e["name"].as_str().unwrap_or("").to_owned())
+        .collect();
+    for b in 0..4 {
+        assert!(
+            names.iter().any(|n| n.ends_with(&format!("[{b}/4]"))),
+            "block {b} has its slice: {names:?}"
+        );
+    }
+}

@@ -189,6 +189,8 @@ mod tests {
             deferred_done: 0,
             complete: fin,
             cancelled: false,
+            block: 0,
+            blocks: 1,
         }
     }
 

@@ -21,7 +21,8 @@ pub fn parse(bytes: &[u8]) -> Vec<PtoRecord> {
             class: r[14],
             scheduler: r[15],
             cancelled: u32::from_le_bytes(r[16..20].try_into().unwrap()),
-            reserved: 0,
+            block: u16::from_le_bytes(r[20..22].try_into().unwrap()),
+            blocks: u16::from_le_bytes(r[22..24].try_into().unwrap()),
             submit: u64_at(r, 24),
             ready: u64_at(r, 32),
             dispatch: u64_at(r, 40),
@@ -56,6 +57,8 @@ mod tests {
             deferred_done: 16,
             complete: 17,
             cancelled: true,
+            block: 2,
+            blocks: 5,
         };
         let c = PtoRecord::from_record(&rec);
         let mut bytes = Vec::new();
@@ -64,7 +67,8 @@ mod tests {
         bytes.extend_from_slice(&c.core.to_le_bytes());
         bytes.extend_from_slice(&[c.class, c.scheduler]);
         bytes.extend_from_slice(&c.cancelled.to_le_bytes());
-        bytes.extend_from_slice(&0u32.to_le_bytes());
+        bytes.extend_from_slice(&c.block.to_le_bytes());
+        bytes.extend_from_slice(&c.blocks.to_le_bytes());
         for w in [
             c.submit,
             c.ready,

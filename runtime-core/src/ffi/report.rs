@@ -70,8 +70,10 @@ pub struct PtoRecord {
     pub scheduler: u8,
     /// 1 if it finished cancelled.
     pub cancelled: u32,
-    /// Zero.
-    pub reserved: u32,
+    /// The SPMD block the record is of (0 for a task of one block).
+    pub block: u16,
+    /// The task's blocks (1 unless it asked for more).
+    pub blocks: u16,
     /// Submitted.
     pub submit: u64,
     /// Became ready.
@@ -102,7 +104,8 @@ impl PtoRecord {
             class: r.class as u8,
             scheduler: r.scheduler,
             cancelled: r.cancelled as u32,
-            reserved: 0,
+            block: r.block,
+            blocks: r.blocks,
             submit: r.submit,
             ready: r.ready,
             dispatch: r.dispatch,
@@ -132,6 +135,8 @@ impl PtoRecord {
             deferred_done: self.deferred_done,
             complete: self.complete,
             cancelled: self.cancelled != 0,
+            block: self.block,
+            blocks: self.blocks.max(1),
         }
     }
 }

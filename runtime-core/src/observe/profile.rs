@@ -127,8 +127,15 @@ impl ProfCtl {
     /// the ring is full (the record is counted as dropped). Never waits.
     #[inline]
     pub(crate) fn claim(&self, capacity: usize) -> u32 {
-        let i = self.next.0.fetch_add(1, Ordering::Relaxed);
-        if i < capacity as u64 {
+        self.claim_n(capacity, 1)
+    }
+
+    /// Claims the next `n` cells (a task's blocks' records): the first one's index, or
+    /// [`NO_CELL`] if they do not all fit (they are counted as dropped). Never waits.
+    #[inline]
+    pub(crate) fn claim_n(&self, capacity: usize, n: u16) -> u32 {
+        let i = self.next.0.fetch_add(u64::from(n), Ordering::Relaxed);
+        if i + u64::from(n) <= capacity as u64 {
             i as u32
         } else {
             NO_CELL

@@ -43,6 +43,11 @@ pub struct TaskRecord {
     /// Cancelled: a transfer it waited on failed, or a task it depends on was cancelled, so
     /// it finished without running (or without its result counting).
     pub cancelled: bool,
+    /// The SPMD block this record is of (0 for a task of one block): a task of several
+    /// keeps a record per block, each with its block's core and kernel times.
+    pub block: u16,
+    /// The task's blocks (1 unless it asked for more).
+    pub blocks: u16,
 }
 
 /// Bit 0 of a closed record's `written` word, so the slot's `failed` word (0 or 1) is the
@@ -56,6 +61,10 @@ const FIN_AT_CLOSE: u16 = 1 << 2;
 const SCHEDULER_SHIFT: u32 = 8;
 /// A record's `core` word when no lane was dispatched (cores are fewer than `MAX_CORES`).
 const NO_CORE: u16 = u16::MAX;
+/// The bits a record's meta word keeps of a block index and of a block count (blocks are
+/// at most `MAX_CORES`).
+const BLOCK_MASK: u16 = 0xfff;
+const _: () = assert!(crate::region::config::MAX_CORES <= BLOCK_MASK);
 
 /// Who closes a record: the `written` word of a record that scheduler closes, but for the
 /// cancelled and FIN bits. Made once per scheduler, so closing a record builds no word.
@@ -88,7 +97,7 @@ impl Closer {
 pub(crate) struct RecordCell {
     task: AtomicU64,
     submit: AtomicU64,
-    /// `kernel | class << 32`.
+    /// `kernel | class << 32 | block << 40 | blocks << 52`.
     meta: AtomicU64,
     dispatch: AtomicU64,
     complete: AtomicU64,
@@ -127,9 +136,25 @@ impl RecordCell {
     /// Opens the record of `task` (kernel `kernel`, class `class`), submitted at `submit`.
     /// The cell is fresh: claimed once per run, its stamps are still unset.
     pub(crate) fn open(&self, task: TaskId, kernel: KernelId, class: WorkerClass, submit: u64) {
+        self.open_block(task, kernel, class, submit, 0, 1);
+    }
+
+    /// [`RecordCell::open`] for block `block` of `blocks` (each at most `MAX_CORES`).
+    pub(crate) fn open_block(
+        &self,
+        task: TaskId,
+        kernel: KernelId,
+        class: WorkerClass,
+        submit: u64,
+        block: u16,
+        blocks: u16,
+    ) {
         self.task.store(task.raw(), Ordering::Relaxed);
-        self.meta
-            .store(kernel.0 as u64 | (class as u64) << 32, Ordering::Relaxed);
+        let meta = kernel.0 as u64
+            | (class as u64) << 32
+            | u64::from(block & BLOCK_MASK) << 40
+            | u64::from(blocks & BLOCK_MASK) << 52;
+        self.meta.store(meta, Ordering::Relaxed);
         self.submit.store(submit, Ordering::Relaxed);
     }
 
@@ -166,24 +191,6 @@ impl RecordCell {
         self.start.store(first, Ordering::Relaxed);
         let last = self.end.load(Ordering::Relaxed).max(end);
         self.end.store(last, Ordering::Relaxed);
-    }
-
-    /// [`RecordCell::stamp_kernel`] for a lane of a task of several blocks, whose other
-    /// lanes other schedulers may be stamping at the same time: read-modify-writes, so no
-    /// lane's time is lost.
-    #[inline]
-    pub(crate) fn stamp_block_kernel(&self, start: u64, end: u64) {
-        let (start, end) = (self.code(start), self.code(end));
-        let _ = self
-            .start
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |first| {
-                Some(if first == stamp_offset::NONE {
-                    start
-                } else {
-                    first.min(start)
-                })
-            });
-        self.end.fetch_max(end, Ordering::Relaxed);
     }
 
     /// The scheduler saw the task's last FIN at `now`, and its deferred conditions held then
@@ -254,6 +261,8 @@ impl RecordCell {
             fin,
             deferred_done: deferred,
             complete: closed.max(ready).max(fin).max(deferred),
+            block: (meta >> 40) as u16 & BLOCK_MASK,
+            blocks: ((meta >> 52) as u16 & BLOCK_MASK).max(1),
         })
     }
 }

@@ -297,11 +297,15 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         }
         // At `Tasks`, the task's record: claimed now, stamped in place while it runs.
         let cell = if level == ProfileLevel::Tasks {
-            let cell = t.shared.prof.claim(t.records.len());
-            if let Some(r) = t.records.get(cell as usize) {
-                r.open(id, spec.kernel, spec.class, now);
+            if spec.blocks > 1 {
+                self.open_block_records(id, spec, now)
+            } else {
+                let cell = t.shared.prof.claim(t.records.len());
+                if let Some(r) = t.records.get(cell as usize) {
+                    r.open(id, spec.kernel, spec.class, now);
+                }
+                cell
             }
-            cell
         } else {
             NO_CELL
         };
@@ -353,6 +357,22 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             rec.report(id, &deps, live);
         }
         Ok(id)
+    }
+
+    /// Claims and opens a record per block of task `id` (of `spec`, several blocks,
+    /// submitted at `now`); the first one's cell.
+    #[cold]
+    fn open_block_records(&self, id: TaskId, spec: &TaskSpec<'_>, now: u64) -> u32 {
+        let t = &self.t;
+        let cell = t.shared.prof.claim_n(t.records.len(), spec.blocks);
+        if cell != NO_CELL {
+            for b in 0..spec.blocks {
+                if let Some(r) = t.records.get(cell as usize + b as usize) {
+                    r.open_block(id, spec.kernel, spec.class, now, b, spec.blocks);
+                }
+            }
+        }
+        cell
     }
 
     /// Fails the run with [`crate::FatalKind::Aborted`] and `code` (for an orchestration that

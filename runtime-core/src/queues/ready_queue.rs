@@ -15,7 +15,7 @@ use crate::observe::profile::ProfileLevel;
 use crate::queues::seq_ring::{RingEnds, SeqCell, SeqRing};
 use crate::region::config::{Config, ConfigError};
 use crate::region::layout::Carve;
-use crate::region::slot::{Meta, TaskSlot};
+use crate::region::slot::{Blocks, Meta, TaskSlot};
 use crate::region::tables::{SlotIndex, Tables};
 use crate::sync::Ordering;
 
@@ -97,9 +97,24 @@ fn stamp_ready(t: &Tables<'_>, g: SlotIndex, recorded: bool, now: u64) {
     // submit stamp. The record's reader raises it to the submit stamp.
     if recorded && let Some(r) = t.record_of(g) {
         r.stamp_ready(now);
+        let slot = t.slot(g);
+        if Meta::is_spmd(slot.meta.load(Ordering::Relaxed)) {
+            stamp_blocks_ready(t, slot, now);
+        }
     }
     if t.cfg.record_latency {
         t.prof_row(g).ready.store(now, Ordering::Relaxed);
+    }
+}
+
+/// Stamps the records of blocks 1 and up of the task in `slot` ready at `now`.
+#[cold]
+fn stamp_blocks_ready(t: &Tables<'_>, slot: &TaskSlot, now: u64) {
+    let blocks = Blocks::unpack(slot.blocks.load(Ordering::Relaxed)).count;
+    for b in 1..blocks {
+        if let Some(r) = t.record_block(slot, b) {
+            r.stamp_ready(now);
+        }
     }
 }
 

@@ -194,6 +194,15 @@ impl<'r> Tables<'r> {
         self.record_in(self.slot(g))
     }
 
+    /// The record of block `block` of the task in `slot` (a task of several blocks keeps
+    /// one per block, in consecutive cells from its slot's `cell`).
+    #[inline]
+    pub(crate) fn record_block(&self, slot: &TaskSlot, block: u16) -> Option<&'r RecordCell> {
+        let cell = slot.cell.load(Ordering::Relaxed);
+        self.records
+            .get((cell as usize).saturating_add(block as usize))
+    }
+
     /// [`Tables::record_of`] for a caller that holds the slot already.
     #[inline]
     pub(crate) fn record_in(&self, slot: &TaskSlot) -> Option<&'r RecordCell> {

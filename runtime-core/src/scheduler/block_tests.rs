@@ -369,3 +369,65 @@ fn lane_kernels_for_a_task_that_is_not_mix_or_unknown_are_refused() {
     );
     assert_eq!(o.submitted(), 0);
 }
+
+#[test]
+fn each_block_keeps_a_record_of_its_own_core_and_times() {
+    use crate::observe::profile::ProfileLevel;
+    use crate::observe::record::TaskRecord;
+    let cfg = Config {
+        profile: ProfileLevel::Tasks,
+        ..two_clusters(2)
+    };
+    let rig = Rig::new(cfg, 1);
+    let t = rig.tables();
+    let p = &rig.p;
+    let mut o = rig.orchestrator();
+    let mut s0 = rig.scheduler_at(0);
+    let mut s1 = rig.scheduler_at(1);
+    let a = o.submit(&aiv(&[]).blocks(4)).unwrap();
+    let after = o.submit(&aiv(&[a])).unwrap();
+    drop(o);
+    s0.step();
+    s1.step();
+    for (core, token, _) in p.rung() {
+        p.fin(core.0, token.bits());
+    }
+    steps(&mut s0, 2);
+    steps(&mut s1, 2);
+    for (core, token, _) in p.rung() {
+        p.fin(core.0, token.bits());
+    }
+    steps(&mut s0, 2);
+    steps(&mut s1, 2);
+    assert_eq!(t.finished(), 2);
+    let records: Vec<TaskRecord> = t.shared.prof.records(t.records).collect();
+    assert_eq!(
+        records.len(),
+        5,
+        "four blocks and the consumer: {records:?}"
+    );
+    let blocks: Vec<(u16, u16, u16)> = records
+        .iter()
+        .filter(|r| r.task == a)
+        .map(|r| (r.block, r.blocks, r.core.unwrap().0))
+        .collect();
+    assert_eq!(
+        blocks,
+        [(0, 4, 2), (1, 4, 3), (2, 4, 4), (3, 4, 5)],
+        "each block on its own core, two schedulers' cores"
+    );
+    for r in &records {
+        let order = [r.submit, r.ready, r.dispatch, r.fin, r.complete];
+        assert!(order.windows(2).all(|w| w[0] <= w[1]), "{r:?}");
+        assert!(r.dispatch > 0 && r.fin > 0, "{r:?}");
+    }
+    let consumer = records.iter().find(|r| r.task == after).unwrap();
+    assert_eq!((consumer.block, consumer.blocks), (0, 1));
+    assert!(
+        records
+            .iter()
+            .filter(|r| r.task == a)
+            .all(|r| consumer.ready >= r.fin),
+        "ready once every block's FIN was seen"
+    );
+}

@@ -13,7 +13,7 @@ use crate::observe::record::Closer;
 use crate::observe::stats::{SchedCtl, bucket_of};
 use crate::queues::ready_queue::{Ready, prepare_ready};
 use crate::region::reclaim::release_hold_of;
-use crate::region::slot::{Meta, state};
+use crate::region::slot::{Blocks, Meta, TaskSlot, state};
 use crate::region::tables::{EDGE_CLOSED, EdgeRef, SlotIndex, Tables};
 use crate::sync::Ordering;
 
@@ -142,7 +142,11 @@ fn release<const RECORD: bool, const FIN: bool>(
     let cancelled = failed != 0;
     // Closed before the slot is released: its cell word then belongs to the next tenant.
     if RECORD && let Some(r) = t.record_in(slot) {
-        r.close(by.closer, failed, by.now, FIN);
+        if meta.spmd {
+            close_block_records(t, slot, by, failed);
+        }
+        // A task of several blocks has each block's FIN stamped in its record already.
+        r.close(by.closer, failed, by.now, FIN && !meta.spmd);
     }
     slot.state.store(state::COMPLETED, Ordering::Release);
 
@@ -161,6 +165,19 @@ fn release<const RECORD: bool, const FIN: bool>(
         pinned: meta.pinned,
         cancelled,
         handed,
+    }
+}
+
+/// Closes the records of blocks 1 and up of the task in `slot` (block 0's is the task's,
+/// closed by the caller). Each block's lanes reported FIN before the task's last lane did,
+/// which `lanes_left` orders before this.
+#[cold]
+fn close_block_records(t: &Tables<'_>, slot: &TaskSlot, by: &Finisher<'_>, failed: u32) {
+    let blocks = Blocks::unpack(slot.blocks.load(Ordering::Relaxed)).count;
+    for b in 1..blocks {
+        if let Some(r) = t.record_block(slot, b) {
+            r.close(by.closer, failed, by.now, false);
+        }
     }
 }
 

@@ -44,6 +44,8 @@ pub(crate) struct Inflight {
     pub(crate) token: Token,
     /// Whether the task has other lanes, and whose.
     pub(crate) share: Share,
+    /// The lane's SPMD block (its record, for a task of several).
+    pub(crate) block: u16,
 }
 
 /// How a lane's FIN counts for its task (one byte: a lane is copied on every poll).
@@ -359,6 +361,7 @@ mod tests {
             slot: SlotIndex::at(n as usize),
             token: Token::new(n as u32),
             share: Share::ALONE,
+            block: 0,
         };
         let first = LocalCore(0);
         t.occupy(first, f(1));

@@ -258,8 +258,7 @@ impl<'r, P: Platform> Scheduler<'r, '_, P> {
         };
         if self.tasks_level
             && lane == 0
-            && b.next == 0
-            && let Some(r) = self.t.record_in(slot)
+            && let Some(r) = self.t.record_block(slot, b.next)
         {
             r.stamp_dispatch(self.by.now, id);
         }
@@ -278,6 +277,7 @@ impl<'r, P: Platform> Scheduler<'r, '_, P> {
                 } else {
                     Share::ALONE
                 },
+                block: b.next,
             },
         );
         self.dispatched += 1;

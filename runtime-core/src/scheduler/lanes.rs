@@ -178,6 +178,10 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             self.cores.retire_running(i);
             if self.tasks_level {
                 self.stamp_kernel(g, core, lane);
+                if lane.share.spmd() {
+                    // Each block's record has its own FIN.
+                    self.stamp_fin(g, lane, false);
+                }
             }
             // Only the last lane's FIN is the task's: the funnel stamps it.
             if lane.share.several() && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
@@ -235,7 +239,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         self.cores.retire_running(i);
         if self.tasks_level {
             self.stamp_kernel(g, core, lane);
-            self.stamp_fin(g, n > 0);
+            self.stamp_fin(g, lane, n > 0);
         }
         let entry = match entry {
             None if unmet > 0 => {
@@ -342,26 +346,23 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         true
     }
 
-    /// Records a retired lane's kernel times in its task's record, if it keeps one and the
-    /// platform reports them.
+    /// Records a retired lane's kernel times in its block's record (its task's, for a task
+    /// of one block), if it keeps one and the platform reports them. A block's lanes are all
+    /// on one cluster, so one scheduler stamps each record.
     #[inline(always)]
     fn stamp_kernel(&self, g: SlotIndex, core: CoreId, lane: Inflight) {
         if let Some((start, end)) = self.p.lane_times(core, lane.token)
-            && let Some(r) = self.t.record_of(g)
+            && let Some(r) = self.t.record_block(self.t.slot(g), lane.block)
         {
-            if lane.share.spmd() {
-                r.stamp_block_kernel(start, end);
-            } else {
-                r.stamp_kernel(start, end);
-            }
+            r.stamp_kernel(start, end);
         }
     }
 
-    /// Stamps a retired lane's FIN in its task's record, if it keeps one (and its deferred
+    /// Stamps a retired lane's FIN in its block's record, if it keeps one (and its deferred
     /// stamp if `deferred`: it registered conditions, which may all hold already). The lap
     /// clock may predate the kernel's end: the reader raises the FIN stamp to it.
-    fn stamp_fin(&self, g: SlotIndex, deferred: bool) {
-        if let Some(r) = self.t.record_of(g) {
+    fn stamp_fin(&self, g: SlotIndex, lane: Inflight, deferred: bool) {
+        if let Some(r) = self.t.record_block(self.t.slot(g), lane.block) {
             r.stamp_fin(self.by.now, deferred);
         }
     }
