@@ -127,8 +127,14 @@ impl BenchOptions {
             self.profile
         };
         let records = if profile == ProfileLevel::Tasks {
-            // Room for every task of a run (fanout adds joins), within 4 Mi records.
-            (tasks.saturating_mul(2).saturating_add(1024)).min(1 << 22) as u32
+            // Room for every task of a run (fanout adds joins; the spmd workload keeps a
+            // record per block), within 4 Mi records.
+            let per_task = if self.workload == Workload::Spmd {
+                u64::from(self.blocks.max(1))
+            } else {
+                2
+            };
+            (tasks.saturating_mul(per_task).saturating_add(1024)).min(1 << 22) as u32
         } else {
             0
         };
