@@ -65,7 +65,7 @@ typedef struct PtoOrchConfig {
     uint32_t abi;         /* PTO_ORCH_CONFIG_ABI */
     uint32_t max_deps;    /* dependencies per task, named and found through tensors (1 to 64) */
     uint32_t max_tensors; /* tensor arguments per task (0 to 32) */
-    uint32_t max_args;    /* scalar arguments per task (0 to 32; with max_tensors at most 32) */
+    uint32_t max_args;    /* scalar arguments per task (0 to 32; with max_tensors at most 48) */
     uint32_t task_window; /* task slots per ring: a power of two, 4 to 2^20 */
     uint32_t reserved;    /* zero */
     uint64_t heap_bytes;  /* each ring's output heap, bytes (64 to 2^34) */

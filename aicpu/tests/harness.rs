@@ -313,11 +313,12 @@ fn a_configuration_wider_than_a_payload_slot_is_refused() {
     init(30_000, 5_000);
     let mut rig = Rig::with(pto_runtime_core::Config {
         max_args: 32,
+        max_tensors: 17,
         ..Rig::config()
     });
     let r = rig.run(Extra::None, &[]);
     assert_eq!(r.code, PtoAicpuCode::SlotTooSmall as u32, "{r}");
-    assert_eq!(r.value, 32 + rig.cfg.max_tensors as u64, "{r}");
+    assert_eq!(r.value, 49, "{r}");
     assert!(
         r.to_string().contains("lower `max_tensors` or `max_args`"),
         "{r}"

@@ -20,7 +20,7 @@
 #define PTO_COND_EXIT_ACK (PTO_COND_FIN | 0x7FFFFFFEu)
 /* The last token before the sequence wraps to 1 (the top 16 values are control values). */
 #define PTO_TOKEN_LAST (0x7FFFFFFFu - 16u)
-#define PTO_SLOT_ARGS 32
+#define PTO_SLOT_ARGS 48
 #define PTO_SLOT_CONDITIONS 7
 /* The result code of a slot whose kernel address is 0. */
 #define PTO_FAIL_NO_KERNEL 0xFFFF0001u
@@ -91,15 +91,15 @@ PTO_STATIC_ASSERT(offsetof(PtoHandshake, task) == 8, "handshake task");
 PTO_STATIC_ASSERT(offsetof(PtoHandshake, physical_core_id) == 20, "handshake id");
 PTO_STATIC_ASSERT(offsetof(PtoHandshake, base_token) == 24, "handshake base");
 PTO_STATIC_ASSERT(offsetof(PtoHandshake, aicore_exited) == 28, "handshake exited");
-PTO_STATIC_ASSERT(sizeof(PtoSlot) == 512, "payload slot: 512 bytes");
+PTO_STATIC_ASSERT(sizeof(PtoSlot) == 640, "payload slot: 640 bytes");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, fail_code) == 48, "slot fail_code");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, ntensors) == 52, "slot ntensors");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, tensors) == 56, "slot tensors");
 PTO_STATIC_ASSERT(sizeof(PtoKernelTensor) == 64, "tensor descriptor: 64 bytes");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, args) == 64, "slot args");
-PTO_STATIC_ASSERT(offsetof(PtoSlot, ncond) == 320, "slot ncond");
-PTO_STATIC_ASSERT(offsetof(PtoSlot, block) == 324, "slot block");
-PTO_STATIC_ASSERT(offsetof(PtoSlot, conditions) == 328, "slot conditions");
+PTO_STATIC_ASSERT(offsetof(PtoSlot, ncond) == 448, "slot ncond");
+PTO_STATIC_ASSERT(offsetof(PtoSlot, block) == 452, "slot block");
+PTO_STATIC_ASSERT(offsetof(PtoSlot, conditions) == 456, "slot conditions");
 
 /* A kernel: its payload slot's arguments, the task's tensor addresses (in the order the
  * task gave its tensor arguments) then its scalar arguments. A kernel file's entry is the

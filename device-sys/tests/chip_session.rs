@@ -363,10 +363,19 @@ fn tensors_reach_the_kernel_as_addresses_then_descriptors_in_both_coherence_mode
 fn a_configuration_wider_than_a_slot_does_not_fit() {
     let cfg = pto_runtime_core::Config::default();
     assert_eq!(ChipPlatform::fits(&cfg), Ok(()));
-    let wide = pto_runtime_core::Config {
+    let most = pto_runtime_core::Config {
         max_args: 32,
-        max_tensors: 1,
+        max_tensors: 16,
         ..cfg
     };
-    assert_eq!(ChipPlatform::fits(&wide), Err(33));
+    assert_eq!(
+        ChipPlatform::fits(&most),
+        Ok(()),
+        "16 tensors and 32 scalars fit"
+    );
+    let wide = pto_runtime_core::Config {
+        max_tensors: 17,
+        ..most
+    };
+    assert_eq!(ChipPlatform::fits(&wide), Err(49));
 }

@@ -175,11 +175,11 @@ fn a_malformed_declaration_is_refused_naming_the_so_and_the_field_before_anythin
 
 #[test]
 fn tensors_and_arguments_past_a_slot_are_refused_naming_both_flags() {
-    let o = launch(&sos().declared, 4, "1", &["--max-tensors", "16"]);
+    let o = launch(&sos().declared, 4, "1", &["--max-tensors", "30"]);
     let err = text(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("--max-tensors (16, given) + --max-args (20, declared by the SO) = 36"),
+        err.contains("--max-tensors (30, given) + --max-args (20, declared by the SO) = 50"),
         "{err}"
     );
     assert!(err.contains("lower --max-tensors or --max-args"), "{err}");

@@ -204,3 +204,50 @@ fn a_mix_task_runs_a_c_kernel_of_its_own_on_each_lane() {
         "block b's lane l ran its lane's kernel"
     );
 }
+
+#[test]
+fn a_c_kernel_gets_16_tensors_and_32_scalar_arguments() {
+    let so = build(
+        "wide",
+        "#include \"pto_aicore.h\"\n\
+         void pto_kernel_entry(int64_t *args) {\n\
+             uint32_t nt = pto_kernel_ntensors(args);\n\
+             int64_t s = 0;\n\
+             for (uint32_t i = 0; i < 32; i++) s += args[nt + i];\n\
+             for (uint32_t t = 0; t < nt; t++) ((int64_t *)(uintptr_t)args[t])[0] = s + t;\n\
+         }\n",
+    );
+    let kernels = KernelTable::new().with_c(KernelId(0), "wide", CKernel::open(&so, None).unwrap());
+    let opts = SimOptions {
+        host_addresses: true,
+        ..SimOptions::default()
+    };
+    let cfg = Config {
+        max_tensors: 16,
+        max_args: 32,
+        ..Config::tiny()
+    };
+    let out = pto_sim::run(cfg, kernels, opts, |o| {
+        let mem = o.platform().memory();
+        let bufs: Vec<_> = (0..16).map(|_| mem.alloc_buffer(8, 64).unwrap()).collect();
+        let t: Vec<TensorArg> = bufs.iter().map(|&b| TensorArg::whole_inout(b, 8)).collect();
+        let scalars: Vec<u64> = (1..=32).collect();
+        o.submit(
+            &TaskSpec::new(KernelId(0), WorkerClass::Aiv)
+                .tensors(&t)
+                .args(&scalars),
+        )
+        .unwrap();
+        bufs
+    })
+    .unwrap();
+    for (t, b) in out.value.iter().enumerate() {
+        let mut v = [0u64];
+        out.memory.read_u64s(b.base, &mut v).unwrap();
+        assert_eq!(
+            v[0],
+            528 + t as u64,
+            "tensor {t}: 1 + .. + 32, plus its index"
+        );
+    }
+}

@@ -68,7 +68,7 @@ pub struct PtoAicpuExecArgs {
     pub config: PtoConfig,
     /// `aic_cores + aiv_cores` handshake blocks (64 bytes each), AIC first.
     pub handshakes: u64,
-    /// Two 512-byte payload slots per core, in the same order.
+    /// Two 640-byte payload slots per core, in the same order.
     pub slots: u64,
     /// Register window addresses by physical core id.
     pub regs: u64,

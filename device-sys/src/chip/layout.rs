@@ -52,8 +52,9 @@ pub const KERNEL_ABI_VERSION: u32 = 2;
 /// Deferred conditions a payload slot holds.
 pub const SLOT_CONDITIONS: usize = 7;
 /// Argument words a payload slot holds: a task's tensor addresses and scalar arguments
-/// together (a run's `max_tensors + max_args` may not exceed it).
-pub const SLOT_ARGS: usize = MAX_ARGS as usize;
+/// together (a run's `max_tensors + max_args` may not exceed it): room for 16 tensors and
+/// the most scalar arguments a task may have.
+pub const SLOT_ARGS: usize = 16 + MAX_ARGS as usize;
 /// Bytes of one tensor descriptor in a run's descriptor area.
 pub const TENSOR_DESC_BYTES: usize = 64;
 
@@ -167,7 +168,7 @@ const _: () = {
     assert!(offset_of!(Handshake, physical_core_id) == 20);
     assert!(offset_of!(Handshake, base_token) == 24);
     assert!(offset_of!(Handshake, aicore_exited) == 28);
-    assert!(size_of::<Slot>() == 512);
+    assert!(size_of::<Slot>() == 640);
     assert!(offset_of!(Slot, result) == 0);
     assert!(offset_of!(Slot, kernel_addr) == 8);
     assert!(offset_of!(Slot, task) == 16);
@@ -179,8 +180,8 @@ const _: () = {
     assert!(offset_of!(Slot, tensors) == 56);
     assert!(size_of::<pto_runtime_core::ffi::PtoTensor>() == TENSOR_DESC_BYTES);
     assert!(offset_of!(Slot, args) == 64);
-    assert!(offset_of!(Slot, ncond) == 320);
-    assert!(offset_of!(Slot, block) == 324);
-    assert!(offset_of!(Slot, conditions) == 328);
+    assert!(offset_of!(Slot, ncond) == 448);
+    assert!(offset_of!(Slot, block) == 452);
+    assert!(offset_of!(Slot, conditions) == 456);
     assert!(size_of::<RawCondition>() == 24);
 };

@@ -174,18 +174,28 @@ fn a_field_out_of_range_is_refused_by_name_even_when_a_given_value_overrides_it(
 
 #[test]
 fn tensors_and_arguments_past_a_payload_slot_name_both_and_where_they_came_from() {
-    let bytes = so("wide", "PTO_ORCHESTRATION_CONFIG(.max_tensors = 24);");
+    let bytes = so(
+        "wide",
+        "PTO_ORCHESTRATION_CONFIG(.max_tensors = 32, .max_args = 32);",
+    );
     let e = resolve(&none(), &bytes).unwrap_err().to_string();
     assert_eq!(
         e,
-        "`max_tensors` (24, declared by the SO) + `max_args` (16, the default) = 40 argument \
-         words exceed a payload slot's 32: lower `max_tensors` or `max_args`"
+        "`max_tensors` (32, declared by the SO) + `max_args` (32, declared by the SO) = 64 \
+         argument words exceed a payload slot's 48: lower `max_tensors` or `max_args`"
     );
     let given = Capacities {
-        max_args: Some(8),
+        max_args: Some(16),
         ..none()
     };
-    assert_eq!(resolve(&given, &bytes).unwrap().max_tensors.value, 24);
+    assert_eq!(resolve(&given, &bytes).unwrap().max_tensors.value, 32);
+    // 16 tensors and 32 scalar arguments, as the C++ runtime's programs use, fit.
+    let both = so(
+        "sixteen_and_32",
+        "PTO_ORCHESTRATION_CONFIG(.max_tensors = 16, .max_args = 32);",
+    );
+    let caps = resolve(&none(), &both).unwrap();
+    assert_eq!((caps.max_tensors.value, caps.max_args.value), (16, 32));
 }
 
 #[test]

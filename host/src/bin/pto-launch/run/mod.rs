@@ -100,7 +100,7 @@ pub struct RunArgs {
     #[arg(long, value_parser = value_parser!(u16).range(1..=i64::from(MAX_DEPS)))]
     pub max_deps: Option<u16>,
     /// Most tensor arguments per task, 0 to 32 (default: the SO's declaration, else 8); with
-    /// --max-args at most 32, a payload slot's argument words.
+    /// --max-args at most 48, a payload slot's argument words.
     #[arg(long, value_parser = value_parser!(u16).range(0..=i64::from(MAX_TENSORS)))]
     pub max_tensors: Option<u16>,
     /// Most scalar arguments per task, 0 to 32 (default: the SO's declaration, else 16).
