@@ -108,7 +108,7 @@ typedef void (*PtoKernel)(PTO_GM int64_t *args);
 
 /* The version of this kernel ABI: the slot and descriptor layouts above and the calls below
  * (device-sys/src/chip/layout.rs: KERNEL_ABI_VERSION). */
-#define PTO_KERNEL_ABI_VERSION 2u
+#define PTO_KERNEL_ABI_VERSION 3u
 
 #if !defined(__CCE_AICORE__)
 /* Every kernel built for the simulator carries the ABI version it was built against, so a

@@ -47,7 +47,7 @@ pub const CORE_AIV: u32 = 1;
 /// The version of the kernel ABI (the slot and tensor descriptor layouts and the calls a
 /// kernel makes, `pto_aicore.h`'s `PTO_KERNEL_ABI_VERSION`). A kernel built for the
 /// simulator carries it as `pto_kernel_abi_version`; one with another version is refused.
-pub const KERNEL_ABI_VERSION: u32 = 2;
+pub const KERNEL_ABI_VERSION: u32 = 3;
 
 /// Deferred conditions a payload slot holds.
 pub const SLOT_CONDITIONS: usize = 7;

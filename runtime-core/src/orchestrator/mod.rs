@@ -9,7 +9,7 @@ use crate::orchestrator::tensor_map::{TensorArg, TensorMap};
 use crate::platform::Platform;
 use crate::queues::ready_queue::{Ready, make_submitted_ready};
 use crate::region::config::{MAX_DEPS, MAX_RINGS};
-use crate::region::slot::Meta;
+use crate::region::slot::{Meta, TaskSlot};
 use crate::region::tables::{SlotIndex, Tables};
 use crate::sync::Ordering;
 
@@ -94,6 +94,12 @@ impl<'a> TaskSpec<'a> {
         let mut spec = Self::new(aic, WorkerClass::Mix);
         spec.aiv_kernels = Some(aiv);
         spec
+    }
+    /// One block, not sync-start, one kernel on every lane: what most tasks are, and what
+    /// the submit path is tuned for (the rest is out of line).
+    #[inline(always)]
+    pub(crate) fn is_plain(&self) -> bool {
+        self.blocks == 1 && !self.sync_start && self.aiv_kernels.is_none()
     }
     /// A task that runs on no core: it completes as soon as its dependencies have.
     pub const fn dummy() -> Self {
@@ -229,12 +235,9 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// so that its registers and frame owe nothing to the tensor path.
     #[inline(never)]
     fn submit_plain(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
-        // A copy, its fields kept in registers (the path has room for them).
-        let spec = TaskSpec {
-            tensors: &[],
-            ..*spec
-        };
-        self.submit_inner::<_, false>(&spec, &mut NoRecord)
+        // The spec by reference: its fields are read where used (a copy no longer fits the
+        // registers, and spilling it cost 17 instructions a task).
+        self.submit_inner::<_, false>(spec, &mut NoRecord)
     }
 
     /// [`Orchestrator::submit`] of a task with tensor arguments.
@@ -280,7 +283,9 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let slot = t.slot(g);
         // A task in an open scope is also held by the scope, until the scope ends.
         let scoped = !self.scopes.is_empty() as u32;
-        slot.begin(1 + scoped, spec.class.lanes() as u32, spec.blocks);
+        let plain = spec.is_plain();
+        slot.begin(1 + scoped, spec.class.lanes() as u32);
+        let shape = if plain { 0 } else { shape_of(slot, spec) };
         // The buffers allocated since the last submit to this ring are this task's.
         let heap = &mut self.heaps[ring];
         let row = self.tenants.row_mut(g);
@@ -297,7 +302,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         }
         // At `Tasks`, the task's record: claimed now, stamped in place while it runs.
         let cell = if level == ProfileLevel::Tasks {
-            if spec.blocks > 1 {
+            if !plain && spec.blocks > 1 {
                 self.open_block_records(id, spec, now)
             } else {
                 let cell = t.shared.prof.claim(t.records.len());
@@ -310,10 +315,6 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             NO_CELL
         };
         slot.cell.store(cell, Ordering::Relaxed);
-        if let Some([k1, k2]) = spec.aiv_kernels {
-            slot.aiv_kernels[0].store(k1.0, Ordering::Relaxed);
-            slot.aiv_kernels[1].store(k2.0, Ordering::Relaxed);
-        }
         slot.publish(seq);
 
         let mut pinned = 0usize;
@@ -330,14 +331,14 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let meta = Meta {
             kernel: spec.kernel,
             class: spec.class,
-            spmd: spec.blocks > 1,
-            sync: spec.sync_start,
-            per_lane: spec.aiv_kernels.is_some(),
+            spmd: false,
+            sync: false,
+            per_lane: false,
             nargs: spec.args.len() as u8,
             pinned: pinned as u8,
             ntensors: tensors.len() as u8,
         };
-        slot.meta.store(meta.pack(), Ordering::Relaxed);
+        slot.meta.store(meta.pack() | shape, Ordering::Relaxed);
 
         self.next[ring] = seq + 1;
         t.rings[ring].next.0.store(seq + 1, Ordering::Release);
@@ -541,4 +542,18 @@ impl<P: Platform> Drop for Orchestrator<'_, '_, P> {
         while self.scope_end().is_ok() {}
         self.t.shared.orch_done.0.store(1, Ordering::Release);
     }
+}
+
+/// Writes what a task that is not plain ([`TaskSpec::is_plain`]) keeps in its slot beyond
+/// a plain one's (its blocks and lanes to finish, its lanes' kernels), and returns its
+/// meta word's shape bits ([`Meta::shape_bits`]).
+#[cold]
+#[inline(never)]
+fn shape_of(slot: &TaskSlot, spec: &TaskSpec<'_>) -> u64 {
+    slot.shape(spec.class.lanes() as u32, spec.blocks);
+    if let Some([k1, k2]) = spec.aiv_kernels {
+        slot.aiv_kernels[0].store(k1.0, Ordering::Relaxed);
+        slot.aiv_kernels[1].store(k2.0, Ordering::Relaxed);
+    }
+    Meta::shape_bits(spec.blocks > 1, spec.sync_start, spec.aiv_kernels.is_some())
 }

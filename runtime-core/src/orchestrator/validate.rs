@@ -61,6 +61,42 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         if self.served & 1 << spec.class.index() == 0 {
             return Err(SubmitError::NoCoreForClass { class: spec.class });
         }
+        if spec.class != WorkerClass::Dummy && !self.p.has_kernel(spec.kernel) {
+            return Err(SubmitError::UnknownKernel {
+                kernel: spec.kernel,
+            });
+        }
+        if !spec.is_plain() {
+            self.validate_shape(spec)?;
+        }
+        for &dep in spec.deps {
+            if dep.epoch() != cfg.epoch {
+                return Err(SubmitError::StaleDependency {
+                    dep,
+                    epoch: cfg.epoch,
+                });
+            }
+            if dep.ring() >= cfg.rings {
+                return Err(SubmitError::ForeignDependency {
+                    dep,
+                    rings: cfg.rings,
+                });
+            }
+            let next = self.next[dep.ring() as usize];
+            if dep.seq().0 >= next {
+                return Err(SubmitError::NotYetSubmitted { dep, next });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<P: Platform> Orchestrator<'_, '_, P> {
+    /// Checks the blocks, sync start and lane kernels of `spec`, a task that has some.
+    #[cold]
+    #[inline(never)]
+    fn validate_shape(&self, spec: &TaskSpec<'_>) -> Result<(), SubmitError> {
+        let cfg = &self.t.cfg;
         if spec.blocks != 1 {
             let max = class_cores(cfg, spec.class);
             if spec.blocks == 0 || spec.blocks > max {
@@ -81,35 +117,12 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 });
             }
         }
-        if spec.class != WorkerClass::Dummy && !self.p.has_kernel(spec.kernel) {
-            return Err(SubmitError::UnknownKernel {
-                kernel: spec.kernel,
-            });
-        }
         if let Some(aiv) = spec.aiv_kernels {
             if spec.class != WorkerClass::Mix {
                 return Err(SubmitError::LaneKernelsNotMix { class: spec.class });
             }
             if let Some(&kernel) = aiv.iter().find(|&&k| !self.p.has_kernel(k)) {
                 return Err(SubmitError::UnknownKernel { kernel });
-            }
-        }
-        for &dep in spec.deps {
-            if dep.epoch() != cfg.epoch {
-                return Err(SubmitError::StaleDependency {
-                    dep,
-                    epoch: cfg.epoch,
-                });
-            }
-            if dep.ring() >= cfg.rings {
-                return Err(SubmitError::ForeignDependency {
-                    dep,
-                    rings: cfg.rings,
-                });
-            }
-            let next = self.next[dep.ring() as usize];
-            if dep.seq().0 >= next {
-                return Err(SubmitError::NotYetSubmitted { dep, next });
             }
         }
         Ok(())

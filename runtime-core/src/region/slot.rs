@@ -71,19 +71,27 @@ pub(crate) struct TaskSlot {
 
 impl TaskSlot {
     /// Starts a new tenant (the orchestrator, once the slot is free): `PENDING`, held
-    /// `holds` times, waiting for the wiring hold only, no consumers, `blocks` blocks of
-    /// `lanes` lanes each to finish. The tenant is not visible until [`TaskSlot::publish`].
+    /// `holds` times, waiting for the wiring hold only, no consumers, `lanes` lanes to
+    /// finish (of its one block: a task of several says so next, [`TaskSlot::shape`]). The
+    /// tenant is not visible until [`TaskSlot::publish`].
     #[inline]
-    pub(crate) fn begin(&self, holds: u32, lanes: u32, blocks: u16) {
+    pub(crate) fn begin(&self, holds: u32, lanes: u32) {
         self.holds.store(holds, Ordering::Relaxed);
         self.pending.store(1, Ordering::Relaxed);
         self.fanout.store(EDGE_EMPTY, Ordering::Relaxed);
+        self.lanes_left.store(lanes, Ordering::Relaxed);
+        self.failed.store(0, Ordering::Relaxed);
+        self.state.store(state::PENDING, Ordering::Relaxed);
+    }
+
+    /// A new tenant of `blocks` blocks of `lanes` lanes each (after [`TaskSlot::begin`],
+    /// before [`TaskSlot::publish`]): its lanes to finish and its blocks' word.
+    #[inline]
+    pub(crate) fn shape(&self, lanes: u32, blocks: u16) {
         self.lanes_left
             .store(lanes * blocks as u32, Ordering::Relaxed);
         self.blocks
             .store(Blocks::first(blocks).pack(), Ordering::Relaxed);
-        self.failed.store(0, Ordering::Relaxed);
-        self.state.store(state::PENDING, Ordering::Relaxed);
     }
 
     /// Publishes tenant `seq` (Release): a scheduler that reads this sequence number sees
@@ -175,9 +183,7 @@ impl Meta {
     pub(crate) fn pack(self) -> u64 {
         ((self.kernel.0 as u64) << 32)
             | ((self.class as u64) << 16)
-            | ((self.spmd as u64) << 23)
-            | ((self.sync as u64) << 22)
-            | ((self.per_lane as u64) << 21)
+            | Self::shape_bits(self.spmd, self.sync, self.per_lane)
             | ((self.ntensors as u64) << 24)
             | ((self.nargs as u64) << 8)
             | self.pinned as u64
@@ -194,6 +200,12 @@ impl Meta {
             Some(_) => Ok(Self::unpack(word)),
             None => Err(class),
         }
+    }
+
+    /// The bits of a task's meta word that say how it is shaped: several blocks, sync
+    /// start, kernels per lane (OR-ed into a plain task's [`Meta::pack`]).
+    pub(crate) fn shape_bits(spmd: bool, sync: bool, per_lane: bool) -> u64 {
+        (spmd as u64) << 23 | (sync as u64) << 22 | (per_lane as u64) << 21
     }
 
     /// Whether the task of constants `word` has several SPMD blocks (what

@@ -42,15 +42,14 @@ pub(crate) struct Inflight {
     /// The task's slot, derived once at dispatch and carried to its completion.
     pub(crate) slot: SlotIndex,
     pub(crate) token: Token,
-    /// Whether the task has other lanes, and whose.
+    /// Whether the task has other lanes, and whose; and the lane's block.
     pub(crate) share: Share,
-    /// The lane's SPMD block (its record, for a task of several).
-    pub(crate) block: u16,
 }
 
-/// How a lane's FIN counts for its task (one byte: a lane is copied on every poll).
+/// How a lane's FIN counts for its task, and the lane's SPMD block, in one word (a lane is
+/// copied on every poll): `[block:16][flags:16]`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct Share(u8);
+pub(crate) struct Share(u32);
 
 impl Share {
     /// The task's only lane: its FIN finishes the task.
@@ -63,10 +62,22 @@ impl Share {
     /// a deferred entry of their own.
     pub(crate) const BLOCKS: Share = Share(3);
 
+    /// The same share for a lane of block `block`.
+    #[inline(always)]
+    pub(crate) fn of_block(self, block: u16) -> Share {
+        Share(self.0 & 0xffff | u32::from(block) << 16)
+    }
+
+    /// The lane's block (0 for a task of one block).
+    #[inline(always)]
+    pub(crate) fn block(self) -> u16 {
+        (self.0 >> 16) as u16
+    }
+
     /// The task has other lanes: its `lanes_left` counts this one down.
     #[inline(always)]
     pub(crate) fn several(self) -> bool {
-        self.0 != 0
+        self.0 & 0xffff != 0
     }
 
     /// The task has several blocks.
@@ -361,7 +372,6 @@ mod tests {
             slot: SlotIndex::at(n as usize),
             token: Token::new(n as u32),
             share: Share::ALONE,
-            block: 0,
         };
         let first = LocalCore(0);
         t.occupy(first, f(1));

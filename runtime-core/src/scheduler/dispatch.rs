@@ -271,13 +271,12 @@ impl<'r, P: Platform> Scheduler<'r, '_, P> {
                 slot: g,
                 token,
                 share: if b.count > 1 {
-                    Share::BLOCKS
+                    Share::BLOCKS.of_block(b.next)
                 } else if lanes > 1 {
                     Share::CLUSTER
                 } else {
                     Share::ALONE
                 },
-                block: b.next,
             },
         );
         self.dispatched += 1;

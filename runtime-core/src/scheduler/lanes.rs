@@ -177,11 +177,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             // does for it, without its bookkeeping (and inlined into the poll).
             self.cores.retire_running(i);
             if self.tasks_level {
-                self.stamp_kernel(g, core, lane);
-                if lane.share.spmd() {
-                    // Each block's record has its own FIN.
-                    self.stamp_fin(g, lane, false);
-                }
+                self.stamp_lane(g, core, lane);
             }
             // Only the last lane's FIN is the task's: the funnel stamps it.
             if lane.share.several() && slot.lanes_left.fetch_sub(1, Ordering::AcqRel) != 1 {
@@ -346,13 +342,24 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         true
     }
 
+    /// Stamps a lane retired on the common path in its block's record: its kernel times,
+    /// and, for a block of a task of several, its FIN (each block's record has its own).
+    /// Inlined: out of line, the call costs the `Tasks` level more than it saves `Off`.
+    #[inline(always)]
+    fn stamp_lane(&self, g: SlotIndex, core: CoreId, lane: Inflight) {
+        self.stamp_kernel(g, core, lane);
+        if lane.share.spmd() {
+            self.stamp_fin(g, lane, false);
+        }
+    }
+
     /// Records a retired lane's kernel times in its block's record (its task's, for a task
     /// of one block), if it keeps one and the platform reports them. A block's lanes are all
     /// on one cluster, so one scheduler stamps each record.
     #[inline(always)]
     fn stamp_kernel(&self, g: SlotIndex, core: CoreId, lane: Inflight) {
         if let Some((start, end)) = self.p.lane_times(core, lane.token)
-            && let Some(r) = self.t.record_block(self.t.slot(g), lane.block)
+            && let Some(r) = self.t.record_block(self.t.slot(g), lane.share.block())
         {
             r.stamp_kernel(start, end);
         }
@@ -362,7 +369,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     /// stamp if `deferred`: it registered conditions, which may all hold already). The lap
     /// clock may predate the kernel's end: the reader raises the FIN stamp to it.
     fn stamp_fin(&self, g: SlotIndex, lane: Inflight, deferred: bool) {
-        if let Some(r) = self.t.record_block(self.t.slot(g), lane.block) {
+        if let Some(r) = self.t.record_block(self.t.slot(g), lane.share.block()) {
             r.stamp_fin(self.by.now, deferred);
         }
     }

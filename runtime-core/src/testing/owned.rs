@@ -29,7 +29,7 @@ pub(crate) fn unmeasured<'a>(t: &Tables<'a>) -> Finisher<'a> {
 pub(crate) fn plant(t: &Tables<'_>, seq: u64, class: WorkerClass) -> TaskId {
     let id = TaskId::new(t.cfg.epoch, 0, Seq(seq));
     let slot = t.slot(t.gslot(id));
-    slot.begin(1, class.lanes() as u32, 1);
+    slot.begin(1, class.lanes() as u32);
     slot.cell.store(NO_CELL, Ordering::Relaxed);
     // Wired already: the caller decides who makes it ready or finishes it.
     slot.pending.store(0, Ordering::Relaxed);
