@@ -4,7 +4,9 @@
 //! contiguous share of a buffer, a one-block consumer summing that buffer, and a MIX task of
 //! two blocks; `spmd_c/kernels.c` reads each execution's block and count. The kernels add
 //! rather than store and fold in the block and count they were told, so the `--expect`
-//! golden files hold only if every block ran exactly once with its own index.
+//! golden files hold only if every block ran exactly once with its own index. A task of more
+//! blocks than the vector cores fails the run with the runtime's sentence for the status and
+//! the launcher's line naming the limit and `--clusters`.
 
 mod npu_util;
 
@@ -186,6 +188,23 @@ fn assert_checked(o: &Output, dir: &Path, blocks: usize) {
     assert_eq!(i64::from_le_bytes(s[..8].try_into().unwrap()), sum, "{all}");
 }
 
+/// The run failed, saying the status the orchestration passed on, the vector cores' limit
+/// and the flag that raises it.
+fn assert_refused(o: &Output) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{}", text(o));
+    let aiv = 2 * CLUSTERS;
+    for needle in [
+        "returned -29".to_owned(),
+        "more SPMD blocks than its class has cores".to_owned(),
+        format!("this run has {CLUSTERS} clusters"),
+        format!("1 to {aiv} blocks if AIV"),
+        "raise --clusters".to_owned(),
+    ] {
+        assert!(err.contains(&needle), "says {needle:?}: {err}");
+    }
+}
+
 #[test]
 fn each_block_runs_once_on_its_share_on_the_simulator() {
     let (o, dir) = on_sim("sim", 4);
@@ -202,4 +221,16 @@ fn zero_blocks_run_as_one_on_the_simulator() {
 fn each_block_runs_once_on_its_share_on_the_fake_npu() {
     let (o, dir) = on_npu("npu", 4);
     assert_checked(&o, &dir, 4);
+}
+
+#[test]
+fn more_blocks_than_vector_cores_fail_the_simulated_run_naming_the_limit() {
+    let (o, _) = on_sim("sim-wide", 5);
+    assert_refused(&o);
+}
+
+#[test]
+fn more_blocks_than_vector_cores_fail_the_npu_run_naming_the_limit() {
+    let (o, _) = on_npu("npu-wide", 5);
+    assert_refused(&o);
 }
