@@ -4,9 +4,10 @@
 //! contiguous share of a buffer, a one-block consumer summing that buffer, and a MIX task of
 //! two blocks; `spmd_c/kernels.c` reads each execution's block and count. The kernels add
 //! rather than store and fold in the block and count they were told, so the `--expect`
-//! golden files hold only if every block ran exactly once with its own index. A task of more
-//! blocks than the vector cores fails the run with the runtime's sentence for the status and
-//! the launcher's line naming the limit and `--clusters`.
+//! golden files hold only if every block ran exactly once with its own index; the consumer
+//! fails unless it is told block 0 of 1 (its core's slots likely held a block before). A
+//! task of more blocks than the vector cores fails the run with the runtime's sentence for
+//! the status and the launcher's line naming the limit and `--clusters`.
 
 mod npu_util;
 
