@@ -350,13 +350,15 @@ fn a_thread_count_the_configuration_does_not_ask_for_is_refused() {
 fn the_c_headers_lay_out_what_the_rust_types_do() {
     use core::mem::{offset_of, size_of};
     use pto_device_sys::abi::{PTO_AICPU_ABI, PTO_ORCH_CONFIG_ABI, PtoOrchConfig, PtoOrchOps};
-    use pto_device_sys::chip::layout::{Handshake, SLOT_ARGS, SLOT_CONDITIONS, Slot};
+    use pto_device_sys::chip::layout::{
+        Handshake, KERNEL_ABI_VERSION, SLOT_ARGS, SLOT_CONDITIONS, Slot,
+    };
     use pto_runtime_core::ffi::PtoTensor;
     unsafe extern "C" {
         fn pto_test_layout(out: *mut u64) -> u32;
     }
-    let mut c = [0u64; 32];
-    // SAFETY: writes fewer than 32 words.
+    let mut c = [0u64; 64];
+    // SAFETY: writes fewer than 64 words.
     let n = unsafe { pto_test_layout(c.as_mut_ptr()) } as usize;
     let rust = [
         size_of::<PtoOrchOps>(),
@@ -373,6 +375,9 @@ fn the_c_headers_lay_out_what_the_rust_types_do() {
         offset_of!(Slot, tensors),
         offset_of!(Slot, args),
         offset_of!(Slot, ncond),
+        offset_of!(Slot, shape),
+        offset_of!(Slot, block),
+        offset_of!(Slot, conditions),
         size_of::<PtoTensor>(),
         offset_of!(PtoTensor, shape),
         offset_of!(PtoTensor, strides),
@@ -389,6 +394,7 @@ fn the_c_headers_lay_out_what_the_rust_types_do() {
         offset_of!(PtoOrchConfig, task_window),
         offset_of!(PtoOrchConfig, heap_bytes),
         PTO_ORCH_CONFIG_ABI as usize,
+        KERNEL_ABI_VERSION as usize,
     ];
     let c: Vec<usize> = c[..n].iter().map(|&v| v as usize).collect();
     assert_eq!(

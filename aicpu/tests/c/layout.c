@@ -23,6 +23,9 @@ uint32_t pto_test_layout(uint64_t *out) {
     PUT(offsetof(PtoSlot, tensors));
     PUT(offsetof(PtoSlot, args));
     PUT(offsetof(PtoSlot, ncond));
+    PUT(offsetof(PtoSlot, shape));
+    PUT(offsetof(PtoSlot, block));
+    PUT(offsetof(PtoSlot, conditions));
     PUT(sizeof(PtoKernelTensor));
     PUT(offsetof(PtoKernelTensor, shape));
     PUT(offsetof(PtoKernelTensor, strides));
@@ -39,5 +42,6 @@ uint32_t pto_test_layout(uint64_t *out) {
     PUT(offsetof(PtoOrchConfig, task_window));
     PUT(offsetof(PtoOrchConfig, heap_bytes));
     PUT(PTO_ORCH_CONFIG_ABI);
+    PUT(PTO_KERNEL_ABI_VERSION);
     return n;
 }

@@ -12,6 +12,7 @@
 
 mod config;
 mod golden;
+mod returned;
 mod sim;
 mod spec;
 

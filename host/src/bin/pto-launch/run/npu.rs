@@ -2,10 +2,12 @@
 
 use std::path::PathBuf;
 
-use pto_host::npu::{Artifacts, NpuOptions, NpuSession, Timeouts};
+use pto_device_sys::abi::PtoAicpuCode;
+use pto_host::npu::{Artifacts, NpuError, NpuOptions, NpuSession, Timeouts};
 use pto_host::profile::{chrome_trace, write_trace};
-use pto_host::program_ranks::{ProgramRank, run_on_npu};
+use pto_host::program_ranks::{ProgramRank, ProgramRankError, run_on_npu};
 
+use super::returned::with_hint;
 use super::spec::{bad, spec, trace_path, write_outputs};
 use super::{RunArgs, RunResults};
 use crate::error::CliError;
@@ -90,12 +92,23 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
     let out = match alone_or_rank {
         Ok(spec) => {
             let mut session = NpuSession::open(opts).map_err(|e| bad(e.to_string()))?;
-            session.run(&spec).map_err(|e| bad(e.to_string()))?
+            let clusters = session.clusters();
+            session
+                .run(&spec)
+                .map_err(|e| bad(with_hint(e.to_string(), returned(&e), Some(clusters))))?
         }
         Err(r) => run_on_npu(r, opts, |w| {
             spec(a, records, Some(w)).map_err(|e| e.to_string())
         })
-        .map_err(|e| bad(format!("rank {}: {e}", r.rank)))?,
+        .map_err(|e| {
+            let code = match &e {
+                ProgramRankError::Npu(e) => returned(e),
+                _ => None,
+            };
+            // Each rank opens its own session: the clusters are known here only if given.
+            let clusters = Some(a.clusters).filter(|&c| c > 0);
+            bad(with_hint(format!("rank {}: {e}", r.rank), code, clusters))
+        })?,
     };
     let outputs = write_outputs(a, me, &out.buffers)?;
     let trace = match trace_path(a, me) {
@@ -117,4 +130,14 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
         golden: a.golden.check(me, &out.buffers)?,
         accesses: None,
     })
+}
+
+/// What the orchestration returned, if the device reports `e`'s run ended by its non-zero
+/// return.
+fn returned(e: &NpuError) -> Option<i32> {
+    let report = e.device_status()?.0;
+    if PtoAicpuCode::from_u32(report.code) != PtoAicpuCode::OrchestrationFailed {
+        return None;
+    }
+    i32::try_from(report.value as i64).ok()
 }

@@ -3,9 +3,10 @@
 //! one rank's run of a job whose windows are POSIX shared memory.
 
 use pto_host::profile::write_chrome_trace;
-use pto_host::program_ranks::{ProgramRank, run_on_sim};
-use pto_host::sim_backend::{SimBackendOptions, run as run_alone};
+use pto_host::program_ranks::{ProgramRank, ProgramRankError, run_on_sim};
+use pto_host::sim_backend::{SimBackendError, SimBackendOptions, run as run_alone};
 
+use super::returned::with_hint;
 use super::spec::{bad, spec, trace_path, write_outputs};
 use super::{AccessSummary, RunArgs, RunBackend, RunResults};
 use crate::error::CliError;
@@ -14,8 +15,9 @@ use crate::error::CliError;
 /// this process is one.
 pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliError> {
     let records = a.records();
+    let clusters = a.clusters.max(1);
     let opts = SimBackendOptions {
-        clusters: a.clusters.max(1) as u16,
+        clusters: clusters as u16,
         schedulers: a.schedulers,
         task_timeout_us: a.task_timeout_ms * 1000,
         submit_timeout_us: a.submit_timeout_ms * 1000,
@@ -25,12 +27,27 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
         ..SimBackendOptions::default()
     };
     let out = match rank {
-        None => run_alone(&spec(a, records, None)?, &opts)
-            .map_err(|e| bad(format!("simulator: {e}")))?,
+        None => run_alone(&spec(a, records, None)?, &opts).map_err(|e| {
+            bad(with_hint(
+                format!("simulator: {e}"),
+                returned(&e),
+                Some(clusters),
+            ))
+        })?,
         Some(r) => run_on_sim(r, opts, |w| {
             spec(a, records, Some(w)).map_err(|e| e.to_string())
         })
-        .map_err(|e| bad(format!("rank {}: simulator: {e}", r.rank)))?,
+        .map_err(|e| {
+            let code = match &e {
+                ProgramRankError::Sim(e) => returned(e),
+                _ => None,
+            };
+            bad(with_hint(
+                format!("rank {}: simulator: {e}", r.rank),
+                code,
+                Some(clusters),
+            ))
+        })?,
     };
     let me = rank.map(|r| r.rank);
     let outputs = write_outputs(a, me, &out.buffers)?;
@@ -52,4 +69,12 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
         golden: a.golden.check(me, &out.buffers)?,
         accesses: out.accesses.as_ref().map(AccessSummary::from),
     })
+}
+
+/// What the orchestration returned, if `e` is its non-zero return.
+fn returned(e: &SimBackendError) -> Option<i32> {
+    match e {
+        SimBackendError::Orchestration { code, .. } => Some(*code),
+        _ => None,
+    }
 }
