@@ -167,13 +167,15 @@ fn run_barriers(nodes: &[Node], seeds: &[u16], cfg: Config) -> pto_runtime_core:
         a[i].fetch_add(1, Ordering::SeqCst);
         let start = std::time::Instant::now();
         while a[i].load(Ordering::SeqCst) < all {
-            if start.elapsed() > std::time::Duration::from_secs(5) {
+            // Generous: a sanitizer's build on a loaded machine is slow, and a block that
+            // never started waits forever, not 30 s.
+            if start.elapsed() > std::time::Duration::from_secs(30) {
                 return Err(pto_sim::KernelError::new(
-                    1,
+                    16,
                     format!("task {i}: its blocks never met (sync start broken)"),
                 ));
             }
-            std::thread::yield_now();
+            std::thread::sleep(std::time::Duration::from_micros(50));
         }
         Ok(())
     });

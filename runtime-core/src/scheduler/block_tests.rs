@@ -431,3 +431,46 @@ fn each_block_keeps_a_record_of_its_own_core_and_times() {
         "ready once every block's FIN was seen"
     );
 }
+
+#[test]
+fn a_task_of_one_block_in_a_slot_a_task_of_several_held_before_runs_as_one_block() {
+    // A two-slot ring: the third task reuses the first one's slot, whose blocks word the
+    // task of two blocks left behind.
+    let cfg = Config {
+        rings: 1,
+        task_window: 2,
+        ..two_clusters(1)
+    };
+    let rig = Rig::new(cfg, 0);
+    let (t, p, mut o, mut s) = rig.start();
+    let spmd = o.submit(&aiv(&[]).blocks(2)).unwrap();
+    s.step();
+    for (core, token, _) in p.rung() {
+        p.fin(core.0, token.bits());
+    }
+    steps(&mut s, 2);
+    o.submit(&aiv(&[])).unwrap();
+    s.step();
+    for (core, token, _) in p.rung() {
+        p.fin(core.0, token.bits());
+    }
+    steps(&mut s, 2);
+    p.payloads();
+    let mix = o
+        .submit(&TaskSpec::new(KernelId(0), WorkerClass::Mix))
+        .unwrap();
+    assert_eq!(t.gslot(mix), t.gslot(spmd), "the same slot");
+    drop(o);
+    s.step();
+    let lanes = p.payloads();
+    assert_eq!(lanes.len(), 3, "all three lanes: {lanes:?}");
+    assert!(
+        lanes.iter().all(|l| l.0 == mix && l.2 == 0 && l.3 == 1),
+        "one block of one: {lanes:?}"
+    );
+    for (core, token, _) in p.rung() {
+        p.fin(core.0, token.bits());
+    }
+    assert_eq!(steps(&mut s, 3), Step::Done);
+    assert_eq!(t.finished(), 3);
+}

@@ -11,6 +11,7 @@
 
 use core::ops::Range;
 
+use crate::error::{FatalCause, FatalError};
 use crate::ids::{TaskId, WorkerClass};
 use crate::queues::ready_queue::Ready;
 use crate::region::slot::Blocks;
@@ -39,6 +40,13 @@ pub(crate) fn claim(
     free: u16,
 ) -> Claim {
     let slot = t.slot(g);
+    if b.next >= b.count {
+        // A queued task always has a block left: its blocks word was overwritten. Fail the
+        // run, naming the task, rather than lose it.
+        t.shared
+            .status
+            .fail(FatalError::new(FatalCause::CorruptSlot { class: class as u8 }).with_task(task));
+    }
     let end = b.next.saturating_add(free.max(1)).min(b.count);
     let mine = b.next.min(end)..end;
     if end < b.count {

@@ -149,7 +149,13 @@ impl<'r, P: Platform> Scheduler<'r, '_, P> {
                 self.sync_popped(WorkerClass::Mix, task, at);
                 return (progress, true);
             }
-            let b = Blocks::unpack(at.slot.blocks.load(Ordering::Relaxed));
+            // A task of one block has no blocks word of its own (the slot's is a former
+            // tenant's): only a task whose meta says spmd reads it.
+            let b = if at.spmd() {
+                Blocks::unpack(at.slot.blocks.load(Ordering::Relaxed))
+            } else {
+                ONE_BLOCK
+            };
             let free = (idle.len() - next) as u16;
             let claim = blocks::claim(&self.t, task, at.g, WorkerClass::Mix, b, free);
             for block in claim.mine {
