@@ -13,6 +13,7 @@ use crate::region::slot::{Meta, TaskSlot};
 use crate::region::tables::{SlotIndex, Tables};
 use crate::sync::Ordering;
 
+pub(crate) mod dtype;
 mod heap;
 mod record;
 mod scope;
