@@ -119,6 +119,16 @@ impl Dtype {
         }
     }
 
+    /// Whether a tensor of `elem`-byte elements may be of `dtype`: any size when it has
+    /// none, else its size (one table load, no branch: submit asks for every tensor).
+    #[inline(always)]
+    pub(crate) fn fits(dtype: Option<Dtype>, elem: u32) -> bool {
+        /// Bytes per element by code; 0 (untyped) fits any size.
+        const SIZES: [u8; 16] = [0, 4, 2, 2, 8, 1, 2, 4, 8, 1, 2, 4, 8, 0, 0, 0];
+        let size = SIZES[Dtype::code_of(dtype) as usize & 15] as u32;
+        (size == 0) | (size == elem)
+    }
+
     /// The code of an optional dtype: 0 for `None`.
     pub const fn code_of(dtype: Option<Dtype>) -> u8 {
         match dtype {
@@ -203,6 +213,16 @@ mod tests {
     fn sizes_are_the_element_widths() {
         let sizes = Dtype::ALL.map(Dtype::size);
         assert_eq!(sizes, [4, 2, 2, 8, 1, 2, 4, 8, 1, 2, 4, 8]);
+        for d in Dtype::ALL {
+            for elem in 0..=16 {
+                assert_eq!(
+                    Dtype::fits(Some(d), elem),
+                    d.size() == elem as usize,
+                    "{d} {elem}"
+                );
+            }
+        }
+        assert!(Dtype::fits(None, 3));
     }
 
     #[test]

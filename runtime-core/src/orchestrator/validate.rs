@@ -190,10 +190,7 @@ pub(super) fn footprint_inside(arg: &TensorArg) -> (Footprint, bool) {
 /// Whether `arg`'s dtype, if it has one, is as wide as its tile's elements.
 #[inline(always)]
 fn dtype_fits(arg: &TensorArg) -> bool {
-    match arg.dtype {
-        None => true,
-        Some(d) => d.size() as u64 == arg.tile.elem as u64,
-    }
+    crate::Dtype::fits(arg.dtype, arg.tile.elem)
 }
 
 /// Checks each tensor argument's tile: valid and inside its buffer.
