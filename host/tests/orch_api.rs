@@ -11,7 +11,9 @@
 
 mod orch_api_util;
 
-use orch_api_util::{Arg, Dtype, Run, assert_golden, f32s, i32s, i64s, scratch, text};
+use orch_api_util::{
+    Arg, Dtype, Run, assert_golden, f32s, i32s, i64s, orchestration_compiler, root, scratch, text,
+};
 
 /// Clusters of every run: 4 AIC and 8 AIV cores, so a task of 4 blocks fits either class.
 const CLUSTERS: u32 = 4;
@@ -41,6 +43,7 @@ fn vector_example_runs_views_and_runtime_allocated_outputs() {
         expect: vec![(2, f32s(&out))],
         dtype: "f32",
         clusters: CLUSTERS,
+        orchestration: None,
     };
     let o = run.launch(&scratch("vector"));
     assert_golden(&o, 1);
@@ -86,6 +89,7 @@ fn batched_gemm_orders_each_tiles_two_halves_through_strided_views() {
         expect: vec![(2, f32s(&c))],
         dtype: "f32",
         clusters: CLUSTERS,
+        orchestration: None,
     };
     let o = run.launch(&scratch("bgemm"));
     assert_golden(&o, 1);
@@ -167,6 +171,7 @@ fn paged_attention_runs_a_block_per_head_on_both_classes() {
         expect: vec![(5, f32s(&out))],
         dtype: "f32",
         clusters: CLUSTERS,
+        orchestration: None,
     };
     let o = run.launch(&scratch("paged-attention"));
     assert_golden(&o, 1);
@@ -227,6 +232,7 @@ fn a_mix_task_runs_a_kernel_per_lane_and_its_consumer_waits_for_every_lane() {
         expect: vec![(2, f32s(&y)), (3, f32s(&parts)), (4, f32s(&[total]))],
         dtype: "f32",
         clusters: CLUSTERS,
+        orchestration: None,
     };
     let o = run.launch(&scratch("mix"));
     assert_golden(&o, 3);
@@ -257,6 +263,7 @@ fn data_dependent(limit: i64, name: &str) -> (std::process::Output, i64) {
         expect: vec![(1, i64s(&[base + k * (k + 1) / 2, k]))],
         dtype: "i64",
         clusters: CLUSTERS,
+        orchestration: None,
     };
     (run.launch(&scratch(name)), k)
 }
@@ -281,4 +288,97 @@ fn rt_report_fatal_fails_the_run_with_its_message_and_code() {
         "{all}"
     );
     assert!(all.contains("returned 9"), "the code it gave: {all}");
+}
+
+/// The refusal orchestration (`host/tests/orch_api/refusals.cpp`) in `mode`: what it printed.
+fn refused(mode: i64) -> String {
+    let run = Run {
+        program: "vector",
+        kernels: &["add"],
+        buffers: vec![vec![0; 4 * 243]],
+        args: vec![Arg::Tensor(0, Dtype::F32, vec![3; 5]), Arg::Scalar(mode)],
+        expect: vec![],
+        dtype: "f32",
+        clusters: CLUSTERS,
+        orchestration: Some(root().join("host/tests/orch_api/refusals.cpp")),
+    };
+    let o = run.launch(&scratch(&format!("refused-{mode}")));
+    let all = text(&o);
+    assert!(!o.status.success(), "mode {mode} is refused: {all}");
+    assert!(all.contains("returned 5"), "PTO2_ERROR_INVALID_ARGS: {all}");
+    all
+}
+
+#[test]
+fn what_the_runtime_cannot_express_is_refused_at_run_time_saying_why() {
+    let says = [
+        "this runtime runs an AIC alone, an AIV alone, or all three lanes",
+        "a MANUAL scope: this runtime finds dependencies through tensors only",
+        "a view or reshape that did not fit its tensor",
+        "the runtime's tiles have 4 dimensions",
+        "get_ref past a submit's outputs",
+    ];
+    for (mode, sentence) in says.iter().enumerate() {
+        let all = refused(mode as i64);
+        assert!(
+            all.contains(sentence),
+            "mode {mode} says {sentence:?}: {all}"
+        );
+    }
+}
+
+#[test]
+fn explicit_dependencies_and_predicates_fail_to_compile_saying_why() {
+    let dir = scratch("compile");
+    for (call, sentence) in [
+        (
+            "a.set_dependencies(nullptr, 0u);",
+            "finds dependencies through tensors only",
+        ),
+        ("a.set_predicate(0);", "dispatches every task it is given"),
+        ("a.add_no_dep(t);", "tracks every tensor a task names"),
+    ] {
+        let src = dir.join("unmapped.cpp");
+        std::fs::write(
+            &src,
+            format!(
+                "#include \"pto_orchestration_api.h\"\n\
+                 extern \"C\" void aicpu_orchestration_entry(const ChipTaskArgs &args) {{\n\
+                 const ChipTensor &t = args.tensor(0).ref(); CoreTaskArgs a; {call}\n}}\n"
+            ),
+        )
+        .unwrap();
+        let o = orchestration_compiler(&["-fsyntax-only"])
+            .arg(&src)
+            .output()
+            .expect("the compiler runs");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{call} does not compile");
+        assert!(err.contains(sentence), "{call} says {sentence:?}: {err}");
+    }
+}
+
+#[test]
+fn an_argument_count_other_than_the_configs_is_refused() {
+    let shape = vec![8];
+    let run = Run {
+        program: "vector",
+        kernels: &["add", "scale", "mul"],
+        buffers: vec![vec![0; 32], vec![0; 32]],
+        args: vec![
+            Arg::Tensor(0, Dtype::F32, shape.clone()),
+            Arg::Tensor(1, Dtype::F32, shape),
+        ],
+        expect: vec![],
+        dtype: "f32",
+        clusters: CLUSTERS,
+        orchestration: None,
+    };
+    let o = run.launch(&scratch("count"));
+    let all = text(&o);
+    assert!(!o.status.success(), "{all}");
+    assert!(
+        all.contains("2 arguments (2 tensors, 0 scalars); aicpu_orchestration_config expects 3"),
+        "{all}"
+    );
 }

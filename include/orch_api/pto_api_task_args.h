@@ -48,7 +48,8 @@ private:
     bool require_sync_start_{false};
 };
 
-template <typename T>
+/* False, for any types: a static_assert on it fails only when its template is used. */
+template <typename... T>
 inline constexpr bool pto_api_unmapped = false;
 
 struct CoreTaskArgs {

@@ -1,6 +1,7 @@
 //! What the tests of the C++ runtime's orchestration API share: building a program of
 //! `examples/orch_api/<name>/` (its `orchestration.cpp` against `include/orch_api/`, each
-//! `kernels/<k>.cpp` with `include/kernel_api/pto_kernel_shim.c` into a shared object), the
+//! `kernels/<k>.cpp` with `include/kernel_api/pto_kernel_shim.c` into a shared object), or
+//! an orchestration of the tests' own (`host/tests/orch_api/`), the
 //! orchestration's argument words (`pto_api_entry.h`), and `pto-launch run` on the
 //! simulator with golden checks.
 #![allow(dead_code)]
@@ -81,18 +82,30 @@ pub fn source(program: &str) -> PathBuf {
 
 /// The program's orchestration as a shared object in `dir`.
 pub fn orchestration(program: &str, dir: &Path) -> PathBuf {
-    let out = dir.join("liborch.so");
-    run(compiler(true)
-        .args(CXX)
-        .args(["-shared", "-fPIC", "-I"])
+    orchestration_of(&source(program).join("orchestration.cpp"), dir)
+}
+
+/// The compiler's command for the orchestration source `src`, with `flags`.
+pub fn orchestration_compiler(flags: &[&str]) -> Command {
+    let mut cmd = compiler(true);
+    cmd.args(CXX)
+        .args(flags)
+        .arg("-I")
         .arg(root().join("include/orch_api"))
         .arg("-I")
         .arg(root().join("aicpu/include"))
         .arg("-I")
-        .arg(root().join("capi/include"))
+        .arg(root().join("capi/include"));
+    cmd
+}
+
+/// The orchestration source `src` as a shared object in `dir`.
+pub fn orchestration_of(src: &Path, dir: &Path) -> PathBuf {
+    let out = dir.join("liborch.so");
+    run(orchestration_compiler(&["-shared", "-fPIC"])
         .arg("-o")
         .arg(&out)
-        .arg(source(program).join("orchestration.cpp")));
+        .arg(src));
     out
 }
 
@@ -183,13 +196,18 @@ pub struct Run<'a> {
     pub dtype: &'a str,
     /// AICore clusters.
     pub clusters: u32,
+    /// An orchestration source instead of the program's.
+    pub orchestration: Option<PathBuf>,
 }
 
 impl Run<'_> {
     /// Builds the program in `dir` and runs it with `--check-accesses` (a task touching a
     /// tile another writes with no dependency between them fails the run).
     pub fn launch(&self, dir: &Path) -> Output {
-        let orch = orchestration(self.program, dir);
+        let orch = match &self.orchestration {
+            Some(src) => orchestration_of(src, dir),
+            None => orchestration(self.program, dir),
+        };
         let kernels: Vec<String> = self
             .kernels
             .iter()
