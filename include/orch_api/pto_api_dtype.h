@@ -6,7 +6,6 @@
 #define PTO_API_DTYPE_H
 
 #include <stdint.h>
-#include <string.h>
 
 #include <type_traits>
 
@@ -52,13 +51,14 @@ inline uint64_t get_element_size(DataType t) {
 }
 
 /* A value as a word: a floating-point value keeps its bits (zero-extended), an integer or
- * enum converts (a signed one sign-extends). */
+ * enum converts (a signed one sign-extends). The builtin copy needs no libc (kernels built
+ * freestanding reach these too). */
 template <typename T>
 inline uint64_t to_u64(T value) {
     static_assert(sizeof(T) <= 8, "to_u64: a value of at most 8 bytes");
     if constexpr (std::is_floating_point_v<T>) {
         uint64_t w = 0;
-        memcpy(&w, &value, sizeof(T));
+        __builtin_memcpy(&w, &value, sizeof(T));
         return w;
     } else if constexpr (std::is_enum_v<T>) {
         return static_cast<uint64_t>(static_cast<std::underlying_type_t<T>>(value));
@@ -73,7 +73,7 @@ inline T from_u64(uint64_t w) {
     static_assert(sizeof(T) <= 8, "from_u64: a value of at most 8 bytes");
     if constexpr (std::is_floating_point_v<T>) {
         T v;
-        memcpy(&v, &w, sizeof(T));
+        __builtin_memcpy(&v, &w, sizeof(T));
         return v;
     } else {
         return static_cast<T>(w);

@@ -3,12 +3,15 @@
 //! `kernels/<k>.cpp` with `include/kernel_api/pto_kernel_shim.c` into a shared object), or
 //! an orchestration of the tests' own (`host/tests/orch_api/`), the
 //! orchestration's argument words (`pto_api_entry.h`), and `pto-launch run` on the
-//! simulator with golden checks.
+//! simulator or the fake NPU (kernels then linked as images: no library, entry
+//! `pto_kernel_entry`), with golden checks.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
+
+pub mod programs;
 
 /// The target the tests run on.
 const TARGET: &str = if cfg!(target_arch = "aarch64") {
@@ -130,6 +133,51 @@ pub fn kernel(program: &str, name: &str, dir: &Path) -> PathBuf {
     out
 }
 
+/// Flags of every source of a kernel image for the fake NPU, which uploads its loadable
+/// segments alone: no position-independent code, jump tables or stack protector, nothing
+/// from libc.
+const NPU: [&str; 7] = [
+    "-O1",
+    "-fno-pic",
+    "-fno-tree-vectorize",
+    "-fno-jump-tables",
+    "-fno-stack-protector",
+    "-fno-asynchronous-unwind-tables",
+    "-ffreestanding",
+];
+
+/// The program's kernel `name` as an image for the fake NPU in `dir`: its object and the
+/// shim's linked at address 0, entry `pto_kernel_entry`.
+pub fn npu_kernel(program: &str, name: &str, dir: &Path) -> PathBuf {
+    let shim = dir.join("pto_kernel_shim.npu.o");
+    run(compiler(false)
+        .args(["-std=c11", "-c"])
+        .args(NPU)
+        .arg("-I")
+        .arg(root().join("device-sys/aicore"))
+        .arg("-o")
+        .arg(&shim)
+        .arg(root().join("include/kernel_api/pto_kernel_shim.c")));
+    let obj = dir.join(format!("{name}.npu.o"));
+    run(compiler(true)
+        .args(CXX)
+        .arg("-c")
+        .args(NPU)
+        .arg("-I")
+        .arg(root().join("include/kernel_api"))
+        .arg("-o")
+        .arg(&obj)
+        .arg(source(program).join(format!("kernels/{name}.cpp"))));
+    let out = dir.join(format!("{name}.elf"));
+    run(compiler(false)
+        .args(["-nostdlib", "-static", "-no-pie", "-Wl,-Ttext=0"])
+        .args(["-Wl,-e,pto_kernel_entry", "-Wl,--build-id=none", "-o"])
+        .arg(&out)
+        .arg(&obj)
+        .arg(&shim));
+    out
+}
+
 /// Element types, numbered as `DataType` (pto_api_dtype.h).
 #[derive(Clone, Copy)]
 pub enum Dtype {
@@ -201,25 +249,48 @@ pub struct Run<'a> {
 }
 
 impl Run<'_> {
-    /// Builds the program in `dir` and runs it with `--check-accesses` (a task touching a
-    /// tile another writes with no dependency between them fails the run).
+    /// Builds the program in `dir` and runs it on the simulator with `--check-accesses` (a
+    /// task touching a tile another writes with no dependency between them fails the run).
     pub fn launch(&self, dir: &Path) -> Output {
-        let orch = match &self.orchestration {
-            Some(src) => orchestration_of(src, dir),
-            None => orchestration(self.program, dir),
-        };
         let kernels: Vec<String> = self
             .kernels
             .iter()
             .map(|k| kernel(self.program, k, dir).display().to_string())
             .collect();
+        self.command(dir, &kernels)
+            .arg("--check-accesses")
+            .output()
+            .expect("pto-launch runs")
+    }
+
+    /// [`Run::launch`] on the fake NPU, with `flags` saying where its parts are (`--backend
+    /// npu ...`).
+    pub fn launch_npu(&self, dir: &Path, flags: &[String]) -> Output {
+        let kernels: Vec<String> = self
+            .kernels
+            .iter()
+            .map(|k| npu_kernel(self.program, k, dir).display().to_string())
+            .collect();
+        self.command(dir, &kernels)
+            .args(flags)
+            .output()
+            .expect("pto-launch runs")
+    }
+
+    /// `pto-launch run` of the orchestration (built in `dir`) with `kernels`, the buffers,
+    /// arguments and golden files.
+    fn command(&self, dir: &Path, kernels: &[String]) -> Command {
+        let orch = match &self.orchestration {
+            Some(src) => orchestration_of(src, dir),
+            None => orchestration(self.program, dir),
+        };
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_pto-launch"));
         cmd.arg("run")
             .arg("--orchestration")
             .arg(orch)
             .args(["--kernels", &kernels.join(",")])
             .args(["--clusters", &self.clusters.to_string()])
-            .args(["--dtype", self.dtype, "--check-accesses"])
+            .args(["--dtype", self.dtype])
             .arg("--output")
             .arg(dir);
         for (i, bytes) in self.buffers.iter().enumerate() {
@@ -235,7 +306,7 @@ impl Run<'_> {
             std::fs::write(&f, golden).unwrap();
             cmd.args(["--expect", &format!("{b}={}", f.display())]);
         }
-        cmd.output().expect("pto-launch runs")
+        cmd
     }
 }
 
