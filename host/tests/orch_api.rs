@@ -17,7 +17,9 @@ mod orch_api_util;
 use std::path::Path;
 
 use orch_api_util::programs::{self, CLUSTERS};
-use orch_api_util::{Arg, Dtype, Run, assert_golden, orchestration_compiler, root, scratch, text};
+use orch_api_util::{
+    Arg, Dtype, Run, assert_golden, f32s, orchestration_compiler, root, scratch, text,
+};
 
 #[test]
 fn vector_example_runs_views_and_runtime_allocated_outputs() {
@@ -89,7 +91,7 @@ fn refused(mode: i64) -> String {
         expect: vec![],
         dtype: "f32",
         clusters: CLUSTERS,
-        orchestration: Some(root().join("host/tests/orch_api/refusals.cpp")),
+        orchestration: Some((root().join("host/tests/orch_api/refusals.cpp"), &[])),
     };
     let o = run.launch(&scratch(&format!("refused-{mode}")));
     let all = text(&o);
@@ -145,6 +147,28 @@ fn explicit_dependencies_and_predicates_fail_to_compile_saying_why() {
         assert!(!o.status.success(), "{call} does not compile");
         assert!(err.contains(sentence), "{call} says {sentence:?}: {err}");
     }
+}
+
+#[test]
+fn a_named_entry_without_a_config_runs_when_the_build_names_it() {
+    let (x, y) = ([1.5f32, -2.0, 4.0, 8.0], [0.5f32, 2.0, -1.0, 0.25]);
+    let sum: Vec<f32> = x.iter().zip(&y).map(|(a, b)| a + b).collect();
+    let run = Run {
+        program: "vector",
+        kernels: &["add"],
+        buffers: vec![f32s(&x), f32s(&y), vec![0; 16]],
+        args: (0..3)
+            .map(|b| Arg::Tensor(b, Dtype::F32, vec![4]))
+            .collect(),
+        expect: vec![(2, f32s(&sum))],
+        dtype: "f32",
+        clusters: CLUSTERS,
+        orchestration: Some((
+            root().join("host/tests/orch_api/named_entry.cpp"),
+            &["-DPTO_ORCHESTRATION_ENTRY=build_sum"],
+        )),
+    };
+    assert_golden(&run.launch(&scratch("named")), 1);
 }
 
 #[test]

@@ -85,7 +85,7 @@ pub fn source(program: &str) -> PathBuf {
 
 /// The program's orchestration as a shared object in `dir`.
 pub fn orchestration(program: &str, dir: &Path) -> PathBuf {
-    orchestration_of(&source(program).join("orchestration.cpp"), dir)
+    orchestration_of(&source(program).join("orchestration.cpp"), &[], dir)
 }
 
 /// The compiler's command for the orchestration source `src`, with `flags`.
@@ -102,10 +102,11 @@ pub fn orchestration_compiler(flags: &[&str]) -> Command {
     cmd
 }
 
-/// The orchestration source `src` as a shared object in `dir`.
-pub fn orchestration_of(src: &Path, dir: &Path) -> PathBuf {
+/// The orchestration source `src` as a shared object in `dir`, built with `flags` too.
+pub fn orchestration_of(src: &Path, flags: &[&str], dir: &Path) -> PathBuf {
     let out = dir.join("liborch.so");
     run(orchestration_compiler(&["-shared", "-fPIC"])
+        .args(flags)
         .arg("-o")
         .arg(&out)
         .arg(src));
@@ -244,8 +245,8 @@ pub struct Run<'a> {
     pub dtype: &'a str,
     /// AICore clusters.
     pub clusters: u32,
-    /// An orchestration source instead of the program's.
-    pub orchestration: Option<PathBuf>,
+    /// An orchestration source instead of the program's, and its compiler flags.
+    pub orchestration: Option<(PathBuf, &'a [&'a str])>,
 }
 
 impl Run<'_> {
@@ -281,7 +282,7 @@ impl Run<'_> {
     /// arguments and golden files.
     fn command(&self, dir: &Path, kernels: &[String]) -> Command {
         let orch = match &self.orchestration {
-            Some(src) => orchestration_of(src, dir),
+            Some((src, flags)) => orchestration_of(src, flags, dir),
             None => orchestration(self.program, dir),
         };
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_pto-launch"));
