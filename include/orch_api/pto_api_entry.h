@@ -13,6 +13,9 @@
 #ifndef PTO_API_ENTRY_H
 #define PTO_API_ENTRY_H
 
+#include "pto_api_scope.h"
+#include "pto_api_task_args.h"
+
 #ifndef PTO_ORCHESTRATION_ENTRY
 #define PTO_ORCHESTRATION_ENTRY aicpu_orchestration_entry
 #endif

@@ -1,9 +1,13 @@
 /* Submitting a task: its lanes' kernels as one of the runtime's classes, its
  * TensorCreateInfo outputs allocated from ring 0's output heap (and filled when they have an
- * initial value), its tensors as tiles, its blocks and sync start. Included by
- * pto_api_runtime.h. */
+ * initial value), its tensors as tiles, its blocks and sync start. */
 #ifndef PTO_API_SUBMIT_H
 #define PTO_API_SUBMIT_H
+
+#include <string.h>
+
+#include "pto_api_task_args.h"
+#include "pto_api_tile.h"
 
 enum { PTO_API_AIC = 0, PTO_API_AIV = 1, PTO_API_MIX = 2, PTO_API_DUMMY = 3 };
 

@@ -1,9 +1,12 @@
 /* A ChipTensor as the runtime's tile (PtoTensorArg): the buffer it belongs to (what the
  * runtime orders tasks by), the view's first element, element size, shapes and strides.
  * The runtime's tiles have 4 dimensions; a fifth is folded away when one dimension is 1 or
- * two neighbours are contiguous, and refused otherwise. Included by pto_api_runtime.h. */
+ * two neighbours are contiguous, and refused otherwise. */
 #ifndef PTO_API_TILE_H
 #define PTO_API_TILE_H
+
+#include "pto_api_log.h"
+#include "pto_api_tensor.h"
 
 /* `t` as a tile of `access` (0 read, 1 written, 2 both) in `out`; false (the run fatal,
  * saying why) if it is none. */
