@@ -134,4 +134,24 @@ inline TaskOutputTensors rt_submit_dummy_task(const CoreTaskArgs &a) {
     return pto_api_submit(nullptr, a, __FUNCTION__);
 }
 
+/* Outputs allocated without a kernel to run: a dummy task owns them, so they live until
+ * its scope ends, like any task's outputs. */
+inline TaskOutputTensors alloc_tensors(const CoreTaskArgs &a) {
+    return pto_api_submit(nullptr, a, __FUNCTION__);
+}
+
+inline TaskOutputTensors alloc_tensors(const TensorCreateInfo infos[], uint32_t count) {
+    CoreTaskArgs a;
+    for (uint32_t i = 0; i < count; i++) a.add_output(infos[i]);
+    return pto_api_submit(nullptr, a, __FUNCTION__);
+}
+
+template <typename... Ts, typename = std::enable_if_t<
+                              (sizeof...(Ts) > 0 && (std::is_same_v<Ts, TensorCreateInfo> && ...))>>
+inline TaskOutputTensors alloc_tensors(const Ts &...infos) {
+    CoreTaskArgs a;
+    a.add_output(infos...);
+    return pto_api_submit(nullptr, a, __FUNCTION__);
+}
+
 #endif

@@ -102,6 +102,10 @@ struct CoreTaskArgs {
         for (int i = 0; i < n; i++) push_scalar(vs[i]);
     }
 
+    /* A hint that the task may be staged before its producers finish: ignored (correct,
+     * only later). */
+    void set_allow_early_resolve(bool = true) {}
+
     template <typename... Ts>
     void add_no_dep(const Ts &...) {
         static_assert(pto_api_unmapped<Ts...>,

@@ -21,6 +21,8 @@
 #define PTO_API_DTYPE_UNKNOWN 12
 
 #ifdef __cplusplus
+#include <algorithm> /* orchestrations of the C++ runtime use std::min/max without it */
+
 #include "pto_api_dtype.h"
 #define PTO_API_DTYPE DataType
 constexpr int MAX_TENSOR_DIMS = PTO_API_MAX_DIMS;
