@@ -5,8 +5,8 @@
 //! `examples/orch_api/` vector (views, runtime-allocated outputs, nested scopes), bgemm
 //! (reshape, strided views, a tile written then accumulated), paged_attention (SPMD blocks
 //! on both classes, one per head), mix (a kernel per lane of a MIX task, sync start), and
-//! data_dependent (get_tensor_data steering how many tasks follow, set_tensor_data, a dummy
-//! task, rt_report_fatal). A missing dependency, a wrong block or sub-block index changes
+//! data_dependent (get_tensor_data steering how many tasks follow, set_tensor_data,
+//! alloc_tensors, a dummy task, rt_report_fatal). A missing dependency, a wrong block or sub-block index changes
 //! the outputs, and the access check names tasks that touch a tile without an order. The
 //! same programs but paged attention (its softmax calls libm's expf, and a kernel image has
 //! no library) run on the fake NPU through `libpto_aicpu.so` too.
@@ -64,8 +64,8 @@ fn a_value_a_kernel_computed_steers_how_many_tasks_follow() {
     let (o, k) = data_dependent(100, "data-dependent");
     assert_golden(&o, 1);
     assert_eq!(k, 21, "the count is neither 0 nor every element");
-    // count, the dummy, k bumps, store.
-    let finished = format!("finished {} tasks", k + 3);
+    // count, alloc_tensors' dummy, k bumps, the fence, store.
+    let finished = format!("finished {} tasks", k + 4);
     assert!(text(&o).contains(&finished), "{}", text(&o));
 }
 

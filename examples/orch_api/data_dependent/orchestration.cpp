@@ -3,8 +3,9 @@
 // limit, base. Kernels: 0 count (AIV), 1 bump (AIV), 2 store (AIV).
 //   c = how many x[i] >= threshold             count, into a runtime-allocated word
 //   k = get_tensor_data(c)                     waits for count
-//   acc: a word from a dummy task (initial value -1), then set_tensor_data(acc, base)
+//   acc: a word from alloc_tensors (initial value -1), then set_tensor_data(acc, base)
 //   k tasks bump: acc += i + 1 (i = 0 .. k-1)  a chain through acc
+//   a dummy task on acc                        runs on no core, ordered in the chain
 //   out = {acc, c}                             store
 // A count past `limit` is refused with rt_report_fatal before anything else is submitted.
 #include "pto_orchestration_api.h"
@@ -43,9 +44,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
 
     TensorCreateInfo acc_ci(one, 1, DataType::INT64);
     acc_ci.set_initial_value(int64_t(-1));
-    CoreTaskArgs made;
-    made.add_output(acc_ci);
-    TaskOutputTensors held = rt_submit_dummy_task(made);
+    TaskOutputTensors held = alloc_tensors(acc_ci);
     const ChipTensor &acc = held.get_ref(0);
     if (get_tensor_data<int64_t>(acc, 1, first) != -1) {
         rt_report_fatal(PTO2_ERROR_EXPLICIT_ORCH_FATAL, "the initial value was not written");
@@ -59,6 +58,10 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         bump.add_scalar(i + 1);
         rt_submit_aiv_task(BUMP, bump);
     }
+
+    CoreTaskArgs fence;
+    fence.add_inout(acc);
+    rt_submit_dummy_task(fence);
 
     CoreTaskArgs store;
     store.add_input(acc, c);
