@@ -48,7 +48,9 @@ __attribute__((format(printf, 3, 4))) inline void pto_api_fail(int32_t code, con
     va_start(ap, fmt);
     pto_api_vlog("FATAL", func, fmt, ap);
     va_end(ap);
-    if (pto_api_state.fatal == 0) pto_api_state.fatal = code ? code : PTO2_ERROR_EXPLICIT_ORCH_FATAL;
+    if (pto_api_state.fatal == 0) {
+        pto_api_state.fatal = code ? code : PTO2_ERROR_EXPLICIT_ORCH_FATAL;
+    }
 }
 
 inline bool rt_is_fatal() { return pto_api_state.fatal != 0; }

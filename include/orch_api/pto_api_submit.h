@@ -56,7 +56,9 @@ inline bool pto_api_create(const TensorCreateInfo &ci, ChipTensor *out, const ch
     if (ci.has_initial_value) {
         uint64_t elem = get_element_size(ci.dtype);
         uint8_t *p = reinterpret_cast<uint8_t *>(uintptr_t(t.buffer.addr));
-        for (uint64_t at = 0; at < t.buffer.size; at += elem) memcpy(p + at, &ci.initial_value, elem);
+        for (uint64_t at = 0; at < t.buffer.size; at += elem) {
+            memcpy(p + at, &ci.initial_value, elem);
+        }
         PtoTensorArg whole;
         if (!pto_api_tile(t, 1, &whole, func)) return false;
         if (!pto_api_ok(ops->wrote(ops->ctx, &whole), func, "publishing an initial value")) {

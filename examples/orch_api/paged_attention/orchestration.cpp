@@ -35,7 +35,8 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         int32_t len = get_tensor_data<int32_t>(context_lens, 1, idx);
         if (len <= 0) continue;
         if (uint32_t(len) > max_pages * page_size) {
-            rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "sequence %u: %d tokens past its pages", b, len);
+            rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "sequence %u: %d tokens past its pages", b,
+                            len);
             return;
         }
         PTO2_SCOPE() {
