@@ -16,7 +16,7 @@
 
 #include "pto_runtime.h"
 
-#define PTO_AICPU_ABI 3u
+#define PTO_AICPU_ABI 4u
 
 typedef struct PtoOrchOps {
     uint32_t abi; /* PTO_AICPU_ABI */

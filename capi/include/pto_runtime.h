@@ -78,6 +78,56 @@ typedef enum PtoStatus {
   PTO_ERR_LANE_KERNELS_NOT_MIX = -33,
 } PtoStatus;
 
+// The type of a tensor's elements, named as on a command line (`f16`, `bf16`, `i32`, ...).
+// Its discriminant is the code C and kernels see (`PTO_DTYPE_*`); 0 means untyped.
+//
+//
+// ```
+// use pto_runtime_core::Dtype;
+//
+// let d: Dtype = "bf16".parse()?;
+// assert_eq!((d, d.size(), d.code()), (Dtype::Bf16, 2, 3));
+// assert_eq!(Dtype::from_code(3), Some(d));
+// # Ok::<(), pto_runtime_core::UnknownDtype>(())
+// ```
+enum PtoDtype
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint8_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // IEEE 754 binary32.
+  PTO_DTYPE_F32 = 1,
+  // IEEE 754 binary16.
+  PTO_DTYPE_F16 = 2,
+  // bfloat16: binary32's exponent, 8 bits of significand.
+  PTO_DTYPE_BF16 = 3,
+  // IEEE 754 binary64.
+  PTO_DTYPE_F64 = 4,
+  // Signed 8-bit integer.
+  PTO_DTYPE_I8 = 5,
+  // Signed 16-bit integer.
+  PTO_DTYPE_I16 = 6,
+  // Signed 32-bit integer.
+  PTO_DTYPE_I32 = 7,
+  // Signed 64-bit integer.
+  PTO_DTYPE_I64 = 8,
+  // Unsigned 8-bit integer.
+  PTO_DTYPE_U8 = 9,
+  // Unsigned 16-bit integer.
+  PTO_DTYPE_U16 = 10,
+  // Unsigned 32-bit integer.
+  PTO_DTYPE_U32 = 11,
+  // Unsigned 64-bit integer.
+  PTO_DTYPE_U64 = 12,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum PtoDtype PtoDtype;
+#else
+typedef uint8_t PtoDtype;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // A core's status word (the chip's 32-bit `COND` register): the token in bits 0..31, FIN in
 // bit 31 (clear: ACK). Zero means nothing was ever reported (token 0 is never issued).
 typedef struct StatusWord StatusWord;
@@ -154,23 +204,37 @@ typedef struct PTO_ALIGNED(64) PtoOrchestrator {
   uint64_t opaque[192];
 } PtoOrchestrator;
 
-// A tensor argument as a kernel receives it on the chip (the C view of
-// `pto_runtime_core::KernelTensor`; 64 bytes).
+// A tensor argument as a kernel receives it (the C view of
+// `pto_runtime_core::KernelTensor`; 128 bytes, kernel ABI 4). Element `(k0, .., k[rank-1])`
+// lies at `base + elem * sum(k_i * strides[i])`, and `base` is `start_offset` elements into
+// the buffer.
 typedef struct PtoTensor {
   // Device address of element `(0, .., 0)`.
   uint64_t base;
+  // The first byte of the buffer the tile lies in.
+  uint64_t buffer;
+  // The buffer's bytes.
+  uint64_t buffer_len;
+  // Where the tile starts in the buffer, in elements.
+  uint64_t start_offset;
   // Bytes per element.
   uint32_t elem;
-  // Dimensions in use.
+  // Dimensions in use (1 to 5).
   uint8_t rank;
   // 0: read, 1: written, 2: read then written.
   uint8_t access;
+  // The elements' type (`PTO_DTYPE_*`), or 0: the task did not say.
+  uint8_t dtype;
   // Zero.
-  uint16_t reserved;
-  // Elements along each dimension.
-  uint32_t shape[4];
+  uint8_t reserved;
+  // Elements along each dimension, outermost first.
+  uint32_t shape[5];
+  // Zero.
+  uint32_t reserved2;
   // Distance in elements between neighbours along each dimension.
-  uint64_t strides[4];
+  uint64_t strides[5];
+  // Zero (room to grow).
+  uint64_t tail[3];
 } PtoTensor;
 
 // One lane's payload, as `write_payload` gets it.
@@ -259,16 +323,20 @@ typedef struct PtoTensorArg {
   uint64_t base;
   // Bytes per element.
   uint32_t elem;
-  // Dimensions in use (1 to 4).
+  // Dimensions in use (1 to 5).
   uint8_t rank;
   // 0: read, 1: written, 2: read then written.
   uint8_t access;
+  // The elements' type (`PTO_DTYPE_*`), or 0: untyped. A type's size must be `elem`.
+  uint8_t dtype;
   // Zero.
-  uint16_t reserved;
+  uint8_t reserved;
   // Elements along each dimension, outermost first (unused ones 1).
-  uint32_t shape[4];
+  uint32_t shape[5];
+  // Zero.
+  uint32_t reserved2;
   // Distance in elements between neighbours along each dimension.
-  uint64_t strides[4];
+  uint64_t strides[5];
 } PtoTensorArg;
 
 // A task to submit.

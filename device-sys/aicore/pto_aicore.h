@@ -69,16 +69,23 @@ typedef struct {
     uint64_t tail[2];
 } PtoSlot;
 
-/* A tensor argument as the kernel receives it (pto_runtime_core::ffi::PtoTensor): element
- * (k0, .., k[rank-1]) lies at base + elem * sum(k_i * strides[i]). */
+/* A tensor argument as the kernel receives it (pto_runtime_core::ffi::PtoTensor, 128
+ * bytes): element (k0, .., k[rank-1]) lies at base + elem * sum(k_i * strides[i]), and base
+ * is start_offset elements into the buffer [buffer, buffer + buffer_len). */
 typedef struct {
-    uint64_t base;
-    uint32_t elem;     /* bytes per element */
-    uint8_t rank;      /* dimensions in use, 1 to 4 */
-    uint8_t access;    /* 0: read, 1: written, 2: read then written */
-    uint16_t reserved;
-    uint32_t shape[4]; /* elements per dimension, outermost first */
-    uint64_t strides[4];
+    uint64_t base;         /* the tile's element (0, .., 0) */
+    uint64_t buffer;       /* the first byte of the buffer the tile lies in */
+    uint64_t buffer_len;   /* the buffer's bytes */
+    uint64_t start_offset; /* where the tile starts in the buffer, in elements */
+    uint32_t elem;         /* bytes per element */
+    uint8_t rank;          /* dimensions in use, 1 to 5 */
+    uint8_t access;        /* 0: read, 1: written, 2: read then written */
+    uint8_t dtype;         /* PTO_DTYPE_* of pto_runtime.h, or 0: the task did not say */
+    uint8_t reserved;
+    uint32_t shape[5]; /* elements per dimension, outermost first */
+    uint32_t reserved2;
+    uint64_t strides[5];
+    uint64_t tail[3];
 } PtoKernelTensor;
 
 #ifdef __cplusplus
@@ -95,7 +102,11 @@ PTO_STATIC_ASSERT(sizeof(PtoSlot) == 640, "payload slot: 640 bytes");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, fail_code) == 48, "slot fail_code");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, ntensors) == 52, "slot ntensors");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, tensors) == 56, "slot tensors");
-PTO_STATIC_ASSERT(sizeof(PtoKernelTensor) == 64, "tensor descriptor: 64 bytes");
+PTO_STATIC_ASSERT(sizeof(PtoKernelTensor) == 128, "tensor descriptor: 128 bytes");
+PTO_STATIC_ASSERT(offsetof(PtoKernelTensor, elem) == 32, "descriptor elem");
+PTO_STATIC_ASSERT(offsetof(PtoKernelTensor, dtype) == 38, "descriptor dtype");
+PTO_STATIC_ASSERT(offsetof(PtoKernelTensor, shape) == 40, "descriptor shape");
+PTO_STATIC_ASSERT(offsetof(PtoKernelTensor, strides) == 64, "descriptor strides");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, args) == 64, "slot args");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, ncond) == 448, "slot ncond");
 PTO_STATIC_ASSERT(offsetof(PtoSlot, block) == 452, "slot block");
@@ -108,7 +119,7 @@ typedef void (*PtoKernel)(PTO_GM int64_t *args);
 
 /* The version of this kernel ABI: the slot and descriptor layouts above and the calls below
  * (device-sys/src/chip/layout.rs: KERNEL_ABI_VERSION). */
-#define PTO_KERNEL_ABI_VERSION 3u
+#define PTO_KERNEL_ABI_VERSION 4u
 
 #if !defined(__CCE_AICORE__)
 /* Every kernel built for the simulator carries the ABI version it was built against, so a
@@ -147,8 +158,9 @@ static inline uint32_t pto_kernel_ntensors(PTO_GM int64_t *args) {
     return pto_kernel_slot(args)->ntensors;
 }
 
-/* The running task's tensor argument `i` (address, element size, shape, strides, access),
- * or NULL past the last one or when the run gave no descriptor area. */
+/* The running task's tensor argument `i` (address, buffer and offset, element size and
+ * type, shape, strides, access), or NULL past the last one or when the run gave no
+ * descriptor area. */
 static inline PTO_GM const PtoKernelTensor *pto_kernel_tensor(PTO_GM int64_t *args,
                                                                uint32_t i) {
     PTO_GM PtoSlot *slot = pto_kernel_slot(args);
@@ -161,7 +173,7 @@ static inline PTO_GM const PtoKernelTensor *pto_kernel_tensor(PTO_GM int64_t *ar
 /* Elements of tensor `t` (the product of its shape). */
 static inline uint64_t pto_tensor_elems(PTO_GM const PtoKernelTensor *t) {
     uint64_t n = 1;
-    for (uint32_t d = 0; d < t->rank && d < 4; d++) {
+    for (uint32_t d = 0; d < t->rank && d < 5; d++) {
         n *= t->shape[d];
     }
     return n;

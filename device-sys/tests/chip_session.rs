@@ -15,8 +15,8 @@ use pto_device_sys::raw::chip::{HandshakeRef, RegTable, SlotPair};
 use pto_device_sys::raw::memory::{EngineWords, WatchedMemory};
 use pto_runtime_core::ffi::PtoTensor;
 use pto_runtime_core::{
-    Buffer, CoreId, KernelId, KernelTensor, Payload, Platform, ResultWord, Stall, StatusWord,
-    TaskId, TensorArg, Tile, Token,
+    Buffer, CoreId, Dtype, KernelId, KernelTensor, Payload, Platform, ResultWord, Stall,
+    StatusWord, TaskId, TensorArg, Tile, Token,
 };
 
 /// Ticks per µs for the waits' bounds (a guess is enough: they only bound waits).
@@ -252,6 +252,17 @@ fn dispatch_status_result_and_exit_through_the_window() {
 
 /// A core opened with `coherence`, its slots given `per_slot` tensor descriptors each, and
 /// the platform over it (with a stall log).
+/// A 5-dimensional tile of 8-byte elements at `base`.
+fn five_dims(base: u64) -> Tile {
+    Tile {
+        base,
+        elem: 8,
+        rank: 5,
+        shape: [2, 1, 3, 1, 2],
+        strides: [48, 24, 8, 4, 1],
+    }
+}
+
 fn platform_with_tensors(
     c: &Core,
     coherence: Coherence,
@@ -292,7 +303,7 @@ fn tensors_reach_the_kernel_as_addresses_then_descriptors_in_both_coherence_mode
         let b = Buffer::new(0x4000, 1 << 12);
         let tensors = [
             KernelTensor::from(&TensorArg::input(b, Tile::contiguous(0x4000, 4, 16))),
-            KernelTensor::from(&TensorArg::output(b, Tile::block(0x4100, 8, 2, 3, 8))),
+            KernelTensor::from(&TensorArg::output(b, five_dims(0x4100)).typed(Dtype::I64)),
         ];
         for (t, parity) in [(Token::new(1), 1usize), (Token::new(2), 0)] {
             let payload = Payload {

@@ -333,6 +333,14 @@ pub fn resolve(given: &Capacities, so: &[u8]) -> Result<RunCapacities, OrchConfi
 }
 
 impl RunCapacities {
+    /// The platform's heap for a run of `rings` rings: each ring gets `heap_bytes` (the core
+    /// splits the platform's heap evenly, [`pto_runtime_core::Config::ring_heap`]).
+    pub fn heap_total(&self, rings: u8) -> u64 {
+        self.heap_bytes
+            .value
+            .saturating_mul(u64::from(rings.max(1)))
+    }
+
     /// `base` with these capacities (the heap is the platform's, not the config's).
     pub fn apply(&self, base: pto_runtime_core::Config) -> pto_runtime_core::Config {
         pto_runtime_core::Config {

@@ -290,3 +290,47 @@ fn pto_launch_on_the_fake_npu_runs_the_declared_program() {
     assert!(t.contains(&format!("finished {} tasks", DEPS + 2)), "{t}");
     assert_eq!(word(&out), -3);
 }
+
+#[test]
+fn heap_bytes_is_each_rings_own_heap_on_both_backends() {
+    let dir = scratch();
+    let so = dir.join("libheap.so");
+    orchestration_so(&root().join("host/tests/npu_c/heap.c"), &so);
+    let run = |bytes: u64, ring: u8, npu: bool| {
+        let kernel = if npu {
+            &programs().kernel_files[0]
+        } else {
+            &programs().sim_kernel_files[0]
+        };
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pto-launch"));
+        c.args(["run", "--orchestration"])
+            .arg(&so)
+            .arg("--kernels")
+            .arg(kernel)
+            .args(["--arg", &bytes.to_string(), "--arg", &ring.to_string()])
+            .args(["--heap-bytes", "4096"]);
+        if npu {
+            let k = kit();
+            c.args(["--backend", "npu", "--clusters", "1", "--aicpu-so"])
+                .arg(&k.artifacts.aicpu_so)
+                .arg("--dispatcher-so")
+                .arg(&k.artifacts.dispatcher_so)
+                .arg("--aicore-executor")
+                .arg(&k.artifacts.aicore_executor)
+                .arg("--cann-dir")
+                .arg(&k.cann)
+                .args(["--device-ticks-per-us", &ticks_per_us().to_string()]);
+        }
+        c.output().expect("pto-launch runs")
+    };
+    for npu in [false, true] {
+        for ring in [0, 3] {
+            let o = run(4096, ring, npu);
+            assert!(o.status.success(), "ring {ring} (npu {npu}): {}", text(&o));
+        }
+        let o = run(4097, 0, npu);
+        let err = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("--heap-bytes"), "the refusal names the flag: {err}");
+    }
+}

@@ -54,6 +54,7 @@ pub use observe::profile::{PHASES, Phase, PhaseCounters, ProfileLevel};
 pub use observe::record::TaskRecord;
 pub use observe::stall::Stall;
 pub use observe::stats::{LatencyHistogram, QueueCounters, QueueReport};
+pub use orchestrator::dtype::{Dtype, UnknownDtype};
 pub use orchestrator::tensor::{Access, MAX_RANK, Tile, TileError, overlaps, touches};
 pub use orchestrator::tensor_arg::{Buffer, KernelTensor, TensorArg, TensorCell};
 pub use orchestrator::{DepReason, Dependency, MAX_SCOPE_DEPTH, Orchestrator, TaskSpec};

@@ -3,7 +3,7 @@
 //! `bf16`, `f32`, integers ...).
 
 use half::{bf16, f16};
-use pto_runtime_core::{Access, KernelTensor, Tile};
+use pto_runtime_core::{Access, Buffer, Dtype, KernelTensor, Tile};
 
 use crate::element::Element;
 use crate::kernel_error::{KernelError, error_code};
@@ -52,6 +52,22 @@ impl<'a> TensorView<'a> {
     /// How the task uses it.
     pub fn access(&self) -> Access {
         self.arg.access
+    }
+
+    /// The buffer the tile lies in.
+    pub fn buffer(&self) -> Buffer {
+        self.arg.buffer
+    }
+
+    /// Where the tile starts in its buffer, in elements.
+    pub fn start_offset(&self) -> u64 {
+        self.arg.start_offset()
+    }
+
+    /// The elements' type, if the task gave it: reads and writes as another type are
+    /// refused (integers of one size excepted: an `i32` tensor reads as `u32`s).
+    pub fn dtype(&self) -> Option<Dtype> {
+        self.arg.dtype
     }
 
     /// The device address of element `(0, .., 0)`.
@@ -115,12 +131,14 @@ impl<'a> TensorView<'a> {
     /// # let _ = widen;
     /// ```
     pub fn read<T: Element>(&self) -> Result<Vec<T>, KernelError> {
+        self.check_dtype(T::DTYPE)?;
         self.gather(T::SIZE as u32, |m, at, out| m.read_elems(at, out))
     }
 
     /// Writes `data` (row-major, [`TensorView::len`] values of the tile's element size) to
     /// the elements.
     pub fn write<T: Element>(&self, data: &[T]) -> Result<(), KernelError> {
+        self.check_dtype(T::DTYPE)?;
         self.scatter(T::SIZE as u32, data, |m, at, d| m.write_elems(at, d))
     }
 
@@ -146,41 +164,49 @@ impl<'a> TensorView<'a> {
 
     /// Every element as an f32 (4-byte elements).
     pub fn read_f32s(&self) -> Result<Vec<f32>, KernelError> {
+        self.check_dtype(Dtype::F32)?;
         self.gather(4, |m, at, out| m.read_f32s(at, out))
     }
 
     /// Writes `data` (row-major, [`TensorView::len`] f32s) to the elements.
     pub fn write_f32s(&self, data: &[f32]) -> Result<(), KernelError> {
+        self.check_dtype(Dtype::F32)?;
         self.scatter(4, data, |m, at, d| m.write_f32s(at, d))
     }
 
     /// Every element as a u32 (4-byte elements).
     pub fn read_u32s(&self) -> Result<Vec<u32>, KernelError> {
+        self.check_dtype(Dtype::U32)?;
         self.gather(4, |m, at, out| m.read_u32s(at, out))
     }
 
     /// Writes `data` (row-major, [`TensorView::len`] u32s) to the elements.
     pub fn write_u32s(&self, data: &[u32]) -> Result<(), KernelError> {
+        self.check_dtype(Dtype::U32)?;
         self.scatter(4, data, |m, at, d| m.write_u32s(at, d))
     }
 
     /// Every element as a u64 (8-byte elements).
     pub fn read_u64s(&self) -> Result<Vec<u64>, KernelError> {
+        self.check_dtype(Dtype::U64)?;
         self.gather(8, |m, at, out| m.read_u64s(at, out))
     }
 
     /// Writes `data` (row-major, [`TensorView::len`] u64s) to the elements.
     pub fn write_u64s(&self, data: &[u64]) -> Result<(), KernelError> {
+        self.check_dtype(Dtype::U64)?;
         self.scatter(8, data, |m, at, d| m.write_u64s(at, d))
     }
 
     /// Every element as an f64 (8-byte elements).
     pub fn read_f64s(&self) -> Result<Vec<f64>, KernelError> {
+        self.check_dtype(Dtype::F64)?;
         self.gather(8, |m, at, out| m.read_f64s(at, out))
     }
 
     /// Writes `data` (row-major, [`TensorView::len`] f64s) to the elements.
     pub fn write_f64s(&self, data: &[f64]) -> Result<(), KernelError> {
+        self.check_dtype(Dtype::F64)?;
         self.scatter(8, data, |m, at, d| m.write_f64s(at, d))
     }
 
@@ -193,6 +219,19 @@ impl<'a> TensorView<'a> {
             error_code::BAD_TENSOR,
             format!("tensor argument {}: {what}", self.index),
         )
+    }
+
+    /// Refuses reading or writing the elements as `want` when the task said they are of
+    /// another type (integers of one size are interchangeable).
+    fn check_dtype(&self, want: Dtype) -> Result<(), KernelError> {
+        match self.arg.dtype {
+            Some(d)
+                if d != want && (d.is_float() || want.is_float() || d.size() != want.size()) =>
+            {
+                Err(self.error(format!("it holds {d}, read or written as {want}")))
+            }
+            _ => Ok(()),
+        }
     }
 
     fn check_elem(&self, bytes: u32) -> Result<(), KernelError> {

@@ -251,3 +251,75 @@ fn a_c_kernel_gets_16_tensors_and_32_scalar_arguments() {
         );
     }
 }
+
+#[test]
+fn a_c_kernel_reads_its_tensors_dtype_buffer_offset_and_five_dimensions() {
+    // The kernel copies tensor 0's descriptor fields into tensor 1 (u64s), then sums the
+    // elements of tensor 0 (a 5-dimensional i32 box) walking all five dimensions.
+    let so = build(
+        "describe",
+        "#include \"pto_aicore.h\"\n\
+         void pto_kernel_entry(int64_t *args) {\n\
+             const PtoKernelTensor *t = pto_kernel_tensor(args, 0);\n\
+             uint64_t *o = (uint64_t *)(uintptr_t)pto_kernel_tensor(args, 1)->base;\n\
+             o[0] = t->dtype; o[1] = t->buffer; o[2] = t->buffer_len; o[3] = t->start_offset;\n\
+             o[4] = t->rank; o[5] = t->elem; o[6] = pto_tensor_elems(t);\n\
+             for (int d = 0; d < 5; d++) { o[7 + d] = t->shape[d]; o[12 + d] = t->strides[d]; }\n\
+             const int32_t *x = (const int32_t *)(uintptr_t)t->base;\n\
+             int64_t sum = 0;\n\
+             for (uint32_t a = 0; a < t->shape[0]; a++)\n\
+             for (uint32_t b = 0; b < t->shape[1]; b++)\n\
+             for (uint32_t c = 0; c < t->shape[2]; c++)\n\
+             for (uint32_t d = 0; d < t->shape[3]; d++)\n\
+             for (uint32_t e = 0; e < t->shape[4]; e++)\n\
+                 sum += x[a * t->strides[0] + b * t->strides[1] + c * t->strides[2]\n\
+                          + d * t->strides[3] + e * t->strides[4]];\n\
+             o[17] = (uint64_t)sum;\n\
+         }\n",
+    );
+    let kernels =
+        KernelTable::new().with_c(KernelId(0), "describe", CKernel::open(&so, None).unwrap());
+    let opts = SimOptions {
+        host_addresses: true,
+        ..SimOptions::default()
+    };
+    // A 2x2x2x2x2 box of a 3x3x3x3x3 i32 array (element k holds k), from (1, 1, 1, 1, 1).
+    let strides = [81u64, 27, 9, 3, 1];
+    let start = strides.iter().sum::<u64>();
+    let out = pto_sim::run(Config::tiny(), kernels, opts, |o| {
+        let mem = o.platform().memory();
+        let x = mem.alloc_buffer(243 * 4, 64).unwrap();
+        let words: Vec<u32> = (0..243).collect();
+        mem.write_u32s(x.base, &words).unwrap();
+        let report = mem.alloc_buffer(18 * 8, 64).unwrap();
+        let tile = pto_runtime_core::Tile {
+            base: x.base + 4 * start,
+            elem: 4,
+            rank: 5,
+            shape: [2; 5],
+            strides,
+        };
+        let t = [
+            TensorArg::input(x, tile).typed(pto_runtime_core::Dtype::I32),
+            TensorArg::whole_output(report, 8),
+        ];
+        o.submit(&TaskSpec::new(KernelId(0), WorkerClass::Aiv).tensors(&t))
+            .unwrap();
+        (x, report)
+    })
+    .unwrap();
+    let (x, report) = out.value;
+    let mut v = [0u64; 18];
+    out.memory.read_u64s(report.base, &mut v).unwrap();
+    let want_sum: u64 = (0..32u64)
+        .map(|k| start + (0..5).map(|d| (k >> (4 - d) & 1) * strides[d]).sum::<u64>())
+        .sum();
+    assert_eq!(
+        v[..7],
+        [7, x.base, x.len, start, 5, 4, 32],
+        "dtype i32, buffer, offset in elements, rank, element size, elements"
+    );
+    assert_eq!(v[7..12], [2; 5]);
+    assert_eq!(v[12..17], strides);
+    assert_eq!(v[17], want_sum);
+}

@@ -27,6 +27,13 @@ uint32_t pto_test_layout(uint64_t *out) {
     PUT(offsetof(PtoSlot, block));
     PUT(offsetof(PtoSlot, conditions));
     PUT(sizeof(PtoKernelTensor));
+    PUT(offsetof(PtoKernelTensor, buffer));
+    PUT(offsetof(PtoKernelTensor, buffer_len));
+    PUT(offsetof(PtoKernelTensor, start_offset));
+    PUT(offsetof(PtoKernelTensor, elem));
+    PUT(offsetof(PtoKernelTensor, rank));
+    PUT(offsetof(PtoKernelTensor, access));
+    PUT(offsetof(PtoKernelTensor, dtype));
     PUT(offsetof(PtoKernelTensor, shape));
     PUT(offsetof(PtoKernelTensor, strides));
     PUT(sizeof(PtoHandshake));

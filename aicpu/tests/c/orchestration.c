@@ -17,7 +17,8 @@
 
 /* A rank-1 tile of n 8-byte words at `base`, in the buffer [buf, buf + len). */
 static PtoTensorArg words(uint64_t buf, uint64_t len, uint64_t base, uint32_t n, uint8_t access) {
-    PtoTensorArg t = {buf, len, base, 8, 1, access, 0, {n, 1, 1, 1}, {1, 0, 0, 0}};
+    PtoTensorArg t = {.buffer = buf, .buffer_len = len, .base = base, .elem = 8, .rank = 1,
+                      .access = access, .shape = {n, 1, 1, 1, 1}, .strides = {1}};
     return t;
 }
 
@@ -52,7 +53,8 @@ int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t na
         if (submit(ops, k_add, 0, add, 3, 0, 0) != 0) return -3;
         /* c_b read as a block of 8 rows of n/8 words: the kernel walks shape and strides. */
         PtoTensorArg sum[2] = {
-            {c, 8 * n, c, 8, 2, 0, 0, {8, (uint32_t)(n / 8), 1, 1}, {n / 8, 1, 0, 0}},
+            {.buffer = c, .buffer_len = 8 * n, .base = c, .elem = 8, .rank = 2,
+             .shape = {8, (uint32_t)(n / 8), 1, 1, 1}, .strides = {n / 8, 1}},
             words(sums, sums_len, sums + 8 * b, 1, 1)};
         if (submit(ops, k_sum, 1, sum, 2, 0, 0) != 0) return -4;
         if (ops->scope_end(ops->ctx) != 0) return -9;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use pto_device_sys::abi::{
     PTO_AICPU_ABI, PtoAicpuCode, PtoAicpuExecArgs, PtoAicpuInitArgs, PtoAicpuReport,
 };
-use pto_runtime_core::ffi::{PtoConfig, PtoRecord};
+use pto_runtime_core::ffi::{PtoConfig, PtoRecord, PtoTensor};
 use pto_runtime_core::{Config, ProfileLevel, RegionLayout};
 
 use super::chip::Chip;
@@ -195,7 +195,7 @@ impl Rig {
             data: words(((2 * n * blocks + blocks + n + 8) as usize).max(3 * EXAMPLE_N / 2)),
             kernels,
             heap: words(64 << 10),
-            descs: words(cores * 2 * cfg.max_tensors as usize * 8),
+            descs: words(cores * 2 * cfg.max_tensors as usize * size_of::<PtoTensor>() / 8),
             hang_flag: Box::new(0),
             watermark: Box::new(AtomicU64::new(0)),
             ran: Box::new(AtomicI64::new(0)),

@@ -22,8 +22,9 @@ pub use report::{PtoAicpuCode, PtoAicpuReport};
 /// arguments grew (tensor descriptors, watched words, engines, records), the report its
 /// records and stall summary, the operations `status_str`, the handshake `aicore_exited`.
 /// 3: a submitted task's SPMD blocks (`PtoTask::blocks`, in what was padding), the
-/// operations `settle` and `wrote`.
-pub const PTO_AICPU_ABI: u32 = 3;
+/// operations `settle` and `wrote`. 4: a tensor argument's dtype and fifth dimension
+/// (`PtoTensorArg`, 96 bytes).
+pub const PTO_AICPU_ABI: u32 = 4;
 
 /// What `pto_aicpu_init` is given: once per launch sequence (process and device).
 #[repr(C)]
@@ -99,7 +100,7 @@ pub struct PtoAicpuExecArgs {
     /// Its bytes.
     pub orch_so_len: u64,
     /// The tensor descriptor area (0: none, and kernels see their tensors' addresses
-    /// only): `2 * config.max_tensors` descriptors of 64 bytes per core, in core order,
+    /// only): `2 * config.max_tensors` descriptors of 128 bytes per core, in core order,
     /// 64-byte aligned. Kernels read them through `pto_kernel_tensor`.
     pub tensors: u64,
     /// Ranges of device memory (`{base, len}` pairs of u64) the deferred counters of

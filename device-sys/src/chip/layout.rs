@@ -47,7 +47,7 @@ pub const CORE_AIV: u32 = 1;
 /// The version of the kernel ABI (the slot and tensor descriptor layouts and the calls a
 /// kernel makes, `pto_aicore.h`'s `PTO_KERNEL_ABI_VERSION`). A kernel built for the
 /// simulator carries it as `pto_kernel_abi_version`; one with another version is refused.
-pub const KERNEL_ABI_VERSION: u32 = 3;
+pub const KERNEL_ABI_VERSION: u32 = 4;
 
 /// Deferred conditions a payload slot holds.
 pub const SLOT_CONDITIONS: usize = 7;
@@ -56,7 +56,7 @@ pub const SLOT_CONDITIONS: usize = 7;
 /// the most scalar arguments a task may have.
 pub const SLOT_ARGS: usize = 16 + MAX_ARGS as usize;
 /// Bytes of one tensor descriptor in a run's descriptor area.
-pub const TENSOR_DESC_BYTES: usize = 64;
+pub const TENSOR_DESC_BYTES: usize = 128;
 
 /// One core's handshake block in device memory (a cache line of its own).
 ///

@@ -375,23 +375,14 @@ pub struct SlotHead {
     pub block: u32,
 }
 
-/// Writes descriptor `t` to `d`, a field at a time.
+/// Writes descriptor `t` to `d`, whole (every field, reserved ones included, so nothing of
+/// a former tenant stays).
 ///
 /// # Safety
 /// `d` is aligned and valid for writes.
 unsafe fn write_desc(d: *mut PtoTensor, t: &PtoTensor) {
-    // SAFETY: fields of a valid descriptor (the caller's contract).
-    unsafe {
-        wr(&raw mut (*d).base, t.base);
-        wr(&raw mut (*d).elem, t.elem);
-        wr(&raw mut (*d).rank, t.rank);
-        wr(&raw mut (*d).access, t.access);
-        wr(&raw mut (*d).reserved, 0);
-        for k in 0..t.shape.len() {
-            wr(&raw mut (*d).shape[k], t.shape[k]);
-            wr(&raw mut (*d).strides[k], t.strides[k]);
-        }
-    }
+    // SAFETY: the caller's contract.
+    unsafe { wr(d, *t) }
 }
 
 use core::mem::size_of;

@@ -176,7 +176,7 @@ impl NpuSession {
         for (addr, image) in code.iter_mut().zip(&images) {
             *addr += image.entry;
         }
-        let mem = match self.alloc_run(spec, (&cfg, caps.heap_bytes.value), &code) {
+        let mem = match self.alloc_run(spec, (&cfg, caps.heap_total(cfg.rings)), &code) {
             Ok(m) => m,
             Err(e) => {
                 // Nothing was launched: the session stays usable.

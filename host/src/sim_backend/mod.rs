@@ -157,10 +157,10 @@ pub fn run(spec: &RunSpec, opts: &SimBackendOptions) -> Result<SimOutcome, SimBa
     spec.check().map_err(SimBackendError::Spec)?;
     let caps = resolve(&spec.capacities, &spec.orchestration)?;
     let cfg = config(spec, &caps, opts)?;
-    let heap_bytes = usize::try_from(caps.heap_bytes.value).map_err(|_| {
+    let heap_total = caps.heap_total(cfg.rings);
+    let heap_bytes = usize::try_from(heap_total).map_err(|_| {
         SimBackendError::Spec(format!(
-            "a heap of {} bytes does not fit this host's address space",
-            caps.heap_bytes.value
+            "a heap of {heap_total} bytes does not fit this host's address space"
         ))
     })?;
     let kernels = kernel_table(spec)?;

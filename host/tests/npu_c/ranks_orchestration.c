@@ -14,7 +14,8 @@
 #define DATA 128
 
 static PtoTensorArg words(uint64_t base, uint32_t n, uint8_t access) {
-    PtoTensorArg t = {base, 8ull * n, base, 8, 1, access, 0, {n, 1, 1, 1}, {1, 0, 0, 0}};
+    PtoTensorArg t = {.buffer = base, .buffer_len = 8ull * n, .base = base, .elem = 8,
+                      .rank = 1, .access = access, .shape = {n, 1, 1, 1, 1}, .strides = {1}};
     return t;
 }
 

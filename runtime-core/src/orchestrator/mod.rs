@@ -13,6 +13,7 @@ use crate::region::slot::{Meta, TaskSlot};
 use crate::region::tables::{SlotIndex, Tables};
 use crate::sync::Ordering;
 
+pub(crate) mod dtype;
 mod heap;
 mod record;
 mod scope;
@@ -184,11 +185,13 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             scopes: heapless::Vec::new(),
             heaps: {
                 let (base, len) = p.heap();
-                let share = len / t.cfg.rings.max(1) as u64;
-                core::array::from_fn(|r| RingHeap {
-                    base: base + r as u64 * share,
-                    len: share,
-                    ..RingHeap::default()
+                core::array::from_fn(|r| {
+                    let (base, len) = t.cfg.ring_heap(r as u8, base, len);
+                    RingHeap {
+                        base,
+                        len,
+                        ..RingHeap::default()
+                    }
                 })
             },
             served: validate::served_classes(&t.cfg),

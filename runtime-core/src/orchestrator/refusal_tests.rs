@@ -78,3 +78,27 @@ fn a_bad_tile_is_reported_before_the_checks_that_follow_the_tiles() {
     assert!(matches!(e, SubmitError::WindowFull { .. }), "{e:?}");
     assert_eq!(o.submitted(), 4);
 }
+
+#[test]
+fn a_tensor_whose_dtype_is_not_its_element_size_is_refused_naming_both() {
+    let rig = Rig::new(Config::tiny(), 100);
+    let mut o = rig.orchestrator();
+    let f16_of_4 = TensorArg::input(BUF, row(0)).typed(crate::Dtype::F16);
+    let e = o.submit(&aiv(&[]).tensors(&[f16_of_4])).unwrap_err();
+    assert_eq!(
+        e,
+        SubmitError::BadTensor {
+            index: 0,
+            error: TileError::DtypeSize {
+                dtype: crate::Dtype::F16,
+                elem: 4
+            }
+        }
+    );
+    assert!(
+        std::format!("{e}").contains("a tensor of f16 (2 bytes each) with 4-byte elements"),
+        "{e}"
+    );
+    let f32s = TensorArg::input(BUF, row(0)).typed(crate::Dtype::F32);
+    o.submit(&aiv(&[]).tensors(&[f32s])).unwrap();
+}

@@ -180,3 +180,31 @@ fn a_heap_only_a_scope_could_free_is_a_deadlock_error_at_once() {
     o.scope_end().unwrap();
     assert!(o.alloc(0, 100, 8).is_ok());
 }
+
+#[test]
+fn heap_shares_give_a_ring_what_its_weight_says() {
+    // The rig's 256-byte heap over two rings: evenly, 128 bytes each; weighted 3 to 1,
+    // 192 and 64; `[1, 0]`, all to ring 0 and none to ring 1. A ring's size is what a
+    // request too large for it reports.
+    let sizes = |shares: [u16; 4]| {
+        let cfg = Config {
+            rings: 2,
+            heap_shares: shares,
+            ..Config::tiny()
+        };
+        let rig = Rig::new(cfg, 100);
+        let mut o = rig.orchestrator();
+        [0, 1].map(|ring| match o.alloc(ring, 1 << 20, 1) {
+            Err(SubmitError::HeapTooSmall { heap, .. }) => heap,
+            other => panic!("{other:?}"),
+        })
+    };
+    assert_eq!(sizes([0; 4]), [128, 128]);
+    assert_eq!(sizes([3, 1, 0, 0]), [192, 64]);
+    assert_eq!(sizes([1, 0, 0, 0]), [256, 0]);
+    assert_eq!(
+        sizes([0, 0, 9, 9]),
+        [128, 128],
+        "rings past `rings` do not count"
+    );
+}

@@ -12,7 +12,7 @@
 use core::fmt;
 
 /// Most dimensions a tile has.
-pub const MAX_RANK: usize = 4;
+pub const MAX_RANK: usize = 5;
 
 /// How a task uses a tensor argument.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -77,6 +77,13 @@ pub enum TileError {
     },
     /// The tile's last byte lies past the end of the address space.
     TooLarge,
+    /// The tensor's dtype is not as wide as the tile's elements.
+    DtypeSize {
+        /// The dtype given.
+        dtype: crate::Dtype,
+        /// The tile's element size in bytes.
+        elem: u32,
+    },
     /// The tile's bytes `[first, end)` are not all inside its buffer `[base, base + len)`:
     /// the tile names the wrong buffer, or the buffer is too short.
     OutsideBuffer {
@@ -103,6 +110,12 @@ impl fmt::Display for TileError {
                 "dimension {dim} of a tile has 0 elements: a task touches at least one element"
             ),
             Self::TooLarge => write!(f, "a tile runs past the end of the address space"),
+            Self::DtypeSize { dtype, elem } => write!(
+                f,
+                "a tensor of {dtype} ({} bytes each) with {elem}-byte elements: give the tile \
+                 its dtype's element size",
+                dtype.size()
+            ),
             Self::OutsideBuffer {
                 first,
                 end,
@@ -127,8 +140,8 @@ impl Tile {
             base,
             elem,
             rank: 1,
-            shape: [len, 1, 1, 1],
-            strides: [1, 0, 0, 0],
+            shape: [len, 1, 1, 1, 1],
+            strides: [1, 0, 0, 0, 0],
         }
     }
 
@@ -138,8 +151,8 @@ impl Tile {
             base,
             elem,
             rank: 2,
-            shape: [rows, cols, 1, 1],
-            strides: [row_stride, 1, 0, 0],
+            shape: [rows, cols, 1, 1, 1],
+            strides: [row_stride, 1, 0, 0, 0],
         }
     }
 
@@ -164,6 +177,7 @@ impl Tile {
             1 => self.unrolled::<1>(),
             3 => self.unrolled::<3>(),
             4 => self.unrolled::<4>(),
+            5 => self.unrolled::<5>(),
             _ => None,
         }
     }
@@ -205,6 +219,7 @@ impl Tile {
         match self.rank {
             3 => self.unrolled_inside::<3>(lo, end),
             4 => self.unrolled_inside::<4>(lo, end),
+            5 => self.unrolled_inside::<5>(lo, end),
             _ => (Footprint::default(), false),
         }
     }
@@ -236,7 +251,7 @@ impl Tile {
         for d in (0..R).rev() {
             let (n, stride) = (self.shape[d] as u64, self.strides[d]);
             empty |= n == 0;
-            // Each term is below 2^96 when `n > 0` (4 of them cannot wrap); an empty
+            // Each term is below 2^96 when `n > 0` (5 of them cannot wrap); an empty
             // dimension's is refused by the caller.
             last = last.wrapping_add(n.wrapping_sub(1) as u128 * stride as u128);
             if n != 1 {

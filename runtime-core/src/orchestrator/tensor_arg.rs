@@ -7,6 +7,7 @@
 //! is a [`crate::SubmitError::BadTensor`], never a dependency silently dropped.
 #![forbid(unsafe_code)]
 
+use crate::orchestrator::dtype::Dtype;
 use crate::orchestrator::tensor::{Access, MAX_RANK, Tile};
 use crate::sync::{AtomicU64, Ordering};
 
@@ -46,14 +47,16 @@ impl Buffer {
 
 /// A tensor argument: a tile of a buffer, and how the task uses it. Tiles of different
 /// buffers never conflict; within a buffer, conflicts follow [`crate::overlaps`]. The kernel
-/// gets its task's tensor arguments in order (the simulator's `ctx.tensor(i)`).
+/// gets its task's tensor arguments in order (the simulator's `ctx.tensor(i)`), with their
+/// buffer and element type.
 ///
 /// ```
-/// use pto_runtime_core::{Buffer, TensorArg, Tile};
+/// use pto_runtime_core::{Buffer, Dtype, TensorArg, Tile};
 ///
 /// let x = Buffer::new(0x1000, 4096); // 1024 f32s
-/// let first_half = TensorArg::input(x, Tile::contiguous(x.base, 4, 512));
+/// let first_half = TensorArg::input(x, Tile::contiguous(x.base, 4, 512)).typed(Dtype::F32);
 /// assert!(first_half.access.reads() && !first_half.access.writes());
+/// assert_eq!(first_half.dtype, Some(Dtype::F32));
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct TensorArg {
@@ -63,6 +66,8 @@ pub struct TensorArg {
     pub tile: Tile,
     /// Read, written, or both.
     pub access: Access,
+    /// The elements' type, if given (its size must be the tile's element size).
+    pub dtype: Option<Dtype>,
 }
 
 impl TensorArg {
@@ -72,6 +77,7 @@ impl TensorArg {
             buffer,
             tile,
             access: Access::In,
+            dtype: None,
         }
     }
 
@@ -81,6 +87,7 @@ impl TensorArg {
             buffer,
             tile,
             access: Access::Out,
+            dtype: None,
         }
     }
 
@@ -90,6 +97,16 @@ impl TensorArg {
             buffer,
             tile,
             access: Access::InOut,
+            dtype: None,
+        }
+    }
+
+    /// The same argument, its elements of type `dtype` (checked at submit against the
+    /// tile's element size).
+    pub const fn typed(self, dtype: Dtype) -> Self {
+        TensorArg {
+            dtype: Some(dtype),
+            ..self
         }
     }
 
@@ -121,28 +138,48 @@ const fn whole(buffer: Buffer, elem: u32) -> Tile {
     Tile::contiguous(buffer.base, elem, n)
 }
 
-/// A tensor argument as a kernel receives it: the tile, and how the task uses it.
+/// A tensor argument as a kernel receives it: the tile, its buffer, its element type, and
+/// how the task uses it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct KernelTensor {
     /// The elements the task touches.
     pub tile: Tile,
+    /// The buffer the tile lies in.
+    pub buffer: Buffer,
     /// Read, written, or both.
     pub access: Access,
+    /// The elements' type, if the task gave it.
+    pub dtype: Option<Dtype>,
+}
+
+impl KernelTensor {
+    /// Where the tile starts in its buffer, in elements (rounded down when the tile does not
+    /// start a whole number of elements in).
+    pub const fn start_offset(&self) -> u64 {
+        let bytes = self.tile.base.saturating_sub(self.buffer.base);
+        match self.tile.elem {
+            0 => 0,
+            e => bytes / e as u64,
+        }
+    }
 }
 
 impl From<&TensorArg> for KernelTensor {
     fn from(a: &TensorArg) -> Self {
         KernelTensor {
             tile: a.tile,
+            buffer: a.buffer,
             access: a.access,
+            dtype: a.dtype,
         }
     }
 }
 
-/// Words of one [`TensorCell`]: one cache line.
-const WORDS: usize = 4 + MAX_RANK;
+/// Words of one [`TensorCell`]: base, meta, the buffer's base and length, three of shapes,
+/// then the strides (two cache lines).
+const WORDS: usize = 7 + MAX_RANK;
 
-/// One tensor argument in atomic words, on one cache line: how a task's arguments travel
+/// One tensor argument in atomic words, on two cache lines: how a task's arguments travel
 /// from the orchestrator to the scheduler that dispatches it, and on to a platform's core.
 /// Relaxed loads and stores: the task's publication orders them, as it does the scalar
 /// arguments.
@@ -168,17 +205,17 @@ impl TensorCell {
     /// Stores `a`.
     #[inline]
     pub fn store(&self, a: &KernelTensor) {
-        self.store_parts(&a.tile, a.access);
+        self.store_parts(&a.tile, &a.buffer, a.access, a.dtype);
     }
 
-    /// Stores the tile and access of `a` (its buffer is the tensor map's business).
+    /// Stores `a` as its kernel will receive it.
     #[inline]
     pub fn store_arg(&self, a: &TensorArg) {
-        self.store_parts(&a.tile, a.access);
+        self.store_parts(&a.tile, &a.buffer, a.access, a.dtype);
     }
 
     #[inline(always)]
-    fn store_parts(&self, t: &Tile, access: Access) {
+    fn store_parts(&self, t: &Tile, b: &Buffer, access: Access, dtype: Option<Dtype>) {
         let access = match access {
             Access::In => 0u64,
             Access::Out => 1,
@@ -187,18 +224,24 @@ impl TensorCell {
         let w = &self.words;
         w[0].store(t.base, Ordering::Relaxed);
         w[1].store(
-            t.elem as u64 | (t.rank as u64) << 32 | access << 40,
+            t.elem as u64
+                | (t.rank as u64) << 32
+                | access << 40
+                | (Dtype::code_of(dtype) as u64) << 48,
             Ordering::Relaxed,
         );
-        w[2].store(
+        w[2].store(b.base, Ordering::Relaxed);
+        w[3].store(b.len, Ordering::Relaxed);
+        w[4].store(
             t.shape[0] as u64 | (t.shape[1] as u64) << 32,
             Ordering::Relaxed,
         );
-        w[3].store(
+        w[5].store(
             t.shape[2] as u64 | (t.shape[3] as u64) << 32,
             Ordering::Relaxed,
         );
-        for (d, &s) in w[4..].iter().zip(&t.strides) {
+        w[6].store(t.shape[4] as u64, Ordering::Relaxed);
+        for (d, &s) in w[7..].iter().zip(&t.strides) {
             d.store(s, Ordering::Relaxed);
         }
     }
@@ -208,8 +251,8 @@ impl TensorCell {
     pub fn load(&self) -> KernelTensor {
         let w = &self.words;
         let meta = w[1].load(Ordering::Relaxed);
-        let s01 = w[2].load(Ordering::Relaxed);
-        let s23 = w[3].load(Ordering::Relaxed);
+        let s01 = w[4].load(Ordering::Relaxed);
+        let s23 = w[5].load(Ordering::Relaxed);
         KernelTensor {
             tile: Tile {
                 base: w[0].load(Ordering::Relaxed),
@@ -220,14 +263,17 @@ impl TensorCell {
                     (s01 >> 32) as u32,
                     s23 as u32,
                     (s23 >> 32) as u32,
+                    w[6].load(Ordering::Relaxed) as u32,
                 ],
-                strides: core::array::from_fn(|d| w[4 + d].load(Ordering::Relaxed)),
+                strides: core::array::from_fn(|d| w[7 + d].load(Ordering::Relaxed)),
             },
+            buffer: Buffer::new(w[2].load(Ordering::Relaxed), w[3].load(Ordering::Relaxed)),
             access: match (meta >> 40) as u8 {
                 1 => Access::Out,
                 2 => Access::InOut,
                 _ => Access::In,
             },
+            dtype: Dtype::from_code((meta >> 48) as u8),
         }
     }
 }
@@ -238,23 +284,30 @@ mod tests {
 
     #[test]
     fn a_cell_gives_back_what_it_was_given() {
-        assert_eq!(core::mem::size_of::<TensorCell>(), 64, "one cache line");
+        assert_eq!(core::mem::size_of::<TensorCell>(), 128, "two cache lines");
         let b = Buffer::new(0x4000, 1 << 16);
         let mut tile = Tile::block(0x4010, 4, 3, 5, 17);
-        tile.rank = 4;
-        tile.shape = [3, 5, 7, u32::MAX];
-        tile.strides = [1, u64::MAX, 3, 0];
+        tile.rank = 5;
+        tile.shape = [3, 5, 7, u32::MAX, 11];
+        tile.strides = [1, u64::MAX, 3, 0, 1 << 40];
         let cell = TensorCell::new();
         for a in [
             TensorArg::input(b, tile),
-            TensorArg::output(b, Tile::contiguous(0x4000, 8, 9)),
-            TensorArg::inout(Buffer::new(u64::MAX - 1, u64::MAX), tile),
+            TensorArg::output(b, Tile::contiguous(0x4000, 8, 9)).typed(Dtype::U64),
+            TensorArg::inout(Buffer::new(u64::MAX - 1, u64::MAX), tile).typed(Dtype::F32),
         ] {
             let k = KernelTensor::from(&a);
             cell.store(&k);
             assert_eq!(cell.load(), k);
-            assert_eq!((k.tile, k.access), (a.tile, a.access));
+            assert_eq!(
+                (k.tile, k.buffer, k.access, k.dtype),
+                (a.tile, a.buffer, a.access, a.dtype)
+            );
+            cell.store_arg(&a);
+            assert_eq!(cell.load(), k);
         }
+        let k = KernelTensor::from(&TensorArg::input(b, tile));
+        assert_eq!(k.start_offset(), 4, "16 bytes in, 4-byte elements");
     }
     #[test]
     fn buffers_hold_their_own_bytes_only() {

@@ -108,15 +108,43 @@ fn bad_tiles_are_typed_errors() {
     let mut t = Tile::contiguous(0, F32, 4);
     t.rank = 0;
     assert_eq!(t.bytes(), Err(TileError::Rank { rank: 0 }));
-    t.rank = 5;
-    assert_eq!(t.bytes(), Err(TileError::Rank { rank: 5 }));
+    t.rank = 6;
+    assert_eq!(t.bytes(), Err(TileError::Rank { rank: 6 }));
     let t = Tile::contiguous(0, 0, 4);
     assert_eq!(t.bytes(), Err(TileError::ZeroElement));
     let t = Tile::block(0, F32, 0, 4, 4);
     assert_eq!(t.bytes(), Err(TileError::EmptyDimension { dim: 0 }));
     let t = Tile::contiguous(u64::MAX - 8, F32, 4);
     assert_eq!(t.bytes(), Err(TileError::TooLarge));
-    assert!(std::format!("{}", TileError::Rank { rank: 9 }).contains("1 to 4"));
+    assert!(std::format!("{}", TileError::Rank { rank: 9 }).contains("1 to 5"));
+}
+
+#[test]
+fn a_five_dimensional_tile_spans_and_overlaps_by_all_its_dimensions() {
+    // A 2x2x2x2x3 box of a 4x4x4x4x8 f32 array, from index (1, 0, 2, 1, 4).
+    let strides = [512, 128, 32, 8, 1];
+    let box_at = |at: [u64; 5]| Tile {
+        base: 0x1000 + 4 * at.iter().zip(strides).map(|(i, s)| i * s).sum::<u64>(),
+        elem: F32,
+        rank: 5,
+        shape: [2, 2, 2, 2, 3],
+        strides,
+    };
+    let t = box_at([1, 0, 2, 1, 4]);
+    let last = 0x1000 + 4 * (512 * 2 + 128 + 32 * 3 + 8 * 2 + 6);
+    assert_eq!(t.bytes(), Ok((t.base, last + 4)));
+    assert!(!t.is_dense());
+    // Shifted along the fifth dimension only: 3 elements on, no element shared; 2 on, some.
+    assert!(!overlaps(&t, &box_at([1, 0, 2, 1, 7])));
+    assert!(overlaps(&t, &box_at([1, 0, 2, 1, 6])));
+    // Shifted along the first: disjoint although the byte ranges interleave.
+    assert!(!overlaps(&t, &box_at([3, 0, 2, 1, 4])));
+    let mut dense = Tile::contiguous(0, F32, 2);
+    dense.rank = 5;
+    dense.shape = [2, 3, 1, 4, 2];
+    dense.strides = [24, 8, 8, 2, 1];
+    assert!(dense.is_dense());
+    assert_eq!(dense.bytes(), Ok((0, 48 * 4)));
 }
 
 #[test]

@@ -177,12 +177,23 @@ fn class_cores(cfg: &Config, class: WorkerClass) -> u16 {
     }
 }
 
-/// The footprint of `arg`'s tile, and whether the tile is valid and inside its buffer (if
-/// not, the footprint means nothing; [`check_tiles`] says why).
+/// The footprint of `arg`'s tile, and whether the tile is valid, inside its buffer and of
+/// its dtype's element size (if not, the footprint means nothing; [`check_tiles`] says
+/// why).
 #[inline(always)]
 pub(super) fn footprint_inside(arg: &TensorArg) -> (Footprint, bool) {
     let b = &arg.buffer;
-    arg.tile.footprint_inside(b.base, b.end())
+    let (f, ok) = arg.tile.footprint_inside(b.base, b.end());
+    (f, ok & dtype_fits(arg))
+}
+
+/// Whether `arg`'s dtype, if it has one, is as wide as its tile's elements.
+#[inline(always)]
+fn dtype_fits(arg: &TensorArg) -> bool {
+    match arg.dtype {
+        None => true,
+        Some(d) => d.size() as u64 == arg.tile.elem as u64,
+    }
 }
 
 /// Checks each tensor argument's tile: valid and inside its buffer.
@@ -212,9 +223,13 @@ pub(super) fn tiles_first(tensors: &[TensorArg], error: SubmitError) -> SubmitEr
 #[inline(never)]
 fn refusal(index: usize, arg: &TensorArg) -> SubmitError {
     let b = arg.buffer;
-    let error = match arg.tile.footprint_error() {
-        Err(e) => e,
-        Ok(f) => TileError::OutsideBuffer {
+    let error = match (arg.tile.footprint_error(), arg.dtype) {
+        (Err(e), _) => e,
+        (Ok(_), Some(dtype)) if !dtype_fits(arg) => TileError::DtypeSize {
+            dtype,
+            elem: arg.tile.elem,
+        },
+        (Ok(f), _) => TileError::OutsideBuffer {
             first: f.lo,
             end: f.hi,
             base: b.base,

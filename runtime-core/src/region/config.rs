@@ -86,6 +86,10 @@ pub struct Config {
     pub deferred_timeout_us: u64,
     /// How schedulers learn of their cores' completions.
     pub completion: CompletionMode,
+    /// How the platform's output heap is shared among the rings: ring `r` gets
+    /// `heap * heap_shares[r] / sum` of the first `rings` shares, so `[1, 0, 0, 0]` gives
+    /// ring 0 all of it. All zero (the default): even shares.
+    pub heap_shares: [u16; MAX_RINGS as usize],
 }
 
 impl Default for Config {
@@ -111,6 +115,7 @@ impl Default for Config {
             deferred_poll_budget: 64,
             deferred_timeout_us: 10_000_000,
             completion: CompletionMode::Poll,
+            heap_shares: [0; MAX_RINGS as usize],
         }
     }
 }
@@ -173,6 +178,33 @@ impl Config {
             (core.0 - self.aic_cores) / 2
         };
         (cluster % self.schedulers.max(1) as u16) as u8
+    }
+
+    /// Ring `ring`'s part of a heap of `len` bytes from `base`: its first address and
+    /// bytes, as [`Config::heap_shares`] says (0 bytes for a ring past `rings`).
+    ///
+    /// ```
+    /// use pto_runtime_core::Config;
+    ///
+    /// let even = Config { rings: 2, ..Config::default() };
+    /// assert_eq!(even.ring_heap(1, 0x1000, 1000), (0x1000 + 500, 500));
+    /// let first = Config { rings: 2, heap_shares: [3, 1, 0, 0], ..Config::default() };
+    /// assert_eq!(first.ring_heap(0, 0x1000, 1000), (0x1000, 750));
+    /// assert_eq!(first.ring_heap(1, 0x1000, 1000), (0x1000 + 750, 250));
+    /// ```
+    pub fn ring_heap(&self, ring: u8, base: u64, len: u64) -> (u64, u64) {
+        let rings = (self.rings.min(MAX_RINGS)) as usize;
+        if ring as usize >= rings {
+            return (base, 0);
+        }
+        let shares = &self.heap_shares[..rings];
+        let even = shares.iter().all(|&w| w == 0);
+        let weight = |r: usize| if even { 1 } else { shares[r] as u128 };
+        let total: u128 = (0..rings).map(weight).sum();
+        // Below 2^64 * 2^16 * 4: no overflow in 128 bits.
+        let upto = |r: usize| ((0..r).map(weight).sum::<u128>() * len as u128 / total) as u64;
+        let (lo, hi) = (upto(ring as usize), upto(ring as usize + 1));
+        (base + lo, hi - lo)
     }
 
     /// log2 of the window.

@@ -251,8 +251,8 @@ mod tests {
         assert_eq!(runs(&block), [(0x1000, 0x1008), (0x1020, 0x1028)]);
         let column = Tile {
             rank: 1,
-            shape: [3, 1, 1, 1],
-            strides: [4, 0, 0, 0],
+            shape: [3, 1, 1, 1, 1],
+            strides: [4, 0, 0, 0, 0],
             ..Tile::contiguous(0x2000, 8, 1)
         };
         assert_eq!(

@@ -19,7 +19,14 @@ fn value(r: u32, c: u32) -> f32 {
 }
 
 fn view(map: &MemoryMap, tile: Tile, access: Access) -> TensorView<'_> {
-    TensorView::new(3, KernelTensor { tile, access }, map)
+    let buffer = pto_runtime_core::Buffer::new(0x4000, 1024);
+    let tensor = KernelTensor {
+        tile,
+        buffer,
+        access,
+        dtype: None,
+    };
+    TensorView::new(3, tensor, map)
 }
 
 #[test]
@@ -105,4 +112,39 @@ fn reading_or_writing_as_another_element_size_names_the_tensor() {
             .to_string()
             .contains("tensor argument 3"),
     );
+}
+
+#[test]
+fn a_typed_tensor_refuses_another_type_of_its_size_and_says_where_it_starts() {
+    let (map, base) = matrix();
+    let buffer = pto_runtime_core::Buffer::new(0x4000, 1024);
+    let typed = |dtype, elem| {
+        let tile = Tile::contiguous(base + 8, elem, 4);
+        let arg = KernelTensor {
+            tile,
+            buffer,
+            access: Access::InOut,
+            dtype: Some(dtype),
+        };
+        TensorView::new(1, arg, &map)
+    };
+    let bf = typed(Dtype::Bf16, 2);
+    assert_eq!(bf.dtype(), Some(Dtype::Bf16));
+    assert_eq!(bf.start_offset(), (base + 8 - 0x4000) / 2);
+    assert!(bf.read_bf16s().is_ok());
+    let e = bf.read_f16s().unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("tensor argument 1: it holds bf16, read or written as f16"),
+        "{e}"
+    );
+    assert!(
+        bf.write(&[0u16; 4]).is_err(),
+        "integers into a float tensor"
+    );
+    let ints = typed(Dtype::I32, 4);
+    assert!(ints.read_u32s().is_ok(), "integers of one size interchange");
+    assert!(ints.read::<i32>().is_ok());
+    assert!(ints.read_f32s().is_err(), "floats from an integer tensor");
+    assert!(typed(Dtype::F32, 4).read_f32s().is_ok());
 }
