@@ -2,11 +2,11 @@
 //! (`include/orch_api/`, `include/kernel_api/`, `docs/orchestration-api.md`), built with the
 //! host's C++ compiler and run through `pto-launch run` on the simulator with
 //! `--check-accesses`, each result checked against a golden value computed here:
-//! `examples/orch_api/` vector (views, runtime-allocated outputs, nested scopes), bgemm
+//! `examples/orch_api/` vector (views, a 5-D reshape, runtime-allocated outputs, scopes), bgemm
 //! (reshape, strided views, a tile written then accumulated), paged_attention (SPMD blocks
 //! on both classes, one per head), mix (a kernel per lane of a MIX task, sync start), and
 //! data_dependent (get_tensor_data steering how many tasks follow, set_tensor_data,
-//! alloc_tensors, a dummy task, rt_report_fatal). A missing dependency, a wrong block or sub-block index changes
+//! alloc_tensors, a dummy task, rt_report_fatal, a kernel checking its tensor's dtype). A missing dependency, a wrong block or sub-block index changes
 //! the outputs, and the access check names tasks that touch a tile without an order. The
 //! same programs but paged attention (its softmax calls libm's expf, and a kernel image has
 //! no library) run on the fake NPU through `libpto_aicpu.so` too.
@@ -106,7 +106,7 @@ fn what_the_runtime_cannot_express_is_refused_at_run_time_saying_why() {
         "this runtime runs an AIC alone, an AIV alone, or all three lanes",
         "a MANUAL scope: this runtime finds dependencies through tensors only",
         "a view or reshape that did not fit its tensor",
-        "the runtime's tiles have 4 dimensions",
+        "a TensorCreateInfo of 1 dimensions and 0 bytes",
         "get_ref past a submit's outputs",
     ];
     for (mode, sentence) in says.iter().enumerate() {

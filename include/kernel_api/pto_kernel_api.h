@@ -8,8 +8,8 @@
  * pto_kernel_shim.c (C) into each kernel: its pto_kernel_entry, what the runtime calls,
  * translates the runtime's arguments and calls kernel_entry. C++17.
  *
- * Until the kernel ABI carries them, a kernel's tensor is its tile alone (buffer.addr is the
- * view's first element, start_offset 0) and its dtype is DataType::DATA_TYPE_NUM (unknown). */
+ * A tensor's dtype is the orchestration's, or DataType::DATA_TYPE_NUM (unknown) when the
+ * task did not say (a C orchestration's untyped tile). */
 #ifndef PTO_KERNEL_API_H
 #define PTO_KERNEL_API_H
 

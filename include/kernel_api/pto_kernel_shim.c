@@ -17,27 +17,35 @@ typedef struct Frame {
     GlobalContext global;
 } Frame;
 
+/* The API's DataType of the runtime's dtype `code` (pto_api_dtype_codes inverted). */
+static uint8_t data_type(uint8_t code) {
+    for (uint8_t t = 0; t < PTO_API_DTYPE_UNKNOWN; t++) {
+        if (code != 0 && pto_api_dtype_codes[t] == code) return t;
+    }
+    return PTO_API_DTYPE_UNKNOWN;
+}
+
 /* The one place that reads the runtime's descriptors: `args` (as the runtime called the
  * kernel) into `f`. 0 when the run gave no descriptors. */
 static int frame(PTO_GM int64_t *args, Frame *f) {
     uint32_t nt = pto_kernel_ntensors(args);
     for (uint32_t i = 0; i < nt && i < PTO_SLOT_ARGS; i++) {
         PTO_GM const PtoKernelTensor *k = pto_kernel_tensor(args, i);
-        if (!k || k->rank == 0 || k->rank > 4) return 0;
+        if (!k || k->rank == 0 || k->rank > PTO_API_MAX_DIMS) return 0;
         ChipTensor *t = &f->tensors[i];
-        uint64_t last = 0, row_major = 1;
+        uint64_t row_major = 1;
         bool contiguous = true;
-        *t = (ChipTensor){.ndims = k->rank, .dtype = PTO_API_DTYPE_UNKNOWN};
+        *t = (ChipTensor){.buffer = {k->buffer, k->buffer_len},
+                          .start_offset = k->start_offset,
+                          .ndims = k->rank,
+                          .dtype = data_type(k->dtype)};
         for (int d = k->rank - 1; d >= 0; d--) {
             t->shapes[d] = k->shape[d];
             t->strides[d] = (uint32_t)k->strides[d];
-            last += (uint64_t)(k->shape[d] - 1) * k->strides[d];
             contiguous = contiguous && k->strides[d] == row_major;
             row_major *= k->shape[d];
         }
         t->is_contiguous = contiguous;
-        t->buffer.addr = k->base;
-        t->buffer.size = (last + 1) * k->elem;
         f->words[i] = (int64_t)(uintptr_t)t;
     }
     for (uint32_t i = nt; i < PTO_SLOT_ARGS; i++) f->words[i] = args[i];

@@ -14,11 +14,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Dimensions a tensor may have (the runtime's tiles take 4; see
- * docs/orchestration-api.md for how a fifth is folded). */
+/* Dimensions a tensor may have (as many as the runtime's tiles). */
 #define PTO_API_MAX_DIMS 5
 /* The dtype of a tensor whose element type is not known (DataType::DATA_TYPE_NUM). */
 #define PTO_API_DTYPE_UNKNOWN 12
+
+/* The runtime's dtype code (PTO_DTYPE_* of pto_runtime.h; 0: untyped) of each DataType, by
+ * its number: FLOAT32 F32, FLOAT16 F16, INT32 I32, INT16 I16, INT8 I8, UINT8 U8, BFLOAT16
+ * BF16, INT64 I64, UINT64 U64, UINT16 U16, UINT32 U32, BOOL untyped (one byte). */
+#ifdef __cplusplus
+#define PTO_API_CONST constexpr
+#else
+#define PTO_API_CONST const
+#endif
+static PTO_API_CONST uint8_t pto_api_dtype_codes[PTO_API_DTYPE_UNKNOWN] = {1, 2,  7, 6,  5,  9,
+                                                                          3, 8, 12, 10, 11, 0};
 
 #ifdef __cplusplus
 #include <algorithm> /* orchestrations of the C++ runtime use std::min/max without it */

@@ -1,12 +1,26 @@
 /* A ChipTensor as the runtime's tile (PtoTensorArg): the buffer it belongs to (what the
- * runtime orders tasks by), the view's first element, element size, shapes and strides.
- * The runtime's tiles have 4 dimensions; a fifth is folded away when one dimension is 1 or
- * two neighbours are contiguous, and refused otherwise. */
+ * runtime orders tasks by), the view's first element, element size and type, shapes and
+ * strides (up to 5 dimensions, as the API's). */
 #ifndef PTO_API_TILE_H
 #define PTO_API_TILE_H
 
 #include "pto_api_log.h"
 #include "pto_api_tensor.h"
+
+static_assert(sizeof(((PtoTensorArg *)nullptr)->shape) / sizeof(uint32_t) == PTO_API_MAX_DIMS,
+              "a tile has as many dimensions as a ChipTensor");
+static_assert(pto_api_dtype_codes[int(DataType::FLOAT32)] == PTO_DTYPE_F32 &&
+                  pto_api_dtype_codes[int(DataType::FLOAT16)] == PTO_DTYPE_F16 &&
+                  pto_api_dtype_codes[int(DataType::INT32)] == PTO_DTYPE_I32 &&
+                  pto_api_dtype_codes[int(DataType::INT16)] == PTO_DTYPE_I16 &&
+                  pto_api_dtype_codes[int(DataType::INT8)] == PTO_DTYPE_I8 &&
+                  pto_api_dtype_codes[int(DataType::UINT8)] == PTO_DTYPE_U8 &&
+                  pto_api_dtype_codes[int(DataType::BFLOAT16)] == PTO_DTYPE_BF16 &&
+                  pto_api_dtype_codes[int(DataType::INT64)] == PTO_DTYPE_I64 &&
+                  pto_api_dtype_codes[int(DataType::UINT64)] == PTO_DTYPE_U64 &&
+                  pto_api_dtype_codes[int(DataType::UINT16)] == PTO_DTYPE_U16 &&
+                  pto_api_dtype_codes[int(DataType::UINT32)] == PTO_DTYPE_U32,
+              "DataType's codes are the runtime's");
 
 /* `t` as a tile of `access` (0 read, 1 written, 2 both) in `out`; false (the run fatal,
  * saying why) if it is none. */
@@ -25,33 +39,17 @@ inline bool pto_api_tile(const ChipTensor &t, uint8_t access, PtoTensorArg *out,
                      unsigned(t.dtype));
         return false;
     }
-    uint32_t rank = t.ndims;
-    uint32_t shape[MAX_TENSOR_DIMS];
-    uint64_t stride[MAX_TENSOR_DIMS];
-    for (uint32_t d = 0; d < rank; d++) shape[d] = t.shapes[d], stride[d] = t.strides[d];
-    while (rank > 4) {
-        uint32_t d = 0; /* drop a dimension of 1, or merge d into d + 1 when contiguous */
-        while (d + 1 < rank && shape[d] != 1 && stride[d] != stride[d + 1] * shape[d + 1]) d++;
-        if (d + 1 == rank) {
-            pto_api_fail(PTO2_ERROR_INVALID_ARGS, func,
-                         "a 5-dimensional view with no dimension of 1 and no two contiguous "
-                         "neighbours: the runtime's tiles have 4 dimensions");
-            return false;
-        }
-        if (shape[d] != 1) shape[d + 1] *= shape[d];
-        for (uint32_t k = d; k + 1 < rank; k++) shape[k] = shape[k + 1], stride[k] = stride[k + 1];
-        rank--;
-    }
     *out = PtoTensorArg{};
     out->buffer = t.buffer.addr;
     out->buffer_len = t.buffer.size;
     out->base = t.buffer.addr + t.start_offset * elem;
     out->elem = uint32_t(elem);
-    out->rank = uint8_t(rank);
+    out->rank = uint8_t(t.ndims);
     out->access = access;
-    for (uint32_t d = 0; d < 4; d++) {
-        out->shape[d] = d < rank ? shape[d] : 1;
-        out->strides[d] = d < rank ? stride[d] : 0;
+    out->dtype = pto_api_dtype_codes[uint8_t(t.dtype)];
+    for (uint32_t d = 0; d < PTO_API_MAX_DIMS; d++) {
+        out->shape[d] = d < t.ndims ? t.shapes[d] : 1;
+        out->strides[d] = d < t.ndims ? t.strides[d] : 0;
     }
     return true;
 }
@@ -70,8 +68,7 @@ inline bool pto_api_element(const ChipTensor &t, uint32_t ndims, const uint32_t 
     }
     out->base = t.buffer.addr + t.compute_flat_offset(indices, ndims) * out->elem;
     out->rank = 1;
-    out->shape[0] = 1, out->shape[1] = 1, out->shape[2] = 1, out->shape[3] = 1;
-    out->strides[0] = 1, out->strides[1] = 0, out->strides[2] = 0, out->strides[3] = 0;
+    for (uint32_t d = 0; d < PTO_API_MAX_DIMS; d++) out->shape[d] = 1, out->strides[d] = d == 0;
     return true;
 }
 

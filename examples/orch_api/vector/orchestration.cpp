@@ -1,7 +1,7 @@
 // out = 3 (x + y)^2 + x over f32 vectors, in the C++ runtime's orchestration API.
 // Arguments: tensors x, y, out (n elements each). Kernels: 0 add, 1 scale, 2 mul.
 //   s = x + y                  (runtime-allocated)
-//   d = 3 s                    (runtime-allocated, inner scope)
+//   d = 3 s                    (runtime-allocated, inner scope; s read as 5 dimensions)
 //   p = d * s                  (runtime-allocated, inner scope)
 //   out[half] = p[half] + x[half], one task per half, through views
 #include "pto_orchestration_api.h"
@@ -21,6 +21,10 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     const ChipTensor &out = args.tensor(2).ref();
     uint32_t n = x.shapes[0];
     LOG_INFO("vector of %u", n);
+    if (n % 32 != 0) {
+        rt_report_fatal(PTO2_ERROR_INVALID_ARGS, "%u elements: want a multiple of 32", n);
+        return;
+    }
     uint32_t shape[1] = {n};
     TensorCreateInfo vec(shape, 1, DataType::FLOAT32);
 
@@ -31,8 +35,9 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     const ChipTensor &s = r0.get_ref(0);
 
     PTO2_SCOPE() {
+        uint32_t five[5] = {2, 2, 2, 2, n / 16};
         CoreTaskArgs a1;
-        a1.add_input(s);
+        a1.add_input(s.reshape(five, 5));
         a1.add_output(vec);
         a1.add_scalar(3.0f);
         TaskOutputTensors r1 = rt_submit_aiv_task(SCALE, a1);

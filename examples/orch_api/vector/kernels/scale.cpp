@@ -1,4 +1,4 @@
-// b = k a, elementwise over f32 views (args: a, b, the f32 scalar k).
+// b = k a, elementwise over contiguous f32 views of any rank (args: a, b, the f32 scalar k).
 #include "intrinsic.h"
 #include "tensor.h"
 
@@ -8,7 +8,7 @@ static float *at(__gm__ int64_t *args, int i) {
 }
 
 extern "C" __aicore__ void kernel_entry(__gm__ int64_t *args) {
-    uint64_t n = reinterpret_cast<__gm__ ChipTensor *>(args[1])->numel();
+    uint64_t n = reinterpret_cast<__gm__ ChipTensor *>(args[0])->numel();
     float k = from_u64<float>(uint64_t(args[2]));
     const float *a = at(args, 0);
     float *b = at(args, 1);
