@@ -1,0 +1,189 @@
+/* What an orchestration builds a task from: CoreTaskArgs (its tensors, each with how the
+ * task uses it, its scalars, its launch: SPMD blocks and sync start), MixedKernels (a
+ * kernel per lane of a cluster), TaskOutputTensors (what a submit returns) and ChipTaskArgs
+ * (the orchestration's own arguments). Tensors and create infos are copied in, so a
+ * temporary view may be added.
+ *
+ * Explicit dependencies and dispatch predicates cannot be mapped (the runtime finds every
+ * dependency through the tensors a task names, and dispatches every task): their calls
+ * fail to compile with a sentence saying so. */
+#ifndef PTO_API_TASK_ARGS_H
+#define PTO_API_TASK_ARGS_H
+
+#include <stdint.h>
+
+#include <type_traits>
+
+#include "pto_api_tensor.h"
+
+/* Tensors and scalars one task may carry: the runtime's most (a run's limits are lower by
+ * default: pto-launch --max-tensors/--max-args, or PTO_ORCHESTRATION_CONFIG). */
+constexpr int MAX_TENSOR_ARGS = 32;
+constexpr int MAX_SCALAR_ARGS = 32;
+constexpr int32_t INVALID_KERNEL_ID = -1;
+
+enum class TensorArgType : int32_t {
+    INPUT = 0,           /* read */
+    OUTPUT = 1,          /* written, allocated by the runtime from a TensorCreateInfo */
+    INOUT = 2,           /* read then written */
+    OUTPUT_EXISTING = 3, /* written, an existing tensor */
+};
+
+/* The kernel of each lane: the AIC alone, an AIV alone, or all three (a MIX task). */
+struct MixedKernels {
+    int32_t aic_kernel_id{INVALID_KERNEL_ID};
+    int32_t aiv0_kernel_id{INVALID_KERNEL_ID};
+    int32_t aiv1_kernel_id{INVALID_KERNEL_ID};
+};
+
+/* How a task launches: its SPMD blocks, and whether they must start together. */
+struct PTO2LaunchSpec {
+    int16_t block_num() const { return block_num_; }
+    void set_block_num(int16_t n) { block_num_ = n; }
+    bool require_sync_start() const { return require_sync_start_; }
+    void set_require_sync_start(bool v) { require_sync_start_ = v; }
+
+private:
+    int16_t block_num_{1};
+    bool require_sync_start_{false};
+};
+
+/* False, for any types: a static_assert on it fails only when its template is used. */
+template <typename... T>
+inline constexpr bool pto_api_unmapped = false;
+
+struct CoreTaskArgs {
+    struct Slot {
+        TensorArgType tag;
+        ChipTensor tensor;     /* all but OUTPUT */
+        TensorCreateInfo info; /* OUTPUT */
+    };
+
+    Slot slots[MAX_TENSOR_ARGS];
+    uint64_t scalars[MAX_SCALAR_ARGS];
+    int32_t ntensors{0};
+    int32_t nscalars{0};
+    bool has_error{false};
+    const char *error_msg{nullptr};
+    PTO2LaunchSpec launch_spec;
+
+    CoreTaskArgs() = default;
+    CoreTaskArgs(const CoreTaskArgs &) = delete;
+    CoreTaskArgs &operator=(const CoreTaskArgs &) = delete;
+
+    int32_t tensor_count() const { return ntensors; }
+    int32_t scalar_count() const { return nscalars; }
+
+    template <typename... Ts>
+    void add_input(const Ts &...ts) {
+        static_assert((std::is_same_v<Ts, ChipTensor> && ...), "add_input takes ChipTensors");
+        (add(TensorArgType::INPUT, ts), ...);
+    }
+    template <typename... Ts>
+    void add_inout(const Ts &...ts) {
+        static_assert((std::is_same_v<Ts, ChipTensor> && ...), "add_inout takes ChipTensors");
+        (add(TensorArgType::INOUT, ts), ...);
+    }
+    /* Existing tensors (written), or TensorCreateInfos (allocated at submit). */
+    template <typename... Ts>
+    void add_output(const Ts &...ts) {
+        static_assert((std::is_same_v<Ts, ChipTensor> && ...) ||
+                          (std::is_same_v<Ts, TensorCreateInfo> && ...),
+                      "add_output takes ChipTensors or TensorCreateInfos");
+        (add_out(ts), ...);
+    }
+    template <typename... Ts>
+    void add_scalar(Ts... vs) {
+        static_assert(((std::is_arithmetic_v<Ts> || std::is_enum_v<Ts>) && ...),
+                      "add_scalar takes numbers and enums");
+        (push_scalar(to_u64(vs)), ...);
+    }
+    void add_scalars(const uint64_t *vs, int n) {
+        for (int i = 0; i < n; i++) push_scalar(vs[i]);
+    }
+
+    /* A hint that the task may be staged before its producers finish: ignored (correct,
+     * only later). */
+    void set_allow_early_resolve(bool = true) {}
+
+    template <typename... Ts>
+    void add_no_dep(const Ts &...) {
+        static_assert(pto_api_unmapped<Ts...>,
+                      "add_no_dep: this runtime tracks every tensor a task names; use add_input");
+    }
+    template <typename... Ts>
+    void set_dependencies(const Ts &...) {
+        static_assert(pto_api_unmapped<Ts...>,
+                      "set_dependencies: this runtime finds dependencies through tensors only "
+                      "(docs/orchestration-api.md)");
+    }
+    template <typename T>
+    void set_predicate(const T &) {
+        static_assert(pto_api_unmapped<T>,
+                      "set_predicate: this runtime dispatches every task it is given; decide "
+                      "with get_tensor_data in the orchestration instead");
+    }
+
+    void set_error(const char *msg) {
+        if (!has_error) has_error = true, error_msg = msg;
+    }
+
+private:
+    void add(TensorArgType tag, const ChipTensor &t) {
+        if (ntensors >= MAX_TENSOR_ARGS) return set_error("more tensors than MAX_TENSOR_ARGS");
+        if (nscalars > 0) return set_error("a tensor added after a scalar");
+        slots[ntensors].tag = tag;
+        slots[ntensors++].tensor = t;
+    }
+    void add_out(const ChipTensor &t) { add(TensorArgType::OUTPUT_EXISTING, t); }
+    void add_out(const TensorCreateInfo &ci) {
+        if (ntensors >= MAX_TENSOR_ARGS) return set_error("more tensors than MAX_TENSOR_ARGS");
+        if (nscalars > 0) return set_error("a tensor added after a scalar");
+        slots[ntensors].tag = TensorArgType::OUTPUT;
+        slots[ntensors++].info = ci;
+    }
+    void push_scalar(uint64_t w) {
+        if (nscalars >= MAX_SCALAR_ARGS) return set_error("more scalars than MAX_SCALAR_ARGS");
+        scalars[nscalars++] = w;
+    }
+};
+
+/* The tensors a submit allocated (its TensorCreateInfo outputs, in order). */
+class TaskOutputTensors {
+public:
+    bool empty() const { return n_ == 0; }
+    uint32_t size() const { return n_; }
+    /* Output `i`; past the last, an invalid tensor (a submit naming it is refused). */
+    const ChipTensor &get_ref(uint32_t i) const & {
+        static const ChipTensor none{};
+        return i < n_ ? outs_[i] : none;
+    }
+    const ChipTensor &get_ref(uint32_t i) const && = delete;
+    void push(const ChipTensor &t) {
+        if (n_ < MAX_TENSOR_ARGS) outs_[n_++] = t;
+    }
+
+private:
+    ChipTensor outs_[MAX_TENSOR_ARGS];
+    uint32_t n_{0};
+};
+
+/* The orchestration's arguments: tensors (`tensor(i).ref()`) then scalars (`scalar(i)`). */
+struct ChipTaskArgs {
+    struct Ref {
+        ChipTensor t;
+        const ChipTensor &ref() const { return t; }
+    };
+
+    Ref tensors[MAX_TENSOR_ARGS];
+    uint64_t scalars[MAX_TENSOR_ARGS + MAX_SCALAR_ARGS];
+    int32_t ntensors{0};
+    int32_t nscalars{0};
+
+    const Ref &tensor(int32_t i) const { return tensors[i]; }
+    uint64_t scalar(int32_t i) const { return scalars[i]; }
+    int32_t tensor_count() const { return ntensors; }
+    int32_t scalar_count() const { return nscalars; }
+};
+
+#endif
