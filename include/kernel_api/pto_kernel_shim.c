@@ -7,7 +7,8 @@
 
 void kernel_entry(PTO_GM int64_t *args);
 
-/* Fail code of a kernel the run gave no tensor descriptors. */
+/* Fail code of a kernel the run gave no tensor descriptors (or one with a stride past 32
+ * bits, which the interface's ChipTensor cannot hold). */
 #define PTO_API_KERNEL_NO_DESCRIPTORS 0x4150u
 
 typedef struct Frame {
@@ -26,7 +27,8 @@ static uint8_t data_type(uint8_t code) {
 }
 
 /* The one place that reads the runtime's descriptors: `args` (as the runtime called the
- * kernel) into `f`. 0 when the run gave no descriptors. */
+ * kernel) into `f`. 0 when the run gave no descriptors, or a stride does not fit the
+ * interface's 32 bits. */
 static int frame(PTO_GM int64_t *args, Frame *f) {
     uint32_t nt = pto_kernel_ntensors(args);
     for (uint32_t i = 0; i < nt && i < PTO_SLOT_ARGS; i++) {
@@ -40,6 +42,7 @@ static int frame(PTO_GM int64_t *args, Frame *f) {
                           .ndims = k->rank,
                           .dtype = data_type(k->dtype)};
         for (int d = k->rank - 1; d >= 0; d--) {
+            if (k->strides[d] > UINT32_MAX) return 0;
             t->shapes[d] = k->shape[d];
             t->strides[d] = (uint32_t)k->strides[d];
             contiguous = contiguous && k->strides[d] == row_major;
