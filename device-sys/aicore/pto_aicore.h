@@ -127,8 +127,14 @@ typedef void (*PtoKernel)(PTO_GM int64_t *args);
  * with the wrong layout. Weak: each source of a kernel that includes this header defines
  * it, and the linker keeps one. */
 extern const uint32_t pto_kernel_abi_version;
+#ifdef __cplusplus
+/* `extern` on the definition too: a namespace-scope const is internal in C++ otherwise. */
+__attribute__((weak, used, visibility("default"))) extern const uint32_t
+    pto_kernel_abi_version = PTO_KERNEL_ABI_VERSION;
+#else
 __attribute__((weak, used, visibility("default"))) const uint32_t pto_kernel_abi_version =
     PTO_KERNEL_ABI_VERSION;
+#endif
 #endif
 
 /* The payload slot of the running kernel, from the pointer it was called with. */

@@ -15,13 +15,19 @@ const TARGET: &str = if cfg!(target_arch = "aarch64") {
 
 /// `source` built as `name.so` (a shared object of this host) in a scratch folder.
 fn build(name: &str, source: &str) -> PathBuf {
+    build_as(name, source, false)
+}
+
+/// `source` built as C (or C++) into `name.so` in a scratch folder.
+fn build_as(name: &str, source: &str, cpp: bool) -> PathBuf {
     let dir =
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("c-kernels-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let c = dir.join(format!("{name}.c"));
+    let c = dir.join(format!("{name}.{}", if cpp { "cpp" } else { "c" }));
     std::fs::write(&c, source).unwrap();
     let so = dir.join(format!("{name}.so"));
     let cc = cc::Build::new()
+        .cpp(cpp)
         .target(TARGET)
         .host(TARGET)
         .opt_level(0)
@@ -322,4 +328,34 @@ fn a_c_kernel_reads_its_tensors_dtype_buffer_offset_and_five_dimensions() {
     assert_eq!(v[7..12], [2; 5]);
     assert_eq!(v[12..17], strides);
     assert_eq!(v[17], want_sum);
+}
+
+#[test]
+fn a_cpp_kernel_includes_the_header_and_carries_its_abi_version() {
+    let so = build_as(
+        "cpp_kernel",
+        "#include \"pto_aicore.h\"\n\
+         extern \"C\" void pto_kernel_entry(int64_t *args) {\n\
+             const PtoKernelTensor *t = pto_kernel_tensor(args, 0);\n\
+             auto *v = reinterpret_cast<int64_t *>(t->base);\n\
+             v[0] = 7 + static_cast<int64_t>(pto_kernel_block_num(args));\n\
+         }\n",
+        true,
+    );
+    let kernels = KernelTable::new().with_c(KernelId(0), "cpp", CKernel::open(&so, None).unwrap());
+    let opts = SimOptions {
+        host_addresses: true,
+        ..SimOptions::default()
+    };
+    let out = pto_sim::run(Config::tiny(), kernels, opts, |o| {
+        let buf = o.platform().memory().alloc_buffer(8, 64).unwrap();
+        let t = [TensorArg::whole_output(buf, 8)];
+        o.submit(&TaskSpec::new(KernelId(0), WorkerClass::Aiv).tensors(&t))
+            .unwrap();
+        buf
+    })
+    .unwrap();
+    let mut v = [0u64; 1];
+    out.memory.read_u64s(out.value.base, &mut v).unwrap();
+    assert_eq!(v, [8]);
 }
