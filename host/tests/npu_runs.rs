@@ -121,13 +121,14 @@ fn a_hung_kernel_is_reported_with_the_run_status_and_the_aicore_timeout() {
     // Device task timeout < device watchdog < op-execute < stream sync. The AICore's stream
     // ends only at op-execute (its kernel hangs until the recovery), and the AICPU must have
     // reported well before: on a loaded 2-CPU machine its ~1.2 s (the task timeout, then
-    // the exit handshake's bound for the hung core) once took more than 4 s.
+    // the exit handshake's bound for the hung core) once took more than 4 s, so the watchdog
+    // (which would report the run aborted instead) waits 7 s.
     opts.timeouts = Timeouts {
         task_us: 200_000,
         submit_us: 1_000_000,
         deferred_us: 1_000_000,
         core_handshake_us: 1_000_000,
-        device_watchdog_us: 3_000_000,
+        device_watchdog_us: 7_000_000,
         op_execute_us: 10_000_000,
         stream_sync_ms: 12_000,
         recovery_ms: 500,
