@@ -331,6 +331,9 @@ fn heap_bytes_is_each_rings_own_heap_on_both_backends() {
         let o = run(4097, 0, npu);
         let err = text(&o);
         assert_eq!(o.status.code(), Some(1), "{err}");
-        assert!(err.contains("--heap-bytes"), "the refusal names the flag: {err}");
+        assert!(
+            err.contains("--heap-bytes"),
+            "the refusal names the flag: {err}"
+        );
     }
 }
