@@ -1,6 +1,7 @@
 //! `examples/c/` as the README tells a user to run it: its `make run` builds the C
 //! orchestrations and kernels and runs each on the simulator with `pto-launch run`, checked
-//! against its golden output; and the README's C snippets are those files, line for line.
+//! against its golden output; and the C snippets of the README and of `docs/` are those
+//! files, line for line.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,6 +12,26 @@ fn root() -> PathBuf {
 
 fn readme() -> String {
     std::fs::read_to_string(root().join("README.md")).expect("README.md")
+}
+
+/// `README.md` and every page of `docs/`, each with its path from the root.
+fn docs() -> Vec<(String, String)> {
+    let mut pages: Vec<String> = std::fs::read_dir(root().join("docs"))
+        .expect("docs/")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/{n}"))
+        .collect();
+    pages.sort();
+    pages.insert(0, "README.md".to_string());
+    pages
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(root().join(&p)).expect(&p);
+            (p, text)
+        })
+        .collect()
 }
 
 /// The fenced blocks of `lang` in `text`, each as its lines.
@@ -78,7 +99,7 @@ fn the_readmes_commands_build_and_run_the_c_examples_and_their_golden_checks_pas
 }
 
 #[test]
-fn every_c_snippet_of_the_readme_is_in_examples_c() {
+fn every_c_snippet_of_the_readme_and_the_docs_is_in_examples_c() {
     let mut files = Vec::new();
     let mut dirs = vec![root().join("examples/c")];
     while let Some(d) = dirs.pop() {
@@ -91,19 +112,30 @@ fn every_c_snippet_of_the_readme_is_in_examples_c() {
             }
         }
     }
-    let snippets = blocks(&readme(), "c");
-    assert!(snippets.len() >= 2, "the README shows C");
-    for s in snippets {
-        let found = files.iter().any(|f| {
-            let lines: Vec<&str> = f.lines().collect();
-            lines
-                .windows(s.len())
-                .any(|w| w.iter().zip(&s).all(|(a, b)| a == b))
-        });
+    let mut counts = Vec::new();
+    for (page, text) in docs() {
+        let snippets = blocks(&text, "c");
+        counts.push((page.clone(), snippets.len()));
+        for s in snippets {
+            let found = files.iter().any(|f| {
+                let lines: Vec<&str> = f.lines().collect();
+                lines
+                    .windows(s.len())
+                    .any(|w| w.iter().zip(&s).all(|(a, b)| a == b))
+            });
+            assert!(
+                found,
+                "this C snippet of {page} is in no file of examples/c:\n{}",
+                s.join("\n")
+            );
+        }
+    }
+    // The pages that show C: if a snippet moves, this list moves with it.
+    for (page, at_least) in [("README.md", 2), ("docs/c-programs.md", 3)] {
+        let n = counts.iter().find(|(p, _)| p == page).map_or(0, |c| c.1);
         assert!(
-            found,
-            "this README C snippet is in no file of examples/c:\n{}",
-            s.join("\n")
+            n >= at_least,
+            "{page} has {n} C snippets, expected at least {at_least}: {counts:?}"
         );
     }
 }

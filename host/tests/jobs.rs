@@ -276,8 +276,8 @@ fn every_peer_stops_on_its_own_after_the_poison_at_8_ranks() {
         all.len()
     );
     // On its own: before the launcher's grace (2 s by default) runs out and it stops the
-    // peers itself. How fast is a figure for the record (the README's), not a bound a
-    // loaded machine could break: one run at load 20 measured 592 ms.
+    // peers itself. How fast is a figure for the record (`docs/ranks-and-transport.md`'s),
+    // not a bound a loaded machine could break: one run at load 20 measured 592 ms.
     assert!(max < 2_000.0, "a peer took {max} ms to stop: {all:?}");
 }
 

@@ -2,7 +2,7 @@
 //! dispatch, a FIN and a completion record cost on silicon, and how long each kernel runs,
 //! so the scheduler's figures on the simulator mean what they would on the chip.
 //!
-//! The default figures are the published a2a3 ones (see the README's measurement section):
+//! The default figures are the published a2a3 ones (see `docs/performance-log.md`):
 //! a `COND` read ~100 ns with one outstanding per AICPU thread, a posted MMIO store ~20 ns,
 //! a dispatch seen by the AICore ~140 ns after the doorbell, a FIN seen by the AICPU ~600 ns
 //! on average (180 ns at best) after the kernel ends, and a record in device memory seen

@@ -358,7 +358,8 @@ proptest! {
             let cfg = Config {
                 rings: 1,
                 // No slot is reused within a run: every consumer is wired while its
-                // producers are known (see the cancellation notes in the README).
+                // producers are known (see the cancellation notes in
+                // `docs/deferred-completion.md`).
                 task_window: 128,
                 max_deps: 4,
                 max_args: 2,

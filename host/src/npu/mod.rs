@@ -1,6 +1,6 @@
 //! Launching on an Ascend NPU through CANN (feature `cann`; CANN is loaded at run time).
 //!
-//! The sequence, as CANN's interface wants it (see the README's "Running on an NPU"):
+//! The sequence, as CANN's interface wants it (see `docs/running-on-an-npu.md`):
 //! [`NpuSession::open`] loads ACL, the runtime and the driver HAL, sets the device on every
 //! host thread that calls in, sets the op-execute timeout, creates an AICPU and an AICore
 //! stream, uploads `libpto_aicpu.so` once per process through the dispatcher SO

@@ -107,7 +107,7 @@ impl AllreduceArgs {
 fn hccl_backend() -> CliError {
     const WAY: &str = "the allreduce's kernels are the simulator's; on NPUs run your own \
                        program with AICore kernels: pto-launch run --backend npu --ranks N \
-                       (see the README's \"Running on an NPU\")";
+                       (see docs/running-on-an-npu.md)";
     #[cfg(feature = "cann")]
     {
         match pto_device_sys::cann::Cann::load() {
