@@ -346,7 +346,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     /// and, for a block of a task of several, its FIN (each block's record has its own).
     /// Inlined: out of line, the call costs the `Tasks` level more than it saves `Off`.
     #[inline(always)]
-    fn stamp_lane(&self, g: SlotIndex, core: CoreId, lane: Inflight) {
+    fn stamp_lane(&mut self, g: SlotIndex, core: CoreId, lane: Inflight) {
         self.stamp_kernel(g, core, lane);
         if lane.share.spmd() {
             self.stamp_fin(g, lane, false);
@@ -355,13 +355,15 @@ impl<P: Platform> Scheduler<'_, '_, P> {
 
     /// Records a retired lane's kernel times in its block's record (its task's, for a task
     /// of one block), if it keeps one and the platform reports them. A block's lanes are all
-    /// on one cluster, so one scheduler stamps each record.
+    /// on one cluster, so one scheduler stamps each record. The lap clock rises to the
+    /// kernel's end, so no later stamp of this phase predates it.
     #[inline(always)]
-    fn stamp_kernel(&self, g: SlotIndex, core: CoreId, lane: Inflight) {
+    fn stamp_kernel(&mut self, g: SlotIndex, core: CoreId, lane: Inflight) {
         if let Some((start, end)) = self.p.lane_times(core, lane.token)
             && let Some(r) = self.t.record_block(self.t.slot(g), lane.share.block())
         {
             r.stamp_kernel(start, end);
+            self.raise_clock(end);
         }
     }
 

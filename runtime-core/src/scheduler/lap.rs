@@ -27,10 +27,20 @@ impl<P: Platform> Scheduler<'_, '_, P> {
             return;
         }
         let now = self.p.now();
-        if self.by.now != 0 {
-            self.lap[phase as usize] += now.saturating_sub(self.by.now);
+        if self.cut_at != 0 {
+            self.lap[phase as usize] += now.saturating_sub(self.cut_at);
         }
+        self.cut_at = now;
         self.by.now = now;
+    }
+
+    /// A core stamped an event of its own at `at` (a kernel's end), later than the lap
+    /// clock: task stamps from here on take it, so a task closed or a consumer made ready
+    /// and dispatched in this phase is never stamped before the kernel it waited for ended.
+    /// The phases keep their own clock ([`Scheduler::cut`]).
+    #[inline]
+    pub(super) fn raise_clock(&mut self, at: u64) {
+        self.by.now = self.by.now.max(at);
     }
 
     /// Adds this iteration's lap to the phase counters: by phase if it made progress, all to

@@ -102,6 +102,9 @@ pub struct Scheduler<'r, 'p, P: Platform> {
     idle: u32,
     /// Ticks of this iteration, by phase.
     lap: [u64; PHASES],
+    /// When the lap clock was last cut: `by.now` unless a core's later stamp raised it
+    /// ([`Scheduler::raise_clock`]).
+    cut_at: u64,
 }
 
 impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
@@ -146,6 +149,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             busy: false,
             idle: 0,
             lap: [0; PHASES],
+            cut_at: 0,
         }
     }
 

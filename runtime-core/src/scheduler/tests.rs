@@ -396,6 +396,39 @@ fn spin_hint_is_told_the_idle_streak_and_work_starts_it_again() {
 }
 
 #[test]
+fn a_consumer_handed_on_is_not_stamped_before_its_producers_kernel_ended() {
+    use crate::observe::profile::ProfileLevel;
+    use crate::observe::record::TaskRecord;
+    let cfg = Config {
+        profile: ProfileLevel::Tasks,
+        ..Config::tiny()
+    };
+    let rig = Rig::new(cfg, 1);
+    let (t, p, mut o, mut s) = rig.start();
+    let first = o.submit(&aiv(&[])).unwrap();
+    let second = o.submit(&aiv(&[first])).unwrap();
+    s.step();
+    let rung = p.rung();
+    assert_eq!(rung.len(), 1);
+    let (core, token, _) = rung[0];
+    // The core's clock says the kernel ended well after the scheduler's lap clock: the FIN
+    // is seen in a phase cut before it.
+    p.kernel_times(core.0, token.bits(), 5, 1_000);
+    p.fin(core.0, token.bits());
+    s.step();
+    let rung = p.rung();
+    assert_eq!(rung.len(), 1, "the consumer follows in the same loop");
+    p.fin(rung[0].0.0, rung[0].1.bits());
+    steps(&mut s, 2);
+    assert_eq!(t.finished(), 2);
+    let records: Vec<TaskRecord> = t.shared.prof.records(t.records).collect();
+    let [a, b] = [first, second].map(|id| *records.iter().find(|r| r.task == id).unwrap());
+    assert_eq!((a.end, a.complete), (1_000, 1_000), "{a:?}");
+    assert!(b.ready >= a.complete, "{a:?} {b:?}");
+    assert!(b.dispatch >= a.complete, "{a:?} {b:?}");
+}
+
+#[test]
 fn tasks_finished_at_their_last_fin_keep_whole_records() {
     use crate::observe::profile::ProfileLevel;
     use crate::observe::record::TaskRecord;

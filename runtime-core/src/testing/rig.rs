@@ -33,6 +33,8 @@ pub(crate) struct Script {
     cores: Vec<Mutex<ScriptCore>>,
     /// Conditions each (core, token) registers.
     conditions: Mutex<HashMap<(CoreId, Token), Vec<RawCondition>>>,
+    /// Kernel start and end each (core, token) reports.
+    times: Mutex<HashMap<(CoreId, Token), (u64, u64)>>,
     /// Values of watched words; a word missing here cannot be read.
     words: Mutex<HashMap<Watch, u64>>,
     /// Words invalidated, in order.
@@ -77,6 +79,7 @@ impl Script {
             payloads: Mutex::new(Vec::new()),
             kernels: Mutex::new(Vec::new()),
             conditions: Mutex::new(HashMap::new()),
+            times: Mutex::new(HashMap::new()),
             words: Mutex::new(HashMap::new()),
             invalidated: Mutex::new(Vec::new()),
             heap: (0x10_0000, 256),
@@ -107,6 +110,13 @@ impl Script {
             .lock()
             .unwrap()
             .insert((CoreId(core), Token::new(token)), conditions);
+    }
+    /// Makes the kernel of `token` on `core` report running from `start` to `end`.
+    pub(crate) fn kernel_times(&self, core: u16, token: u32, start: u64, end: u64) {
+        self.times
+            .lock()
+            .unwrap()
+            .insert((CoreId(core), Token::new(token)), (start, end));
     }
     /// Sets a watched word.
     pub(crate) fn word(&self, w: Watch, value: u64) {
@@ -226,6 +236,9 @@ impl Platform for Script {
     }
     fn result(&self, core: CoreId, token: Token) -> ResultWord {
         self.cores[core.0 as usize].lock().unwrap().results[(token.bits() & 1) as usize]
+    }
+    fn lane_times(&self, core: CoreId, token: Token) -> Option<(u64, u64)> {
+        self.times.lock().unwrap().get(&(core, token)).copied()
     }
     fn conditions(&self, core: CoreId, token: Token) -> usize {
         self.conditions
