@@ -4,6 +4,7 @@
 //! (`PtoRecord::to_record`).
 #![forbid(unsafe_code)]
 
+use pto_runtime_core::RecordFlags;
 use pto_runtime_core::ffi::PtoRecord;
 
 /// Bytes of one record in device memory.
@@ -20,7 +21,7 @@ pub fn parse(bytes: &[u8]) -> Vec<PtoRecord> {
             core: u16::from_le_bytes(r[12..14].try_into().unwrap()),
             class: r[14],
             scheduler: r[15],
-            cancelled: u32::from_le_bytes(r[16..20].try_into().unwrap()),
+            flags: RecordFlags::from_bits_retain(u32::from_le_bytes(r[16..20].try_into().unwrap())),
             block: u16::from_le_bytes(r[20..22].try_into().unwrap()),
             blocks: u16::from_le_bytes(r[22..24].try_into().unwrap()),
             submit: u64_at(r, 24),
@@ -61,12 +62,13 @@ mod tests {
             blocks: 5,
         };
         let c = PtoRecord::from_record(&rec);
+        assert_eq!(c.flags, RecordFlags::WRITTEN | RecordFlags::CANCELLED);
         let mut bytes = Vec::new();
         bytes.extend_from_slice(&c.task.to_le_bytes());
         bytes.extend_from_slice(&c.kernel.to_le_bytes());
         bytes.extend_from_slice(&c.core.to_le_bytes());
         bytes.extend_from_slice(&[c.class, c.scheduler]);
-        bytes.extend_from_slice(&c.cancelled.to_le_bytes());
+        bytes.extend_from_slice(&c.flags.bits().to_le_bytes());
         bytes.extend_from_slice(&c.block.to_le_bytes());
         bytes.extend_from_slice(&c.blocks.to_le_bytes());
         for w in [

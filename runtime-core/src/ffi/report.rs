@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 use crate::observe::record::TaskRecord;
+use crate::observe::record_flags::RecordFlags;
 use crate::runtime::RunReport;
 
 /// What a run did.
@@ -68,8 +69,9 @@ pub struct PtoRecord {
     pub class: u8,
     /// The scheduler that finished it.
     pub scheduler: u8,
-    /// 1 if it finished cancelled.
-    pub cancelled: u32,
+    /// Its flags ([`RecordFlags`]; `PtoRecordFlags_*` in C): `WRITTEN`, and `CANCELLED` if
+    /// it finished cancelled.
+    pub flags: RecordFlags,
     /// The SPMD block the record is of (0 for a task of one block).
     pub block: u16,
     /// The task's blocks (1 unless it asked for more).
@@ -103,7 +105,11 @@ impl PtoRecord {
             core: r.core.map_or(0xffff, |c| c.0),
             class: r.class as u8,
             scheduler: r.scheduler,
-            cancelled: r.cancelled as u32,
+            flags: if r.cancelled {
+                RecordFlags::WRITTEN | RecordFlags::CANCELLED
+            } else {
+                RecordFlags::WRITTEN
+            },
             block: r.block,
             blocks: r.blocks,
             submit: r.submit,
@@ -134,7 +140,7 @@ impl PtoRecord {
             fin: self.fin,
             deferred_done: self.deferred_done,
             complete: self.complete,
-            cancelled: self.cancelled != 0,
+            cancelled: self.flags.contains(RecordFlags::CANCELLED),
             block: self.block,
             blocks: self.blocks.max(1),
         }
