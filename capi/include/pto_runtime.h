@@ -387,7 +387,9 @@ typedef uint32_t PtoRecordFlags;
 #define PtoRecordFlags_FIN_AT_CLOSE (uint32_t)(1 << 2)
 
 // One finished task's record (the C view of `pto_runtime_core::TaskRecord`): times are
-// counter ticks, 0 where the run did not measure them.
+// counter ticks, 0 where the run did not measure them. The device writes these and the host
+// reads them back as this very type (in Rust, `bytemuck::Pod` with the `bytemuck` feature),
+// so this declaration is the layout; its offsets are pinned where it is declared.
 typedef struct PtoRecord {
   // The task's id.
   uint64_t task;

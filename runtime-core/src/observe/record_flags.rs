@@ -7,6 +7,7 @@
 /// its `flags` word.
 #[repr(transparent)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+#[cfg_attr(feature = "bytemuck", derive(bytemuck::Pod, bytemuck::Zeroable))]
 pub struct RecordFlags(u32);
 
 bitflags::bitflags! {
