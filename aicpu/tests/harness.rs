@@ -353,12 +353,13 @@ fn the_c_headers_lay_out_what_the_rust_types_do() {
     use pto_device_sys::chip::layout::{
         Handshake, KERNEL_ABI_VERSION, SLOT_ARGS, SLOT_CONDITIONS, Slot,
     };
-    use pto_runtime_core::ffi::PtoTensor;
+    use pto_runtime_core::RecordFlags;
+    use pto_runtime_core::ffi::{PtoRecord, PtoTensor};
     unsafe extern "C" {
         fn pto_test_layout(out: *mut u64) -> u32;
     }
-    let mut c = [0u64; 64];
-    // SAFETY: writes fewer than 64 words.
+    let mut c = [0u64; 96];
+    // SAFETY: writes fewer than 96 words.
     let n = unsafe { pto_test_layout(c.as_mut_ptr()) } as usize;
     let rust = [
         size_of::<PtoOrchOps>(),
@@ -402,10 +403,31 @@ fn the_c_headers_lay_out_what_the_rust_types_do() {
         offset_of!(PtoOrchConfig, heap_bytes),
         PTO_ORCH_CONFIG_ABI as usize,
         KERNEL_ABI_VERSION as usize,
+        size_of::<PtoRecord>(),
+        offset_of!(PtoRecord, task),
+        offset_of!(PtoRecord, kernel),
+        offset_of!(PtoRecord, core),
+        offset_of!(PtoRecord, class),
+        offset_of!(PtoRecord, scheduler),
+        offset_of!(PtoRecord, flags),
+        offset_of!(PtoRecord, block),
+        offset_of!(PtoRecord, blocks),
+        offset_of!(PtoRecord, submit),
+        offset_of!(PtoRecord, ready),
+        offset_of!(PtoRecord, dispatch),
+        offset_of!(PtoRecord, start),
+        offset_of!(PtoRecord, end),
+        offset_of!(PtoRecord, fin),
+        offset_of!(PtoRecord, deferred_done),
+        offset_of!(PtoRecord, complete),
+        RecordFlags::CANCELLED.bits() as usize,
+        RecordFlags::WRITTEN.bits() as usize,
+        RecordFlags::FIN_AT_CLOSE.bits() as usize,
     ];
     let c: Vec<usize> = c[..n].iter().map(|&v| v as usize).collect();
     assert_eq!(
         c, rust,
-        "aicpu/include/pto_aicpu.h or device-sys/aicore/pto_aicore.h drifted from the Rust types"
+        "aicpu/include/pto_aicpu.h, device-sys/aicore/pto_aicore.h or capi/include/pto_runtime.h \
+         drifted from the Rust types"
     );
 }

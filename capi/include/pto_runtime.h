@@ -372,8 +372,24 @@ typedef struct PtoTask {
   uint32_t aiv_kernels[2];
 } PtoTask;
 
+// A task record's flags. The profile ring's cell keeps them in the low byte of its
+// `written` word (the finishing scheduler in the high byte); a `PtoRecord` carries them in
+// its `flags` word.
+typedef uint32_t PtoRecordFlags;
+// The task finished cancelled: a transfer it waited on failed, or a task it
+// depends on was cancelled. Bit 0, so the slot's `failed` word (0 or 1) is the
+// bit as it is.
+#define PtoRecordFlags_CANCELLED (uint32_t)1
+// The record is whole: its finisher closed it. Set in every record read back.
+#define PtoRecordFlags_WRITTEN (uint32_t)(1 << 1)
+// The task was closed where its FIN was seen, so its FIN stamp is the close's.
+// Only in the device's cell: a `PtoRecord` never carries it (its `fin` is the stamp).
+#define PtoRecordFlags_FIN_AT_CLOSE (uint32_t)(1 << 2)
+
 // One finished task's record (the C view of `pto_runtime_core::TaskRecord`): times are
-// counter ticks, 0 where the run did not measure them.
+// counter ticks, 0 where the run did not measure them. The device writes these and the host
+// reads them back as this very type (in Rust, `bytemuck::Pod` with the `bytemuck` feature),
+// so this declaration is the layout; its offsets are pinned where it is declared.
 typedef struct PtoRecord {
   // The task's id.
   uint64_t task;
@@ -385,8 +401,9 @@ typedef struct PtoRecord {
   uint8_t class_;
   // The scheduler that finished it.
   uint8_t scheduler;
-  // 1 if it finished cancelled.
-  uint32_t cancelled;
+  // Its flags ([`RecordFlags`]; `PtoRecordFlags_*` in C): `WRITTEN`, and `CANCELLED` if
+  // it finished cancelled.
+  PtoRecordFlags flags;
   // The SPMD block the record is of (0 for a task of one block).
   uint16_t block;
   // The task's blocks (1 unless it asked for more).

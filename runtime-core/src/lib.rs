@@ -52,6 +52,7 @@ pub use ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
 pub use knob::Knob;
 pub use observe::profile::{PHASES, Phase, PhaseCounters, ProfileLevel};
 pub use observe::record::TaskRecord;
+pub use observe::record_flags::RecordFlags;
 pub use observe::stall::Stall;
 pub use observe::stats::{LatencyHistogram, QueueCounters, QueueReport};
 pub use orchestrator::dtype::{Dtype, UnknownDtype};

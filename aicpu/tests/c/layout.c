@@ -50,5 +50,25 @@ uint32_t pto_test_layout(uint64_t *out) {
     PUT(offsetof(PtoOrchConfig, heap_bytes));
     PUT(PTO_ORCH_CONFIG_ABI);
     PUT(PTO_KERNEL_ABI_VERSION);
+    PUT(sizeof(PtoRecord));
+    PUT(offsetof(PtoRecord, task));
+    PUT(offsetof(PtoRecord, kernel));
+    PUT(offsetof(PtoRecord, core));
+    PUT(offsetof(PtoRecord, class_));
+    PUT(offsetof(PtoRecord, scheduler));
+    PUT(offsetof(PtoRecord, flags));
+    PUT(offsetof(PtoRecord, block));
+    PUT(offsetof(PtoRecord, blocks));
+    PUT(offsetof(PtoRecord, submit));
+    PUT(offsetof(PtoRecord, ready));
+    PUT(offsetof(PtoRecord, dispatch));
+    PUT(offsetof(PtoRecord, start));
+    PUT(offsetof(PtoRecord, end));
+    PUT(offsetof(PtoRecord, fin));
+    PUT(offsetof(PtoRecord, deferred_done));
+    PUT(offsetof(PtoRecord, complete));
+    PUT(PtoRecordFlags_CANCELLED);
+    PUT(PtoRecordFlags_WRITTEN);
+    PUT(PtoRecordFlags_FIN_AT_CLOSE);
     return n;
 }

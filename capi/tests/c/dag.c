@@ -339,8 +339,10 @@ int main(void) {
           total_records);
     for (size_t i = 0; i < nrecords; i++)
         CHECK(records[i].kernel == INC && records[i].core != 0xffff &&
-                  records[i].complete >= records[i].dispatch && records[i].dispatch != 0,
-              "record %zu: kernel %u core %u", i, records[i].kernel, records[i].core);
+                  records[i].complete >= records[i].dispatch && records[i].dispatch != 0 &&
+                  records[i].flags == PtoRecordFlags_WRITTEN,
+              "record %zu: kernel %u core %u flags %u", i, records[i].kernel, records[i].core,
+              records[i].flags);
 
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);

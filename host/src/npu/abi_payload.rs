@@ -6,8 +6,8 @@
 use pto_device_sys::abi::{
     PTO_AICPU_ABI, PtoAicpuCode, PtoAicpuExecArgs, PtoAicpuInitArgs, PtoAicpuReport,
 };
-use pto_runtime_core::Config;
 use pto_runtime_core::ffi::PtoConfig;
+use pto_runtime_core::{Config, FatalKind};
 
 /// Bytes of the report block in device memory.
 pub const REPORT_BYTES: usize = size_of::<PtoAicpuReport>();
@@ -91,24 +91,12 @@ pub fn exec_payload(cfg: &Config, threads: u32, a: &ExecAddrs) -> PtoAicpuExecAr
     }
 }
 
-/// The name of a run-status error kind (`pto_runtime_core::FatalKind`'s numbering).
+/// The name of a run-status error kind (`pto_runtime_core::FatalKind`'s code and
+/// [`FatalKind::name`]): "none" for 0, "unknown" for a code this build does not know.
 pub fn fatal_kind_name(kind: u32) -> &'static str {
     match kind {
         0 => "none",
-        1 => "task timeout",
-        2 => "core protocol violation",
-        3 => "kernel failed",
-        4 => "ready queue overflow",
-        5 => "aborted",
-        6 => "deferred-completion timeout",
-        7 => "too many deferred conditions",
-        8 => "bad deferred condition",
-        9 => "missing result",
-        10 => "deferred set full",
-        11 => "corrupt payload slot",
-        12 => "stray completion",
-        13 => "transfer failed",
-        _ => "unknown",
+        k => FatalKind::from_u32(k).map_or("unknown", FatalKind::name),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The task records a run's `exec` copies back (`PtoRecord`, 88 bytes each, when the run
-//! asked for them): read from device memory and turned into `pto_runtime_core::TaskRecord`,
-//! so the simulator's trace writer draws an NPU run as it draws a simulated one
-//! (`PtoRecord::to_record`).
+//! asked for them): read from device memory as the type the device wrote (`bytemuck`), and
+//! turned into `pto_runtime_core::TaskRecord` by `PtoRecord::to_record`, so the simulator's
+//! trace writer draws an NPU run as it draws a simulated one.
 #![forbid(unsafe_code)]
 
 use pto_runtime_core::ffi::PtoRecord;
@@ -9,40 +9,46 @@ use pto_runtime_core::ffi::PtoRecord;
 /// Bytes of one record in device memory.
 pub const RECORD_BYTES: usize = size_of::<PtoRecord>();
 
-/// The records in `bytes` (whole records only, in order).
-pub fn parse(bytes: &[u8]) -> Vec<PtoRecord> {
-    let u64_at = |r: &[u8], at: usize| u64::from_le_bytes(r[at..at + 8].try_into().unwrap());
-    bytes
+/// Bytes that are not a whole number of records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{len} bytes of task records are not a whole number of {RECORD_BYTES}-byte records: \
+     read them whole (records * {RECORD_BYTES} bytes)"
+)]
+pub struct PartialRecord {
+    /// The bytes given.
+    pub len: usize,
+}
+
+/// `n` zeroed records, to read device memory into through [`as_bytes_mut`].
+pub fn zeroed(n: usize) -> Vec<PtoRecord> {
+    vec![bytemuck::Zeroable::zeroed(); n]
+}
+
+/// The bytes of `records`, as device memory holds them.
+pub fn as_bytes_mut(records: &mut [PtoRecord]) -> &mut [u8] {
+    bytemuck::cast_slice_mut(records)
+}
+
+/// The records in `bytes`, in order (any alignment).
+pub fn parse(bytes: &[u8]) -> Result<Vec<PtoRecord>, PartialRecord> {
+    if !bytes.len().is_multiple_of(RECORD_BYTES) {
+        return Err(PartialRecord { len: bytes.len() });
+    }
+    Ok(bytes
         .chunks_exact(RECORD_BYTES)
-        .map(|r| PtoRecord {
-            task: u64_at(r, 0),
-            kernel: u32::from_le_bytes(r[8..12].try_into().unwrap()),
-            core: u16::from_le_bytes(r[12..14].try_into().unwrap()),
-            class: r[14],
-            scheduler: r[15],
-            cancelled: u32::from_le_bytes(r[16..20].try_into().unwrap()),
-            block: u16::from_le_bytes(r[20..22].try_into().unwrap()),
-            blocks: u16::from_le_bytes(r[22..24].try_into().unwrap()),
-            submit: u64_at(r, 24),
-            ready: u64_at(r, 32),
-            dispatch: u64_at(r, 40),
-            start: u64_at(r, 48),
-            end: u64_at(r, 56),
-            fin: u64_at(r, 64),
-            deferred_done: u64_at(r, 72),
-            complete: u64_at(r, 80),
-        })
-        .collect()
+        .map(bytemuck::pod_read_unaligned)
+        .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pto_runtime_core::{CoreId, KernelId, TaskId, TaskRecord, WorkerClass};
+    use pto_runtime_core::ffi::PtoRecord;
+    use pto_runtime_core::{CoreId, KernelId, RecordFlags, TaskId, TaskRecord, WorkerClass};
 
-    #[test]
-    fn a_record_read_back_is_the_record_written() {
-        let rec = TaskRecord {
+    fn record() -> TaskRecord {
+        TaskRecord {
             task: TaskId::from_raw(0x0001_0000_0000_0005),
             kernel: KernelId(3),
             class: WorkerClass::Aiv,
@@ -59,32 +65,20 @@ mod tests {
             cancelled: true,
             block: 2,
             blocks: 5,
-        };
-        let c = PtoRecord::from_record(&rec);
-        let mut bytes = Vec::new();
-        bytes.extend_from_slice(&c.task.to_le_bytes());
-        bytes.extend_from_slice(&c.kernel.to_le_bytes());
-        bytes.extend_from_slice(&c.core.to_le_bytes());
-        bytes.extend_from_slice(&[c.class, c.scheduler]);
-        bytes.extend_from_slice(&c.cancelled.to_le_bytes());
-        bytes.extend_from_slice(&c.block.to_le_bytes());
-        bytes.extend_from_slice(&c.blocks.to_le_bytes());
-        for w in [
-            c.submit,
-            c.ready,
-            c.dispatch,
-            c.start,
-            c.end,
-            c.fin,
-            c.deferred_done,
-            c.complete,
-        ] {
-            bytes.extend_from_slice(&w.to_le_bytes());
         }
-        assert_eq!(bytes.len(), RECORD_BYTES);
-        bytes.extend_from_slice(&[0; 7]); // a partial record is not one
-        let back = parse(&bytes);
-        assert_eq!(back, vec![c]);
+    }
+
+    #[test]
+    fn a_record_read_back_is_the_record_written() {
+        let rec = record();
+        let c = PtoRecord::from_record(&rec);
+        assert_eq!(c.flags, RecordFlags::WRITTEN | RecordFlags::CANCELLED);
+        // Two records at an odd address: the reader takes any alignment.
+        let mut bytes = vec![0xee];
+        bytes.extend_from_slice(bytemuck::bytes_of(&c));
+        bytes.extend_from_slice(bytemuck::bytes_of(&PtoRecord { task: 7, ..c }));
+        let back = parse(&bytes[1..]).unwrap();
+        assert_eq!(back, vec![c, PtoRecord { task: 7, ..c }]);
         assert_eq!(back[0].to_record(), rec);
         let dummy = PtoRecord {
             core: 0xffff,
@@ -93,5 +87,29 @@ mod tests {
         };
         assert_eq!(dummy.to_record().core, None);
         assert_eq!(dummy.to_record().class, WorkerClass::Dummy);
+    }
+
+    #[test]
+    fn bytes_that_are_not_whole_records_are_an_error() {
+        let c = PtoRecord::from_record(&record());
+        let mut bytes = bytemuck::bytes_of(&c).to_vec();
+        bytes.extend_from_slice(&[0; 7]);
+        let e = parse(&bytes).unwrap_err();
+        assert_eq!(
+            e,
+            PartialRecord {
+                len: RECORD_BYTES + 7
+            }
+        );
+        assert!(e.to_string().contains("95 bytes"), "{e}");
+        assert_eq!(parse(&[]), Ok(vec![]));
+    }
+
+    #[test]
+    fn device_memory_reads_into_records() {
+        let c = PtoRecord::from_record(&record());
+        let mut records = zeroed(2);
+        as_bytes_mut(&mut records)[RECORD_BYTES..].copy_from_slice(bytemuck::bytes_of(&c));
+        assert_eq!(records, vec![PtoRecord::default(), c]);
     }
 }

@@ -14,7 +14,7 @@ use pto_runtime_core::{Config, ProfileLevel, RegionLayout};
 use super::abi_payload::{DeviceStatus, ExecAddrs, REPORT_BYTES, exec_payload};
 use super::error::NpuError;
 use super::kernel_image::kernel_image;
-use super::records::{RECORD_BYTES, parse};
+use super::records::{RECORD_BYTES, as_bytes_mut, zeroed};
 use super::register::{EXEC_SYMBOL, op_type};
 use super::session::NpuSession;
 use crate::orch_config::{RunCapacities, resolve};
@@ -201,9 +201,8 @@ impl NpuSession {
                     }
                     buffers.push(out);
                 }
-                let n = (status.0.records.min(spec.records) as usize) * RECORD_BYTES;
-                let mut raw = vec![0u8; n];
-                if let Err(e) = mem.records.read(0, &mut raw) {
+                let mut records = zeroed(status.0.records.min(spec.records) as usize);
+                if let Err(e) = mem.records.read(0, as_bytes_mut(&mut records)) {
                     self.recover(mem);
                     return Err(NpuError::Run {
                         host: Some(("reading the task records back", e)),
@@ -213,7 +212,7 @@ impl NpuSession {
                 Ok(RunOutcome {
                     status,
                     buffers,
-                    records: parse(&raw),
+                    records,
                 })
             }
             Ok(status) => {

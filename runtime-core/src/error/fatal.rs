@@ -40,11 +40,17 @@ pub enum FatalKind {
 impl FatalKind {
     /// The kind of `code`; codes no version writes read as [`FatalKind::Aborted`].
     pub(crate) fn from_code(code: u32) -> Self {
-        match code {
+        Self::from_u32(code).unwrap_or(Self::Aborted)
+    }
+
+    /// The kind whose code is `code`, if there is one (0, no error, is none).
+    pub const fn from_u32(code: u32) -> Option<Self> {
+        Some(match code {
             1 => Self::TaskTimeout,
             2 => Self::CoreProtocol,
             3 => Self::KernelFailed,
             4 => Self::ReadyQueueOverflow,
+            5 => Self::Aborted,
             6 => Self::DeferredTimeout,
             7 => Self::TooManyConditions,
             8 => Self::BadCondition,
@@ -53,7 +59,26 @@ impl FatalKind {
             11 => Self::CorruptSlot,
             12 => Self::StrayCompletion,
             13 => Self::TransferFailed,
-            _ => Self::Aborted,
+            _ => return None,
+        })
+    }
+
+    /// The kind in a few words, as a run's status line names it ("task timeout").
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::TaskTimeout => "task timeout",
+            Self::CoreProtocol => "core protocol violation",
+            Self::KernelFailed => "kernel failed",
+            Self::ReadyQueueOverflow => "ready queue overflow",
+            Self::Aborted => "aborted",
+            Self::DeferredTimeout => "deferred-completion timeout",
+            Self::TooManyConditions => "too many deferred conditions",
+            Self::BadCondition => "bad deferred condition",
+            Self::MissingResult => "missing result",
+            Self::DeferredFull => "deferred set full",
+            Self::CorruptSlot => "corrupt payload slot",
+            Self::StrayCompletion => "stray completion",
+            Self::TransferFailed => "transfer failed",
         }
     }
 }
@@ -219,3 +244,22 @@ impl FatalError {
 }
 
 impl core::error::Error for FatalError {}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::FatalKind;
+
+    #[test]
+    fn every_code_reads_back_as_its_kind_with_a_name_of_its_own() {
+        let kinds: [FatalKind; 13] = core::array::from_fn(|i| {
+            FatalKind::from_u32(i as u32 + 1).expect("codes 1..=13 are kinds")
+        });
+        for (i, k) in kinds.iter().enumerate() {
+            assert_eq!(*k as u32, i as u32 + 1, "{k:?}");
+            assert!(kinds[..i].iter().all(|o| o.name() != k.name()), "{k:?}");
+        }
+        assert_eq!(FatalKind::from_u32(0), None, "0 is no error");
+        assert_eq!(FatalKind::from_u32(14), None);
+        assert_eq!(FatalKind::from_code(14), FatalKind::Aborted);
+    }
+}

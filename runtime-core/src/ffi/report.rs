@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 use crate::observe::record::TaskRecord;
+use crate::observe::record_flags::RecordFlags;
 use crate::runtime::RunReport;
 
 /// What a run did.
@@ -54,9 +55,12 @@ impl PtoReport {
 }
 
 /// One finished task's record (the C view of `pto_runtime_core::TaskRecord`): times are
-/// counter ticks, 0 where the run did not measure them.
+/// counter ticks, 0 where the run did not measure them. The device writes these and the host
+/// reads them back as this very type (in Rust, `bytemuck::Pod` with the `bytemuck` feature),
+/// so this declaration is the layout; its offsets are pinned where it is declared.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "bytemuck", derive(bytemuck::Pod, bytemuck::Zeroable))]
 pub struct PtoRecord {
     /// The task's id.
     pub task: u64,
@@ -68,8 +72,9 @@ pub struct PtoRecord {
     pub class: u8,
     /// The scheduler that finished it.
     pub scheduler: u8,
-    /// 1 if it finished cancelled.
-    pub cancelled: u32,
+    /// Its flags ([`RecordFlags`]; `PtoRecordFlags_*` in C): `WRITTEN`, and `CANCELLED` if
+    /// it finished cancelled.
+    pub flags: RecordFlags,
     /// The SPMD block the record is of (0 for a task of one block).
     pub block: u16,
     /// The task's blocks (1 unless it asked for more).
@@ -92,7 +97,55 @@ pub struct PtoRecord {
     pub complete: u64,
 }
 
-const _: () = assert!(core::mem::size_of::<PtoRecord>() == 88);
+/// Each field of [`PtoRecord`] at its byte offset, in order: the ABI C programs and the
+/// host's reader were built against. A field moved or resized fails the build here.
+const RECORD_OFFSETS: [(&str, usize); 16] = [
+    ("task", 0),
+    ("kernel", 8),
+    ("core", 12),
+    ("class", 14),
+    ("scheduler", 15),
+    ("flags", 16),
+    ("block", 20),
+    ("blocks", 22),
+    ("submit", 24),
+    ("ready", 32),
+    ("dispatch", 40),
+    ("start", 48),
+    ("end", 56),
+    ("fin", 64),
+    ("deferred_done", 72),
+    ("complete", 80),
+];
+
+const _: () = {
+    use core::mem::offset_of;
+    let at = [
+        offset_of!(PtoRecord, task),
+        offset_of!(PtoRecord, kernel),
+        offset_of!(PtoRecord, core),
+        offset_of!(PtoRecord, class),
+        offset_of!(PtoRecord, scheduler),
+        offset_of!(PtoRecord, flags),
+        offset_of!(PtoRecord, block),
+        offset_of!(PtoRecord, blocks),
+        offset_of!(PtoRecord, submit),
+        offset_of!(PtoRecord, ready),
+        offset_of!(PtoRecord, dispatch),
+        offset_of!(PtoRecord, start),
+        offset_of!(PtoRecord, end),
+        offset_of!(PtoRecord, fin),
+        offset_of!(PtoRecord, deferred_done),
+        offset_of!(PtoRecord, complete),
+    ];
+    let mut i = 0;
+    while i < at.len() {
+        assert!(at[i] == RECORD_OFFSETS[i].1, "PtoRecord's layout moved");
+        i += 1;
+    }
+    assert!(core::mem::size_of::<PtoRecord>() == 88);
+    assert!(core::mem::align_of::<PtoRecord>() == 8);
+};
 
 impl PtoRecord {
     /// The C view of `r`.
@@ -103,7 +156,11 @@ impl PtoRecord {
             core: r.core.map_or(0xffff, |c| c.0),
             class: r.class as u8,
             scheduler: r.scheduler,
-            cancelled: r.cancelled as u32,
+            flags: if r.cancelled {
+                RecordFlags::WRITTEN | RecordFlags::CANCELLED
+            } else {
+                RecordFlags::WRITTEN
+            },
             block: r.block,
             blocks: r.blocks,
             submit: r.submit,
@@ -134,7 +191,7 @@ impl PtoRecord {
             fin: self.fin,
             deferred_done: self.deferred_done,
             complete: self.complete,
-            cancelled: self.cancelled != 0,
+            cancelled: self.flags.contains(RecordFlags::CANCELLED),
             block: self.block,
             blocks: self.blocks.max(1),
         }

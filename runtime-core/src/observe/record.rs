@@ -2,6 +2,7 @@
 //! runs, read back whole once its finisher publishes it.
 #![forbid(unsafe_code)]
 
+use super::record_flags::RecordFlags;
 use super::stamp_offset;
 use crate::ids::{CoreId, KernelId, TaskId, WorkerClass};
 use crate::sync::{AtomicU16, AtomicU32, AtomicU64, Ordering};
@@ -50,15 +51,13 @@ pub struct TaskRecord {
     pub blocks: u16,
 }
 
-/// Bit 0 of a closed record's `written` word, so the slot's `failed` word (0 or 1) is the
-/// bit as it is.
-const CANCELLED: u16 = 1;
-/// Set in every closed record's `written` word, with [`CANCELLED`], [`FIN_AT_CLOSE`] and
-/// the finishing scheduler at [`SCHEDULER_SHIFT`].
-const WRITTEN: u16 = 1 << 1;
-/// The task was closed where its FIN was seen: the FIN stamp is the close's.
-const FIN_AT_CLOSE: u16 = 1 << 2;
+/// A closed record's `written` word: its [`RecordFlags`] in the low byte, the finishing
+/// scheduler from this bit up.
 const SCHEDULER_SHIFT: u32 = 8;
+/// The bits of `flags` in a `written` word (they fit its low byte).
+const fn bits(flags: RecordFlags) -> u16 {
+    flags.bits() as u16
+}
 /// A record's `core` word when no lane was dispatched (cores are fewer than `MAX_CORES`).
 const NO_CORE: u16 = u16::MAX;
 /// The bits a record's meta word keeps of a block index and of a block count (blocks are
@@ -74,7 +73,7 @@ pub(crate) struct Closer(u16);
 impl Closer {
     /// Scheduler `sched`.
     pub(crate) const fn of(sched: u8) -> Self {
-        Closer(WRITTEN | (sched as u16) << SCHEDULER_SHIFT)
+        Closer(bits(RecordFlags::WRITTEN) | (sched as u16) << SCHEDULER_SHIFT)
     }
 }
 
@@ -104,13 +103,13 @@ pub(crate) struct RecordCell {
     ready: AtomicU32,
     start: AtomicU32,
     end: AtomicU32,
-    /// Unset when the FIN was seen at the close ([`FIN_AT_CLOSE`]).
+    /// Unset when the FIN was seen at the close ([`RecordFlags::FIN_AT_CLOSE`]).
     fin: AtomicU32,
     deferred: AtomicU32,
     /// First lane's core ([`NO_CORE`]: none).
     core: AtomicU16,
-    /// 0 until the record is whole, then [`WRITTEN`] with the finishing scheduler and
-    /// whether the task was cancelled.
+    /// 0 until the record is whole, then [`RecordFlags::WRITTEN`] with the finishing
+    /// scheduler and whether the task was cancelled ([`SCHEDULER_SHIFT`]).
     written: AtomicU16,
 }
 
@@ -217,7 +216,13 @@ impl RecordCell {
         debug_assert!(failed <= 1);
         // Raised over the earlier stamps when read.
         self.complete.store(now, Ordering::Relaxed);
-        let fin = if fin { FIN_AT_CLOSE } else { 0 };
+        let fin = if fin {
+            bits(RecordFlags::FIN_AT_CLOSE)
+        } else {
+            0
+        };
+        // `failed` is the bit of `CANCELLED` as it is.
+        const _: () = assert!(bits(RecordFlags::CANCELLED) == 1);
         let written = by.0 | fin | failed as u16;
         self.written.store(written, Ordering::Release);
     }
@@ -225,7 +230,8 @@ impl RecordCell {
     /// The record, if its finisher closed it.
     pub(crate) fn read(&self) -> Option<TaskRecord> {
         let written = self.written.load(Ordering::Acquire);
-        if written & WRITTEN == 0 {
+        let flags = RecordFlags::from_bits_retain(u32::from(written & 0xff));
+        if !flags.contains(RecordFlags::WRITTEN) {
             return None;
         }
         let meta = self.meta.load(Ordering::Relaxed);
@@ -238,7 +244,7 @@ impl RecordCell {
         let ready = after(v(&self.ready), submit);
         let end = v(&self.end);
         let closed = whole(&self.complete);
-        let fin = if written & FIN_AT_CLOSE != 0 {
+        let fin = if flags.contains(RecordFlags::FIN_AT_CLOSE) {
             closed
         } else {
             v(&self.fin)
@@ -251,7 +257,7 @@ impl RecordCell {
             class: WorkerClass::from_index(((meta >> 32) & 0xff) as usize)
                 .unwrap_or(WorkerClass::Dummy),
             scheduler: (written >> SCHEDULER_SHIFT) as u8,
-            cancelled: written & CANCELLED != 0,
+            cancelled: flags.contains(RecordFlags::CANCELLED),
             core: (core != NO_CORE).then_some(CoreId(core)),
             submit,
             ready,
