@@ -56,6 +56,7 @@ pub use observe::record_flags::RecordFlags;
 pub use observe::stall::Stall;
 pub use observe::stats::{LatencyHistogram, QueueCounters, QueueReport};
 pub use orchestrator::dtype::{Dtype, UnknownDtype};
+pub use orchestrator::predicate::{CmpOp, Predicate, PredicateError};
 pub use orchestrator::tensor::{Access, MAX_RANK, Tile, TileError, overlaps, touches};
 pub use orchestrator::tensor_arg::{Buffer, KernelTensor, TensorArg, TensorCell};
 pub use orchestrator::{DepReason, Dependency, MAX_SCOPE_DEPTH, Orchestrator, TaskSpec};

@@ -111,6 +111,25 @@ pub trait Platform: Sync {
         None
     }
 
+    /// The `width`-byte element (1, 2, 4 or 8, aligned) at device address `addr` as a
+    /// little-endian integer, read after the writes of tasks that finished before it (what a
+    /// task's predicate tests at dispatch); `None` if the platform cannot read there (a
+    /// predicate there is refused at submit). The default reads the aligned 32- or 64-bit
+    /// counter that holds it through [`Platform::read_watch`].
+    fn read_value(&self, addr: u64, width: u8) -> Option<u64> {
+        if width == 8 {
+            return self.read_watch(Watch::Counter64(addr));
+        }
+        let word = self.read_watch(Watch::Counter32(addr & !3))?;
+        let shift = 8 * (addr & 3);
+        let mask = match width {
+            1 => 0xff,
+            2 => 0xffff,
+            _ => 0xffff_ffff,
+        };
+        Some(word >> shift & mask)
+    }
+
     /// Discards cached copies of `len` bytes at device address `addr` so the next read sees
     /// memory written by another agent (DMA, a peer chip). The default does nothing, which
     /// is right where caches are coherent.

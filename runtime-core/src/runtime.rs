@@ -51,6 +51,9 @@ pub struct RunReport {
     /// Tasks finished cancelled (a transfer they waited on, or one of a task they depend
     /// on, failed): they did not run, or their result did not count.
     pub cancelled: u64,
+    /// Tasks skipped: their predicate was false when they were about to be dispatched, so
+    /// they finished without running ([`crate::TaskSpec::when`]).
+    pub skipped: u64,
 }
 
 impl<'r> Runtime<'r> {
@@ -183,9 +186,10 @@ impl<'r> Runtime<'r> {
     pub fn report(&self) -> RunReport {
         let t = &self.t;
         let mut latency = LatencyHistogram::default();
-        let (mut dispatched, mut loops, mut cancelled) = (0, 0, 0);
+        let (mut dispatched, mut loops, mut cancelled, mut skipped) = (0, 0, 0, 0);
         for s in t.sched {
             cancelled += s.cancelled.load(Ordering::Relaxed);
+            skipped += s.skipped.load(Ordering::Relaxed);
             latency.merge(&s.histogram());
             dispatched += s.dispatched.load(Ordering::Relaxed);
             loops += s.loops.load(Ordering::Relaxed);
@@ -205,6 +209,7 @@ impl<'r> Runtime<'r> {
             error: self.error(),
             latency,
             cancelled,
+            skipped,
         }
     }
 }

@@ -75,6 +75,7 @@ pub fn chrome_trace_named(
             "ready_us": us(ns(r.ready)),
             "submit_us": us(ns(r.submit)),
             "cancelled": r.cancelled,
+            "skipped": r.skipped,
         });
         // A task of several blocks has a record per block: each block is a slice on its own
         // core, named with its block; the task's life on its scheduler is drawn once.
@@ -108,6 +109,8 @@ pub fn chrome_trace_named(
         let (from, what) = match r.class {
             // Cancelled without running: from ready (it was never dispatched).
             _ if r.cancelled && r.fin == 0 => (r.ready, "cancelled"),
+            // Its predicate was false at dispatch: from ready to the skip.
+            _ if r.skipped => (r.ready, "skipped"),
             WorkerClass::Dummy => (r.ready, "dummy"),
             _ if r.cancelled => (r.dispatch, "dispatch→cancelled"),
             _ => (r.dispatch, "dispatch→complete"),
@@ -310,6 +313,7 @@ mod tests {
             deferred_done: deferred,
             complete: 9000,
             cancelled: false,
+            skipped: false,
             block: 0,
             blocks: 1,
         }
@@ -376,6 +380,25 @@ mod tests {
             .unwrap();
         assert_eq!(q["args"]["transfer_failures"], 1);
         assert_eq!(q["ts"].as_f64(), Some(8.0), "at the last task's end");
+    }
+
+    #[test]
+    fn a_skipped_task_is_a_span_of_its_own_on_its_scheduler_and_no_kernel_slice() {
+        let mut skipped = record(None, WorkerClass::Aiv, 0);
+        skipped.task = TaskId::from_raw(8);
+        (skipped.fin, skipped.dispatch, skipped.skipped) = (0, 0, true);
+        let ran = record(Some(1), WorkerClass::Aiv, 8000);
+        let v = chrome_trace(&[skipped, ran], 1000);
+        check_chrome_trace(&v).unwrap();
+        let ev = v["traceEvents"].as_array().unwrap();
+        let named = |n: &str| ev.iter().filter(|e| e["name"] == n).collect::<Vec<_>>();
+        let span = named("skipped");
+        assert_eq!(span.len(), 2, "its span begins and ends");
+        assert_eq!(span[0]["pid"], json!(SCHEDULERS_PID));
+        assert_eq!(span[0]["args"]["skipped"], json!(true));
+        assert_eq!(named("dispatch→complete").len(), 2, "the task that ran");
+        let slices = ev.iter().filter(|e| e["ph"] == "X").count();
+        assert_eq!(slices, 1, "a kernel slice only for the task that ran");
     }
 
     #[test]

@@ -197,6 +197,7 @@ fn fatal_name(kind: u32) -> &'static str {
         (CorruptSlot, "a task slot was corrupt"),
         (StrayCompletion, "a completion no task explains"),
         (TransferFailed, "a transfer failed"),
+        (BadPredicate, "a predicate that could not be read"),
     ]
     .into_iter()
     .find(|(k, _)| *k as u32 == kind)

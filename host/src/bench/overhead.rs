@@ -189,6 +189,7 @@ mod tests {
             deferred_done: 0,
             complete: fin,
             cancelled: false,
+            skipped: false,
             block: 0,
             blocks: 1,
         }

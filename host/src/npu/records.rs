@@ -63,6 +63,7 @@ mod tests {
             deferred_done: 16,
             complete: 17,
             cancelled: true,
+            skipped: false,
             block: 2,
             blocks: 5,
         }

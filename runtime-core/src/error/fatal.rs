@@ -35,6 +35,8 @@ pub enum FatalKind {
     StrayCompletion = 12,
     /// [`FatalCause::TransferFailed`].
     TransferFailed = 13,
+    /// [`FatalCause::BadPredicate`].
+    BadPredicate = 14,
 }
 
 impl FatalKind {
@@ -59,6 +61,7 @@ impl FatalKind {
             11 => Self::CorruptSlot,
             12 => Self::StrayCompletion,
             13 => Self::TransferFailed,
+            14 => Self::BadPredicate,
             _ => return None,
         })
     }
@@ -79,6 +82,7 @@ impl FatalKind {
             Self::CorruptSlot => "corrupt payload slot",
             Self::StrayCompletion => "stray completion",
             Self::TransferFailed => "transfer failed",
+            Self::BadPredicate => "bad predicate",
         }
     }
 }
@@ -177,6 +181,13 @@ pub enum FatalCause {
         /// Its status ([`crate::transfer_status`]).
         status: u32,
     },
+    /// A task's predicate could not be read at dispatch (its address was readable at submit).
+    BadPredicate {
+        /// The predicate's address.
+        addr: u64,
+        /// Its width in bytes.
+        width: u8,
+    },
     /// A completion queue holds a record from a source the scheduler does not drive.
     StrayCompletion {
         /// The record's source.
@@ -203,6 +214,7 @@ impl FatalCause {
             Self::CorruptSlot { .. } => FatalKind::CorruptSlot,
             Self::StrayCompletion { .. } => FatalKind::StrayCompletion,
             Self::TransferFailed { .. } => FatalKind::TransferFailed,
+            Self::BadPredicate { .. } => FatalKind::BadPredicate,
         }
     }
 }
@@ -251,15 +263,15 @@ mod tests {
 
     #[test]
     fn every_code_reads_back_as_its_kind_with_a_name_of_its_own() {
-        let kinds: [FatalKind; 13] = core::array::from_fn(|i| {
-            FatalKind::from_u32(i as u32 + 1).expect("codes 1..=13 are kinds")
+        let kinds: [FatalKind; 14] = core::array::from_fn(|i| {
+            FatalKind::from_u32(i as u32 + 1).expect("codes 1..=14 are kinds")
         });
         for (i, k) in kinds.iter().enumerate() {
             assert_eq!(*k as u32, i as u32 + 1, "{k:?}");
             assert!(kinds[..i].iter().all(|o| o.name() != k.name()), "{k:?}");
         }
         assert_eq!(FatalKind::from_u32(0), None, "0 is no error");
-        assert_eq!(FatalKind::from_u32(14), None);
-        assert_eq!(FatalKind::from_code(14), FatalKind::Aborted);
+        assert_eq!(FatalKind::from_u32(15), None);
+        assert_eq!(FatalKind::from_code(15), FatalKind::Aborted);
     }
 }

@@ -47,6 +47,11 @@ impl fmt::Display for FatalError {
                 "a core reported token {seen} but the newest token dispatched to it is \
                  {newest}{at}: the core's status word is corrupt or another runtime drives it"
             ),
+            FatalCause::BadPredicate { addr, width } => write!(
+                f,
+                "the {width}-byte predicate at {addr:#x} could not be read at dispatch{at} \
+                 (it was readable at submit): its memory went away"
+            ),
             FatalCause::StrayCompletion { source, id } => write!(
                 f,
                 "a completion record names source {source} (id {id}), which this scheduler \

@@ -89,6 +89,12 @@ pub enum SubmitError {
         /// The most it may have on this runtime.
         max: u16,
     },
+    /// The task's predicate cannot be read: a bad width, a misaligned address, or an address
+    /// the platform does not reach.
+    BadPredicate {
+        /// What is wrong with it.
+        error: crate::PredicateError,
+    },
     /// Kernels per lane for a task that is not MIX (only a MIX task has lanes).
     LaneKernelsNotMix {
         /// The task's class.
@@ -250,6 +256,7 @@ impl fmt::Display for SubmitError {
                     "core"
                 }
             ),
+            Self::BadPredicate { error } => write!(f, "{error}"),
             Self::LaneKernelsNotMix { class } => write!(
                 f,
                 "a {class:?} task names kernels for AIV lanes: only a MIX task has lanes (one \

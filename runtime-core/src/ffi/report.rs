@@ -156,11 +156,17 @@ impl PtoRecord {
             core: r.core.map_or(0xffff, |c| c.0),
             class: r.class as u8,
             scheduler: r.scheduler,
-            flags: if r.cancelled {
-                RecordFlags::WRITTEN | RecordFlags::CANCELLED
-            } else {
-                RecordFlags::WRITTEN
-            },
+            flags: RecordFlags::WRITTEN
+                | if r.cancelled {
+                    RecordFlags::CANCELLED
+                } else {
+                    RecordFlags::empty()
+                }
+                | if r.skipped {
+                    RecordFlags::SKIPPED
+                } else {
+                    RecordFlags::empty()
+                },
             block: r.block,
             blocks: r.blocks,
             submit: r.submit,
@@ -192,6 +198,7 @@ impl PtoRecord {
             deferred_done: self.deferred_done,
             complete: self.complete,
             cancelled: self.flags.contains(RecordFlags::CANCELLED),
+            skipped: self.flags.contains(RecordFlags::SKIPPED),
             block: self.block,
             blocks: self.blocks.max(1),
         }

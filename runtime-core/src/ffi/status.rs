@@ -73,6 +73,8 @@ pub enum PtoStatus {
     PtoErrSyncStartTooWide = -32,
     /// [`SubmitError::LaneKernelsNotMix`]: kernels per lane for a task that is not MIX.
     PtoErrLaneKernelsNotMix = -33,
+    /// [`SubmitError::BadPredicate`]: a predicate of a bad width, misaligned, or unreadable.
+    PtoErrBadPredicate = -34,
 }
 
 impl From<SubmitError> for PtoStatus {
@@ -104,13 +106,14 @@ impl From<SubmitError> for PtoStatus {
             SubmitError::TileCancelled { .. } => PtoErrTileCancelled,
             SubmitError::SyncStartTooWide { .. } => PtoErrSyncStartTooWide,
             SubmitError::LaneKernelsNotMix { .. } => PtoErrLaneKernelsNotMix,
+            SubmitError::BadPredicate { .. } => PtoErrBadPredicate,
         }
     }
 }
 
 impl PtoStatus {
     /// Every status, for lookups by number.
-    pub const ALL: [PtoStatus; 31] = {
+    pub const ALL: [PtoStatus; 32] = {
         use PtoStatus::*;
         [
             PtoOk,
@@ -144,6 +147,7 @@ impl PtoStatus {
             PtoErrTileCancelled,
             PtoErrSyncStartTooWide,
             PtoErrLaneKernelsNotMix,
+            PtoErrBadPredicate,
         ]
     };
 
@@ -225,6 +229,9 @@ pub fn status_str(code: i32) -> &'static CStr {
         }
         PtoErrTileCancelled => c"the task whose output the tile holds was cancelled",
         PtoErrLaneKernelsNotMix => c"kernels per lane for a task that is not MIX",
+        PtoErrBadPredicate => {
+            c"the task's predicate is not 1, 2, 4 or 8 bytes, not aligned, or outside readable memory"
+        }
         PtoErrSyncStartTooWide => {
             c"a sync-start task has more blocks than one scheduler owns cores of its class: fewer blocks, or fewer `schedulers`"
         }

@@ -44,6 +44,8 @@ pub struct TaskRecord {
     /// Cancelled: a transfer it waited on failed, or a task it depends on was cancelled, so
     /// it finished without running (or without its result counting).
     pub cancelled: bool,
+    /// Skipped: its predicate was false at dispatch, so no core ran it.
+    pub skipped: bool,
     /// The SPMD block this record is of (0 for a task of one block): a task of several
     /// keeps a record per block, each with its block's core and kernel times.
     pub block: u16,
@@ -209,8 +211,15 @@ impl RecordCell {
         self.deferred.store(self.code(now), Ordering::Relaxed);
     }
 
+    /// Marks the task skipped (its predicate was false); its close keeps the mark.
+    pub(crate) fn mark_skipped(&self) {
+        // Without `WRITTEN`: a reader still sees the record open.
+        self.written
+            .store(bits(RecordFlags::SKIPPED), Ordering::Relaxed);
+    }
+
     /// Closes the record: finished by `by` at `now` (where its FIN was seen too if `fin`),
-    /// cancelled if `failed` (the slot's word: 0 or 1), and published.
+    /// cancelled if `failed` (the slot's word: 0 or 1), skipped if marked so, and published.
     #[inline]
     pub(crate) fn close(&self, by: Closer, failed: u32, now: u64, fin: bool) {
         debug_assert!(failed <= 1);
@@ -223,7 +232,8 @@ impl RecordCell {
         };
         // `failed` is the bit of `CANCELLED` as it is.
         const _: () = assert!(bits(RecordFlags::CANCELLED) == 1);
-        let written = by.0 | fin | failed as u16;
+        let skipped = self.written.load(Ordering::Relaxed) & bits(RecordFlags::SKIPPED);
+        let written = by.0 | fin | failed as u16 | skipped;
         self.written.store(written, Ordering::Release);
     }
 
@@ -258,6 +268,7 @@ impl RecordCell {
                 .unwrap_or(WorkerClass::Dummy),
             scheduler: (written >> SCHEDULER_SHIFT) as u8,
             cancelled: flags.contains(RecordFlags::CANCELLED),
+            skipped: flags.contains(RecordFlags::SKIPPED),
             core: (core != NO_CORE).then_some(CoreId(core)),
             submit,
             ready,

@@ -21,6 +21,9 @@ bitflags::bitflags! {
         /// The task was closed where its FIN was seen, so its FIN stamp is the close's.
         /// Only in the device's cell: a `PtoRecord` never carries it (its `fin` is the stamp).
         const FIN_AT_CLOSE = 1 << 2;
+        /// The task's predicate was false when it was about to be dispatched: it finished
+        /// without a core, and its consumers ran on.
+        const SKIPPED = 1 << 3;
     }
 }
 

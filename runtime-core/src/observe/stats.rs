@@ -94,6 +94,8 @@ pub(crate) struct SchedCtl {
     pub(crate) phase_loops: AtomicU64,
     /// Tasks this scheduler finished cancelled.
     pub(crate) cancelled: AtomicU64,
+    /// Tasks this scheduler skipped: their predicate was false at dispatch.
+    pub(crate) skipped: AtomicU64,
     /// Error entries drained from engine queues.
     pub(crate) transfer_failures: AtomicU64,
     /// The cores' completion queue (ring mode), when profiling is at least `Counters`.
@@ -183,6 +185,7 @@ impl SchedCtl {
             phases: core::array::from_fn(|_| AtomicU64::new(0)),
             phase_loops: AtomicU64::new(0),
             cancelled: AtomicU64::new(0),
+            skipped: AtomicU64::new(0),
             transfer_failures: AtomicU64::new(0),
             cores_queue: QueueStats::new(),
             engine_queues: QueueStats::new(),

@@ -151,6 +151,7 @@ impl Packed {
             } => (capacity as u64, waited_us, None),
             FatalCause::CorruptSlot { class } => (class as u64, 0, None),
             FatalCause::StrayCompletion { source, id } => (source as u64, id, None),
+            FatalCause::BadPredicate { addr, width } => (addr, width as u64, None),
             FatalCause::TransferFailed {
                 watch,
                 post,
@@ -222,6 +223,10 @@ impl Packed {
                 source: d as u32,
                 id: d2,
             },
+            FatalKind::BadPredicate => FatalCause::BadPredicate {
+                addr: d,
+                width: d2 as u8,
+            },
         }
     }
 }
@@ -281,6 +286,10 @@ mod tests {
             FatalCause::StrayCompletion {
                 source: 99,
                 id: 1 << 40,
+            },
+            FatalCause::BadPredicate {
+                addr: 0x1000,
+                width: 4,
             },
             FatalCause::TransferFailed {
                 watch: Watch::Queue(2),

@@ -15,6 +15,7 @@ use crate::sync::Ordering;
 
 pub(crate) mod dtype;
 mod heap;
+pub(crate) mod predicate;
 mod record;
 mod scope;
 mod settle;
@@ -36,6 +37,7 @@ mod settle_tests;
 mod tensor_tests;
 
 use heap::RingHeap;
+use predicate::Predicate;
 pub use record::{DepReason, Dependency};
 use record::{NoRecord, Recorder};
 
@@ -72,6 +74,10 @@ pub struct TaskSpec<'a> {
     /// A MIX task's kernels for its two AIV lanes (`kernel` runs on the AIC lane); `None`:
     /// `kernel` on all three. Each kernel knows its lane (0 AIC, 1 and 2 AIV).
     pub aiv_kernels: Option<[KernelId; 2]>,
+    /// A test of one element of device memory, read when the task is about to be
+    /// dispatched (its producers have finished): if false, the task is skipped, finishing as
+    /// a DUMMY task would (no core runs it, its consumers are released).
+    pub predicate: Option<Predicate>,
 }
 
 impl<'a> TaskSpec<'a> {
@@ -87,6 +93,7 @@ impl<'a> TaskSpec<'a> {
             blocks: 1,
             sync_start: false,
             aiv_kernels: None,
+            predicate: None,
         }
     }
     /// A MIX task with a kernel per lane: `aic` on the cluster's cube core, `aiv[0]` and
@@ -100,7 +107,10 @@ impl<'a> TaskSpec<'a> {
     /// the submit path is tuned for (the rest is out of line).
     #[inline(always)]
     pub(crate) fn is_plain(&self) -> bool {
-        self.blocks == 1 && !self.sync_start && self.aiv_kernels.is_none()
+        self.blocks == 1
+            && !self.sync_start
+            && self.aiv_kernels.is_none()
+            && self.predicate.is_none()
     }
     /// A task that runs on no core: it completes as soon as its dependencies have.
     pub const fn dummy() -> Self {
@@ -129,6 +139,12 @@ impl<'a> TaskSpec<'a> {
     /// The same task as `blocks` SPMD blocks (see [`TaskSpec::blocks`](TaskSpec#structfield.blocks)).
     pub const fn blocks(mut self, blocks: u16) -> Self {
         self.blocks = blocks;
+        self
+    }
+    /// The same task, run only if `predicate` holds when it is about to be dispatched (see
+    /// [`TaskSpec::predicate`](TaskSpec#structfield.predicate)).
+    pub const fn when(mut self, predicate: Predicate) -> Self {
+        self.predicate = Some(predicate);
         self
     }
     /// The same task with its blocks starting together (see
@@ -288,7 +304,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let scoped = !self.scopes.is_empty() as u32;
         let plain = spec.is_plain();
         slot.begin(1 + scoped, spec.class.lanes() as u32);
-        let shape = if plain { 0 } else { shape_of(slot, spec) };
+        let shape = if plain { 0 } else { shape_of(t, g, slot, spec) };
         // The buffers allocated since the last submit to this ring are this task's.
         let heap = &mut self.heaps[ring];
         let row = self.tenants.row_mut(g);
@@ -552,11 +568,19 @@ impl<P: Platform> Drop for Orchestrator<'_, '_, P> {
 /// meta word's shape bits ([`Meta::shape_bits`]).
 #[cold]
 #[inline(never)]
-fn shape_of(slot: &TaskSlot, spec: &TaskSpec<'_>) -> u64 {
+fn shape_of(t: &Tables<'_>, g: SlotIndex, slot: &TaskSlot, spec: &TaskSpec<'_>) -> u64 {
     slot.shape(spec.class.lanes() as u32, spec.blocks);
     if let Some([k1, k2]) = spec.aiv_kernels {
         slot.aiv_kernels[0].store(k1.0, Ordering::Relaxed);
         slot.aiv_kernels[1].store(k2.0, Ordering::Relaxed);
     }
-    Meta::shape_bits(spec.blocks > 1, spec.sync_start, spec.aiv_kernels.is_some())
+    if let Some(p) = &spec.predicate {
+        t.predicate_of(g).store(p);
+    }
+    Meta::shape_bits(
+        spec.blocks > 1,
+        spec.sync_start,
+        spec.aiv_kernels.is_some(),
+        spec.predicate.is_some(),
+    )
 }

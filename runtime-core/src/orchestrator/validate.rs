@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 use super::{Orchestrator, TaskSpec};
+use crate::PredicateError;
 use crate::error::SubmitError;
 use crate::ids::{CoreId, TaskId, WorkerClass};
 use crate::orchestrator::tensor::{Footprint, TileError};
@@ -116,6 +117,14 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                     max,
                 });
             }
+        }
+        if let Some(p) = &spec.predicate {
+            p.check()
+                .and_then(|()| match self.p.read_value(p.addr, p.width) {
+                    Some(_) => Ok(()),
+                    None => Err(PredicateError::Unreadable { addr: p.addr }),
+                })
+                .map_err(|error| SubmitError::BadPredicate { error })?;
         }
         if let Some(aiv) = spec.aiv_kernels {
             if spec.class != WorkerClass::Mix {

@@ -154,8 +154,8 @@ impl Blocks {
 }
 
 /// The constant part of a task, packed in one word:
-/// `[kernel:32][ntensors:8][spmd:1][sync:1][per_lane:1][class:5][nargs:8][pinned:8]` (from
-/// the top bit down).
+/// `[kernel:32][ntensors:8][spmd:1][sync:1][per_lane:1][predicated:1][class:4][nargs:8]
+/// [pinned:8]` (from the top bit down).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Meta {
     pub(crate) kernel: KernelId,
@@ -175,15 +175,18 @@ pub(crate) struct Meta {
     pub(crate) ntensors: u8,
 }
 
-/// The class's bits of [`Meta`]'s class byte (the top three are `spmd`, `sync` and
-/// `per_lane`).
-const CLASS_BITS: u8 = 0x1f;
+/// The class's bits of [`Meta`]'s class byte (the top four are `spmd`, `sync`, `per_lane`
+/// and `predicated`).
+const CLASS_BITS: u8 = 0x0f;
+
+/// The bits of a task that takes the dispatch's slow path: several blocks, or a predicate.
+const SPECIAL: u64 = 1 << 23 | 1 << 20;
 
 impl Meta {
     pub(crate) fn pack(self) -> u64 {
         ((self.kernel.0 as u64) << 32)
             | ((self.class as u64) << 16)
-            | Self::shape_bits(self.spmd, self.sync, self.per_lane)
+            | Self::shape_bits(self.spmd, self.sync, self.per_lane, false)
             | ((self.ntensors as u64) << 24)
             | ((self.nargs as u64) << 8)
             | self.pinned as u64
@@ -204,8 +207,24 @@ impl Meta {
 
     /// The bits of a task's meta word that say how it is shaped: several blocks, sync
     /// start, kernels per lane (OR-ed into a plain task's [`Meta::pack`]).
-    pub(crate) fn shape_bits(spmd: bool, sync: bool, per_lane: bool) -> u64 {
-        (spmd as u64) << 23 | (sync as u64) << 22 | (per_lane as u64) << 21
+    pub(crate) fn shape_bits(spmd: bool, sync: bool, per_lane: bool, predicated: bool) -> u64 {
+        (spmd as u64) << 23
+            | (sync as u64) << 22
+            | (per_lane as u64) << 21
+            | (predicated as u64) << 20
+    }
+
+    /// Whether the task of constants `word` has several blocks or a predicate: the one test
+    /// that keeps both off a plain task's dispatch.
+    #[inline(always)]
+    pub(crate) fn is_special(word: u64) -> bool {
+        word & SPECIAL != 0
+    }
+
+    /// Whether the task of constants `word` carries a predicate (the slot's predicate cell).
+    #[inline(always)]
+    pub(crate) fn is_predicated(word: u64) -> bool {
+        word >> 20 & 1 == 1
     }
 
     /// Whether the task of constants `word` has several SPMD blocks (what

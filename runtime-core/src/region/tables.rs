@@ -6,6 +6,7 @@ use crate::observe::profile::{ProfCtl, ProfParts, ProfRow};
 use crate::observe::record::RecordCell;
 use crate::observe::stats::SchedCtl;
 use crate::observe::status::RunStatus;
+use crate::orchestrator::predicate::PredicateCell;
 use crate::orchestrator::tensor_arg::TensorCell;
 use crate::queues::ready_queue::ReadyQueue;
 use crate::queues::seq_ring::CachePadded;
@@ -149,6 +150,8 @@ pub(crate) struct Tables<'r> {
     pub(crate) args: &'r [AtomicU64],
     /// Each slot's tensor arguments, for the kernel.
     pub(crate) tensors: &'r [TensorCell],
+    /// Each slot's predicate, when its meta says it has one.
+    pub(crate) predicates: &'r [PredicateCell],
     pub(crate) edges: &'r [Edge],
     pub(crate) queues: [ReadyQueue<'r>; WorkerClass::COUNT],
     pub(crate) sched: &'r [SchedCtl],
@@ -248,6 +251,12 @@ impl<'r> Tables<'r> {
         &self.args[g.0 * self.max_args..(g.0 + 1) * self.max_args]
     }
 
+    /// Slot `g`'s predicate cell.
+    #[inline]
+    pub(crate) fn predicate_of(&self, g: SlotIndex) -> &'r PredicateCell {
+        &self.predicates[g.0]
+    }
+
     /// The tensor argument row of slot `g`.
     #[inline]
     pub(crate) fn tensors_of(&self, g: SlotIndex) -> &'r [TensorCell] {
@@ -277,6 +286,7 @@ pub(crate) struct CoreParts<'r> {
     pub(crate) slots: &'r mut [TaskSlot],
     pub(crate) args: &'r mut [AtomicU64],
     pub(crate) tensors: &'r mut [TensorCell],
+    pub(crate) predicates: &'r mut [PredicateCell],
     pub(crate) edges: &'r mut [Edge],
 }
 
@@ -291,6 +301,7 @@ impl<'r> CoreParts<'r> {
             slots: c.table(slots, |_| TaskSlot::new())?,
             args: c.table(slots * cfg.max_args as usize, |_| AtomicU64::new(0))?,
             tensors: c.table(slots * cfg.max_tensors as usize, |_| TensorCell::new())?,
+            predicates: c.table(slots, |_| PredicateCell::new())?,
             edges: c.table(slots * cfg.max_deps as usize, |_| Edge::new())?,
         })
     }
@@ -312,6 +323,7 @@ impl<'r> CoreParts<'r> {
             slots,
             args,
             tensors,
+            predicates,
             edges,
         } = self;
         Tables {
@@ -327,6 +339,7 @@ impl<'r> CoreParts<'r> {
             slots,
             args,
             tensors,
+            predicates,
             edges,
             queues,
             sched,

@@ -6,7 +6,9 @@
 
 use super::cores::{Inflight, LocalCore, MixCluster, Share};
 use super::{DUMMY_BATCH, Scheduler, blocks};
+use crate::error::{FatalCause, FatalError};
 use crate::ids::{KernelId, TaskId, WorkerClass};
+use crate::observe::stats::SchedCtl;
 use crate::orchestrator::tensor_arg::KernelTensor;
 use crate::platform::{Payload, Platform};
 use crate::queues::ready_queue::Ready;
@@ -32,6 +34,18 @@ impl At<'_> {
     #[inline(always)]
     fn spmd(&self) -> bool {
         Meta::is_spmd(self.meta)
+    }
+
+    /// The task has several blocks or a predicate: not sent straight away.
+    #[inline(always)]
+    fn special(&self) -> bool {
+        Meta::is_special(self.meta)
+    }
+
+    /// The task carries a predicate.
+    #[inline(always)]
+    fn predicated(&self) -> bool {
+        Meta::is_predicated(self.meta)
     }
 
     /// Its blocks start together.
@@ -65,7 +79,11 @@ impl<'r, P: Platform> Scheduler<'r, '_, P> {
             };
             let task = TaskId::from_raw(raw);
             let at = self.at(task);
-            if !at.spmd() {
+            if !at.special() {
+                self.send(LocalCore::lowest(target), task, at, 0, 1, ONE_BLOCK);
+            } else if at.predicated() && self.skipped(task, at) {
+                // Finished without running: its core is still idle.
+            } else if !at.spmd() {
                 self.send(LocalCore::lowest(target), task, at, 0, 1, ONE_BLOCK);
             } else if !self.send_blocks(class, task, at, idle, target, &mut left) {
                 return progress;
@@ -144,6 +162,10 @@ impl<'r, P: Platform> Scheduler<'r, '_, P> {
             };
             let task = TaskId::from_raw(raw);
             let at = self.at(task);
+            if at.predicated() && self.skipped(task, at) {
+                progress = true;
+                continue;
+            }
             if at.sync() {
                 // Its blocks start together or not at all: clusters in use stay so.
                 self.sync_popped(WorkerClass::Mix, task, at);
@@ -192,7 +214,8 @@ impl<'r, P: Platform> Scheduler<'r, '_, P> {
             return;
         }
         let at = self.at(ready.id);
-        if at.spmd() {
+        if at.special() {
+            // Several blocks, or a predicate: the dispatch pass takes it from its queue.
             ready.enqueue(&self.t);
             return;
         }
@@ -286,6 +309,44 @@ impl<'r, P: Platform> Scheduler<'r, '_, P> {
             },
         );
         self.dispatched += 1;
+    }
+
+    /// Whether `task` (at `at`, with a predicate) is skipped: this is its first block's
+    /// dispatch, and the predicate is false. A skipped
+    /// task is finished here, as a DUMMY task (no core runs it; its consumers are released),
+    /// and counted. A predicate the platform cannot read fails the run.
+    #[cold]
+    #[inline(never)]
+    fn skipped(&mut self, task: TaskId, at: At<'r>) -> bool {
+        if at.spmd() && Blocks::unpack(at.slot.blocks.load(Ordering::Relaxed)).next != 0 {
+            return false;
+        }
+        let p = self.t.predicate_of(at.g).load();
+        self.p.invalidate(p.addr, p.width as usize);
+        let Some(raw) = self.p.read_value(p.addr, p.width) else {
+            let cause = FatalCause::BadPredicate {
+                addr: p.addr,
+                width: p.width,
+            };
+            self.t
+                .shared
+                .status
+                .fail(FatalError::new(cause).with_task(task));
+            // Finished nonetheless, so nothing waits on it while the run stops.
+            self.finish_at(at.g, task);
+            return true;
+        };
+        if p.holds(raw) {
+            return false;
+        }
+        SchedCtl::bump(&self.ctl.skipped, 1);
+        if self.tasks_level
+            && let Some(r) = self.t.record_block(at.slot, 0)
+        {
+            r.mark_skipped();
+        }
+        self.finish_at(at.g, task);
+        true
     }
 
     /// Finishes a batch of ready DUMMY tasks here and now.

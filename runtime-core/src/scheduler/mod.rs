@@ -29,6 +29,8 @@ mod loom_deferred;
 #[cfg(all(test, loom))]
 mod loom_protocol;
 #[cfg(all(test, not(loom)))]
+mod predicate_tests;
+#[cfg(all(test, not(loom)))]
 mod protocol_tests;
 #[cfg(all(test, not(loom)))]
 mod tests;

@@ -122,6 +122,10 @@ impl Script {
     pub(crate) fn word(&self, w: Watch, value: u64) {
         self.words.lock().unwrap().insert(w, value);
     }
+    /// Makes a watched word unreadable again.
+    pub(crate) fn forget_word(&self, w: Watch) {
+        self.words.lock().unwrap().remove(&w);
+    }
     /// Plays a correct core up to `token`: the tokens before it finish normally, `token`
     /// itself with `outcome` (`None`: it only took it), each result written before the
     /// report, as the protocol asks.

@@ -88,6 +88,7 @@ pub(super) fn submit_variant(e: &SubmitError) -> usize {
         TileCancelled { .. } => 22,
         SyncStartTooWide { .. } => 23,
         LaneKernelsNotMix { .. } => 24,
+        BadPredicate { .. } => 25,
     }
 }
 
@@ -155,6 +156,9 @@ pub(super) fn submit_errors() -> Vec<SubmitError> {
         LaneKernelsNotMix {
             class: WorkerClass::Aiv,
         },
+        BadPredicate {
+            error: pto_runtime_core::PredicateError::Width { width: 3 },
+        },
     ];
     v.extend(fatal_errors().into_iter().map(RunFailed));
     v
@@ -177,6 +181,7 @@ pub(super) fn fatal_variant(e: &FatalCause) -> usize {
         CorruptSlot { .. } => 11,
         TransferFailed { .. } => 12,
         StrayCompletion { .. } => 13,
+        BadPredicate { .. } => 14,
     }
 }
 
@@ -212,6 +217,10 @@ pub(super) fn fatal_errors() -> Vec<FatalError> {
             status: 2,
         },
         StrayCompletion { source: 9, id: 1 },
+        BadPredicate {
+            addr: 0x1000,
+            width: 4,
+        },
     ]
     .into_iter()
     .map(|cause| FatalError {

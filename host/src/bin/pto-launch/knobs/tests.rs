@@ -50,7 +50,7 @@ fn the_walk_covers_every_variant_of_every_runtime_error_enum() {
     );
     covered(
         submit_errors().iter().map(submit_variant).collect(),
-        25,
+        26,
         "SubmitError",
     );
     covered(
@@ -58,7 +58,7 @@ fn the_walk_covers_every_variant_of_every_runtime_error_enum() {
             .iter()
             .map(|e| fatal_variant(&e.cause))
             .collect(),
-        14,
+        15,
         "FatalCause",
     );
     covered(
