@@ -76,6 +76,8 @@ typedef enum PtoStatus {
   PTO_ERR_SYNC_START_TOO_WIDE = -32,
   // [`SubmitError::LaneKernelsNotMix`]: kernels per lane for a task that is not MIX.
   PTO_ERR_LANE_KERNELS_NOT_MIX = -33,
+  // [`SubmitError::BadPredicate`]: a predicate of a bad width, misaligned, or unreadable.
+  PTO_ERR_BAD_PREDICATE = -34,
 } PtoStatus;
 
 // The type of a tensor's elements, named as on a command line (`f16`, `bf16`, `i32`, ...).
@@ -385,6 +387,9 @@ typedef uint32_t PtoRecordFlags;
 // The task was closed where its FIN was seen, so its FIN stamp is the close's.
 // Only in the device's cell: a `PtoRecord` never carries it (its `fin` is the stamp).
 #define PtoRecordFlags_FIN_AT_CLOSE (uint32_t)(1 << 2)
+// The task's predicate was false when it was about to be dispatched: it finished
+// without a core, and its consumers ran on.
+#define PtoRecordFlags_SKIPPED (uint32_t)(1 << 3)
 
 // One finished task's record (the C view of `pto_runtime_core::TaskRecord`): times are
 // counter ticks, 0 where the run did not measure them. The device writes these and the host
