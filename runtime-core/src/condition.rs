@@ -8,8 +8,6 @@
 
 use core::fmt;
 
-use crate::protocol::RawCondition;
-
 /// Most conditions a platform must be able to carry per task lane; [`crate::Config::max_conditions`]
 /// may not exceed it.
 pub const MAX_CONDITIONS: u16 = 64;
@@ -39,26 +37,6 @@ impl Watch {
             Watch::Counter64(a) => Some((a, 8)),
             Watch::Engine(_) | Watch::Queue(_) => None,
         }
-    }
-
-    /// A stable 64-bit key (kind in the top bits), for hashing and error records.
-    /// The kind and word of its [`RawCondition`] record.
-    pub(crate) fn encode(self) -> (u8, u64) {
-        let raw = RawCondition::encode(Condition {
-            watch: self,
-            expected: 0,
-        });
-        (raw.kind as u8, raw.word)
-    }
-
-    /// The inverse of [`Watch::encode`].
-    pub(crate) fn decode(kind: u8, value: u64) -> Option<Self> {
-        let raw = RawCondition {
-            kind: kind as u32,
-            word: value,
-            ..RawCondition::default()
-        };
-        raw.decode().ok().map(|c| c.watch)
     }
 }
 

@@ -30,15 +30,20 @@ pub mod ffi;
 mod ids;
 mod index;
 pub mod knob;
+mod layout;
 mod observe;
 mod orchestrator;
 mod platform;
+mod predicate;
 pub mod protocol;
 mod queues;
 mod region;
 mod runtime;
 mod scheduler;
-mod sync;
+pub mod sync;
+mod tables;
+mod task_spec;
+mod tensor;
 pub mod transfer_status;
 
 #[cfg(test)]
@@ -50,17 +55,16 @@ pub use condition::{Condition, MAX_CONDITIONS, Watch};
 pub use error::{ClaimError, FatalCause, FatalError, FatalKind, SubmitError};
 pub use ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
 pub use knob::Knob;
+pub use layout::RegionLayout;
 pub use observe::profile::{PHASES, Phase, PhaseCounters, ProfileLevel};
 pub use observe::record::TaskRecord;
 pub use observe::record_flags::RecordFlags;
 pub use observe::stall::Stall;
+pub use observe::stall_class::{StallClass, StallKind};
 pub use observe::stats::{LatencyHistogram, QueueCounters, QueueReport};
-pub use orchestrator::dtype::{Dtype, UnknownDtype};
-pub use orchestrator::predicate::{CmpOp, Predicate, PredicateError};
-pub use orchestrator::tensor::{Access, MAX_RANK, Tile, TileError, overlaps, touches};
-pub use orchestrator::tensor_arg::{Buffer, KernelTensor, TensorArg, TensorCell};
 pub use orchestrator::{DepReason, Dependency, MAX_SCOPE_DEPTH, Orchestrator, TaskSpec};
 pub use platform::{CoreKind, Payload, Platform};
+pub use predicate::{CmpOp, Predicate, PredicateError};
 pub use protocol::{Outcome, RawCondition, ResultWord, StatusWord};
 pub use queues::completion_queue::{
     Completion, CompletionCell, CompletionEnds, CompletionQueue, MAX_ENGINE_QUEUES,
@@ -69,6 +73,8 @@ pub use region::config::{
     CompletionMode, Config, ConfigError, MAX_ARGS, MAX_CORES, MAX_DEPS, MAX_RINGS, MAX_SCHEDULERS,
     MAX_TENSORS,
 };
-pub use region::layout::RegionLayout;
 pub use runtime::{RunReport, Runtime};
 pub use scheduler::Scheduler;
+pub use tensor::arg::{Buffer, KernelTensor, TensorArg, TensorCell};
+pub use tensor::dtype::{Dtype, UnknownDtype};
+pub use tensor::tile::{Access, MAX_RANK, Tile, TileError, overlaps, touches};

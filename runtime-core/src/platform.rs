@@ -4,10 +4,10 @@
 use crate::condition::Watch;
 use crate::ids::{CoreId, KernelId, TaskId, Token};
 use crate::observe::stall::Stall;
-use crate::orchestrator::TaskSpec;
-use crate::orchestrator::tensor_arg::KernelTensor;
 use crate::protocol::{RawCondition, ResultWord, StatusWord};
 use crate::queues::completion_queue::CompletionQueue;
+use crate::task_spec::TaskSpec;
+use crate::tensor::arg::KernelTensor;
 
 /// What a core is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -26,6 +26,8 @@ pub struct StatusWord(u32);
 
 impl StatusWord {
     /// Bit 31: the core finished the token (clear: it took it and runs it).
+    ///
+    /// cbindgen:ignore
     pub const FIN: u32 = 1 << 31;
     /// Nothing reported since the core's registers were reset.
     pub const NONE: StatusWord = StatusWord(0);
@@ -180,6 +182,28 @@ impl RawCondition {
             }
             kind => Err(kind),
         }
+    }
+}
+
+/// A watch as the kind and word of its wire record, and back: how error records keep it.
+impl Watch {
+    /// The kind and word of its [`RawCondition`] record.
+    pub(crate) fn encode(self) -> (u8, u64) {
+        let raw = RawCondition::encode(Condition {
+            watch: self,
+            expected: 0,
+        });
+        (raw.kind as u8, raw.word)
+    }
+
+    /// The inverse of [`Watch::encode`].
+    pub(crate) fn decode(kind: u8, value: u64) -> Option<Self> {
+        let raw = RawCondition {
+            kind: kind as u32,
+            word: value,
+            ..RawCondition::default()
+        };
+        raw.decode().ok().map(|c| c.watch)
     }
 }
 

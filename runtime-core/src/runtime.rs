@@ -3,6 +3,7 @@
 
 use crate::error::{ClaimError, FatalCause, FatalError};
 use crate::ids::TaskId;
+use crate::layout::{RegionLayout, carve};
 use crate::observe::profile::{PhaseCounters, ProfileLevel};
 use crate::observe::record::TaskRecord;
 use crate::observe::stall::Stall;
@@ -11,18 +12,18 @@ use crate::observe::stats::{LatencyHistogram, SchedCtl};
 use crate::orchestrator::Orchestrator;
 use crate::orchestrator::store::OrchestratorStore;
 use crate::platform::Platform;
+use crate::region::carve::REGION_ALIGN;
 use crate::region::config::{CompletionMode, Config, ConfigError, MAX_SCHEDULERS};
-use crate::region::layout::{REGION_ALIGN, RegionLayout, carve};
 use crate::region::raw::region::Carver;
-use crate::region::tables::Tables;
 use crate::scheduler::Scheduler;
 use crate::scheduler::deferred::DeferredStore;
 use crate::sync::Ordering;
+use crate::tables::views::RunTables;
 
 /// A formatted runtime region. Shared by reference between the orchestrator thread and the
 /// scheduler threads (it is `Sync`); each takes its handle once.
 pub struct Runtime<'r> {
-    t: Tables<'r>,
+    t: RunTables<'r>,
     /// Each scheduler's deferred-set pools, taken with its handle.
     deferred: [spin::mutex::SpinMutex<Option<DeferredStore<'r>>>; MAX_SCHEDULERS as usize],
     /// The tensor map's storage, taken with the orchestrator handle.
@@ -75,7 +76,7 @@ impl<'r> Runtime<'r> {
         let (t, deferred, orchestrator) = carve(&cfg, &mut Carver::new(region))?.split(cfg);
         let mut deferred = deferred.into_iter();
         Ok(Runtime {
-            t,
+            t: RunTables::new(t),
             deferred: core::array::from_fn(|_| spin::mutex::SpinMutex::new(deferred.next())),
             orchestrator: spin::mutex::SpinMutex::new(Some(orchestrator)),
         })
@@ -83,7 +84,7 @@ impl<'r> Runtime<'r> {
 
     /// The configuration the region was laid out from.
     pub fn config(&self) -> &Config {
-        &self.t.cfg
+        self.t.cfg()
     }
 
     /// The orchestrator handle (one per runtime). Dropping it tells the schedulers that
@@ -97,7 +98,7 @@ impl<'r> Runtime<'r> {
             .lock()
             .take()
             .ok_or(ClaimError::OrchestratorTaken)?;
-        Ok(Orchestrator::new(self.t, platform, store))
+        Ok(Orchestrator::new(self.t.orch(), platform, store))
     }
 
     /// The handle of scheduler `index` (one thread each).
@@ -108,14 +109,14 @@ impl<'r> Runtime<'r> {
     ) -> Result<Scheduler<'r, 'p, P>, ClaimError> {
         let ctl = self
             .t
-            .sched
+            .sched()
             .get(index as usize)
             .ok_or(ClaimError::NoSuchScheduler {
                 index,
-                schedulers: self.t.cfg.schedulers,
+                schedulers: self.t.cfg().schedulers,
             })?;
-        if self.t.cfg.completion == CompletionMode::Ring {
-            let needed = self.t.cfg.completion_queue_capacity();
+        if self.t.cfg().completion == CompletionMode::Ring {
+            let needed = self.t.cfg().completion_queue_capacity();
             if platform
                 .completion_queue(index)
                 .is_none_or(|q| q.capacity() < needed)
@@ -127,25 +128,25 @@ impl<'r> Runtime<'r> {
             .lock()
             .take()
             .ok_or(ClaimError::SchedulerTaken { index })?;
-        Ok(Scheduler::new(self.t, platform, index, ctl, store))
+        Ok(Scheduler::new(*self.t, platform, index, ctl, store))
     }
 
     /// Changes what the runtime measures, effective at each thread's next check.
     pub fn set_profile_level(&self, level: ProfileLevel) {
-        self.t.shared.prof.set_level(level);
+        self.t.shared().prof().set_level(level);
     }
 
     /// The records of the tasks finished so far (exact once every thread has stopped), in
     /// the order the tasks were submitted. A task has one if profiling was at `Tasks` both
     /// when it was submitted and when it finished.
     pub fn task_records(&self) -> impl Iterator<Item = TaskRecord> + '_ {
-        self.t.shared.prof.records(self.t.records)
+        self.t.shared().prof().records(self.t.records())
     }
 
     /// Phase counters of scheduler `index`.
     pub fn phase_counters(&self, index: u8) -> Option<PhaseCounters> {
         self.t
-            .sched
+            .sched()
             .get(index as usize)
             .map(SchedCtl::phase_counters)
     }
@@ -158,6 +159,13 @@ impl<'r> Runtime<'r> {
         self.t.stalls()
     }
 
+    /// Whether the orchestrator closed its submissions (its handle was dropped): with no
+    /// live task and submissions open, a stalled run waited on its orchestrator
+    /// ([`crate::StallKind::OrchestratorStarved`]).
+    pub fn submissions_closed(&self) -> bool {
+        self.t.shared().submissions_closed()
+    }
+
     /// The producers of `task` that had not finished. Exact once every thread has stopped.
     pub fn producers_of(&self, task: TaskId) -> impl Iterator<Item = TaskId> + '_ {
         self.t.producers_of(task)
@@ -165,20 +173,23 @@ impl<'r> Runtime<'r> {
 
     /// Completion-queue counters and cancellations of scheduler `index`.
     pub fn queue_counters(&self, index: u8) -> Option<QueueReport> {
-        self.t.sched.get(index as usize).map(SchedCtl::queue_report)
+        self.t
+            .sched()
+            .get(index as usize)
+            .map(SchedCtl::queue_report)
     }
 
     /// The first fatal error, if the run has failed.
     pub fn error(&self) -> Option<FatalError> {
-        self.t.shared.status.get()
+        self.t.shared().status().get()
     }
 
     /// Fails the run with [`crate::FatalKind::Aborted`] and `code`; every thread stops promptly.
     /// Returns whether this was the run's first error.
     pub fn abort(&self, code: u64) -> bool {
         self.t
-            .shared
-            .status
+            .shared()
+            .status()
             .fail(FatalError::new(FatalCause::Aborted { code }))
     }
 
@@ -187,7 +198,7 @@ impl<'r> Runtime<'r> {
         let t = &self.t;
         let mut latency = LatencyHistogram::default();
         let (mut dispatched, mut loops, mut cancelled, mut skipped) = (0, 0, 0, 0);
-        for s in t.sched {
+        for s in t.sched() {
             cancelled += s.cancelled.load(Ordering::Relaxed);
             skipped += s.skipped.load(Ordering::Relaxed);
             latency.merge(&s.histogram());
@@ -195,13 +206,13 @@ impl<'r> Runtime<'r> {
             loops += s.loops.load(Ordering::Relaxed);
         }
         let live_slots = t
-            .rings
+            .rings()
             .iter()
             .map(|r| r.next.0.load(Ordering::Acquire) - r.retired())
             .sum();
         RunReport {
-            profile_dropped: t.shared.prof.dropped(t.records.len()),
-            submitted: t.shared.submitted.0.load(Ordering::Acquire),
+            profile_dropped: t.shared().prof().dropped(t.records().len()),
+            submitted: t.shared().submitted(),
             finished: t.finished(),
             dispatched,
             loops,

@@ -1,10 +1,12 @@
 //! Deliberately hung runs end with a stall report that names every live task and what it
-//! waited for: a kernel that never returns, a deferred condition that never lands, and a
-//! scope that holds the window the orchestrator needs.
+//! waited for, and the run's stall class: a kernel that never returns, a deferred condition
+//! that never lands, and a scope that holds the window the orchestrator needs.
 
 use std::sync::Arc;
 
-use pto_runtime_core::{Config, KernelId, Stall, SubmitError, TaskSpec, Watch, WorkerClass};
+use pto_runtime_core::{
+    Config, KernelId, Stall, StallKind, SubmitError, TaskSpec, Watch, WorkerClass,
+};
 use pto_sim::{FailedRun, KernelTable, SimError, SimOptions, run};
 use pto_tests::Gate;
 
@@ -77,8 +79,22 @@ fn a_hung_kernel_is_reported_running_and_its_consumer_waiting_for_it() {
         "{text}"
     );
     assert_eq!(tasks[1].producers, vec![hung], "{text}");
+    let class = run.stalls.class.expect("a stalled run has a class");
+    assert_eq!(class.kind, StallKind::RunningStalled, "{text}");
+    assert_eq!(
+        class.entry,
+        Some(tasks[0].stall),
+        "the hung lane shows it: {text}"
+    );
+    let json = serde_json::to_value(class).unwrap();
+    assert_eq!(json["class"], "running-stalled", "{json}");
+    assert_eq!(json["task"], hung.to_string(), "{json}");
+    assert!(json["core"].is_u64(), "{json}");
+    assert_eq!(json["stall"], class.to_string(), "{json}");
     assert!(
-        text.contains("2 live tasks when the run stopped")
+        text.contains(&format!(
+            "stall class: running-stalled: {hung} running on core"
+        )) && text.contains("2 live tasks when the run stopped")
             && text.contains(&format!("{hung} running on core"))
             && text.contains(&format!("waiting for 1 producer: {hung}")),
         "{text}"
@@ -123,6 +139,13 @@ fn a_condition_that_never_lands_is_reported_with_its_word_and_value() {
     );
     assert_eq!(tasks[1].producers, vec![deferred]);
     assert!(text.contains("to reach 1 (last read: 0)"), "{text}");
+    let class = run.stalls.class.expect("a stalled run has a class");
+    assert_eq!(
+        (class.kind, class.entry),
+        (StallKind::Deferred, Some(tasks[0].stall)),
+        "{text}"
+    );
+    assert!(text.contains("stall class: deferred: "), "{text}");
 }
 
 #[test]
@@ -160,6 +183,9 @@ fn ready_tasks_behind_a_hung_core_are_reported_ready() {
         "{text}"
     );
     assert!(text.contains("ready (Aic) but not dispatched"), "{text}");
+    // The ready tasks wait behind the hung core: the class names the core, not the queue.
+    let class = run.stalls.class.expect("a stalled run has a class");
+    assert_eq!(class.kind, StallKind::RunningStalled, "{text}");
 }
 
 #[test]

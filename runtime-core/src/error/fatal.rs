@@ -85,6 +85,31 @@ impl FatalKind {
             Self::BadPredicate => "bad predicate",
         }
     }
+
+    /// What the kind means, in a sentence's words, for a report that has only its number
+    /// (the AICPU SO's): "a task ran past `task_timeout_us` without FIN".
+    pub const fn summary(self) -> &'static str {
+        match self {
+            Self::TaskTimeout => "a task ran past `task_timeout_us` without FIN",
+            Self::CoreProtocol => "a core broke the completion protocol",
+            Self::KernelFailed => "a kernel reported an error",
+            Self::ReadyQueueOverflow => "a ready queue overflowed",
+            Self::Aborted => "the run was aborted",
+            Self::DeferredTimeout => {
+                "a deferred condition did not hold within `deferred_timeout_us`"
+            }
+            Self::TooManyConditions => {
+                "a kernel registered more deferred conditions than `max_conditions`"
+            }
+            Self::BadCondition => "a deferred condition could not be read",
+            Self::MissingResult => "a result word did not name its token",
+            Self::DeferredFull => "the deferred set stayed full (`deferred_capacity`)",
+            Self::CorruptSlot => "a task slot was corrupt",
+            Self::StrayCompletion => "a completion no task explains",
+            Self::TransferFailed => "a transfer failed",
+            Self::BadPredicate => "a predicate that could not be read",
+        }
+    }
 }
 
 /// Why a run stopped. Each cause carries what it is about, named.

@@ -6,7 +6,7 @@ use core::fmt;
 use super::FatalError;
 use crate::ids::{KernelId, TaskId, WorkerClass};
 use crate::knob::Knob;
-use crate::orchestrator::tensor::TileError;
+use crate::tensor::tile::TileError;
 
 /// Why a task was not submitted. Nothing of the task was kept: the caller may fix and retry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

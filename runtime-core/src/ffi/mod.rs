@@ -21,4 +21,4 @@ pub use config::PtoConfig;
 pub use raw::{alloc_c, records_c, settle_c, submit_c, wrote_c};
 pub use report::{PtoRecord, PtoReport};
 pub use status::{PtoStatus, status_str};
-pub use task::{PtoTask, PtoTensor, PtoTensorArg};
+pub use task::{PtoAccess, PtoCmpOp, PtoPredicate, PtoTask, PtoTensor, PtoTensorArg};

@@ -9,12 +9,12 @@ use super::report::PtoRecord;
 use super::status::PtoStatus;
 use super::task::{PtoTask, PtoTensorArg, class_of};
 use crate::ids::{KernelId, TaskId};
-use crate::orchestrator::tensor::Tile;
-use crate::orchestrator::tensor_arg::{Buffer, TensorArg};
 use crate::orchestrator::{Orchestrator, TaskSpec};
 use crate::platform::Platform;
 use crate::region::config::{MAX_ARGS, MAX_DEPS, MAX_TENSORS};
 use crate::runtime::Runtime;
+use crate::tensor::arg::{Buffer, TensorArg};
+use crate::tensor::tile::Tile;
 
 /// `n` elements at `p` as a slice (empty for `n == 0`, whatever `p`).
 ///
@@ -52,7 +52,8 @@ pub unsafe fn put<T>(p: *mut T, v: T) {
 /// # Safety
 /// `t` is null or valid for a read; its `args`, `deps` and `tensors` are valid for reads
 /// of `nargs`, `ndeps` and `ntensors` elements, unless null (then their count must be 0,
-/// or the call fails); `id` is null or valid for a write.
+/// or the call fails); its `predicate` is null or valid for a read; `id` is null or valid
+/// for a write.
 pub unsafe fn submit_c<P: Platform>(
     o: &mut Orchestrator<'_, '_, P>,
     t: *const PtoTask,
@@ -119,6 +120,11 @@ unsafe fn submit<P: Platform>(
     spec.sync_start = t.sync_start != 0;
     if t.per_lane != 0 {
         spec.aiv_kernels = Some(t.aiv_kernels.map(KernelId));
+    }
+    if !t.predicate.is_null() {
+        // SAFETY: non-null; the caller's contract.
+        let p = unsafe { &*t.predicate };
+        spec = spec.when(p.to_predicate()?);
     }
     o.submit(&spec).map_err(PtoStatus::from)
 }

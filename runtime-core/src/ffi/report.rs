@@ -32,6 +32,8 @@ pub struct PtoReport {
     pub cancelled: u64,
     /// Task records that did not fit the profile ring.
     pub profile_dropped: u64,
+    /// Tasks skipped: their predicate was false at dispatch.
+    pub skipped: u64,
 }
 
 impl PtoReport {
@@ -50,6 +52,7 @@ impl PtoReport {
             loops: r.loops,
             cancelled: r.cancelled,
             profile_dropped: r.profile_dropped,
+            skipped: r.skipped,
         }
     }
 }

@@ -6,9 +6,10 @@
 
 use super::status::PtoStatus;
 use crate::ids::WorkerClass;
-use crate::orchestrator::dtype::Dtype;
-use crate::orchestrator::tensor::{Access, MAX_RANK, Tile};
-use crate::orchestrator::tensor_arg::{Buffer, KernelTensor, TensorArg};
+use crate::predicate::{CmpOp, Predicate};
+use crate::tensor::arg::{Buffer, KernelTensor, TensorArg};
+use crate::tensor::dtype::Dtype;
+use crate::tensor::tile::{Access, MAX_RANK, Tile};
 
 /// A task to submit.
 #[repr(C)]
@@ -43,6 +44,81 @@ pub struct PtoTask {
     pub per_lane: u8,
     /// The AIV lanes' kernels when `per_lane` is set.
     pub aiv_kernels: [u32; 2],
+    /// A predicate (null: none): read when the task is about to be dispatched, a false one
+    /// skips the task (no core runs it, its consumers are released).
+    pub predicate: *const PtoPredicate,
+}
+
+/// How a [`PtoPredicate`] compares its element with its target (`PTO_CMP_EQ`, ...; the
+/// codes of `pto_runtime_core::CmpOp`).
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PtoCmpOp {
+    /// `value == target`
+    PtoCmpEq = 0,
+    /// `value != target`
+    PtoCmpNe = 1,
+    /// `value < target`
+    PtoCmpLt = 2,
+    /// `value <= target`
+    PtoCmpLe = 3,
+    /// `value > target`
+    PtoCmpGt = 4,
+    /// `value >= target`
+    PtoCmpGe = 5,
+}
+
+/// A task's predicate as C gives it (the C view of `pto_runtime_core::Predicate`): the task
+/// runs only if the `width`-byte element at `addr` compares true with `target` when the task
+/// is about to be dispatched (its producers have finished); if not, it is skipped.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PtoPredicate {
+    /// The element's device address (aligned to `width`).
+    pub addr: u64,
+    /// What the element is compared with (its low `width` bytes, sign-extended when
+    /// `is_signed`).
+    pub target: u64,
+    /// The element's bytes: 1, 2, 4 or 8.
+    pub width: u8,
+    /// The comparison (a `PtoCmpOp`).
+    pub op: u8,
+    /// Non-zero: the element and the target compare as signed integers.
+    pub is_signed: u8,
+    /// Zero.
+    pub reserved: [u8; 5],
+}
+
+const _: () = {
+    assert!(core::mem::size_of::<PtoPredicate>() == 24);
+    assert!(PtoCmpOp::PtoCmpEq as u8 == CmpOp::Eq as u8);
+    assert!(PtoCmpOp::PtoCmpNe as u8 == CmpOp::Ne as u8);
+    assert!(PtoCmpOp::PtoCmpLt as u8 == CmpOp::Lt as u8);
+    assert!(PtoCmpOp::PtoCmpLe as u8 == CmpOp::Le as u8);
+    assert!(PtoCmpOp::PtoCmpGt as u8 == CmpOp::Gt as u8);
+    assert!(PtoCmpOp::PtoCmpGe as u8 == CmpOp::Ge as u8);
+};
+
+impl PtoPredicate {
+    /// The C view of `p`.
+    pub fn from_predicate(p: &Predicate) -> Self {
+        PtoPredicate {
+            addr: p.addr,
+            target: p.target,
+            width: p.width,
+            op: p.op as u8,
+            is_signed: u8::from(p.is_signed),
+            reserved: [0; 5],
+        }
+    }
+
+    /// The runtime's predicate; `PtoErrBadPredicate` for an unknown comparison. Its width
+    /// and alignment are checked at submit (the same status).
+    pub fn to_predicate(&self) -> Result<Predicate, PtoStatus> {
+        let op = CmpOp::from_code(self.op).ok_or(PtoStatus::PtoErrBadPredicate)?;
+        let p = Predicate::new(self.addr, self.width, op, self.target);
+        Ok(if self.is_signed != 0 { p.signed() } else { p })
+    }
 }
 
 /// A tensor argument: a tile of a buffer, and how the task uses it (the C view of
@@ -61,8 +137,9 @@ pub struct PtoTensorArg {
     pub elem: u32,
     /// Dimensions in use (1 to 5).
     pub rank: u8,
-    /// 0: read, 1: written, 2: read then written.
-    pub access: u8,
+    /// How the task uses the tile: `PtoAccess_READ`, `PtoAccess_WRITE`, or both (read, then
+    /// written). Anything else (0 included) is refused.
+    pub access: PtoAccess,
     /// The elements' type (`PTO_DTYPE_*`), or 0: untyped. A type's size must be `elem`.
     pub dtype: u8,
     /// Zero.
@@ -94,8 +171,8 @@ pub struct PtoTensor {
     pub elem: u32,
     /// Dimensions in use (1 to 5).
     pub rank: u8,
-    /// 0: read, 1: written, 2: read then written.
-    pub access: u8,
+    /// How the task uses the tile: `PtoAccess_READ`, `PtoAccess_WRITE`, or both.
+    pub access: PtoAccess,
     /// The elements' type (`PTO_DTYPE_*`), or 0: the task did not say.
     pub dtype: u8,
     /// Zero.
@@ -115,11 +192,42 @@ const _: () = assert!(MAX_RANK == 5);
 const _: () = assert!(core::mem::size_of::<PtoTensor>() == 128);
 const _: () = assert!(core::mem::size_of::<PtoTensorArg>() == 96);
 
-fn access_code(a: Access) -> u8 {
-    match a {
-        Access::In => 0,
-        Access::Out => 1,
-        Access::InOut => 2,
+/// How a task uses a tensor argument, as C writes it: a set of `READ` and `WRITE` (the C
+/// names `PtoAccess_READ`, `PtoAccess_WRITE`). Read only is [`Access::In`], write only
+/// [`Access::Out`], both [`Access::InOut`]; no bit (a zeroed argument) is no access and is
+/// refused, so a forgotten access mode never passes for a read.
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct PtoAccess(u8);
+
+bitflags::bitflags! {
+    impl PtoAccess: u8 {
+        /// The task reads the tile.
+        const READ = 1;
+        /// The task writes the tile.
+        const WRITE = 1 << 1;
+    }
+}
+
+impl PtoAccess {
+    /// The flags of `a`.
+    pub fn of(a: Access) -> Self {
+        match a {
+            Access::In => PtoAccess::READ,
+            Access::Out => PtoAccess::WRITE,
+            Access::InOut => PtoAccess::READ | PtoAccess::WRITE,
+        }
+    }
+
+    /// The access these flags name: `None` for no bit or an unknown one.
+    pub fn access(self) -> Option<Access> {
+        const RW: u8 = PtoAccess::READ.bits() | PtoAccess::WRITE.bits();
+        match self.bits() {
+            1 => Some(Access::In),
+            2 => Some(Access::Out),
+            RW => Some(Access::InOut),
+            _ => None,
+        }
     }
 }
 
@@ -140,7 +248,7 @@ impl PtoTensorArg {
             base: a.tile.base,
             elem: a.tile.elem,
             rank: a.tile.rank,
-            access: access_code(a.access),
+            access: PtoAccess::of(a.access),
             dtype: Dtype::code_of(a.dtype),
             reserved: 0,
             shape: a.tile.shape,
@@ -152,12 +260,7 @@ impl PtoTensorArg {
     /// The runtime's tensor argument; `PtoErrSubmit` for an unknown access or dtype code.
     /// The tile itself is checked at submit (a typed `PtoErrBadTensor`).
     pub fn to_arg(&self) -> Result<TensorArg, PtoStatus> {
-        let access = match self.access {
-            0 => Access::In,
-            1 => Access::Out,
-            2 => Access::InOut,
-            _ => return Err(PtoStatus::PtoErrSubmit),
-        };
+        let access = self.access.access().ok_or(PtoStatus::PtoErrSubmit)?;
         let dtype = match self.dtype {
             0 => None,
             c => Some(Dtype::from_code(c).ok_or(PtoStatus::PtoErrSubmit)?),
@@ -187,7 +290,7 @@ impl PtoTensor {
             start_offset: t.start_offset(),
             elem: t.tile.elem,
             rank: t.tile.rank,
-            access: access_code(t.access),
+            access: PtoAccess::of(t.access),
             dtype: Dtype::code_of(t.dtype),
             reserved: 0,
             shape: t.tile.shape,
@@ -212,6 +315,8 @@ mod tests {
         ] {
             let c = PtoTensorArg::from_arg(&a);
             assert_eq!(c.to_arg(), Ok(a));
+            assert_eq!(c.access.contains(PtoAccess::READ), a.access.reads());
+            assert_eq!(c.access.contains(PtoAccess::WRITE), a.access.writes());
             let k = PtoTensor::from_kernel(&KernelTensor::from(&a));
             assert_eq!(
                 (k.base, k.elem, k.shape, k.buffer, k.buffer_len),
@@ -221,11 +326,13 @@ mod tests {
             assert_eq!(k.dtype, Dtype::code_of(a.dtype));
         }
         for bad in [
+            PtoTensorArg::default(),
             PtoTensorArg {
-                access: 3,
+                access: PtoAccess::from_bits_retain(4),
                 ..PtoTensorArg::default()
             },
             PtoTensorArg {
+                access: PtoAccess::READ,
                 dtype: 13,
                 ..PtoTensorArg::default()
             },
@@ -234,5 +341,27 @@ mod tests {
         }
         assert_eq!(class_of(2), Ok(WorkerClass::Mix));
         assert_eq!(class_of(4), Err(PtoStatus::PtoErrSubmit));
+    }
+
+    #[test]
+    fn predicates_cross_to_c_and_back_and_an_unknown_comparison_is_refused() {
+        for op in CmpOp::ALL {
+            for width in [1, 2, 4, 8] {
+                for p in [
+                    Predicate::new(0x1000, width, op, 7),
+                    Predicate::new(0x2000, width, op, u64::MAX).signed(),
+                ] {
+                    let c = PtoPredicate::from_predicate(&p);
+                    assert_eq!(c.op, op as u8);
+                    assert_eq!(c.to_predicate(), Ok(p));
+                }
+            }
+        }
+        let bad = PtoPredicate {
+            width: 4,
+            op: 6,
+            ..PtoPredicate::default()
+        };
+        assert_eq!(bad.to_predicate(), Err(PtoStatus::PtoErrBadPredicate));
     }
 }

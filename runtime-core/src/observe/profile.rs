@@ -7,33 +7,11 @@
 #![forbid(unsafe_code)]
 
 use super::record::{RecordCell, TaskRecord};
-use crate::queues::seq_ring::CachePadded;
+use crate::region::carve::Carve;
+pub use crate::region::config::ProfileLevel;
 use crate::region::config::{Config, ConfigError};
-use crate::region::layout::Carve;
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
-
-/// How much the runtime measures. Read at run time; changing it needs no rebuild.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Default)]
-#[repr(u32)]
-pub enum ProfileLevel {
-    /// Nothing (one relaxed load per check).
-    #[default]
-    Off = 0,
-    /// Per-scheduler phase counters (complete, dispatch, deferred poll, idle).
-    Counters = 1,
-    /// Counters, plus one record per task in the profile ring.
-    Tasks = 2,
-}
-
-impl ProfileLevel {
-    pub(crate) fn from_code(c: u32) -> Self {
-        match c {
-            0 => Self::Off,
-            1 => Self::Counters,
-            _ => Self::Tasks,
-        }
-    }
-}
+pub(crate) use crate::region::slot::NO_CELL;
+use crate::sync::{AtomicU32, AtomicU64, CachePadded, Ordering};
 
 /// Scheduler loop phases, in [`PhaseCounters::ticks`] order.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -69,9 +47,6 @@ pub(crate) struct ProfRow {
     /// When the tenant became ready.
     pub(crate) ready: AtomicU64,
 }
-
-/// The record cell of a task that keeps no record (the slot's `cell` word).
-pub(crate) const NO_CELL: u32 = u32::MAX;
 
 impl ProfRow {
     pub(crate) fn new() -> Self {

@@ -10,9 +10,9 @@
 use super::Orchestrator;
 use crate::error::SubmitError;
 use crate::ids::{Seq, TaskId};
-use crate::orchestrator::tensor_arg::Buffer;
 use crate::platform::Platform;
-use crate::region::tables::SlotIndex;
+use crate::tables::SlotIndex;
+use crate::tensor::arg::Buffer;
 
 /// One ring's heap, as the orchestrator sees it.
 #[derive(Clone, Copy, Debug, Default)]
@@ -85,7 +85,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
     /// the end of an open scope could make room.
     pub fn alloc(&mut self, ring: u8, bytes: u64, align: u64) -> Result<u64, SubmitError> {
         self.check_running()?;
-        let rings = self.t.cfg.rings;
+        let rings = self.t.cfg().rings;
         if ring >= rings {
             return Err(SubmitError::BadRing { ring, rings });
         }
@@ -113,7 +113,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                     Some(g) if o.tenants.row(g).scoped => Err(SubmitError::ScopeDeadlock {
                         held: o.t.task_at(g),
                         ring,
-                        window: o.t.window as u32,
+                        window: o.t.window() as u32,
                         open: o.scopes.len(),
                     }),
                     _ => Ok(None),
@@ -133,11 +133,11 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
     /// task's start, or the pending task's if every task retired), and that task's slot.
     pub(super) fn heap_tail(&self, r: usize) -> (u64, Option<SlotIndex>) {
         let t = self.t;
-        let retired = t.rings[r].retired();
+        let retired = t.rings()[r].retired();
         if retired >= self.next[r] {
             return (self.heaps[r].pending, None);
         }
-        let g = t.gslot(TaskId::new(t.cfg.epoch, r as u8, Seq(retired)));
+        let g = t.gslot(TaskId::new(t.cfg().epoch, r as u8, Seq(retired)));
         (self.tenants.row(g).heap_start, Some(g))
     }
 }

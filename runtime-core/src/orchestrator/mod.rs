@@ -2,26 +2,23 @@
 #![forbid(unsafe_code)]
 
 use crate::error::SubmitError;
-use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
+use crate::ids::{Seq, TaskId, WorkerClass};
 use crate::observe::profile::{NO_CELL, ProfileLevel};
 use crate::orchestrator::store::{OrchestratorStore, Tenants};
 use crate::orchestrator::tensor_map::{TensorArg, TensorMap};
 use crate::platform::Platform;
-use crate::queues::ready_queue::{Ready, make_submitted_ready};
 use crate::region::config::{MAX_DEPS, MAX_RINGS};
 use crate::region::slot::{Meta, TaskSlot};
-use crate::region::tables::{SlotIndex, Tables};
 use crate::sync::Ordering;
+use crate::tables::ready::{Ready, make_submitted_ready};
+use crate::tables::views::OrchTables;
+use crate::tables::{SlotIndex, Tables};
 
-pub(crate) mod dtype;
 mod heap;
-pub(crate) mod predicate;
 mod record;
 mod scope;
 mod settle;
 pub(crate) mod store;
-pub(crate) mod tensor;
-pub(crate) mod tensor_arg;
 pub(crate) mod tensor_map;
 mod validate;
 mod wait;
@@ -33,132 +30,19 @@ mod refusal_tests;
 mod scope_heap_tests;
 #[cfg(all(test, not(loom)))]
 mod settle_tests;
-#[cfg(all(test, not(loom)))]
-mod tensor_tests;
 
+pub use crate::task_spec::TaskSpec;
 use heap::RingHeap;
-use predicate::Predicate;
 pub use record::{DepReason, Dependency};
 use record::{NoRecord, Recorder};
 
 /// A task's dependencies, explicit and found, each once.
 type DepList = heapless::Vec<TaskId, { MAX_DEPS as usize }>;
 
-/// What to run: a kernel on a class of core, its scalar arguments and the tasks it waits for.
-#[derive(Clone, Copy, Debug)]
-pub struct TaskSpec<'a> {
-    /// The kernel (ignored for [`WorkerClass::Dummy`]).
-    pub kernel: KernelId,
-    /// Where it runs.
-    pub class: WorkerClass,
-    /// Scalar arguments, at most `max_args`.
-    pub args: &'a [u64],
-    /// Tasks that must finish first; duplicates count once. With the tasks found through
-    /// `tensors`, at most `max_deps`.
-    pub deps: &'a [TaskId],
-    /// Tiles the task reads and writes, at most `max_tensors`: the task waits for every
-    /// earlier live task whose tile conflicts (read after write, write after write, write
-    /// after read).
-    pub tensors: &'a [TensorArg],
-    /// The ring the task lives in.
-    pub ring: u8,
-    /// SPMD blocks: the task runs as this many executions of its kernel, each on a core of
-    /// its class (a cluster for MIX) and knowing its block index, and finishes when every
-    /// one has. 1 (the default) up to the cores of its class; DUMMY tasks have 1.
-    pub blocks: u16,
-    /// The blocks start together: the task waits until one scheduler has a free core
-    /// (cluster) of its class for every block, and none of them takes other work meanwhile.
-    /// For blocks that wait for one another (a barrier among them). At most the cores of
-    /// its class that one scheduler owns.
-    pub sync_start: bool,
-    /// A MIX task's kernels for its two AIV lanes (`kernel` runs on the AIC lane); `None`:
-    /// `kernel` on all three. Each kernel knows its lane (0 AIC, 1 and 2 AIV).
-    pub aiv_kernels: Option<[KernelId; 2]>,
-    /// A test of one element of device memory, read when the task is about to be
-    /// dispatched (its producers have finished): if false, the task is skipped, finishing as
-    /// a DUMMY task would (no core runs it, its consumers are released).
-    pub predicate: Option<Predicate>,
-}
-
-impl<'a> TaskSpec<'a> {
-    /// A task of `class` running `kernel`, with no arguments or dependencies, in ring 0.
-    pub const fn new(kernel: KernelId, class: WorkerClass) -> Self {
-        TaskSpec {
-            kernel,
-            class,
-            args: &[],
-            deps: &[],
-            tensors: &[],
-            ring: 0,
-            blocks: 1,
-            sync_start: false,
-            aiv_kernels: None,
-            predicate: None,
-        }
-    }
-    /// A MIX task with a kernel per lane: `aic` on the cluster's cube core, `aiv[0]` and
-    /// `aiv[1]` on its two vector cores.
-    pub const fn mix(aic: KernelId, aiv: [KernelId; 2]) -> Self {
-        let mut spec = Self::new(aic, WorkerClass::Mix);
-        spec.aiv_kernels = Some(aiv);
-        spec
-    }
-    /// One block, not sync-start, one kernel on every lane: what most tasks are, and what
-    /// the submit path is tuned for (the rest is out of line).
-    #[inline(always)]
-    pub(crate) fn is_plain(&self) -> bool {
-        self.blocks == 1
-            && !self.sync_start
-            && self.aiv_kernels.is_none()
-            && self.predicate.is_none()
-    }
-    /// A task that runs on no core: it completes as soon as its dependencies have.
-    pub const fn dummy() -> Self {
-        Self::new(KernelId(0), WorkerClass::Dummy)
-    }
-    /// The same task with these arguments.
-    pub const fn args(mut self, args: &'a [u64]) -> Self {
-        self.args = args;
-        self
-    }
-    /// The same task with these dependencies.
-    pub const fn deps(mut self, deps: &'a [TaskId]) -> Self {
-        self.deps = deps;
-        self
-    }
-    /// The same task with these tensor arguments.
-    pub const fn tensors(mut self, tensors: &'a [TensorArg]) -> Self {
-        self.tensors = tensors;
-        self
-    }
-    /// The same task in `ring`.
-    pub const fn ring(mut self, ring: u8) -> Self {
-        self.ring = ring;
-        self
-    }
-    /// The same task as `blocks` SPMD blocks (see [`TaskSpec::blocks`](TaskSpec#structfield.blocks)).
-    pub const fn blocks(mut self, blocks: u16) -> Self {
-        self.blocks = blocks;
-        self
-    }
-    /// The same task, run only if `predicate` holds when it is about to be dispatched (see
-    /// [`TaskSpec::predicate`](TaskSpec#structfield.predicate)).
-    pub const fn when(mut self, predicate: Predicate) -> Self {
-        self.predicate = Some(predicate);
-        self
-    }
-    /// The same task with its blocks starting together (see
-    /// [`TaskSpec::sync_start`](TaskSpec#structfield.sync_start)).
-    pub const fn sync_start(mut self) -> Self {
-        self.sync_start = true;
-        self
-    }
-}
-
 /// The submitting side of a run. One per runtime; dropping it (or [`Orchestrator::finish`])
 /// tells the schedulers that the task list is complete.
 pub struct Orchestrator<'r, 'p, P: Platform> {
-    t: Tables<'r>,
+    t: OrchTables<'r>,
     p: &'p P,
     next: [u64; MAX_RINGS as usize],
     submitted: u64,
@@ -184,9 +68,9 @@ pub struct Orchestrator<'r, 'p, P: Platform> {
 pub const MAX_SCOPE_DEPTH: usize = 16;
 
 impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
-    pub(crate) fn new(t: Tables<'r>, p: &'p P, store: OrchestratorStore<'r>) -> Self {
+    pub(crate) fn new(t: OrchTables<'r>, p: &'p P, store: OrchestratorStore<'r>) -> Self {
         let timeout_ticks = t
-            .cfg
+            .cfg()
             .submit_timeout_us
             .saturating_mul(p.ticks_per_us().max(1));
         Orchestrator {
@@ -195,14 +79,14 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             next: [0; MAX_RINGS as usize],
             submitted: 0,
             timeout_ticks,
-            tensors: TensorMap::new(store.tensors, t.cfg.max_tensors as usize, t.tensors),
+            tensors: TensorMap::new(store.tensors, t.cfg().max_tensors as usize, t.tensors()),
             tenants: store.tenants,
             forgotten: [0; MAX_RINGS as usize],
             scopes: heapless::Vec::new(),
             heaps: {
                 let (base, len) = p.heap();
                 core::array::from_fn(|r| {
-                    let (base, len) = t.cfg.ring_heap(r as u8, base, len);
+                    let (base, len) = t.cfg().ring_heap(r as u8, base, len);
                     RingHeap {
                         base,
                         len,
@@ -210,8 +94,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                     }
                 })
             },
-            served: validate::served_classes(&t.cfg),
-            sync_max: validate::sync_max(&t.cfg),
+            served: validate::served_classes(t.cfg()),
+            sync_max: validate::sync_max(t.cfg()),
         }
     }
 
@@ -287,13 +171,13 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             return Err(validate::tiles_first(tensors, e));
         }
         self.wait_for_slot(ring, seq, tensors)?;
-        let id = TaskId::new(self.t.cfg.epoch, spec.ring, Seq(seq));
+        let id = TaskId::new(self.t.cfg().epoch, spec.ring, Seq(seq));
         let g = self.t.gslot(id);
         let mut deps = DepList::new();
         self.dependencies(spec, tensors, (g, id), &mut deps, rec)?;
         let t = &self.t;
-        let level = t.shared.prof.level();
-        let now = if t.cfg.record_latency || level != ProfileLevel::Off {
+        let level = t.shared().prof().level();
+        let now = if t.cfg().record_latency || level != ProfileLevel::Off {
             self.p.now()
         } else {
             0
@@ -324,8 +208,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             if !plain && spec.blocks > 1 {
                 self.open_block_records(id, spec, now)
             } else {
-                let cell = t.shared.prof.claim(t.records.len());
-                if let Some(r) = t.records.get(cell as usize) {
+                let cell = t.shared().prof().claim(t.records().len());
+                if let Some(r) = t.records().get(cell as usize) {
                     r.open(id, spec.kernel, spec.class, now);
                 }
                 cell
@@ -360,12 +244,9 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         slot.meta.store(meta.pack() | shape, Ordering::Relaxed);
 
         self.next[ring] = seq + 1;
-        t.rings[ring].next.0.store(seq + 1, Ordering::Release);
+        t.rings()[ring].next.0.store(seq + 1, Ordering::Release);
         self.submitted += 1;
-        t.shared
-            .submitted
-            .0
-            .store(self.submitted, Ordering::Release);
+        t.shared().publish_submitted(self.submitted);
         if wire::release_wiring_hold(slot) {
             let ready = Ready {
                 id,
@@ -384,10 +265,10 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     #[cold]
     fn open_block_records(&self, id: TaskId, spec: &TaskSpec<'_>, now: u64) -> u32 {
         let t = &self.t;
-        let cell = t.shared.prof.claim_n(t.records.len(), spec.blocks);
+        let cell = t.shared().prof().claim_n(t.records().len(), spec.blocks);
         if cell != NO_CELL {
             for b in 0..spec.blocks {
-                if let Some(r) = t.records.get(cell as usize + b as usize) {
+                if let Some(r) = t.records().get(cell as usize + b as usize) {
                     r.open_block(id, spec.kernel, spec.class, now, b, spec.blocks);
                 }
             }
@@ -399,22 +280,22 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// cannot go on); every scheduler stops promptly. Returns whether this was the run's first
     /// error.
     pub fn abort(&self, code: u64) -> bool {
-        self.t.shared.status.fail(crate::error::FatalError::new(
+        self.t.shared().status().fail(crate::error::FatalError::new(
             crate::error::FatalCause::Aborted { code },
         ))
     }
 
     /// The run's first fatal error, if it has failed.
     pub fn error(&self) -> Option<crate::error::FatalError> {
-        self.t.shared.status.get()
+        self.t.shared().status().get()
     }
 
     /// Says that nothing more will be submitted; schedulers stop once every task finished.
     pub fn finish(self) {}
 
     fn check_running(&self) -> Result<(), SubmitError> {
-        if self.t.shared.status.failed() {
-            return Err(match self.t.shared.status.wait_published() {
+        if self.t.shared().status().failed() {
+            return Err(match self.t.shared().status().wait_published() {
                 Some(e) => SubmitError::RunFailed(e),
                 None => SubmitError::RunFailing,
             });
@@ -436,7 +317,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         deps: &mut DepList,
         rec: &mut impl Recorder,
     ) -> Result<(), SubmitError> {
-        let max = self.t.cfg.max_deps;
+        let max = self.t.cfg().max_deps;
         let too_many = || SubmitError::TooManyDeps {
             given: max as usize + 1,
             max,
@@ -477,8 +358,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// the map then holds only tasks that were live at this watermark read.
     #[inline(always)]
     fn forget_retired(&mut self) {
-        for r in 0..self.t.rings.len() {
-            let retired = self.t.rings[r].retired();
+        for r in 0..self.t.rings().len() {
+            let retired = self.t.rings()[r].retired();
             // Mostly none since the last submit: the watermark read and compared, no more.
             if retired != self.forgotten[r] {
                 self.forget_ring(r, retired);
@@ -493,9 +374,9 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let t = &self.t;
         // A slot a window back from the watermark has had a new tenant since, which
         // dropped its predecessor's entries.
-        let from = self.forgotten[r].max(retired.saturating_sub(t.window as u64));
+        let from = self.forgotten[r].max(retired.saturating_sub(t.window() as u64));
         for seq in from..retired {
-            let id = TaskId::new(t.cfg.epoch, r as u8, Seq(seq));
+            let id = TaskId::new(t.cfg().epoch, r as u8, Seq(seq));
             let g = t.gslot(id);
             let count = self.tenants.row(g).tensors as usize;
             if count != 0 {
@@ -524,7 +405,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// Whether task `seq` of `ring` has its slot: the task a window back has retired.
     #[inline(always)]
     fn slot_free(&self, ring: usize, seq: u64) -> bool {
-        seq - self.t.rings[ring].retired() < self.t.window as u64
+        seq - self.t.rings()[ring].retired() < self.t.window() as u64
     }
 
     /// [`Orchestrator::wait_for_slot`] once the window is full: out of line, so the common
@@ -548,7 +429,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             },
             |waited_us| SubmitError::WindowFull {
                 ring: ring as u8,
-                window: self.t.window as u32,
+                window: self.t.window() as u32,
                 waited_us,
             },
         )
@@ -559,7 +440,7 @@ impl<P: Platform> Drop for Orchestrator<'_, '_, P> {
     fn drop(&mut self) {
         // Scopes left open end here, so their tasks can be reclaimed.
         while self.scope_end().is_ok() {}
-        self.t.shared.orch_done.0.store(1, Ordering::Release);
+        self.t.shared().close_submissions();
     }
 }
 

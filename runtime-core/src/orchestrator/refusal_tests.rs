@@ -5,10 +5,10 @@
 use crate::error::SubmitError;
 use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
 use crate::orchestrator::TaskSpec;
-use crate::orchestrator::tensor::{Tile, TileError};
-use crate::orchestrator::tensor_arg::Buffer;
 use crate::orchestrator::tensor_map::TensorArg;
 use crate::region::config::Config;
+use crate::tensor::arg::Buffer;
+use crate::tensor::tile::{Tile, TileError};
 use crate::testing::rig::{Rig, aiv};
 
 const BUF: Buffer = Buffer::new(0x1000, 0x1000);

@@ -7,8 +7,8 @@ use super::{MAX_SCOPE_DEPTH, Orchestrator};
 use crate::error::SubmitError;
 use crate::ids::{Seq, TaskId};
 use crate::platform::Platform;
-use crate::region::reclaim::release_hold;
 use crate::sync::Ordering;
+use crate::tables::reclaim::release_hold;
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
     /// Opens a scope: every task submitted until the matching [`Orchestrator::scope_end`]
@@ -29,7 +29,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         let t = self.t;
         for (ring, (&from, &to)) in start.iter().zip(&self.next).enumerate() {
             for seq in from..to {
-                let g = t.gslot(TaskId::new(t.cfg.epoch, ring as u8, Seq(seq)));
+                let g = t.gslot(TaskId::new(t.cfg().epoch, ring as u8, Seq(seq)));
                 let slot = t.slot(g);
                 // Tasks of inner scopes ended already; theirs slots may have new tenants.
                 let row = self.tenants.row_mut(g);
@@ -53,16 +53,16 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
     /// scope retires.
     pub(super) fn check_scope_deadlock(&self, ring: usize, seq: u64) -> Result<(), SubmitError> {
         let t = self.t;
-        let window = t.window as u64;
-        let retired = t.rings[ring].retired();
+        let window = t.window() as u64;
+        let retired = t.rings()[ring].retired();
         for s in retired..=seq.saturating_sub(window) {
-            let g = t.gslot(TaskId::new(t.cfg.epoch, ring as u8, Seq(s)));
+            let g = t.gslot(TaskId::new(t.cfg().epoch, ring as u8, Seq(s)));
             let slot = t.slot(g);
             if slot.seq.load(Ordering::Relaxed) == s && self.tenants.row(g).scoped {
                 return Err(SubmitError::ScopeDeadlock {
-                    held: TaskId::new(t.cfg.epoch, ring as u8, Seq(s)),
+                    held: TaskId::new(t.cfg().epoch, ring as u8, Seq(s)),
                     ring: ring as u8,
-                    window: t.window as u32,
+                    window: t.window() as u32,
                     open: self.scopes.len(),
                 });
             }

@@ -5,9 +5,9 @@
 use crate::error::SubmitError;
 use crate::orchestrator::MAX_SCOPE_DEPTH;
 use crate::region::config::Config;
-use crate::region::tables::SlotIndex;
 use crate::scheduler::Step;
 use crate::sync::Ordering;
+use crate::tables::SlotIndex;
 use crate::testing::rig::{Rig, aiv, one_aiv, steps};
 
 /// A tiny machine (4 slots, a 256-byte heap at 0x10_0000) whose clock moves 100 µs a read, so
@@ -21,7 +21,7 @@ fn impatient_rig() -> Rig {
 }
 
 fn retired(rig: &Rig) -> u64 {
-    rig.tables().rings[0].retired.0.load(Ordering::Acquire)
+    rig.tables().rings()[0].retired.0.load(Ordering::Acquire)
 }
 
 #[test]

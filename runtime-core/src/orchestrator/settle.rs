@@ -10,11 +10,11 @@ use super::tensor_map::Covered;
 use super::validate;
 use crate::error::SubmitError;
 use crate::ids::TaskId;
-use crate::orchestrator::tensor_arg::TensorArg;
 use crate::platform::Platform;
 use crate::region::slot::state;
-use crate::region::tables::Tables;
 use crate::sync::Ordering;
+use crate::tables::Tables;
+use crate::tensor::arg::TensorArg;
 
 /// Where a task the tile waits for stands.
 enum Stop {

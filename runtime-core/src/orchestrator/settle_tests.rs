@@ -4,10 +4,10 @@
 use crate::error::SubmitError;
 use crate::ids::{KernelId, WorkerClass};
 use crate::orchestrator::TaskSpec;
-use crate::orchestrator::tensor::Tile;
-use crate::orchestrator::tensor_arg::{Buffer, TensorArg};
 use crate::region::config::Config;
 use crate::sync::Ordering;
+use crate::tensor::arg::{Buffer, TensorArg};
+use crate::tensor::tile::Tile;
 use crate::testing::rig::{Rig, steps};
 
 const X: Buffer = Buffer::new(0x4000, 256);

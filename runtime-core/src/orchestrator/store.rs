@@ -3,9 +3,9 @@
 #![forbid(unsafe_code)]
 
 use crate::orchestrator::tensor_map::TensorStore;
+use crate::region::carve::Carve;
 use crate::region::config::{Config, ConfigError};
-use crate::region::layout::Carve;
-use crate::region::tables::SlotIndex;
+use crate::tables::SlotIndex;
 
 /// What the orchestrator keeps about a slot's current tenant.
 #[derive(Clone, Copy, Debug, Default)]

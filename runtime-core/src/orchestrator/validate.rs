@@ -6,10 +6,10 @@ use super::{Orchestrator, TaskSpec};
 use crate::PredicateError;
 use crate::error::SubmitError;
 use crate::ids::{CoreId, TaskId, WorkerClass};
-use crate::orchestrator::tensor::{Footprint, TileError};
 use crate::orchestrator::tensor_map::TensorArg;
 use crate::platform::Platform;
 use crate::region::config::{Config, MAX_DEPS};
+use crate::tensor::tile::{Footprint, TileError};
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
     /// Checks `spec`, whose tensor arguments are `tensors`, against the configuration and
@@ -22,7 +22,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         spec: &TaskSpec<'_>,
         tensors: &[TensorArg],
     ) -> Result<(), SubmitError> {
-        let cfg = &self.t.cfg;
+        let cfg = &self.t.cfg();
         if spec.ring >= cfg.rings {
             return Err(SubmitError::BadRing {
                 ring: spec.ring,
@@ -48,7 +48,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
     /// [`Orchestrator::validate`]'s checks after the tiles'.
     #[inline(always)]
     fn validate_rest(&self, spec: &TaskSpec<'_>) -> Result<(), SubmitError> {
-        let cfg = &self.t.cfg;
+        let cfg = &self.t.cfg();
         if spec.deps.len() > cfg.max_deps as usize {
             // Duplicates count once: only distinct dependencies can be too many.
             let distinct = distinct_deps(spec.deps, cfg.max_deps as usize + 1);
@@ -97,7 +97,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
     #[cold]
     #[inline(never)]
     fn validate_shape(&self, spec: &TaskSpec<'_>) -> Result<(), SubmitError> {
-        let cfg = &self.t.cfg;
+        let cfg = &self.t.cfg();
         if spec.blocks != 1 {
             let max = class_cores(cfg, spec.class);
             if spec.blocks == 0 || spec.blocks > max {

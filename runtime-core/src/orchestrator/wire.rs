@@ -9,8 +9,8 @@
 #![forbid(unsafe_code)]
 
 use crate::ids::TaskId;
-use crate::region::tables::{EDGE_CLOSED, SlotIndex, Tables};
 use crate::sync::Ordering;
+use crate::tables::{EDGE_CLOSED, SlotIndex, Tables};
 
 /// Takes a hold on producer `dep` if it is still alive. `false` means it was consumed (it
 /// completed and nothing holds it): the dependency is already satisfied, and if `dep` was

@@ -10,7 +10,7 @@
 //! popped in its push order.
 #![forbid(unsafe_code)]
 
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, CachePadded, Ordering};
 
 /// One cell: its sequence number and an `N`-word record.
 pub struct SeqCell<const N: usize> {
@@ -27,10 +27,6 @@ impl<const N: usize> SeqCell<N> {
         }
     }
 }
-
-/// A word alone on its cache line.
-#[repr(C, align(64))]
-pub(crate) struct CachePadded<T>(pub(crate) T);
 
 /// The two positions of a ring, each on its own cache line.
 pub struct RingEnds {

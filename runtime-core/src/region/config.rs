@@ -6,7 +6,29 @@ use core::fmt;
 use crate::condition::MAX_CONDITIONS;
 use crate::ids::CoreId;
 use crate::knob::{AnyOf, Knob};
-use crate::observe::profile::ProfileLevel;
+
+/// How much the runtime measures. Read at run time; changing it needs no rebuild.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Default)]
+#[repr(u32)]
+pub enum ProfileLevel {
+    /// Nothing (one relaxed load per check).
+    #[default]
+    Off = 0,
+    /// Per-scheduler phase counters (complete, dispatch, deferred poll, idle).
+    Counters = 1,
+    /// Counters, plus one record per task in the profile ring.
+    Tasks = 2,
+}
+
+impl ProfileLevel {
+    pub(crate) fn from_code(c: u32) -> Self {
+        match c {
+            0 => Self::Off,
+            1 => Self::Counters,
+            _ => Self::Tasks,
+        }
+    }
+}
 
 /// Most rings a runtime can have (the ring field of a [`crate::TaskId`] is wider; the rest is
 /// reserved).
@@ -270,7 +292,7 @@ impl Config {
             return Err(ConfigError::ZeroTimeout);
         }
         let edges = self.rings as u64 * self.task_window as u64 * self.max_deps as u64;
-        if edges >= crate::region::tables::EDGE_SENTINELS as u64 {
+        if edges >= crate::region::edge::EDGE_SENTINELS as u64 {
             return Err(ConfigError::TooManyEdges { edges });
         }
         Ok(())

@@ -1,14 +1,9 @@
-//! The region every structure lives in: the config that sizes it, the layout that carves it,
-//! the tables and task slots it holds, how slots are reclaimed, and (in `raw/`) the crate's
-//! unsafe code.
+//! The region every structure lives in: the config that sizes it, how a table is carved from it,
+//! the words of a task slot and of an edge, and (in `raw/`) the crate's unsafe code. The
+//! tables made of them are `crate::tables`; the sequence that carves them is `crate::layout`.
 
+pub(crate) mod carve;
 pub(crate) mod config;
-pub(crate) mod layout;
-mod live;
+pub(crate) mod edge;
 pub(crate) mod raw;
-pub(crate) mod reclaim;
 pub(crate) mod slot;
-pub(crate) mod tables;
-
-#[cfg(all(test, loom))]
-mod loom_reclaim;

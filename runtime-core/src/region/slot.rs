@@ -6,7 +6,7 @@
 //! | --- | --- | --- | --- |
 //! | `seq` | the tenant's sequence number, published last | - | the next tenant's `begin` |
 //! | `state` | `PENDING` | `COMPLETED` in the funnel (`completion::finish`) | `CONSUMED` with the last hold (`reclaim`); the watermark passes it |
-//! | `pending` | 1: the wiring hold | +1 per live producer wired, -1 as each finishes, -1 when wiring ends | 0: exactly one thread makes it ready (`ready_queue::prepare_ready` in a scheduler, `make_submitted_ready` in the orchestrator) |
+//! | `pending` | 1: the wiring hold | +1 per live producer wired, -1 as each finishes, -1 when wiring ends | 0: exactly one thread makes it ready (`ready::prepare_ready` in a scheduler, `make_submitted_ready` in the orchestrator) |
 //! | `holds` | 1 (its own completion), +1 while its scope is open | +1 per consumer wired (released when that consumer finishes) | 0: `CONSUMED` |
 //! | `fanout` | `EDGE_EMPTY` | consumers push their edges | `EDGE_CLOSED` when it finishes: later consumers count it as met |
 //! | `lanes_left` | lanes of its class (MIX: 3) times its blocks | -1 per lane that finishes (a lane of a task of several blocks: once its own conditions hold too) | 0: its last lane finished |
@@ -19,9 +19,11 @@
 #![forbid(unsafe_code)]
 
 use crate::ids::{KernelId, WorkerClass};
-use crate::observe::profile::NO_CELL;
-use crate::region::tables::EDGE_EMPTY;
+use crate::region::edge::EDGE_EMPTY;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
+
+/// The record cell of a task that keeps no record (the slot's `cell` word).
+pub(crate) const NO_CELL: u32 = u32::MAX;
 
 /// Task states, in the order a tenant moves through them.
 pub(crate) mod state {
@@ -109,7 +111,7 @@ impl TaskSlot {
             state: AtomicU32::new(state::FREE),
             pending: AtomicU32::new(0),
             holds: AtomicU32::new(0),
-            fanout: AtomicU32::new(crate::region::tables::EDGE_CLOSED),
+            fanout: AtomicU32::new(crate::region::edge::EDGE_CLOSED),
             lanes_left: AtomicU32::new(0),
             deferred: AtomicU32::new(0),
             failed: AtomicU32::new(0),
@@ -194,7 +196,7 @@ impl Meta {
 
     /// The task's constants, or `Err(class)` if the class byte is none a submit writes (the
     /// region was overwritten). Checked where the class decides the task's fate
-    /// (`ready_queue::prepare_ready`): a bad class fails the run, it never runs as DUMMY. (The
+    /// (`ready::prepare_ready`): a bad class fails the run, it never runs as DUMMY. (The
     /// orchestrator, making ready the task whose meta it just wrote, takes the class it wrote.)
     #[inline]
     pub(crate) fn decode(word: u64) -> Result<Self, u8> {

@@ -400,7 +400,7 @@ fn each_block_keeps_a_record_of_its_own_core_and_times() {
     steps(&mut s0, 2);
     steps(&mut s1, 2);
     assert_eq!(t.finished(), 2);
-    let records: Vec<TaskRecord> = t.shared.prof.records(t.records).collect();
+    let records: Vec<TaskRecord> = t.shared().prof().records(t.records()).collect();
     assert_eq!(
         records.len(),
         5,

@@ -13,10 +13,10 @@ use core::ops::Range;
 
 use crate::error::{FatalCause, FatalError};
 use crate::ids::{TaskId, WorkerClass};
-use crate::queues::ready_queue::Ready;
 use crate::region::slot::Blocks;
-use crate::region::tables::{SlotIndex, Tables};
 use crate::sync::Ordering;
+use crate::tables::ready::Ready;
+use crate::tables::{SlotIndex, Tables};
 
 /// The blocks a scheduler claimed of a task: `count` in all, these ones its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,8 +43,8 @@ pub(crate) fn claim(
     if b.next >= b.count {
         // A queued task always has a block left: its blocks word was overwritten. Fail the
         // run, naming the task, rather than lose it.
-        t.shared
-            .status
+        t.shared()
+            .status()
             .fail(FatalError::new(FatalCause::CorruptSlot { class: class as u8 }).with_task(task));
     }
     let end = b.next.saturating_add(free.max(1)).min(b.count);

@@ -11,11 +11,11 @@ use crate::ids::WorkerClass;
 use crate::observe::profile::ProfileLevel;
 use crate::observe::record::Closer;
 use crate::observe::stats::{SchedCtl, bucket_of};
-use crate::queues::ready_queue::{Ready, prepare_ready};
-use crate::region::reclaim::release_hold_of;
 use crate::region::slot::{Blocks, Meta, TaskSlot, state};
-use crate::region::tables::{EDGE_CLOSED, EdgeRef, SlotIndex, Tables};
 use crate::sync::Ordering;
+use crate::tables::ready::{Ready, prepare_ready};
+use crate::tables::reclaim::release_hold_of;
+use crate::tables::{EDGE_CLOSED, EdgeRef, SlotIndex, Tables};
 
 /// Who finishes a task, and when.
 #[derive(Clone, Copy)]
@@ -132,7 +132,7 @@ fn release<const RECORD: bool, const FIN: bool>(
 ) -> Unsettled {
     let slot = t.slot(g);
     let meta = Meta::unpack(slot.meta.load(Ordering::Relaxed));
-    if t.cfg.record_latency {
+    if t.cfg().record_latency {
         let ready = t.prof_row(g).ready.load(Ordering::Relaxed);
         SchedCtl::bump(&by.ctl.latency[bucket_of(by.now.saturating_sub(ready))], 1);
     }

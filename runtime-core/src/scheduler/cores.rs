@@ -8,7 +8,7 @@ use crate::ids::{CoreId, TaskId, Token};
 use crate::platform::CoreKind;
 use crate::protocol::StatusWord;
 use crate::region::config::{Config, MAX_CORES};
-use crate::region::tables::SlotIndex;
+use crate::tables::SlotIndex;
 
 /// A core's place in its scheduler's core table, and its bit in the table's masks (as
 /// opposed to its machine-wide [`CoreId`]).

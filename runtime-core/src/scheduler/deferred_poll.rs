@@ -10,9 +10,9 @@ use crate::error::{FatalCause, FatalError};
 use crate::ids::TaskId;
 use crate::platform::Platform;
 use crate::region::slot::Meta;
-use crate::region::tables::Tables;
 use crate::scheduler::completion::{Finisher, finish};
 use crate::sync::Ordering;
+use crate::tables::Tables;
 
 impl<P: Platform> Scheduler<'_, '_, P> {
     /// Reads the watched words (at most `deferred_poll_budget` of them) and finishes the tasks
@@ -25,7 +25,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         let seen = self.eq.seen;
         let eq = &mut self.eq;
         let polled = self.deferred.poll_with(
-            self.t.cfg.deferred_poll_budget as usize,
+            self.t.cfg().deferred_poll_budget as usize,
             |w| match w {
                 Watch::Queue(e) => seen.get(e as usize).copied(),
                 w => read_watch(p, w),
@@ -74,7 +74,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
     pub(super) fn deferred_full(&self, i: LocalCore, waited: u64) -> FatalError {
         let c = self.cores.core(i);
         let mut e = FatalError::new(FatalCause::DeferredFull {
-            capacity: self.t.cfg.deferred_capacity,
+            capacity: self.t.cfg().deferred_capacity,
             waited_us: waited / self.p.ticks_per_us().max(1),
         })
         .with_core(c.id);

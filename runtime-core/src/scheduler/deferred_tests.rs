@@ -114,7 +114,7 @@ fn a_condition_that_never_holds_fails_the_run_naming_task_word_and_values() {
         steps_until_failed(&mut s, DEADLINES_EVERY as usize * 8),
         Step::Failed
     );
-    let e = t.shared.status.get().unwrap();
+    let e = t.shared().status().get().unwrap();
     assert_eq!(
         (e.cause, e.task),
         (
@@ -138,13 +138,13 @@ fn one_condition_too_many_fails_the_run_with_a_typed_error() {
     let (t, p, mut o, mut s) = rig.start();
     let a = o.submit(&aiv(&[])).unwrap();
     drop(o);
-    let max = t.cfg.max_conditions as u64;
+    let max = t.cfg().max_conditions as u64;
     let too_many: std::vec::Vec<_> = (0..=max).map(|i| Condition::counter64(8 * i, 1)).collect();
     p.defer(0, 1, &too_many);
     s.step();
     p.fin(0, 1);
     assert_eq!(steps(&mut s, 2), Step::Failed);
-    let e = t.shared.status.get().unwrap();
+    let e = t.shared().status().get().unwrap();
     assert_eq!(
         (e.cause, e.task),
         (
@@ -168,7 +168,7 @@ fn a_word_the_platform_cannot_read_is_a_bad_condition() {
     s.step();
     p.fin(0, 1);
     assert_eq!(steps(&mut s, 2), Step::Failed);
-    let e = t.shared.status.get().unwrap();
+    let e = t.shared().status().get().unwrap();
     assert_eq!(
         (e.cause, e.task, e.core),
         (
@@ -227,7 +227,11 @@ fn an_error_entry_cancels_its_task_and_consumer_in_the_loop_that_drains_it() {
     p.entry(4, 0);
     p.entry(5, crate::transfer_status::REMOTE_ACCESS);
     s.step();
-    let e = t.shared.task_failure.get().expect("recorded in that loop");
+    let e = t
+        .shared()
+        .task_failure()
+        .get()
+        .expect("recorded in that loop");
     assert_eq!(
         (e.cause, e.task),
         (
@@ -244,13 +248,16 @@ fn an_error_entry_cancels_its_task_and_consumer_in_the_loop_that_drains_it() {
         2,
         "A, and B without running, in that same loop"
     );
-    assert!(!t.shared.status.failed(), "the run goes on");
+    assert!(!t.shared().status().failed(), "the run goes on");
     p.fin(0, 2);
     assert_eq!(steps_until_failed(&mut s, 8), Step::Failed, "then ends");
     assert!(p.rung().is_empty(), "B never reached a core");
     assert_eq!(t.finished(), 3);
-    assert_eq!(t.shared.status.get(), Some(e));
-    assert_eq!(t.sched[0].cancelled.load(crate::sync::Ordering::Relaxed), 2);
+    assert_eq!(t.shared().status().get(), Some(e));
+    assert_eq!(
+        t.sched()[0].cancelled.load(crate::sync::Ordering::Relaxed),
+        2
+    );
     let _ = b;
 }
 
@@ -270,10 +277,13 @@ fn an_error_entry_drained_before_the_fin_cancels_the_task_at_its_fin() {
     p.entry(1, crate::transfer_status::LOST);
     // With nothing deferred, engine queues are drained every DEADLINES_EVERY loops.
     steps(&mut s, DEADLINES_EVERY as usize);
-    assert!(t.shared.task_failure.get().is_none(), "no task named yet");
+    assert!(
+        t.shared().task_failure().get().is_none(),
+        "no task named yet"
+    );
     p.fin(0, 1);
     s.step();
-    let e = t.shared.task_failure.get().expect("named at the FIN");
+    let e = t.shared().task_failure().get().expect("named at the FIN");
     assert!(
         matches!(
             e.cause,
@@ -301,7 +311,7 @@ fn a_queue_condition_on_an_engine_without_a_queue_is_a_bad_condition() {
     s.step();
     p.fin(0, 1);
     assert_eq!(steps_until_failed(&mut s, 4), Step::Failed);
-    let e = t.shared.status.get().unwrap();
+    let e = t.shared().status().get().unwrap();
     assert_eq!(
         (e.cause, e.task),
         (

@@ -9,13 +9,13 @@ use super::{DUMMY_BATCH, Scheduler, blocks};
 use crate::error::{FatalCause, FatalError};
 use crate::ids::{KernelId, TaskId, WorkerClass};
 use crate::observe::stats::SchedCtl;
-use crate::orchestrator::tensor_arg::KernelTensor;
 use crate::platform::{Payload, Platform};
-use crate::queues::ready_queue::Ready;
 use crate::region::config::{MAX_ARGS, MAX_CORES, MAX_TENSORS};
 use crate::region::slot::{Blocks, Meta, TaskSlot};
-use crate::region::tables::SlotIndex;
 use crate::sync::Ordering;
+use crate::tables::SlotIndex;
+use crate::tables::ready::Ready;
+use crate::tensor::arg::KernelTensor;
 
 /// The only block of a task of one.
 const ONE_BLOCK: Blocks = Blocks::first(1);
@@ -329,8 +329,8 @@ impl<'r, P: Platform> Scheduler<'r, '_, P> {
                 width: p.width,
             };
             self.t
-                .shared
-                .status
+                .shared()
+                .status()
                 .fail(FatalError::new(cause).with_task(task));
             // Finished nonetheless, so nothing waits on it while the run stops.
             self.finish_at(at.g, task);

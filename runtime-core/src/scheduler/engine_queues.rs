@@ -17,8 +17,8 @@ use crate::ids::TaskId;
 use crate::observe::stats::{QueueStats, SchedCtl};
 use crate::platform::Platform;
 use crate::queues::completion_queue::CompletionQueue;
-use crate::region::tables::Tables;
 use crate::sync::Ordering;
+use crate::tables::Tables;
 
 use crate::queues::completion_queue::MAX_ENGINE_QUEUES;
 /// Error entries kept at once, waiting for their task.
@@ -142,7 +142,7 @@ impl<'p> EngineQueues<'p> {
 /// wins; the run goes on until every task finished).
 pub(super) fn cancel(t: &Tables<'_>, task: TaskId, f: Failure) {
     t.slot(t.gslot(task)).failed.store(1, Ordering::Relaxed);
-    t.shared.task_failure.fail(f.error(Some(task)));
+    t.shared().task_failure().fail(f.error(Some(task)));
 }
 
 #[cfg(all(test, not(loom)))]

@@ -12,8 +12,8 @@ use crate::ids::CoreId;
 use crate::observe::profile::ProfileLevel;
 use crate::platform::Platform;
 use crate::protocol::Outcome;
-use crate::region::tables::SlotIndex;
 use crate::sync::Ordering;
+use crate::tables::SlotIndex;
 
 /// What became of a lane the scheduler tried to retire.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -206,7 +206,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
         let mut unmet = 0;
         if n > 0 {
             let registered = entry.map_or(0, |e| self.deferred.registered(e) as usize);
-            let limit = self.t.cfg.max_conditions as usize;
+            let limit = self.t.cfg().max_conditions as usize;
             if registered + n > limit {
                 self.fail(
                     FatalError::new(FatalCause::TooManyConditions {

@@ -9,11 +9,11 @@ use std::vec::Vec;
 
 use super::blocks::claim;
 use crate::ids::{TaskId, WorkerClass};
-use crate::queues::ready_queue::Ready;
 use crate::region::slot::Blocks;
-use crate::region::tables::Tables;
 use crate::scheduler::completion::finish;
 use crate::sync::Ordering;
+use crate::tables::ready::Ready;
+use crate::tables::views::RunTables;
 use crate::testing::loom_machine::{bounded, small_cfg};
 use crate::testing::owned::{Owned, plant, unmeasured};
 
@@ -22,7 +22,7 @@ const PREEMPTIONS: usize = 3;
 
 /// Pops the task from the vector queue (if it is there), claims up to `free` of its blocks,
 /// counts each in `runs` and retires it at once, finishing the task with its last lane.
-fn pop_claim_retire(t: &Tables<'_>, free: u16, runs: &[AtomicU32]) -> bool {
+fn pop_claim_retire(t: &RunTables<'_>, free: u16, runs: &[AtomicU32]) -> bool {
     let Some(raw) = t.queue(WorkerClass::Aiv).pop() else {
         return false;
     };
@@ -83,7 +83,7 @@ fn each_block_is_claimed_once_and_the_task_finishes_once() {
         }
         assert_eq!(t.finished(), 1, "finished once");
         assert_eq!(
-            t.rings[0].retired.0.load(Ordering::SeqCst),
+            t.rings()[0].retired.0.load(Ordering::SeqCst),
             1,
             "and reclaimed"
         );

@@ -67,11 +67,11 @@ fn fan_in_makes_the_consumer_ready_exactly_once_and_a_cancelled_producer_cancels
         };
         t.slot(g).meta.store(meta.pack(), Ordering::Relaxed);
         if wire::release_wiring_hold(t.slot(g)) {
-            let ready = crate::queues::ready_queue::Ready {
+            let ready = crate::tables::ready::Ready {
                 id: c,
                 class: WorkerClass::Aiv,
             };
-            crate::queues::ready_queue::make_submitted_ready(
+            crate::tables::ready::make_submitted_ready(
                 &t,
                 g,
                 t.slot(g),
@@ -91,7 +91,7 @@ fn fan_in_makes_the_consumer_ready_exactly_once_and_a_cancelled_producer_cancels
         assert_eq!(t.slot(g).failed.load(Ordering::Relaxed), 1, "cancelled");
         finish(&t, c, unmeasured(&t));
         assert_eq!(
-            t.rings[0].retired.0.load(Ordering::SeqCst),
+            t.rings()[0].retired.0.load(Ordering::SeqCst),
             3,
             "every slot reclaimed"
         );

@@ -26,7 +26,7 @@ fn a_deferred_producer_completes_only_after_its_data_landed() {
         let owned = Arc::new(Owned::new(cfg));
         let m = Arc::new(Machine::new());
         {
-            let mut o = Orchestrator::new(owned.tables(), &*m, owned.take_orchestrator());
+            let mut o = Orchestrator::new(owned.tables().orch(), &*m, owned.take_orchestrator());
             let a = o
                 .submit(&TaskSpec::new(KernelId(0), WorkerClass::Aiv))
                 .unwrap();
@@ -47,7 +47,7 @@ fn a_deferred_producer_completes_only_after_its_data_landed() {
 /// checking the data whenever the producer has completed.
 fn scheduler(owned: &Owned, m: Arc<Machine>) {
     let t = owned.tables();
-    let mut s = Scheduler::new(t, &*m, 0, &t.sched[0], owned.take_store());
+    let mut s = Scheduler::new(*t, &*m, 0, &t.sched()[0], owned.take_store());
     assert_eq!(s.step(), Step::Progress, "A is dispatched");
     assert_eq!(m.rung.load(Ordering::Relaxed), 1);
     let core = {
@@ -79,7 +79,7 @@ fn scheduler(owned: &Owned, m: Arc<Machine>) {
             Step::Done => break,
             Step::Idle => thread::yield_now(),
             Step::Progress => {}
-            Step::Failed => panic!("{:?}", t.shared.status.get()),
+            Step::Failed => panic!("{:?}", t.shared().status().get()),
         }
     }
     core.join().unwrap();

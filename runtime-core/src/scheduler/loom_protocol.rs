@@ -30,7 +30,7 @@ fn loom_a_failed_token_is_seen_behind_the_next_fin() {
         let owned = Arc::new(Owned::new(cfg));
         let core = Arc::new(Machine::new());
         let a = {
-            let mut o = Orchestrator::new(owned.tables(), &*core, owned.take_orchestrator());
+            let mut o = Orchestrator::new(owned.tables().orch(), &*core, owned.take_orchestrator());
             let aiv = TaskSpec::new(KernelId(0), WorkerClass::Aiv);
             let a = o.submit(&aiv).unwrap();
             o.submit(&aiv).unwrap();
@@ -54,7 +54,7 @@ fn loom_a_failed_token_is_seen_behind_the_next_fin() {
 /// Dispatches A and B (running and pending), starts the core, steps until the run failed.
 fn run_until_failed(owned: &Owned, core: Arc<Machine>) -> FatalError {
     let t = owned.tables();
-    let mut s = Scheduler::new(t, &*core, 0, &t.sched[0], owned.take_store());
+    let mut s = Scheduler::new(*t, &*core, 0, &t.sched()[0], owned.take_store());
     assert_eq!(s.step(), Step::Progress);
     assert_eq!(core.rung.load(Ordering::Relaxed), 2, "A running, B pending");
     let c = core.clone();
@@ -81,8 +81,8 @@ fn run_until_failed(owned: &Owned, core: Arc<Machine>) -> FatalError {
         "A's consumer was never dispatched"
     );
     player.join().unwrap();
-    t.shared
-        .status
+    t.shared()
+        .status()
         .get()
         .expect("published by the thread that failed")
 }

@@ -44,10 +44,10 @@ use crate::observe::stats::SchedCtl;
 use crate::platform::Platform;
 use crate::queues::completion_queue::CompletionQueue;
 use crate::region::config::CompletionMode;
-use crate::region::tables::{SlotIndex, Tables};
 use crate::scheduler::completion::{Finisher, finish, finish_at, finish_at_fin};
 use crate::scheduler::deferred::{DeferredSet, DeferredStore};
 use crate::sync::Ordering;
+use crate::tables::{SlotIndex, Tables};
 use cores::CoreTable;
 
 /// DUMMY tasks finished per loop iteration at most, so dispatch is never starved.
@@ -118,12 +118,12 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         store: DeferredStore<'r>,
     ) -> Self {
         let ticks = p.ticks_per_us().max(1);
-        let mut cores = CoreTable::for_scheduler(&t.cfg, index);
+        let mut cores = CoreTable::for_scheduler(t.cfg(), index);
         for i in cores.each() {
             let last = p.core_status(cores.core(i).id);
             cores.resume_after(i, last);
         }
-        let cq = match t.cfg.completion {
+        let cq = match t.cfg().completion {
             CompletionMode::Ring => p.completion_queue(index),
             CompletionMode::Poll => None,
         };
@@ -135,8 +135,8 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             cq,
             eq: engine_queues::EngineQueues::new(p, index),
             deferred: DeferredSet::new(store),
-            timeout_ticks: t.cfg.task_timeout_us.saturating_mul(ticks),
-            deferred_timeout_ticks: t.cfg.deferred_timeout_us.saturating_mul(ticks),
+            timeout_ticks: t.cfg().task_timeout_us.saturating_mul(ticks),
+            deferred_timeout_ticks: t.cfg().deferred_timeout_us.saturating_mul(ticks),
             loops: 0,
             dispatched: 0,
             sync: None,
@@ -186,13 +186,13 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
     /// One iteration of the loop.
     pub(crate) fn step(&mut self) -> Step {
         self.loops += 1;
-        if self.t.shared.status.failed() {
+        if self.t.shared().status().failed() {
             return Step::Failed;
         }
-        let level = self.t.shared.prof.level();
+        let level = self.t.shared().prof().level();
         self.by.level = level;
         self.tasks_level = level == ProfileLevel::Tasks;
-        self.clocked = level != ProfileLevel::Off || self.t.cfg.record_latency;
+        self.clocked = level != ProfileLevel::Off || self.t.cfg().record_latency;
         // Time since the last cut: the spin hint after an idle iteration, and phases that
         // found nothing to do. After a busy iteration, the time since its last cut is short
         // and goes to the next busy phase instead (when phases are counted), saving a read.
@@ -245,7 +245,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
         if (self.loops as u32).is_multiple_of(WATCHDOG_EVERY) {
             self.watchdog();
         }
-        if self.t.shared.status.failed() {
+        if self.t.shared().status().failed() {
             Step::Failed
         } else if progress {
             Step::Progress
@@ -260,7 +260,7 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
     /// cancelled), or an error entry no task claimed was drained. Then the run ends with
     /// that [`FatalKind::TransferFailed`].
     fn end_of_run(&self) -> Step {
-        let pending = &self.t.shared.task_failure;
+        let pending = self.t.shared().task_failure();
         if !pending.failed()
             && let Some(f) = self.eq.unclaimed()
         {
@@ -277,8 +277,8 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
 
     fn run_error(&self) -> FatalError {
         self.t
-            .shared
-            .status
+            .shared()
+            .status()
             .wait_published()
             .unwrap_or(FatalError::new(FatalCause::Aborted { code: 0 }))
     }
@@ -310,12 +310,11 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
     }
 
     fn all_done(&self) -> bool {
-        self.t.shared.orch_done.0.load(Ordering::Acquire) == 1
-            && self.t.finished() == self.t.shared.submitted.0.load(Ordering::Acquire)
+        self.t.shared().submissions_closed() && self.t.finished() == self.t.shared().submitted()
     }
 
     fn fail(&self, e: FatalError) {
-        self.t.shared.status.fail(e);
+        self.t.shared().status().fail(e);
     }
 }
 

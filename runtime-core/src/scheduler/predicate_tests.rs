@@ -8,7 +8,7 @@ use std::vec::Vec;
 use crate::condition::Watch;
 use crate::error::{FatalKind, SubmitError};
 use crate::ids::{CoreId, TaskId};
-use crate::orchestrator::predicate::{CmpOp, Predicate, PredicateError};
+use crate::predicate::{CmpOp, Predicate, PredicateError};
 use crate::region::config::Config;
 use crate::scheduler::Step;
 use crate::sync::Ordering;
@@ -49,7 +49,7 @@ fn a_false_predicate_skips_the_task_and_its_consumer_runs() {
     drop(o);
     s.step();
     assert_eq!(fin_rung(p), [b], "A skipped, B dispatched");
-    assert_eq!(t.sched[0].skipped.load(Ordering::Relaxed), 1);
+    assert_eq!(t.sched()[0].skipped.load(Ordering::Relaxed), 1);
     assert_eq!(steps(&mut s, 3), Step::Done);
     assert_eq!(t.finished(), 2);
 }
@@ -73,7 +73,7 @@ fn a_true_predicate_runs_the_task_and_it_is_read_at_dispatch_not_at_submit() {
     assert_eq!(fin_rung(p), [a]);
     steps(&mut s, 3);
     assert_eq!(fin_rung(p), [b], "B (== 5) runs, C (!= 5) is skipped");
-    assert_eq!(t.sched[0].skipped.load(Ordering::Relaxed), 1);
+    assert_eq!(t.sched()[0].skipped.load(Ordering::Relaxed), 1);
     assert_eq!(steps(&mut s, 3), Step::Done);
     assert_eq!(t.finished(), 3);
     let _ = c;
@@ -106,7 +106,7 @@ fn a_predicate_of_a_byte_or_a_half_word_reads_its_own_bytes_of_the_word() {
     let mut rung = rung_tasks(&p.rung());
     rung.sort_unstable_by_key(|t| t.raw());
     assert_eq!(rung, ran);
-    assert_eq!(t.sched[0].skipped.load(Ordering::Relaxed), 2);
+    assert_eq!(t.sched()[0].skipped.load(Ordering::Relaxed), 2);
 }
 
 #[test]
@@ -125,7 +125,7 @@ fn a_task_of_several_blocks_is_skipped_whole_or_runs_every_block() {
     let rung = rung_tasks(&p.rung());
     assert!(!rung.contains(&a), "A (7 <= 6) skipped whole");
     assert_eq!(rung, [b, b, b], "B runs each of its blocks");
-    assert_eq!(t.sched[0].skipped.load(Ordering::Relaxed), 1);
+    assert_eq!(t.sched()[0].skipped.load(Ordering::Relaxed), 1);
 }
 
 #[test]
@@ -168,7 +168,7 @@ fn an_unreadable_predicate_is_refused_at_submit_and_fails_the_run_if_it_goes_awa
     p.forget_word(Watch::Counter32(AT));
     assert_eq!(fin_rung(p), [a]);
     steps(&mut s, 3);
-    let e = t.shared.status.get().expect("the run failed");
+    let e = t.shared().status().get().expect("the run failed");
     assert_eq!(e.kind(), FatalKind::BadPredicate, "{e}");
     assert!(std::format!("{e}").contains("predicate at 0x1000"), "{e}");
 }

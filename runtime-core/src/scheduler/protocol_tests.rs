@@ -37,7 +37,7 @@ fn a_kernel_error_followed_at_once_by_the_pending_fin_fails_the_run() {
             p.fin(0, 2);
         }
         assert_eq!(s.step(), Step::Failed, "ack: {ack}");
-        let e = t.shared.status.get().unwrap();
+        let e = t.shared().status().get().unwrap();
         assert_eq!(
             (e.cause, e.task, e.core),
             (
@@ -61,7 +61,7 @@ fn a_report_past_a_token_without_its_result_is_a_protocol_error() {
     p.set_result(0, 2, ResultWord::done(Token::new(2)));
     p.set_status(0, StatusWord::fin(Token::new(2))); // token 1's result never written
     assert_eq!(s.step(), Step::Failed);
-    let e = t.shared.status.get().unwrap();
+    let e = t.shared().status().get().unwrap();
     assert_eq!(
         (e.cause, e.task),
         (FatalCause::MissingResult { token: 1, named: 0 }, Some(a))
@@ -81,7 +81,7 @@ fn a_report_from_an_idle_core_fails_the_run_naming_core_and_token() {
         Step::Failed,
         "nothing was dispatched to core 0"
     );
-    let e = t.shared.status.get().unwrap();
+    let e = t.shared().status().get().unwrap();
     assert_eq!(
         (e.kind(), e.task, e.core),
         (FatalKind::CoreProtocol, None, Some(CoreId(0)))
@@ -99,7 +99,7 @@ fn a_fin_forged_before_dispatch_does_not_complete_the_task() {
     assert_eq!(tasks_rung(&rig), [a]);
     assert_eq!(steps_until_failed(&mut s, 4), Step::Failed);
     assert_eq!(t.finished(), 0, "A never ran");
-    let e = t.shared.status.get().unwrap();
+    let e = t.shared().status().get().unwrap();
     assert_eq!((e.kind(), e.task), (FatalKind::MissingResult, Some(a)));
 }
 
@@ -122,7 +122,7 @@ fn tokens_continue_after_the_last_report_of_an_earlier_run() {
     );
     steps(&mut s, WATCHDOG_EVERY as usize + 1);
     assert_eq!(t.finished(), 0, "the old FIN completes nothing");
-    assert!(!t.shared.status.failed(), "and is no protocol error");
+    assert!(!t.shared().status().failed(), "and is no protocol error");
     p.fin(0, 8);
     assert_eq!(steps(&mut s, 2), Step::Done);
 }
@@ -142,7 +142,7 @@ fn an_unknown_condition_kind_is_a_bad_condition_not_a_fake_one() {
     s.step();
     p.fin(0, 1);
     assert_eq!(steps_until_failed(&mut s, 3), Step::Failed);
-    let e = t.shared.status.get().unwrap();
+    let e = t.shared().status().get().unwrap();
     assert_eq!(
         (e.cause, e.task),
         (FatalCause::UnknownCondition { kind: 9 }, Some(a))
@@ -203,7 +203,11 @@ fn a_lane_held_for_deferred_room_is_not_timed_as_running() {
     // Two watchdog passes (the first starts timing, the second compares), 100 µs a clock
     // read: well past the task timeout.
     steps(&mut s, 2 * WATCHDOG_EVERY as usize + 1);
-    assert!(!t.shared.status.failed(), "{:?}", t.shared.status.get());
+    assert!(
+        !t.shared().status().failed(),
+        "{:?}",
+        t.shared().status().get()
+    );
     assert_eq!(t.finished(), 0);
     p.word(X, 1);
     p.word(Y, 1);
@@ -233,7 +237,7 @@ fn a_set_that_cannot_drain_fails_naming_the_knob_not_a_lost_transfer() {
     s.step();
     p.fin(0, 3);
     assert_eq!(steps_until_failed(&mut s, 200_000), Step::Failed);
-    let e = t.shared.status.get().unwrap();
+    let e = t.shared().status().get().unwrap();
     assert_eq!(
         (e.kind(), e.core),
         (FatalKind::DeferredFull, Some(CoreId(0)))
@@ -302,7 +306,7 @@ fn a_held_lane_whose_conditions_came_to_hold_completes_without_room() {
     p.word(Y, 1);
     steps(&mut s, 2 * crate::scheduler::DEADLINES_EVERY as usize);
     assert_eq!(t.finished(), 1, "B completed while A still waits");
-    assert!(!t.shared.status.failed());
+    assert!(!t.shared().status().failed());
 }
 
 #[test]
@@ -353,7 +357,7 @@ fn in_ring_mode_a_record_from_a_core_of_no_scheduler_is_a_protocol_error() {
     let mut s = rig.scheduler();
     p.post(7, 1);
     assert_eq!(s.step(), Step::Failed);
-    let e = t.shared.status.get().unwrap();
+    let e = t.shared().status().get().unwrap();
     assert_eq!(e.cause, FatalCause::StrayCompletion { source: 7, id: 1 });
     drop(o);
 }

@@ -10,9 +10,9 @@ use super::cores::LocalCore;
 use super::dispatch::At;
 use crate::ids::{TaskId, WorkerClass};
 use crate::platform::Platform;
-use crate::queues::ready_queue::Ready;
 use crate::region::slot::Blocks;
 use crate::sync::Ordering;
+use crate::tables::ready::Ready;
 
 impl<'r, P: Platform> Scheduler<'r, '_, P> {
     /// `task` (at `at`), a sync-start task of `class`, was just popped: started now if

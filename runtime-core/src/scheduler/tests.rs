@@ -139,7 +139,7 @@ fn a_token_never_dispatched_is_a_protocol_error() {
     s.step();
     p.fin(1, 9);
     assert_eq!(s.step(), Step::Failed);
-    let e = t.shared.status.get().unwrap();
+    let e = t.shared().status().get().unwrap();
     assert_eq!(
         (e.cause, e.task, e.core),
         (
@@ -165,7 +165,7 @@ fn a_kernel_error_fails_the_run_naming_task_and_core() {
     s.step();
     p.fail(0, 1, 42);
     assert_eq!(s.step(), Step::Failed);
-    let e = t.shared.status.get().unwrap();
+    let e = t.shared().status().get().unwrap();
     assert_eq!(
         (e.cause, e.task, e.core),
         (
@@ -195,7 +195,7 @@ fn a_task_that_never_finishes_times_out() {
         steps_until_failed(&mut s, WATCHDOG_EVERY as usize * 4),
         Step::Failed
     );
-    let e = t.shared.status.get().unwrap();
+    let e = t.shared().status().get().unwrap();
     assert_eq!(
         (e.kind(), e.task, e.core),
         (FatalKind::TaskTimeout, Some(a), Some(CoreId(1)))
@@ -279,11 +279,11 @@ fn bad_submissions_are_typed_errors_that_say_what_to_change() {
 
 #[test]
 fn a_task_refused_for_its_tensors_leaves_the_map_as_it_was() {
-    use crate::orchestrator::tensor::Tile;
     use crate::orchestrator::tensor_map::TensorArg;
     use crate::region::slot::Meta;
     use crate::sync::Ordering;
-    let key = |base| crate::orchestrator::tensor_arg::Buffer::new(base, 0x1000);
+    use crate::tensor::tile::Tile;
+    let key = |base| crate::tensor::arg::Buffer::new(base, 0x1000);
     let rig = Rig::new(
         Config {
             task_window: 8,
@@ -374,7 +374,7 @@ fn a_slot_whose_class_was_overwritten_fails_the_run_instead_of_running_as_dummy(
     s.step();
     p.fin(0, 1);
     assert_eq!(steps_until_failed(&mut s, 4), Step::Failed);
-    let e = t.shared.status.get().unwrap();
+    let e = t.shared().status().get().unwrap();
     assert_eq!(
         (e.cause, e.task),
         (FatalCause::CorruptSlot { class: 9 }, Some(b))
@@ -421,7 +421,7 @@ fn a_consumer_handed_on_is_not_stamped_before_its_producers_kernel_ended() {
     p.fin(rung[0].0.0, rung[0].1.bits());
     steps(&mut s, 2);
     assert_eq!(t.finished(), 2);
-    let records: Vec<TaskRecord> = t.shared.prof.records(t.records).collect();
+    let records: Vec<TaskRecord> = t.shared().prof().records(t.records()).collect();
     let [a, b] = [first, second].map(|id| *records.iter().find(|r| r.task == id).unwrap());
     assert_eq!((a.end, a.complete), (1_000, 1_000), "{a:?}");
     assert!(b.ready >= a.complete, "{a:?} {b:?}");
@@ -455,7 +455,7 @@ fn tasks_finished_at_their_last_fin_keep_whole_records() {
     p.fin(rung[0].0.0, rung[0].1.bits());
     steps(&mut s, 2);
     assert_eq!(t.finished(), 2);
-    let records: Vec<TaskRecord> = t.shared.prof.records(t.records).collect();
+    let records: Vec<TaskRecord> = t.shared().prof().records(t.records()).collect();
     assert_eq!(
         records.iter().map(|r| r.task).collect::<Vec<_>>(),
         [mix, one]

@@ -23,7 +23,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                         newest: c.seen.token().bits(),
                     })
                     .with_core(c.id);
-                    self.t.shared.status.fail(e);
+                    self.t.shared().status().fail(e);
                 }
                 continue;
             };
@@ -33,7 +33,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 let waited = now.saturating_sub(since);
                 if waited > self.deferred_timeout_ticks {
                     let e = self.deferred_full(i, waited);
-                    self.t.shared.status.fail(e);
+                    self.t.shared().status().fail(e);
                 }
                 continue;
             }
@@ -46,7 +46,7 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                         })
                         .with_task(run.task)
                         .with_core(c.id);
-                        self.t.shared.status.fail(e);
+                        self.t.shared().status().fail(e);
                     }
                 }
                 _ => c.watch = Some((run.token, now)),

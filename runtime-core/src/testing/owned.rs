@@ -7,17 +7,17 @@ use crate::ids::{KernelId, Seq, TaskId, WorkerClass};
 use crate::observe::profile::{NO_CELL, ProfileLevel};
 use crate::observe::record::Closer;
 use crate::region::slot::Meta;
-use crate::region::tables::Tables;
 use crate::scheduler::completion::Finisher;
 use crate::sync::Ordering;
+use crate::tables::views::RunTables;
 
 /// A formatted region in heap memory, carved as the device's is.
 pub(crate) use crate::region::raw::heap_region::HeapRegion as Owned;
 
 /// Scheduler 0 finishing with nothing measured (no clock, profiling off).
-pub(crate) fn unmeasured<'a>(t: &Tables<'a>) -> Finisher<'a> {
+pub(crate) fn unmeasured<'a>(t: &RunTables<'a>) -> Finisher<'a> {
     Finisher {
-        ctl: &t.sched[0],
+        ctl: &t.sched()[0],
         closer: Closer::of(0),
         now: 0,
         level: ProfileLevel::Off,
@@ -26,8 +26,8 @@ pub(crate) fn unmeasured<'a>(t: &Tables<'a>) -> Finisher<'a> {
 
 /// Puts a task with no dependencies into slot `seq` of ring 0 as if submitted, without making
 /// it ready (the caller decides who finishes it).
-pub(crate) fn plant(t: &Tables<'_>, seq: u64, class: WorkerClass) -> TaskId {
-    let id = TaskId::new(t.cfg.epoch, 0, Seq(seq));
+pub(crate) fn plant(t: &RunTables<'_>, seq: u64, class: WorkerClass) -> TaskId {
+    let id = TaskId::new(t.cfg().epoch, 0, Seq(seq));
     let slot = t.slot(t.gslot(id));
     slot.begin(1, class.lanes() as u32);
     slot.cell.store(NO_CELL, Ordering::Relaxed);
@@ -45,7 +45,7 @@ pub(crate) fn plant(t: &Tables<'_>, seq: u64, class: WorkerClass) -> TaskId {
     };
     slot.meta.store(meta.pack(), Ordering::Relaxed);
     slot.publish(seq);
-    t.rings[0].next.0.store(seq + 1, Ordering::Release);
+    t.rings()[0].next.0.store(seq + 1, Ordering::Release);
     id
 }
 

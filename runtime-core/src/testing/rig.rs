@@ -14,9 +14,9 @@ use crate::queues::completion_queue::{
     Completion, CompletionCell, CompletionEnds, CompletionQueue,
 };
 use crate::region::config::{CompletionMode, Config};
-use crate::region::tables::Tables;
 use crate::scheduler::{Scheduler, Step};
 use crate::sync::{AtomicU64, Ordering};
+use crate::tables::views::RunTables;
 use crate::testing::owned::Owned;
 
 /// One scripted core: its status word, its two result words (by token parity), and the
@@ -317,18 +317,22 @@ impl Rig {
             owned: Owned::new(cfg),
         }
     }
-    pub(crate) fn tables(&self) -> Tables<'_> {
+    pub(crate) fn tables(&self) -> RunTables<'_> {
         self.owned.tables()
     }
     pub(crate) fn orchestrator(&self) -> Orchestrator<'_, '_, Script> {
-        Orchestrator::new(self.tables(), &self.p, self.owned.take_orchestrator())
+        Orchestrator::new(
+            self.tables().orch(),
+            &self.p,
+            self.owned.take_orchestrator(),
+        )
     }
     /// What most tests start with: the tables, the scripted machine, an orchestrator and
     /// scheduler 0.
     pub(crate) fn start(
         &self,
     ) -> (
-        Tables<'_>,
+        RunTables<'_>,
         &Script,
         Orchestrator<'_, '_, Script>,
         Scheduler<'_, '_, Script>,
@@ -347,10 +351,10 @@ impl Rig {
     pub(crate) fn scheduler_at(&self, index: u8) -> Scheduler<'_, '_, Script> {
         let t = self.tables();
         Scheduler::new(
-            t,
+            *t,
             &self.p,
             index,
-            &t.sched[index as usize],
+            &t.sched()[index as usize],
             self.owned.take_store(),
         )
     }

@@ -9,9 +9,9 @@
 #![forbid(unsafe_code)]
 
 use crate::index::table_index;
+use crate::region::carve::Carve;
 use crate::region::config::{Config, ConfigError};
-use crate::region::layout::Carve;
-use crate::region::tables::SlotIndex;
+use crate::tables::SlotIndex;
 
 table_index! {
     /// A cell of the map: cell `k` of task slot `g` is `g * max_tensors + k`, and indexes

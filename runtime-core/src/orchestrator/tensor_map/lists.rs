@@ -11,7 +11,7 @@ use super::{IN_CELL, IN_CLASS, MapEntry, Query, TensorArg, TensorMap};
 const NIL: CellIndex = CellIndex::NIL;
 use crate::ids::TaskId;
 use crate::index::MaskedPool;
-use crate::orchestrator::tensor::Footprint;
+use crate::tensor::tile::Footprint;
 
 impl TensorMap<'_> {
     /// Writes argument `arg` of `task`, whose tile has footprint `fp`, into cell `c`, in no

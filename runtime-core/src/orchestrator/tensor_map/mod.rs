@@ -26,10 +26,10 @@ mod place;
 
 use crate::ids::TaskId;
 use crate::index::{MaskedPool, TableIndex};
-use crate::orchestrator::tensor::{Footprint, Tile, overlaps, touches};
-pub(crate) use crate::orchestrator::tensor_arg::TensorArg;
-use crate::orchestrator::tensor_arg::TensorCell;
-use crate::region::tables::SlotIndex;
+use crate::tables::SlotIndex;
+pub(crate) use crate::tensor::arg::TensorArg;
+use crate::tensor::arg::TensorCell;
+use crate::tensor::tile::{Footprint, Tile, overlaps, touches};
 use buckets::{BucketIndex, Buckets};
 use heads::{BufferHash, Heads, Key, Probe};
 use lists::Probes;

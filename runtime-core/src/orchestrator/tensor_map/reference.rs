@@ -3,19 +3,19 @@
 
 use std::vec::Vec;
 
-use crate::orchestrator::tensor::Tile;
 use crate::orchestrator::tensor_map::TensorArg;
+use crate::tensor::tile::Tile;
 
 /// The map's overlap rule: a dense tile is its byte range, so against it the test is exact
-/// ([`crate::orchestrator::tensor::touches`]); two tiles with holes are compared by
-/// [`crate::orchestrator::tensor::overlaps`].
+/// ([`crate::tensor::tile::touches`]); two tiles with holes are compared by
+/// [`crate::tensor::tile::overlaps`].
 pub(super) fn share_a_byte(a: &Tile, b: &Tile) -> bool {
     let (ra, rb) = (a.bytes().unwrap(), b.bytes().unwrap());
     match (a.is_dense(), b.is_dense()) {
         (true, true) => ra.0 < rb.1 && rb.0 < ra.1,
-        (true, false) => crate::orchestrator::tensor::touches(b, ra.0, ra.1),
-        (false, true) => crate::orchestrator::tensor::touches(a, rb.0, rb.1),
-        (false, false) => crate::orchestrator::tensor::overlaps(a, b),
+        (true, false) => crate::tensor::tile::touches(b, ra.0, ra.1),
+        (false, true) => crate::tensor::tile::touches(a, rb.0, rb.1),
+        (false, false) => crate::tensor::tile::overlaps(a, b),
     }
 }
 

@@ -105,8 +105,8 @@ fn task(i: u64) -> TaskId {
 }
 
 /// The buffer keyed `base` (the map checks no bounds: submit does).
-fn key(base: u64) -> crate::orchestrator::tensor_arg::Buffer {
-    crate::orchestrator::tensor_arg::Buffer::new(base, 1 << 40)
+fn key(base: u64) -> crate::tensor::arg::Buffer {
+    crate::tensor::arg::Buffer::new(base, 1 << 40)
 }
 
 const A: u64 = 0x1000;

@@ -5,12 +5,13 @@
 use std::alloc::{Layout, alloc_zeroed, dealloc, handle_alloc_error};
 use std::sync::{Mutex, PoisonError};
 
+use crate::layout::{RegionLayout, carve};
 use crate::orchestrator::store::OrchestratorStore;
+use crate::region::carve::REGION_ALIGN;
 use crate::region::config::{Config, MAX_SCHEDULERS};
-use crate::region::layout::{REGION_ALIGN, RegionLayout, carve};
 use crate::region::raw::region::Carver;
-use crate::region::tables::Tables;
 use crate::scheduler::deferred::DeferredStore;
+use crate::tables::views::RunTables;
 
 /// The heap bytes of a region; freeing them is its only job.
 struct Memory {
@@ -38,7 +39,7 @@ impl Drop for Memory {
 /// each scheduler's deferred-set pools and the orchestrator's storage, to be taken once each.
 pub(crate) struct HeapRegion {
     // The views first: fields drop in order, so they are gone before the memory is freed.
-    tables: Tables<'static>,
+    tables: RunTables<'static>,
     stores: Mutex<heapless::Vec<DeferredStore<'static>, { MAX_SCHEDULERS as usize }>>,
     orchestrator: Mutex<Option<OrchestratorStore<'static>>>,
     _memory: Memory,
@@ -67,15 +68,16 @@ impl HeapRegion {
             .unwrap_or_else(|e| panic!("carving a measured region: {e}"));
         let (tables, stores, orchestrator) = parts.split(cfg);
         HeapRegion {
-            tables,
+            tables: RunTables::new(tables),
             stores: Mutex::new(stores),
             orchestrator: Mutex::new(Some(orchestrator)),
             _memory: memory,
         }
     }
 
-    /// Views of the tables, for as long as the region is borrowed.
-    pub(crate) fn tables(&self) -> Tables<'_> {
+    /// The owner's view of the tables (tests play the runtime), for as long as the region
+    /// is borrowed.
+    pub(crate) fn tables(&self) -> RunTables<'_> {
         self.tables
     }
 

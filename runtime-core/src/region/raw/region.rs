@@ -3,8 +3,8 @@
 use core::marker::PhantomData;
 use core::mem::{align_of, size_of};
 
+use crate::region::carve::{Carve, next_table};
 use crate::region::config::ConfigError;
-use crate::region::layout::{Carve, next_table};
 
 /// Hands out disjoint, initialised tables from one exclusively borrowed byte region.
 pub(crate) struct Carver<'r> {

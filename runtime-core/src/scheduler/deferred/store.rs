@@ -6,8 +6,8 @@
 
 use crate::condition::Watch;
 use crate::index::{Table, map_len, table_index};
+use crate::region::carve::Carve;
 use crate::region::config::{Config, ConfigError, MAX_SCHEDULERS};
-use crate::region::layout::Carve;
 
 table_index! {
     /// A waiter's place in its scheduler's waiter pool.

@@ -1,6 +1,6 @@
 //! Tiles: footprints, overlap tests (dense and general), refusals.
 
-use super::tensor::*;
+use super::tile::*;
 
 const F32: u32 = 4;
 

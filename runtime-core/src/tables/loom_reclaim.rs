@@ -5,9 +5,9 @@ use loom::thread;
 use std::vec::Vec;
 
 use crate::ids::{Seq, TaskId, WorkerClass};
-use crate::region::reclaim::{release_hold, release_hold_of};
 use crate::region::slot::state;
 use crate::sync::Ordering;
+use crate::tables::reclaim::{release_hold, release_hold_of};
 use crate::testing::loom_machine::{bounded, small_cfg};
 use crate::testing::owned::{Owned, plant};
 

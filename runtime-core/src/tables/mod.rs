@@ -1,49 +1,30 @@
-//! The runtime's tables in the region, and how ids map onto them.
+//! The runtime's tables in the region, and how ids map onto them; what every thread does on
+//! them: make a task ready ([`ready`]), drop holds and reclaim slots ([`reclaim`]), list the
+//! live tasks of a stopped run (`live`); and the views that say which role touches what
+//! ([`views`]).
 #![forbid(unsafe_code)]
+
+mod live;
+pub(crate) mod ready;
+pub(crate) mod reclaim;
+pub(crate) mod views;
+
+#[cfg(all(test, loom))]
+mod loom_reclaim;
 
 use crate::ids::{Seq, TaskId, WorkerClass};
 use crate::observe::profile::{ProfCtl, ProfParts, ProfRow};
 use crate::observe::record::RecordCell;
 use crate::observe::stats::SchedCtl;
 use crate::observe::status::RunStatus;
-use crate::orchestrator::predicate::PredicateCell;
-use crate::orchestrator::tensor_arg::TensorCell;
+use crate::predicate::PredicateCell;
 use crate::queues::ready_queue::ReadyQueue;
-use crate::queues::seq_ring::CachePadded;
+use crate::region::carve::Carve;
 use crate::region::config::{Config, ConfigError};
-use crate::region::layout::Carve;
+pub(crate) use crate::region::edge::{EDGE_CLOSED, Edge, EdgeRef};
 use crate::region::slot::TaskSlot;
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
-
-/// Fanout head of a finished task: no edge can be added any more.
-pub(crate) const EDGE_CLOSED: u32 = u32::MAX;
-/// Fanout head / end of list: no (more) edges.
-pub(crate) const EDGE_EMPTY: u32 = u32::MAX - 1;
-/// Edge references are below this value.
-pub(crate) const EDGE_SENTINELS: u32 = u32::MAX - 1;
-
-/// An edge's place in the edge table (edge `k` of slot `g` is `g * max_deps + k`), as the
-/// fanout lists link it.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct EdgeRef(u32);
-
-impl EdgeRef {
-    /// The edge a fanout word or link names, or `None` for [`EDGE_CLOSED`] and
-    /// [`EDGE_EMPTY`] (the end of the list).
-    #[inline]
-    pub(crate) const fn listed(word: u32) -> Option<Self> {
-        if word < EDGE_SENTINELS {
-            Some(EdgeRef(word))
-        } else {
-            None
-        }
-    }
-    /// The edge as a fanout word or link stores it.
-    #[inline]
-    pub(crate) const fn word(self) -> u32 {
-        self.0
-    }
-}
+use crate::sync::{AtomicU32, AtomicU64, CachePadded, Ordering};
+use crate::tensor::arg::TensorCell;
 
 /// A task slot's place in the slot table, ring-major (ring `r` holds `r * window ..
 /// (r + 1) * window`). It indexes the slot table and every per-slot row (arguments, tensors,
@@ -62,22 +43,6 @@ impl SlotIndex {
     #[inline]
     pub(crate) const fn get(self) -> usize {
         self.0
-    }
-}
-
-/// One dependency edge, stored in the consumer's slot row: which producer it holds, and the
-/// next edge of that producer's fanout list.
-pub(crate) struct Edge {
-    pub(crate) producer: AtomicU64,
-    pub(crate) next: AtomicU32,
-}
-
-impl Edge {
-    pub(crate) fn new() -> Self {
-        Edge {
-            producer: AtomicU64::new(0),
-            next: AtomicU32::new(EDGE_EMPTY),
-        }
     }
 }
 
@@ -105,19 +70,20 @@ impl RingCtl {
     }
 }
 
-/// Run-wide words.
+/// Run-wide words, each read and written through the method that says what it means (and
+/// who writes it).
 pub(crate) struct Shared {
-    pub(crate) status: RunStatus,
+    status: RunStatus,
     /// The first failed transfer ([`crate::FatalKind::TransferFailed`]): recorded at once,
     /// but the run goes on (its consumers are cancelled, the other tasks run) and ends with
     /// it once every task finished.
-    pub(crate) task_failure: RunStatus,
+    task_failure: RunStatus,
     /// Tasks submitted so far (orchestrator).
-    pub(crate) submitted: CachePadded<AtomicU64>,
+    submitted: CachePadded<AtomicU64>,
     /// 1 once the orchestrator will submit nothing more.
-    pub(crate) orch_done: CachePadded<AtomicU32>,
+    orch_done: CachePadded<AtomicU32>,
     /// Profiling level and record ring position.
-    pub(crate) prof: ProfCtl,
+    prof: ProfCtl,
 }
 
 impl Shared {
@@ -130,35 +96,95 @@ impl Shared {
             orch_done: CachePadded(AtomicU32::new(0)),
         }
     }
+
+    /// The run's status, its first fatal error: every thread reads it, whoever fails the run
+    /// sets it.
+    #[inline(always)]
+    pub(crate) fn status(&self) -> &RunStatus {
+        &self.status
+    }
+
+    /// The first failed transfer: the scheduler that sees it records it, and every scheduler
+    /// ends the run with it once every task finished.
+    #[inline(always)]
+    pub(crate) fn task_failure(&self) -> &RunStatus {
+        &self.task_failure
+    }
+
+    /// The profiling level and the record ring's position: the orchestrator claims cells,
+    /// the schedulers close them, the runtime reads them back.
+    #[inline(always)]
+    pub(crate) fn prof(&self) -> &ProfCtl {
+        &self.prof
+    }
+
+    /// The orchestrator: `n` tasks are submitted, each published before this.
+    #[inline(always)]
+    pub(crate) fn publish_submitted(&self, n: u64) {
+        self.submitted.0.store(n, Ordering::Release);
+    }
+
+    /// Tasks submitted so far, and every one of them published.
+    #[inline(always)]
+    pub(crate) fn submitted(&self) -> u64 {
+        self.submitted.0.load(Ordering::Acquire)
+    }
+
+    /// The orchestrator: it will submit nothing more.
+    pub(crate) fn close_submissions(&self) {
+        self.orch_done.0.store(1, Ordering::Release);
+    }
+
+    /// Whether the orchestrator closed its submissions.
+    #[inline(always)]
+    pub(crate) fn submissions_closed(&self) -> bool {
+        self.orch_done.0.load(Ordering::Acquire) == 1
+    }
 }
 
 /// Views of every table; cheap to copy into each thread's handle.
 #[derive(Clone, Copy)]
 pub(crate) struct Tables<'r> {
-    pub(crate) cfg: Config,
-    pub(crate) shift: u32,
+    cfg: Config,
+    shift: u32,
     /// `window - 1`: a sequence number's slot in its ring is `seq & seq_mask` (the window is
     /// a power of two), computed once here rather than from `shift` at every lookup.
-    pub(crate) seq_mask: u64,
-    pub(crate) window: usize,
-    pub(crate) max_deps: usize,
-    pub(crate) max_args: usize,
-    pub(crate) max_tensors: usize,
-    pub(crate) shared: &'r Shared,
-    pub(crate) rings: &'r [RingCtl],
-    pub(crate) slots: &'r [TaskSlot],
-    pub(crate) args: &'r [AtomicU64],
+    seq_mask: u64,
+    window: usize,
+    max_deps: usize,
+    max_args: usize,
+    max_tensors: usize,
+    shared: &'r Shared,
+    rings: &'r [RingCtl],
+    slots: &'r [TaskSlot],
+    args: &'r [AtomicU64],
     /// Each slot's tensor arguments, for the kernel.
-    pub(crate) tensors: &'r [TensorCell],
+    tensors: &'r [TensorCell],
     /// Each slot's predicate, when its meta says it has one.
-    pub(crate) predicates: &'r [PredicateCell],
-    pub(crate) edges: &'r [Edge],
-    pub(crate) queues: [ReadyQueue<'r>; WorkerClass::COUNT],
-    pub(crate) sched: &'r [SchedCtl],
+    predicates: &'r [PredicateCell],
+    edges: &'r [Edge],
+    queues: [ReadyQueue<'r>; WorkerClass::COUNT],
+    sched: &'r [SchedCtl],
     /// Each slot's profiling row: its tenant's record cell and ready stamp.
-    pub(crate) prof_rows: &'r [ProfRow],
+    prof_rows: &'r [ProfRow],
     /// The profile ring.
-    pub(crate) records: &'r [RecordCell],
+    records: &'r [RecordCell],
+}
+
+/// The fields are private: other modules read the config and the run-wide words through
+/// these accessors, the per-slot rows through the indexed ones below, and what one role
+/// alone touches through its view ([`views`]).
+impl<'r> Tables<'r> {
+    /// The config the region was laid out from.
+    #[inline(always)]
+    pub(crate) fn cfg(&self) -> &Config {
+        &self.cfg
+    }
+    /// The run-wide words: run status, submitted count, profiling control.
+    #[inline(always)]
+    pub(crate) fn shared(&self) -> &'r Shared {
+        self.shared
+    }
 }
 
 impl<'r> Tables<'r> {
@@ -230,19 +256,19 @@ impl<'r> Tables<'r> {
     /// Reference of edge `k` of slot `g`.
     #[inline]
     pub(crate) fn edge_ref(&self, g: SlotIndex, k: usize) -> EdgeRef {
-        EdgeRef((g.0 * self.max_deps + k) as u32)
+        EdgeRef::at((g.0 * self.max_deps + k) as u32)
     }
 
     /// Edge `e`.
     #[inline]
     pub(crate) fn edge(&self, e: EdgeRef) -> &'r Edge {
-        &self.edges[e.0 as usize]
+        &self.edges[e.word() as usize]
     }
 
     /// The slot whose row holds edge `e`.
     #[inline]
     pub(crate) fn edge_owner(&self, e: EdgeRef) -> SlotIndex {
-        SlotIndex(e.0 as usize / self.max_deps)
+        SlotIndex(e.word() as usize / self.max_deps)
     }
 
     /// The argument row of slot `g`.

@@ -9,8 +9,8 @@
 
 use crate::ids::Seq;
 use crate::region::slot::state;
-use crate::region::tables::{SlotIndex, Tables};
 use crate::sync::{Ordering, fence};
+use crate::tables::{SlotIndex, Tables};
 
 /// Drops one hold on slot `g`; the last one consumes the slot.
 pub(crate) fn release_hold(t: &Tables<'_>, g: SlotIndex) {

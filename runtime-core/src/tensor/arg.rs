@@ -7,9 +7,9 @@
 //! is a [`crate::SubmitError::BadTensor`], never a dependency silently dropped.
 #![forbid(unsafe_code)]
 
-use crate::orchestrator::dtype::Dtype;
-use crate::orchestrator::tensor::{Access, MAX_RANK, Tile};
 use crate::sync::{AtomicU64, Ordering};
+use crate::tensor::dtype::Dtype;
+use crate::tensor::tile::{Access, MAX_RANK, Tile};
 
 /// A buffer of device memory: `len` bytes from `base`, one allocation. Two buffers are
 /// either the same allocation (same `base`) or share no byte; take them from an allocator

@@ -1,62 +1,18 @@
 //! The region's tables in one sequence ([`carve`]), walked twice: once to measure it
 //! ([`RegionLayout::new`]) and once to place the tables ([`crate::Runtime::init`]), so the
-//! layout and the carving cannot disagree. Each subsystem carves its own tables (`tables.rs`,
+//! layout and the carving cannot disagree. Each subsystem carves its own tables (`tables/mod.rs`,
 //! `ready_queue.rs`, `profile.rs`, `deferred/store.rs`, `tensor_map/entry.rs`): adding a
-//! table touches that subsystem alone.
+//! table touches that subsystem alone. This is the one module that knows every subsystem's
+//! store, so it sits at the top of the crate, beside the runtime that uses it.
 #![forbid(unsafe_code)]
-
-use core::mem::{align_of, size_of};
 
 use crate::observe::profile::ProfParts;
 use crate::orchestrator::store::OrchestratorStore;
 use crate::queues::ready_queue::QueueParts;
+use crate::region::carve::{Carve, Measure, OVERFLOW, REGION_ALIGN};
 use crate::region::config::{Config, ConfigError, MAX_SCHEDULERS};
-use crate::region::tables::{CoreParts, Tables};
 use crate::scheduler::deferred::DeferredStore;
-
-/// Alignment of the region and of every table in it.
-pub const REGION_ALIGN: usize = 64;
-
-/// One pass over the region's tables, in order.
-pub(crate) trait Carve<'r> {
-    /// The next table: `count` values made by `make(i)`, at an offset aligned to at least
-    /// [`REGION_ALIGN`]. Empty while measuring.
-    fn table<T: 'r>(
-        &mut self,
-        count: usize,
-        make: impl FnMut(usize) -> T,
-    ) -> Result<&'r mut [T], ConfigError>;
-}
-
-/// The measuring pass: it only adds up offsets and sizes.
-#[derive(Default)]
-pub(crate) struct Measure {
-    end: usize,
-}
-
-impl<'r> Carve<'r> for Measure {
-    fn table<T: 'r>(
-        &mut self,
-        count: usize,
-        _make: impl FnMut(usize) -> T,
-    ) -> Result<&'r mut [T], ConfigError> {
-        let offset = next_table(self.end, align_of::<T>()).ok_or(OVERFLOW)?;
-        let bytes = size_of::<T>().checked_mul(count).ok_or(OVERFLOW)?;
-        self.end = offset.checked_add(bytes).ok_or(OVERFLOW)?;
-        Ok(Default::default())
-    }
-}
-
-/// Where the table after `end` starts, for a type aligned to `align`.
-pub(crate) fn next_table(end: usize, align: usize) -> Option<usize> {
-    end.checked_next_multiple_of(align.max(REGION_ALIGN))
-}
-
-/// A config whose region would not fit the address space.
-const OVERFLOW: ConfigError = ConfigError::RegionTooSmall {
-    needed: usize::MAX,
-    given: 0,
-};
+use crate::tables::{CoreParts, Tables};
 
 /// Every table of the region, as one pass made them (all empty when measuring).
 pub(crate) struct Parts<'r> {
@@ -111,7 +67,7 @@ impl RegionLayout {
         let mut m = Measure::default();
         carve(cfg, &mut m)?;
         let size = m
-            .end
+            .end()
             .checked_next_multiple_of(REGION_ALIGN)
             .ok_or(OVERFLOW)?;
         Ok(RegionLayout { size })

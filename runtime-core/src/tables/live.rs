@@ -5,8 +5,8 @@
 use crate::ids::{Seq, TaskId};
 use crate::observe::stall::Stall;
 use crate::region::slot::{Meta, state};
-use crate::region::tables::{SlotIndex, Tables};
 use crate::sync::Ordering;
+use crate::tables::{SlotIndex, Tables};
 
 impl<'r> Tables<'r> {
     /// Slot `g` if task `id` is its tenant and has not finished.
