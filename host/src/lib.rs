@@ -7,7 +7,8 @@
 //!   `pto-launch`, mpirun, a PMI launcher, Slurm or torchrun named in the environment, forming
 //!   the job over TCP first when a rendezvous is given.
 //! - `transport`: the TCP transport (non-blocking connect and accept, registered memory,
-//!   isend/irecv/test) and the bootstrap that forms a job over it, with a job secret.
+//!   isend/irecv/test) and the bootstrap that forms a job over it, with a job secret; the
+//!   crate `pto-transport`, re-exported.
 //! - `comm`: communication windows every rank can address: POSIX shared memory on the
 //!   simulator (`comm::ShmComm`), ACL/HCCL windows behind feature `cann` (CANN loaded at run
 //!   time), the same calls with a C ABI; barriers that a dead or stalled rank poisons.
@@ -59,4 +60,7 @@ pub mod program_ranks;
 pub mod progress;
 pub mod signals;
 pub mod sim_backend;
-pub mod transport;
+
+/// The transport between hosts and the bootstrap over it: the crate `pto-transport`,
+/// re-exported so `pto_host::transport::...` paths keep working.
+pub use pto_transport as transport;

@@ -5,7 +5,7 @@ use pto_sim::{MemoryError, SimError};
 
 use crate::comm::CommError;
 
-use super::poison_reason;
+use crate::comm::poison_reason;
 
 /// Why a rank's part of the allreduce failed. Every variant says what to change, or which
 /// rank to look at.

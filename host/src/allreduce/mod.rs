@@ -14,6 +14,8 @@ use pto_sim::{KernelError, KernelTable, Signal, SimOptions, Transfer, run_with};
 use crate::comm::{ShmComm, ShmConfig, sweep_stale};
 use crate::progress::Progress;
 
+pub use crate::comm::poison_reason;
+pub use crate::launch::RankJob;
 pub use error::AllreduceError;
 
 /// `[src, dst, words, counter]`: puts `words` words into a peer's window, then adds 1 to the
@@ -31,36 +33,6 @@ pub const WRONG_SUM: u32 = 90;
 const CHUNK: usize = 256;
 /// Elements written between two updates of the progress bar (a multiple of `CHUNK`).
 const PROGRESS_EVERY: u64 = 1 << 16;
-
-/// What one rank needs.
-#[derive(Clone, Debug)]
-pub struct RankJob {
-    /// This rank.
-    pub rank: u32,
-    /// Ranks.
-    pub ranks: u32,
-    /// Names the job's shared objects.
-    pub run_id: String,
-    /// Elements (u64) per rank.
-    pub elements: u64,
-    /// Bound of every wait.
-    pub timeout: Duration,
-    /// Spawned by `pto-launch`, which watches the job (see [`ShmComm::init_watched`]).
-    pub watched: bool,
-}
-
-/// How a rank says why it stopped, naming the culprit.
-pub fn poison_reason(reason: PoisonReason) -> &'static str {
-    match reason {
-        PoisonReason::Died => "died",
-        PoisonReason::TimedOut => "timed out",
-        PoisonReason::Aborted => "aborted",
-        PoisonReason::Unresponsive => "stopped responding (hung or stopped: no heartbeat)",
-        PoisonReason::NeverJoined => {
-            "never joined the job (was it started with the same run id? or did it die first?)"
-        }
-    }
-}
 
 /// What one rank's windows and memory take, computed without overflow: the window (a
 /// counter, then one slot of `elements` words per rank) and the simulator's memory (input

@@ -19,8 +19,6 @@ use crate::transport::bootstrap::{Bootstrap, BootstrapError};
 
 /// Bytes of an HCCL root info.
 const ROOT_INFO_BYTES: usize = 4108;
-/// Bytes of a rank's window record: rank, device, process id, size, shareable handle.
-const RECORD_BYTES: usize = 4 + 4 + 4 + 8 + 8;
 
 /// Why the hccl backend could not form the windows.
 #[derive(Debug, thiserror::Error)]
@@ -91,17 +89,19 @@ impl HcclComm {
         let comm = Communicator::init(cann, ranks, &info, rank)?;
         let local = Window::allocate(cann, cfg.device, cfg.window_bytes as usize)?;
         let shareable = local.export()?;
-        let mut record = Vec::with_capacity(RECORD_BYTES);
-        record.extend_from_slice(&rank.to_le_bytes());
-        record.extend_from_slice(&cfg.device.to_le_bytes());
-        record.extend_from_slice(&std::process::id().to_le_bytes());
-        record.extend_from_slice(&(local.size() as u64).to_le_bytes());
-        record.extend_from_slice(&shareable.to_le_bytes());
-        let all = bootstrap.allgather(&record)?;
+        let record = WindowRecord {
+            rank,
+            device: cfg.device,
+            pid: std::process::id(),
+            reserved: 0,
+            size: local.size() as u64,
+            handle: shareable,
+        };
+        let all = bootstrap.allgather(bytemuck::bytes_of(&record))?;
         let mut peers = Vec::new();
         let mut bases = Vec::with_capacity(ranks as usize);
         for (r, rec) in all.iter().enumerate() {
-            let (size, handle) = parse(rec).ok_or_else(|| {
+            let WindowRecord { size, handle, .. } = parse(rec).ok_or_else(|| {
                 HcclError::Mismatch(format!(
                     "rank {r} sent a window record of {} bytes",
                     rec.len()
@@ -151,15 +151,22 @@ impl HcclComm {
     }
 }
 
-/// `(size, shareable handle)` of a window record.
-fn parse(rec: &[u8]) -> Option<(u64, u64)> {
-    if rec.len() != RECORD_BYTES {
-        return None;
-    }
-    let u64_at = |at: usize| {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&rec[at..at + 8]);
-        u64::from_le_bytes(b)
-    };
-    Some((u64_at(12), u64_at(20)))
+/// What each rank tells the others of its window (every rank runs this build, so the
+/// native layout is shared).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct WindowRecord {
+    rank: u32,
+    device: i32,
+    pid: u32,
+    reserved: u32,
+    /// The window's bytes.
+    size: u64,
+    /// Its shareable handle, for `Window::import`.
+    handle: u64,
+}
+
+/// A window record from a peer's bytes; `None` unless there are exactly a record's.
+fn parse(rec: &[u8]) -> Option<WindowRecord> {
+    (rec.len() == size_of::<WindowRecord>()).then(|| bytemuck::pod_read_unaligned(rec))
 }

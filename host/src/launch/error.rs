@@ -2,7 +2,6 @@
 
 use std::net::SocketAddr;
 
-use crate::allreduce::AllreduceError;
 use crate::comm::CommError;
 use crate::transport::bootstrap::BootstrapError;
 use crate::transport::secret::SecretError;
@@ -149,13 +148,13 @@ pub enum RankError {
         /// The distinct hosts.
         hosts: Vec<String>,
     },
-    /// The rank's allreduce failed.
+    /// The rank's work (the allreduce, for `pto-launch allreduce`) failed.
     #[error("rank {rank}: {source}")]
-    Allreduce {
+    Work {
         /// The rank.
         rank: u32,
-        /// Why.
-        source: AllreduceError,
+        /// Why: the work's own error.
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The control-plane barrier at the end failed.
     #[error("rank {rank}: the closing barrier: {source}")]

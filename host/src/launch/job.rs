@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use pto_runtime_core::PoisonReason;
 
-use crate::allreduce::poison_reason;
-use crate::comm::{HUNG_AFTER, sanitize_run_id};
+use crate::comm::{HUNG_AFTER, poison_reason, sanitize_run_id};
 use crate::human;
 use crate::transport::secret::JobSecret;
 

@@ -9,6 +9,7 @@ mod options;
 mod rank;
 mod rendezvous;
 mod spawn;
+mod work;
 
 pub use env::{EnvError, Launcher, RankEnv, job_id_from_env, rank_from_env};
 pub use error::{LaunchError, RankError};
@@ -21,3 +22,4 @@ pub use rendezvous::{
     FormedJob, RendezvousError, form_job, host_id, master_rendezvous, parse_rendezvous,
 };
 pub use spawn::{JobEnd, LAUNCHER_PID, RankEnd, RankExit, SpawnPlan, rank_command, spawn_ranks};
+pub use work::RankJob;

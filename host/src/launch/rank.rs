@@ -5,14 +5,13 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::allreduce::{RankJob, run_rank};
 use crate::comm::sanitize_run_id;
 use crate::progress::Progress;
 use crate::signals;
 use crate::transport::secret;
 
 use super::{
-    JobOptions, LAUNCHER_PID, Launcher, RankEnv, RankError, form_job, job_id_from_env,
+    JobOptions, LAUNCHER_PID, Launcher, RankEnv, RankError, RankJob, form_job, job_id_from_env,
     master_rendezvous, parse_rendezvous,
 };
 
@@ -43,13 +42,19 @@ impl fmt::Display for RankReport {
 }
 
 /// Runs this process as rank `env.rank` of the job `opts` describes, reading what the
-/// options leave open (run id, job secret, rendezvous) from the environment. `progress`
-/// follows the elements written, then the elements reduced.
-pub fn run_as_rank(
+/// options leave open (run id, job secret, rendezvous) from the environment: joins the job,
+/// runs `work` (for `pto-launch allreduce`, `allreduce::run_rank`) as this rank, which says
+/// how long its checked part took, then meets the peers at the end. `progress` is handed to
+/// `work`.
+pub fn run_as_rank<E>(
     opts: &JobOptions,
     env: &RankEnv,
     progress: &Progress,
-) -> Result<RankReport, RankError> {
+    work: impl FnOnce(&RankJob, &Progress) -> Result<Duration, E>,
+) -> Result<RankReport, RankError>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
     let var = |k: &str| std::env::var(k).ok();
     let (rank, timeout) = (env.rank, opts.timeout());
     let (rank_var, size_var) = env.launcher.variables();
@@ -125,8 +130,10 @@ pub fn run_as_rank(
         timeout,
         watched,
     };
-    let took: Duration =
-        run_rank(&job, progress).map_err(|source| RankError::Allreduce { rank, source })?;
+    let took: Duration = work(&job, progress).map_err(|source| RankError::Work {
+        rank,
+        source: source.into(),
+    })?;
     if let Some(mut f) = formed {
         f.bootstrap
             .barrier()

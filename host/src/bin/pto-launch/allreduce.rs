@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::value_parser;
 
+use pto_host::allreduce::run_rank;
 use pto_host::launch::{JobOptions, rank_from_env, run_as_rank, spawn_job};
 use pto_host::progress::Progress;
 
@@ -139,7 +140,7 @@ pub fn allreduce(a: &AllreduceArgs) -> Result<(), CliError> {
             } else {
                 Progress::hidden()
             };
-            let report = run_as_rank(&opts, &env, &progress)?;
+            let report = run_as_rank(&opts, &env, &progress, run_rank)?;
             opts.ranks = Some(report.ranks);
             print("allreduce", &opts, &report, a.json)
         }

@@ -4,9 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use pto_host::transport::tcp::{TcpOptions, TcpTransport};
-use pto_host::transport::wire::ListenHandle;
-use pto_host::transport::{Completion, Conn, Progress, Registration, Transport, TransportError};
+use pto_transport::tcp::{TcpOptions, TcpTransport};
+use pto_transport::wire::ListenHandle;
+use pto_transport::{Completion, Conn, Progress, Registration, Transport, TransportError};
 
 /// Every loop here gives up after this long.
 pub const LIMIT: Duration = Duration::from_secs(10);
@@ -23,7 +23,7 @@ pub fn tcp(rank: u32, run: &str) -> TcpTransport {
 pub fn tcp_with_secret(
     rank: u32,
     run: &str,
-    secret: &pto_host::transport::secret::JobSecret,
+    secret: &pto_transport::secret::JobSecret,
 ) -> TcpTransport {
     let mut o = TcpOptions::new(rank, run);
     o.connect_timeout = Duration::from_secs(5);

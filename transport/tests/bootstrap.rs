@@ -4,8 +4,8 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use pto_host::transport::bootstrap::{Bootstrap, BootstrapError};
-use pto_host::transport::wire::Hello;
+use pto_transport::bootstrap::{Bootstrap, BootstrapError};
+use pto_transport::wire::Hello;
 
 fn listener() -> (TcpListener, std::net::SocketAddr) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();

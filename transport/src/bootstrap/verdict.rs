@@ -3,7 +3,7 @@
 //! learns so at once, with the holder's address, instead of at its first collective.
 #![forbid(unsafe_code)]
 
-use crate::transport::wire::WireError;
+use crate::wire::WireError;
 
 /// What rank 0 tells a caller.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,9 +6,9 @@ mod transport_util;
 
 use std::time::{Duration, Instant};
 
-use pto_host::transport::faulty::{FaultPlan, Faulty, Op};
-use pto_host::transport::tcp::TcpTransport;
-use pto_host::transport::{Conn, ErrorKind, LiveResources, Progress, Region, Transport};
+use pto_transport::faulty::{FaultPlan, Faulty, Op};
+use pto_transport::tcp::TcpTransport;
+use pto_transport::{Conn, ErrorKind, LiveResources, Progress, Region, Transport};
 use transport_util::*;
 
 /// Steps `op` takes on a clean connection (plan never fires).
@@ -32,8 +32,8 @@ fn drive_to_failure<A: Transport, B: Transport>(
     a: &A,
     b: &B,
     l: &mut B::Listener,
-    h: &pto_host::transport::wire::ListenHandle,
-) -> pto_host::transport::TransportError {
+    h: &pto_transport::wire::ListenHandle,
+) -> pto_transport::TransportError {
     let mut cs = A::ConnectState::default();
     let mut as_ = B::AcceptState::default();
     let start = Instant::now();
@@ -51,7 +51,7 @@ fn drive_to_failure<A: Transport, B: Transport>(
         }
         if !s.settled() || (marker.is_some() && !marker_out) {
             let r = b.accept(l, &mut as_);
-            let from_marker = |e: &pto_host::transport::TransportError| {
+            let from_marker = |e: &pto_transport::TransportError| {
                 marker.is_some_and(|m| e.to_string().contains(&m.to_string()))
             };
             match r {
@@ -76,9 +76,8 @@ fn drive_to_failure<A: Transport, B: Transport>(
         std::thread::sleep(Duration::from_micros(100));
     }
     // A connection that came out on the side that did not fail must find the peer gone.
-    let injected_of = |e: &pto_host::transport::TransportError| {
-        (e.kind == ErrorKind::Injected).then(|| e.clone())
-    };
+    let injected_of =
+        |e: &pto_transport::TransportError| (e.kind == ErrorKind::Injected).then(|| e.clone());
     let injected = match (&c, &s) {
         (Side::Failed(e), _) if e.kind == ErrorKind::Injected => injected_of(e),
         (_, Side::Failed(e)) => injected_of(e),
@@ -98,7 +97,7 @@ fn exchange<A: Transport, B: Transport>(
     a: &A,
     b: &B,
     l: &mut B::Listener,
-    h: &pto_host::transport::wire::ListenHandle,
+    h: &pto_transport::wire::ListenHandle,
 ) {
     let (mut ca, mut cb) = pair(a, b, l, h);
     let m = pattern(1000, 42);
@@ -117,7 +116,7 @@ fn fail_then_retry<A: Transport, B: Transport>(
     a: &A,
     b: &B,
     k: u32,
-) -> pto_host::transport::TransportError {
+) -> pto_transport::TransportError {
     let (mut l, h) = b.listen("127.0.0.1:0".parse().unwrap()).unwrap();
     let e = drive_to_failure(a, b, &mut l, &h);
     zero_but_listeners(a.live());
@@ -167,7 +166,7 @@ fn a_failure_at_any_step_of_accept_gives_everything_back_and_a_retry_succeeds() 
 
 #[test]
 fn with_a_job_secret_a_failure_at_any_step_still_gives_everything_back() {
-    let secret = pto_host::transport::secret::JobSecret::generate().unwrap();
+    let secret = pto_transport::secret::JobSecret::generate().unwrap();
     for (op, steps) in [(Op::Connect, 5), (Op::Accept, 4)] {
         for k in 1..=steps {
             let plan = FaultPlan { op, at: k };
@@ -272,15 +271,15 @@ fn dropping_a_pending_connect_or_accept_releases_it() {
     let b = tcp(0, "job");
     // A listener that never answers the hello: the connect waits for it.
     let mute = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let mute_h = pto_host::transport::wire::ListenHandle {
+    let mute_h = pto_transport::wire::ListenHandle {
         rank: 0,
         addr: mute.local_addr().unwrap(),
     };
-    let mut cs = pto_host::transport::tcp::TcpConnectState::default();
+    let mut cs = pto_transport::tcp::TcpConnectState::default();
     // A caller that never sends its hello: the accept waits for it.
     let (mut l, h) = b.listen("127.0.0.1:0".parse().unwrap()).unwrap();
     let _silent = std::net::TcpStream::connect(h.addr).unwrap();
-    let mut as_ = pto_host::transport::tcp::TcpAcceptState::default();
+    let mut as_ = pto_transport::tcp::TcpAcceptState::default();
     let start = Instant::now();
     while cs.steps() < 3 || as_.steps() < 1 {
         assert!(a.connect(&mute_h, &mut cs).unwrap().is_none());

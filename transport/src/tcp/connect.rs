@@ -15,11 +15,11 @@ use super::handshake::{IncomingHello, Outgoing};
 use super::poll::{Want, wait_fd, wait_fds};
 use super::step::{Next, step};
 use super::{TcpTransport, auth};
-use crate::transport::api::Progress;
-use crate::transport::error::{ErrorKind, TransportError};
-use crate::transport::live::{Resource, Token};
-use crate::transport::secret::Nonce;
-use crate::transport::wire::{Hello, ListenHandle};
+use crate::api::Progress;
+use crate::error::{ErrorKind, TransportError};
+use crate::live::{Resource, Token};
+use crate::secret::Nonce;
+use crate::wire::{Hello, ListenHandle};
 
 /// Longest pause between two dials of a peer that refuses.
 const MAX_BACKOFF: Duration = Duration::from_millis(100);

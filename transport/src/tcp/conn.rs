@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use super::inbox::{Got, Inbox};
 use super::poll::wait_fd;
-use crate::transport::api::Conn;
-use crate::transport::error::{ErrorKind, TransportError};
-use crate::transport::live::{Live, Resource, Token};
-use crate::transport::registry::Registration;
-use crate::transport::requests::{Completion, ReqId, RequestPool};
-use crate::transport::wire::{FRAME_HEADER, MAX_FRAME, encode_frame};
+use crate::api::Conn;
+use crate::error::{ErrorKind, TransportError};
+use crate::live::{Live, Resource, Token};
+use crate::registry::Registration;
+use crate::requests::{Completion, ReqId, RequestPool};
+use crate::wire::{FRAME_HEADER, MAX_FRAME, encode_frame};
 
 /// Messages that arrived before a receive was posted for them are held up to this many
 /// bytes; past it the socket is not read, so TCP flow control holds the sender back.

@@ -7,7 +7,7 @@ mod bootstrap_util;
 use std::time::Duration;
 
 use bootstrap_util::*;
-use pto_host::transport::bootstrap::{Bootstrap, BootstrapError};
+use pto_transport::bootstrap::{Bootstrap, BootstrapError};
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -6,8 +6,8 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
 
-use pto_host::transport::bootstrap::{Bootstrap, BootstrapError};
-use pto_host::transport::wire::Hello;
+use pto_transport::bootstrap::{Bootstrap, BootstrapError};
+use pto_transport::wire::Hello;
 
 /// A loopback listener on a free port, and its address.
 pub fn listener() -> (TcpListener, SocketAddr) {

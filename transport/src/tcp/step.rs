@@ -4,7 +4,7 @@
 #![forbid(unsafe_code)]
 
 use super::conn::TcpConn;
-use crate::transport::error::TransportError;
+use crate::error::TransportError;
 
 /// What one stage led to.
 pub(super) enum Next<S> {

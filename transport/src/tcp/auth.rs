@@ -9,9 +9,9 @@
 use std::net::SocketAddr;
 
 use super::TcpTransport;
-use crate::transport::error::{ErrorKind, TransportError};
-use crate::transport::secret::{Nonce, PROOF_BYTES, Proof, Role, Transcript, fresh_nonce};
-use crate::transport::wire::{CONFIRM, Hello, ListenHandle, WireError};
+use crate::error::{ErrorKind, TransportError};
+use crate::secret::{Nonce, PROOF_BYTES, Proof, Role, Transcript, fresh_nonce};
+use crate::wire::{CONFIRM, Hello, ListenHandle, WireError};
 
 /// What a listener checks the caller's confirm against.
 #[derive(Debug)]

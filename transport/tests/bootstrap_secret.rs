@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bootstrap_util::*;
-use pto_host::transport::bootstrap::{Bootstrap, BootstrapError};
-use pto_host::transport::secret::{JobSecret, NONCE_BYTES, PROOF_BYTES};
-use pto_host::transport::wire::{CONFIRM, Hello};
+use pto_transport::bootstrap::{Bootstrap, BootstrapError};
+use pto_transport::secret::{JobSecret, NONCE_BYTES, PROOF_BYTES};
+use pto_transport::wire::{CONFIRM, Hello};
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -23,7 +23,7 @@ fn join(
     addr: SocketAddr,
     l: Option<TcpListener>,
     secret: &JobSecret,
-) -> Result<Bootstrap<pto_host::transport::tcp::TcpTransport>, BootstrapError> {
+) -> Result<Bootstrap<pto_transport::tcp::TcpTransport>, BootstrapError> {
     Bootstrap::tcp_with_secret(rank, ranks, run, addr, l, TIMEOUT, Some(secret.clone()))
 }
 
@@ -269,8 +269,8 @@ fn forward_once(proxy: &TcpListener, to: SocketAddr, rec: &Mutex<Vec<u8>>) {
 
 #[test]
 fn a_refused_caller_is_named_by_its_address() {
-    use pto_host::transport::Transport;
-    use pto_host::transport::tcp::{TcpOptions, TcpTransport};
+    use pto_transport::Transport;
+    use pto_transport::tcp::{TcpOptions, TcpTransport};
     let mut o = TcpOptions::new(0, "auth-addr");
     o.secret = Some(JobSecret::generate().unwrap());
     let t = TcpTransport::new(o).unwrap();

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use super::verdict::Verdict;
 use super::{BootstrapError, POLL_MAX, send};
-use crate::transport::api::{Conn, Progress, Transport};
-use crate::transport::registry::Region;
+use crate::api::{Conn, Progress, Transport};
+use crate::registry::Region;
 
 /// Fewest accept states rank 0 keeps pending before it drops silent callers.
 const MIN_PENDING: usize = 64;
@@ -95,7 +95,7 @@ pub(super) fn accept_all<T: Transport>(
 /// a refused caller is logged. Returns how many slots it filled (0 or 1).
 fn place<T: Transport>(
     t: &T,
-    got: Result<Option<T::Conn>, crate::transport::TransportError>,
+    got: Result<Option<T::Conn>, crate::TransportError>,
     slots: &mut [Option<T::Conn>],
     deadline: Instant,
 ) -> Result<usize, BootstrapError> {

@@ -17,10 +17,10 @@ use super::conn::{Sock, TcpConn};
 use super::handshake::{IncomingConfirm, IncomingHello, Outgoing};
 use super::poll::{Want, wait_fds};
 use super::step::{Next, step};
-use crate::transport::api::Progress;
-use crate::transport::error::{ErrorKind, TransportError};
-use crate::transport::live::Token;
-use crate::transport::wire::{Hello, WireError};
+use crate::api::Progress;
+use crate::error::{ErrorKind, TransportError};
+use crate::live::Token;
+use crate::wire::{Hello, WireError};
 
 /// A listening TCP socket.
 #[derive(Debug)]

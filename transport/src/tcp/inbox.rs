@@ -6,7 +6,7 @@
 
 use std::io::{ErrorKind, Read};
 
-use crate::transport::wire::{FRAME_HEADER, MAX_FRAME, WireError};
+use crate::wire::{FRAME_HEADER, MAX_FRAME, WireError};
 
 /// Bytes of the staging buffer.
 const STAGE: usize = 64 << 10;
@@ -138,7 +138,7 @@ fn would_block(e: std::io::Error) -> std::io::Result<Got> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::wire::encode_frame;
+    use crate::wire::encode_frame;
 
     /// A reader that hands out its bytes in pieces of the given sizes, then EOF.
     struct Pieces(Vec<u8>, Vec<usize>, usize);

@@ -51,7 +51,7 @@ pub enum BootstrapError {
     Invalid(String),
     /// The job secret could not be had.
     #[error(transparent)]
-    Secret(#[from] crate::transport::secret::SecretError),
+    Secret(#[from] crate::secret::SecretError),
     /// Rank 0 refused this rank: another caller holds its number.
     #[error(
         "rank 0 refused rank {rank}: a caller from {holder} holds it already (two ranks were \
@@ -104,7 +104,7 @@ impl Bootstrap<TcpTransport> {
     }
 
     /// As [`Bootstrap::tcp`], every hello proving `secret` (see
-    /// [`crate::transport::secret`]): a caller that cannot is refused, logged with its
+    /// [`crate::secret`]): a caller that cannot is refused, logged with its
     /// address, and not counted as the rank it claimed.
     pub fn tcp_with_secret(
         rank: u32,

@@ -6,7 +6,7 @@ mod bootstrap_util;
 use std::time::Duration;
 
 use bootstrap_util::*;
-use pto_host::transport::bootstrap::MAX_RANKS;
+use pto_transport::bootstrap::MAX_RANKS;
 
 #[test]
 fn the_most_ranks_a_bootstrap_joins_form_the_job_all_at_once() {

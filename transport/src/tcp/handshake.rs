@@ -5,7 +5,7 @@
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 
-use crate::transport::wire::{Hello, MAGIC};
+use crate::wire::{Hello, MAGIC};
 
 /// Bytes to send, and how many have left.
 #[derive(Debug)]

@@ -8,13 +8,13 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use pto_host::transport::requests::MAX_REQUESTS;
-use pto_host::transport::tcp::TcpTransport;
-use pto_host::transport::wire::{CONFIRM, Hello, ListenHandle, WireError, encode_frame};
-use pto_host::transport::{Conn, ErrorKind, Region, Transport};
+use pto_transport::requests::MAX_REQUESTS;
+use pto_transport::tcp::TcpTransport;
+use pto_transport::wire::{CONFIRM, Hello, ListenHandle, WireError, encode_frame};
+use pto_transport::{Conn, ErrorKind, Region, Transport};
 use transport_util::*;
 
-fn listening(t: &TcpTransport) -> (pto_host::transport::tcp::TcpListen, ListenHandle) {
+fn listening(t: &TcpTransport) -> (pto_transport::tcp::TcpListen, ListenHandle) {
     t.listen("127.0.0.1:0".parse().unwrap()).unwrap()
 }
 
@@ -111,10 +111,7 @@ fn bad_posts_get_typed_errors_and_the_connection_goes_on() {
         assert!(start.elapsed() < LIMIT);
         cb.wait(Duration::from_millis(1));
     };
-    assert_eq!(
-        got,
-        pto_host::transport::Completion::Received(buf[..3].to_vec())
-    );
+    assert_eq!(got, pto_transport::Completion::Received(buf[..3].to_vec()));
     assert_eq!(cb.test(ids[0]).unwrap_err().kind, ErrorKind::StaleRequest);
     // An id of another connection is stale too.
     assert_eq!(ca.test(ids[1]).unwrap_err().kind, ErrorKind::StaleRequest);
@@ -192,8 +189,8 @@ fn raw_caller(h: &ListenHandle, hello: &[u8]) -> (TcpStream, Vec<u8>) {
 /// Accepts on `l` until a connection or an error comes out.
 fn accept_one(
     b: &TcpTransport,
-    l: &mut pto_host::transport::tcp::TcpListen,
-) -> Result<pto_host::transport::tcp::TcpConn, pto_host::transport::TransportError> {
+    l: &mut pto_transport::tcp::TcpListen,
+) -> Result<pto_transport::tcp::TcpConn, pto_transport::TransportError> {
     let mut st = Default::default();
     let start = Instant::now();
     loop {
@@ -303,7 +300,7 @@ fn strangers_are_refused_on_both_sides_and_the_listener_goes_on() {
 
 #[test]
 fn a_silent_caller_is_dropped_after_the_hello_timeout() {
-    let mut o = pto_host::transport::tcp::TcpOptions::new(0, "job");
+    let mut o = pto_transport::tcp::TcpOptions::new(0, "job");
     o.hello_timeout = Duration::from_millis(100);
     let b = TcpTransport::new(o).unwrap();
     let (mut l, h) = listening(&b);
@@ -320,7 +317,7 @@ fn a_silent_caller_is_dropped_after_the_hello_timeout() {
 
 #[test]
 fn nobody_listening_is_a_bounded_retryable_timeout_that_leaks_nothing() {
-    let mut o = pto_host::transport::tcp::TcpOptions::new(1, "job");
+    let mut o = pto_transport::tcp::TcpOptions::new(1, "job");
     o.connect_timeout = Duration::from_millis(150);
     let a = TcpTransport::new(o).unwrap();
     // A port nobody listens on: bind one and drop it.
@@ -345,7 +342,7 @@ fn nobody_listening_is_a_bounded_retryable_timeout_that_leaks_nothing() {
     // Refused connections were retried until the connect timeout (the loop bounds the wait
     // from above).
     assert!(start.elapsed() >= Duration::from_millis(150));
-    assert!(pto_host::transport::Progress::is_idle(&st));
+    assert!(pto_transport::Progress::is_idle(&st));
     assert!(a.live().is_zero(), "{:?}", a.live());
 }
 

@@ -3,7 +3,7 @@
 
 mod transport_util;
 
-use pto_host::transport::{Conn, ErrorKind, Region, Transport};
+use pto_transport::{Conn, ErrorKind, Region, Transport};
 use transport_util::*;
 
 #[test]
@@ -26,12 +26,12 @@ fn request_ids_of_two_transports_never_collide() {
     assert_eq!(e.kind, ErrorKind::StaleRequest, "{e}");
     // And the real ids still stand for their own requests.
     let got = wait_for(&mut c1, id1).unwrap();
-    assert_eq!(got, pto_host::transport::Completion::Received(m));
+    assert_eq!(got, pto_transport::Completion::Received(m));
     let m2 = pattern(12, 2);
     let mr2 = b2.register(&[Region::of(&m2)]).unwrap();
     send(&mut s2, &mr2, &m2).unwrap();
     let got = wait_for(&mut c2, id2).unwrap();
-    assert_eq!(got, pto_host::transport::Completion::Received(m2));
+    assert_eq!(got, pto_transport::Completion::Received(m2));
 }
 
 #[test]
@@ -61,8 +61,8 @@ fn a_registration_merged_across_transports_gives_each_region_back_to_its_own() {
 /// Waits for request `id` of `c` to finish, bounded.
 fn wait_for<C: Conn>(
     c: &mut C,
-    id: pto_host::transport::ReqId,
-) -> Result<pto_host::transport::Completion, pto_host::transport::TransportError> {
+    id: pto_transport::ReqId,
+) -> Result<pto_transport::Completion, pto_transport::TransportError> {
     let start = std::time::Instant::now();
     loop {
         if let Some(done) = c.test(id)? {
