@@ -32,6 +32,7 @@ fn main() {
         "host.c",
         "pto_aicore.h",
         "pto_aicore_host.h",
+        "pto_aicore_layout.h",
     ] {
         println!("cargo:rerun-if-changed={}", aicore.join(f).display());
     }

@@ -13,34 +13,27 @@
 //! - The SO stays loaded between runs: nothing of a run survives it but the run counter.
 //! - Every wait is bounded; every return path sends the exit handshake to every opened core.
 //! - No std, no allocator, panics abort; the only libc symbol is `sched_getcpu`.
+//! - One static (`state::SO`), and unsafe code only behind one fence (`raw`): the entry
+//!   points, the run's shared cell, the ABI's device memory, the orchestration's C table and
+//!   libc.
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
+#![deny(unsafe_code)]
 
-mod cpu;
 mod entry;
 mod orch;
-mod orch_so;
+mod problem;
+#[allow(unsafe_code)]
+mod raw;
 mod run;
 mod settings;
 mod setup;
+mod state;
 
 /// A panic stops the process at once (CANN reports the AICPU exception): nothing unwinds
 /// through CANN's frames.
 #[cfg(not(test))]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
-    cpu::trap()
+    raw::cpu::trap()
 }
-
-// The precompiled `core` names an unwinding personality in its unwind tables; with
-// `panic = "abort"` it is never called. Defined hidden, so the SO does not export it
-// (`linker/pto_aicpu.exports` lists what it exports).
-#[cfg(not(test))]
-core::arch::global_asm!(
-    ".text",
-    ".globl rust_eh_personality",
-    ".hidden rust_eh_personality",
-    ".type rust_eh_personality, %function",
-    "rust_eh_personality:",
-    "ret",
-);

@@ -6,13 +6,6 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use pto_device_sys::abi::PtoAicpuInitArgs;
 use pto_device_sys::raw::arch;
 
-/// Counter ticks per µs (0: `init` has not run).
-static TICKS_PER_US: AtomicU64 = AtomicU64::new(0);
-static WATCHDOG_US: AtomicU64 = AtomicU64::new(0);
-static HANDSHAKE_US: AtomicU64 = AtomicU64::new(0);
-static EXIT_US: AtomicU64 = AtomicU64::new(0);
-static DEVICE: AtomicU64 = AtomicU64::new(0);
-
 /// The settings of the runs.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Settings {
@@ -33,31 +26,57 @@ fn or(v: u64, default: u64) -> u64 {
     if v == 0 { default } else { v }
 }
 
-/// Takes `a`; false if the clock is unknown (no frequency given, none readable).
-pub(crate) fn set(a: &PtoAicpuInitArgs) -> bool {
-    let ticks = match a.ticks_per_us {
-        0 => arch::counter_frequency().map_or(0, |hz| hz / 1_000_000),
-        t => t,
-    };
-    if ticks == 0 {
-        return false;
-    }
-    WATCHDOG_US.store(or(a.watchdog_us, 10_000_000), Ordering::Relaxed);
-    HANDSHAKE_US.store(or(a.handshake_timeout_us, 1_000_000), Ordering::Relaxed);
-    EXIT_US.store(or(a.exit_timeout_us, 1_000_000), Ordering::Relaxed);
-    DEVICE.store(a.device_id as u64, Ordering::Relaxed);
-    TICKS_PER_US.store(ticks, Ordering::Release);
-    true
+/// The settings as `init` stored them, shared by every thread of every run.
+pub(crate) struct Stored {
+    /// Counter ticks per µs (0: `init` has not run).
+    ticks_per_us: AtomicU64,
+    watchdog_us: AtomicU64,
+    handshake_us: AtomicU64,
+    exit_us: AtomicU64,
+    device: AtomicU64,
 }
 
-/// The settings, if `init` ran.
-pub(crate) fn get() -> Option<Settings> {
-    let ticks_per_us = TICKS_PER_US.load(Ordering::Acquire);
-    (ticks_per_us > 0).then(|| Settings {
-        ticks_per_us,
-        watchdog_us: WATCHDOG_US.load(Ordering::Relaxed),
-        handshake_us: HANDSHAKE_US.load(Ordering::Relaxed),
-        exit_us: EXIT_US.load(Ordering::Relaxed),
-        device: DEVICE.load(Ordering::Relaxed) as u32,
-    })
+impl Stored {
+    /// None yet.
+    pub(crate) const fn new() -> Self {
+        Stored {
+            ticks_per_us: AtomicU64::new(0),
+            watchdog_us: AtomicU64::new(0),
+            handshake_us: AtomicU64::new(0),
+            exit_us: AtomicU64::new(0),
+            device: AtomicU64::new(0),
+        }
+    }
+
+    /// Takes `a`; false if the clock is unknown (no frequency given, none readable).
+    pub(crate) fn set(&self, a: &PtoAicpuInitArgs) -> bool {
+        let ticks = match a.ticks_per_us {
+            0 => arch::counter_frequency().map_or(0, |hz| hz / 1_000_000),
+            t => t,
+        };
+        if ticks == 0 {
+            return false;
+        }
+        self.watchdog_us
+            .store(or(a.watchdog_us, 10_000_000), Ordering::Relaxed);
+        self.handshake_us
+            .store(or(a.handshake_timeout_us, 1_000_000), Ordering::Relaxed);
+        self.exit_us
+            .store(or(a.exit_timeout_us, 1_000_000), Ordering::Relaxed);
+        self.device.store(a.device_id as u64, Ordering::Relaxed);
+        self.ticks_per_us.store(ticks, Ordering::Release);
+        true
+    }
+
+    /// The settings, if `init` ran.
+    pub(crate) fn get(&self) -> Option<Settings> {
+        let ticks_per_us = self.ticks_per_us.load(Ordering::Acquire);
+        (ticks_per_us > 0).then(|| Settings {
+            ticks_per_us,
+            watchdog_us: self.watchdog_us.load(Ordering::Relaxed),
+            handshake_us: self.handshake_us.load(Ordering::Relaxed),
+            exit_us: self.exit_us.load(Ordering::Relaxed),
+            device: self.device.load(Ordering::Relaxed) as u32,
+        })
+    }
 }

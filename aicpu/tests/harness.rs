@@ -17,7 +17,7 @@ use harness::rig::{EXAMPLE_N, Extra, K_EXAMPLE_ADD, K_LAND, K_SUM, Orch, Rig, SE
 use harness::so::so;
 use pto_device_sys::abi::{PtoAicpuCode, PtoAicpuInitArgs, PtoAicpuReport};
 use pto_device_sys::chip::layout::REG_COND;
-use pto_runtime_core::{FatalKind, TaskId};
+use pto_runtime_core::{FatalKind, StallKind, TaskId};
 
 #[test]
 fn a_hundred_runs_in_one_process_each_checked() {
@@ -78,6 +78,13 @@ fn a_hung_kernel_is_stopped_by_the_watchdog_and_the_next_run_works() {
     );
     assert!(r.nstalls >= 1, "{r}");
     assert!(r.to_string().contains(&hung), "names {hung}: {r}");
+    let class = r.stall_class().expect("a stalled run has a class");
+    assert_eq!(class.kind, StallKind::RunningStalled, "{r}");
+    assert!(
+        r.to_string()
+            .contains(&format!("stall class: running-stalled: {hung}")),
+        "the class names the hung task and its core: {r}"
+    );
     eprintln!("{r}");
     // Freed, the core finished its kernel and then took the exit it was left.
     rig.good_run();
@@ -271,6 +278,32 @@ fn a_deferred_producer_completes_only_once_its_engine_landed() {
 }
 
 #[test]
+fn an_orchestration_that_stops_submitting_is_reported_starved() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    init(300, 50);
+    let mut rig = Rig::new(2, 20_000_000);
+    let r = rig.run(Extra::Starve, &[]);
+    assert_eq!(r.code, PtoAicpuCode::Watchdog as u32, "{r}");
+    assert_eq!(
+        r.sched.finished, r.sched.submitted,
+        "every task it gave ran: {r}"
+    );
+    let class = r.stall_class().expect("a stalled run has a class");
+    assert_eq!(
+        (class.kind, class.entry),
+        (StallKind::OrchestratorStarved, None),
+        "{r}"
+    );
+    assert!(
+        r.to_string()
+            .contains("stall class: orchestrator-starved: "),
+        "{r}"
+    );
+    init(30_000, 5_000);
+    rig.good_run();
+}
+
+#[test]
 fn a_post_that_never_lands_times_out_and_the_report_says_what_waited() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     init(30_000, 5_000);
@@ -291,6 +324,13 @@ fn a_post_that_never_lands_times_out_and_the_report_says_what_waited() {
         text.contains(&format!("waiting for 1 producer: {producer}")),
         "its consumer, and the producer it waits for: {text}"
     );
+    let class = r.stall_class().expect("a stalled run has a class");
+    assert_eq!(
+        (class.kind, class.entry.map(|e| e.task())),
+        (StallKind::Deferred, Some(producer)),
+        "{text}"
+    );
+    assert!(text.contains("stall class: deferred: "), "{text}");
     eprintln!("{text}");
     rig.good_run();
 }

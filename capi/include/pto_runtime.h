@@ -130,6 +130,34 @@ typedef uint8_t PtoDtype;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// How a [`PtoPredicate`] compares its element with its target (`PTO_CMP_EQ`, ...; the
+// codes of `pto_runtime_core::CmpOp`).
+enum PtoCmpOp
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint8_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // `value == target`
+  PTO_CMP_EQ = 0,
+  // `value != target`
+  PTO_CMP_NE = 1,
+  // `value < target`
+  PTO_CMP_LT = 2,
+  // `value <= target`
+  PTO_CMP_LE = 3,
+  // `value > target`
+  PTO_CMP_GT = 4,
+  // `value >= target`
+  PTO_CMP_GE = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum PtoCmpOp PtoCmpOp;
+#else
+typedef uint8_t PtoCmpOp;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // A core's status word (the chip's 32-bit `COND` register): the token in bits 0..31, FIN in
 // bit 31 (clear: ACK). Zero means nothing was ever reported (token 0 is never issued).
 typedef struct StatusWord StatusWord;
@@ -198,6 +226,8 @@ typedef struct PtoReport {
   uint64_t cancelled;
   // Task records that did not fit the profile ring.
   uint64_t profile_dropped;
+  // Tasks skipped: their predicate was false at dispatch.
+  uint64_t skipped;
 } PtoReport;
 
 // Storage for the orchestrator handle, owned by the C caller (opaque).
@@ -205,6 +235,16 @@ typedef struct PTO_ALIGNED(64) PtoOrchestrator {
   // Opaque.
   uint64_t opaque[192];
 } PtoOrchestrator;
+
+// How a task uses a tensor argument, as C writes it: a set of `READ` and `WRITE` (the C
+// names `PtoAccess_READ`, `PtoAccess_WRITE`). Read only is [`Access::In`], write only
+// [`Access::Out`], both [`Access::InOut`]; no bit (a zeroed argument) is no access and is
+// refused, so a forgotten access mode never passes for a read.
+typedef uint8_t PtoAccess;
+// The task reads the tile.
+#define PtoAccess_READ (uint8_t)1
+// The task writes the tile.
+#define PtoAccess_WRITE (uint8_t)(1 << 1)
 
 // A tensor argument as a kernel receives it (the C view of
 // `pto_runtime_core::KernelTensor`; 128 bytes, kernel ABI 4). Element `(k0, .., k[rank-1])`
@@ -223,8 +263,8 @@ typedef struct PtoTensor {
   uint32_t elem;
   // Dimensions in use (1 to 5).
   uint8_t rank;
-  // 0: read, 1: written, 2: read then written.
-  uint8_t access;
+  // How the task uses the tile: `PtoAccess_READ`, `PtoAccess_WRITE`, or both.
+  PtoAccess access;
   // The elements' type (`PTO_DTYPE_*`), or 0: the task did not say.
   uint8_t dtype;
   // Zero.
@@ -327,8 +367,9 @@ typedef struct PtoTensorArg {
   uint32_t elem;
   // Dimensions in use (1 to 5).
   uint8_t rank;
-  // 0: read, 1: written, 2: read then written.
-  uint8_t access;
+  // How the task uses the tile: `PtoAccess_READ`, `PtoAccess_WRITE`, or both (read, then
+  // written). Anything else (0 included) is refused.
+  PtoAccess access;
   // The elements' type (`PTO_DTYPE_*`), or 0: untyped. A type's size must be `elem`.
   uint8_t dtype;
   // Zero.
@@ -340,6 +381,25 @@ typedef struct PtoTensorArg {
   // Distance in elements between neighbours along each dimension.
   uint64_t strides[5];
 } PtoTensorArg;
+
+// A task's predicate as C gives it (the C view of `pto_runtime_core::Predicate`): the task
+// runs only if the `width`-byte element at `addr` compares true with `target` when the task
+// is about to be dispatched (its producers have finished); if not, it is skipped.
+typedef struct PtoPredicate {
+  // The element's device address (aligned to `width`).
+  uint64_t addr;
+  // What the element is compared with (its low `width` bytes, sign-extended when
+  // `is_signed`).
+  uint64_t target;
+  // The element's bytes: 1, 2, 4 or 8.
+  uint8_t width;
+  // The comparison (a `PtoCmpOp`).
+  uint8_t op;
+  // Non-zero: the element and the target compare as signed integers.
+  uint8_t is_signed;
+  // Zero.
+  uint8_t reserved[5];
+} PtoPredicate;
 
 // A task to submit.
 typedef struct PtoTask {
@@ -372,6 +432,9 @@ typedef struct PtoTask {
   uint8_t per_lane;
   // The AIV lanes' kernels when `per_lane` is set.
   uint32_t aiv_kernels[2];
+  // A predicate (null: none): read when the task is about to be dispatched, a false one
+  // skips the task (no core runs it, its consumers are released).
+  const struct PtoPredicate *predicate;
 } PtoTask;
 
 // A task record's flags. The profile ring's cell keeps them in the low byte of its

@@ -4,17 +4,12 @@
 // whose two AIV are logical cores aic_cores + 2 b and aic_cores + 2 b + 1.
 #include "executor.cpp"
 
-typedef struct {
-    uint64_t handshakes; // PtoHandshake[aic_cores + aiv_cores], AIC first
-    uint32_t aic_cores;
-    uint32_t reserved;
-} PtoAicoreArgs;
-
+// Both read their PtoAicoreArgs (pto_aicore_layout.h), which the host writes.
 #if defined(__DAV_C220_CUBE__)
 extern "C" __global__ __aicore__ void pto_aicore_executor_mix_aic(__gm__ PtoAicoreArgs *a) {
     uint32_t block = (uint32_t)get_block_idx();
     __gm__ PtoHandshake *hs = (__gm__ PtoHandshake *)a->handshakes;
-    pto_aicore_run(&hs[block], block, 0u);
+    pto_aicore_run(&hs[block], block, PTO_CORE_AIC);
 }
 #endif
 
@@ -23,6 +18,6 @@ extern "C" __global__ __aicore__ void pto_aicore_executor_mix_aiv(__gm__ PtoAico
     uint32_t block = (uint32_t)get_block_idx();
     uint32_t core = a->aic_cores + 2u * block + (uint32_t)get_subblockid();
     __gm__ PtoHandshake *hs = (__gm__ PtoHandshake *)a->handshakes;
-    pto_aicore_run(&hs[core], block, 1u);
+    pto_aicore_run(&hs[core], block, PTO_CORE_AIV);
 }
 #endif

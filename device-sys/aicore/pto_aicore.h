@@ -1,6 +1,7 @@
-/* The AICore side of the PTO handshake: the layouts the executor shares with the AICPU
- * (device-sys/src/chip/layout.rs pins the same ones), the control values of the register
- * window, and what a kernel may call. Built by ccec for the chip, or by the host C compiler
+/* The AICore side of the PTO handshake: the layouts the executor shares with the AICPU and
+ * the handshake's control values (pto_aicore_layout.h, generated from
+ * device-sys/src/chip/layout.rs; PTO_KERNEL_ABI_VERSION versions them with the calls
+ * below), and what a kernel may call. Built by ccec for the chip, or by the host C compiler
  * for tests (pto_aicore_host.h then stands in for the chip's registers). */
 #ifndef PTO_AICORE_H
 #define PTO_AICORE_H
@@ -14,16 +15,7 @@
 #include "pto_aicore_host.h"
 #endif
 
-#define PTO_DMB_IDLE 0x7FFFFFFDu
-#define PTO_DMB_EXIT 0x7FFFFFF0u
-#define PTO_COND_FIN 0x80000000u
-#define PTO_COND_EXIT_ACK (PTO_COND_FIN | 0x7FFFFFFEu)
-/* The last token before the sequence wraps to 1 (the top 16 values are control values). */
-#define PTO_TOKEN_LAST (0x7FFFFFFFu - 16u)
-#define PTO_SLOT_ARGS 48
-#define PTO_SLOT_CONDITIONS 7
-/* The result code of a slot whose kernel address is 0. */
-#define PTO_FAIL_NO_KERNEL 0xFFFF0001u
+#include "pto_aicore_layout.h"
 
 #ifdef __cplusplus
 #define PTO_EXTERN_C extern "C"
@@ -32,94 +24,21 @@ extern "C" {
 #define PTO_EXTERN_C
 #endif
 
-/* One core's handshake block (device memory, a cache line of its own). */
-typedef struct {
-    uint32_t aicpu_ready;      /* 1 once the AICPU wrote task and base_token */
-    uint32_t aicore_done;      /* block_idx + 1 once the executor is up */
-    uint64_t task;             /* address of the core's two PtoSlot */
-    uint32_t core_type;        /* 0: AIC, 1: AIV */
-    uint32_t physical_core_id; /* index of the core's register window */
-    uint32_t base_token;       /* the token before this run's first */
-    uint32_t aicore_exited;    /* 1 once this run's executor left (the AICPU clears it) */
-    uint8_t pad[32];
-} PtoHandshake;
-
-typedef struct {
-    uint32_t kind;
-    uint32_t reserved;
-    uint64_t word;
-    uint64_t expected;
-} PtoRawCondition;
-
-/* One payload slot (two per core, chosen by the token's parity). */
-typedef struct {
-    uint64_t result;      /* token | failed << 31 | code << 32, written before FIN */
-    uint64_t kernel_addr; /* void (*)(int64_t *args) */
-    uint64_t task;
-    uint32_t kernel;
-    uint32_t shape; /* lane | lanes << 8 | nargs << 16 | profile << 24 */
-    uint64_t times[2];
-    uint32_t fail_code; /* set by pto_kernel_fail */
-    uint32_t ntensors;  /* args[0..ntensors) are the task's tensor addresses */
-    uint64_t tensors;   /* address of ntensors PtoKernelTensor, or 0 (no descriptor area) */
-    uint64_t args[PTO_SLOT_ARGS]; /* tensor addresses, then scalar arguments */
-    uint32_t ncond;
-    uint32_t block; /* block | blocks << 16: this execution's SPMD block, of how many */
-    PtoRawCondition conditions[PTO_SLOT_CONDITIONS];
-    uint64_t tail[2];
-} PtoSlot;
-
-/* A tensor argument as the kernel receives it (pto_runtime_core::ffi::PtoTensor, 128
- * bytes): element (k0, .., k[rank-1]) lies at base + elem * sum(k_i * strides[i]), and base
- * is start_offset elements into the buffer [buffer, buffer + buffer_len). */
-typedef struct {
-    uint64_t base;         /* the tile's element (0, .., 0) */
-    uint64_t buffer;       /* the first byte of the buffer the tile lies in */
-    uint64_t buffer_len;   /* the buffer's bytes */
-    uint64_t start_offset; /* where the tile starts in the buffer, in elements */
-    uint32_t elem;         /* bytes per element */
-    uint8_t rank;          /* dimensions in use, 1 to 5 */
-    uint8_t access;        /* 0: read, 1: written, 2: read then written */
-    uint8_t dtype;         /* PTO_DTYPE_* of pto_runtime.h, or 0: the task did not say */
-    uint8_t reserved;
-    uint32_t shape[5]; /* elements per dimension, outermost first */
-    uint32_t reserved2;
-    uint64_t strides[5];
-    uint64_t tail[3];
-} PtoKernelTensor;
-
 #ifdef __cplusplus
 #define PTO_STATIC_ASSERT static_assert
 #else
 #define PTO_STATIC_ASSERT _Static_assert
 #endif
+/* The layouts are generated from the Rust declarations; these say the C compiler lays them
+ * out as Rust does (an alignment attribute it ignored would show here). */
 PTO_STATIC_ASSERT(sizeof(PtoHandshake) == 64, "handshake block: 64 bytes");
-PTO_STATIC_ASSERT(offsetof(PtoHandshake, task) == 8, "handshake task");
-PTO_STATIC_ASSERT(offsetof(PtoHandshake, physical_core_id) == 20, "handshake id");
-PTO_STATIC_ASSERT(offsetof(PtoHandshake, base_token) == 24, "handshake base");
-PTO_STATIC_ASSERT(offsetof(PtoHandshake, aicore_exited) == 28, "handshake exited");
 PTO_STATIC_ASSERT(sizeof(PtoSlot) == 640, "payload slot: 640 bytes");
-PTO_STATIC_ASSERT(offsetof(PtoSlot, fail_code) == 48, "slot fail_code");
-PTO_STATIC_ASSERT(offsetof(PtoSlot, ntensors) == 52, "slot ntensors");
-PTO_STATIC_ASSERT(offsetof(PtoSlot, tensors) == 56, "slot tensors");
 PTO_STATIC_ASSERT(sizeof(PtoKernelTensor) == 128, "tensor descriptor: 128 bytes");
-PTO_STATIC_ASSERT(offsetof(PtoKernelTensor, elem) == 32, "descriptor elem");
-PTO_STATIC_ASSERT(offsetof(PtoKernelTensor, dtype) == 38, "descriptor dtype");
-PTO_STATIC_ASSERT(offsetof(PtoKernelTensor, shape) == 40, "descriptor shape");
-PTO_STATIC_ASSERT(offsetof(PtoKernelTensor, strides) == 64, "descriptor strides");
-PTO_STATIC_ASSERT(offsetof(PtoSlot, args) == 64, "slot args");
-PTO_STATIC_ASSERT(offsetof(PtoSlot, ncond) == 448, "slot ncond");
-PTO_STATIC_ASSERT(offsetof(PtoSlot, block) == 452, "slot block");
-PTO_STATIC_ASSERT(offsetof(PtoSlot, conditions) == 456, "slot conditions");
 
 /* A kernel: its payload slot's arguments, the task's tensor addresses (in the order the
  * task gave its tensor arguments) then its scalar arguments. A kernel file's entry is the
  * function named pto_kernel_entry, unless the run names another symbol (`k.so:name`). */
 typedef void (*PtoKernel)(PTO_GM int64_t *args);
-
-/* The version of this kernel ABI: the slot and descriptor layouts above and the calls below
- * (device-sys/src/chip/layout.rs: KERNEL_ABI_VERSION). */
-#define PTO_KERNEL_ABI_VERSION 4u
 
 #if !defined(__CCE_AICORE__)
 /* Every kernel built for the simulator carries the ABI version it was built against, so a

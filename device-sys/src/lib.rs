@@ -4,8 +4,12 @@
 //!   `regs[physical_core_id]`, two payload slots per core, `DATA_MAIN_BASE` and `COND`) and
 //!   [`chip::ChipPlatform`], the `Platform` of `libpto_aicpu.so` (`aicpu/`). The executor
 //!   that answers it on each AICore is C (`device-sys/aicore/`).
+//! - [`handoff`]: how the AICPU threads of a run of `libpto_aicpu.so` take their tickets,
+//!   wait for the setup and depart, and which of them is the last out.
 //! - [`abi`]: the C ABI of `libpto_aicpu.so` (init and exec arguments, the orchestration's
 //!   operations, the run's report with its stall summary).
+//! - [`orch_ops`]: the operations table over an orchestrator, the one set of trampolines
+//!   behind `libpto_aicpu.so` and the host's simulator backend.
 //! - [`raw`]: volatile register and device-memory access, the CPU's counter, barriers and
 //!   cache instructions (`core::arch::asm!` on aarch64).
 //! - [`log`]: the logging facade (`pto_info!` and friends): defmt frames with feature
@@ -20,14 +24,16 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
-#[cfg(feature = "cann")]
+#[cfg(any(feature = "cann", test))]
 extern crate std;
 
 pub mod abi;
 #[cfg(feature = "cann")]
 pub mod cann;
 pub mod chip;
+pub mod handoff;
 pub mod log;
+pub mod orch_ops;
 pub mod raw;
 mod watched;
 

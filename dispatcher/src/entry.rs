@@ -70,16 +70,10 @@ fn init(args: *const u8) -> Code {
     if args.is_null() {
         return Code::NullArgs;
     }
-    let word = |off: usize| {
-        // SAFETY: `args` points to the DEVICE_ARGS_BYTES-byte device arguments block (the
-        // host's layout); `off + 8 <= DEVICE_ARGS_BYTES`.
-        unsafe { args.add(off).cast::<u64>().read_unaligned() }
-    };
-    let (inner, len, device) = (
-        word(DEVICE_ARGS_INNER),
-        word(DEVICE_ARGS_INNER_LEN),
-        word(DEVICE_ARGS_DEVICE),
-    );
+    // SAFETY: `args` points to the device arguments block (`DeviceArgs`, the host's
+    // layout), readable for its size; unaligned reads are fine.
+    let a = unsafe { args.cast::<DeviceArgs>().read_unaligned() };
+    let (inner, len, device) = (a.inner, a.inner_len, a.device);
     if inner == 0 || len == 0 || len > (1 << 30) {
         return Code::NoInnerSo;
     }

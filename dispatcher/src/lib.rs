@@ -13,8 +13,4 @@
 mod entry;
 mod naming;
 
-pub use naming::{
-    DEVICE_ARGS_BYTES, DEVICE_ARGS_DEVICE, DEVICE_ARGS_DISPATCHER, DEVICE_ARGS_DISPATCHER_LEN,
-    DEVICE_ARGS_INNER, DEVICE_ARGS_INNER_LEN, FingerprintError, INNER_STEM, fingerprint,
-    inner_so_name,
-};
+pub use naming::{DeviceArgs, FingerprintError, INNER_STEM, fingerprint, inner_so_name};

@@ -4,18 +4,33 @@
 
 use object::{Object, ObjectSection};
 
-/// Bytes of the device arguments block (device memory).
-pub const DEVICE_ARGS_BYTES: usize = 160;
-/// Offset of the dispatcher SO's device address (u64).
-pub const DEVICE_ARGS_DISPATCHER: usize = 96;
-/// Offset of its length (u64).
-pub const DEVICE_ARGS_DISPATCHER_LEN: usize = 104;
-/// Offset of the device id (u64).
-pub const DEVICE_ARGS_DEVICE: usize = 112;
-/// Offset of the inner SO's device address (u64).
-pub const DEVICE_ARGS_INNER: usize = 120;
-/// Offset of its length (u64).
-pub const DEVICE_ARGS_INNER_LEN: usize = 128;
+/// The device arguments block (160 bytes of device memory) CANN's extend-kernels library
+/// hands the dispatcher's init entry: where the host put the two SOs, and the device.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct DeviceArgs {
+    /// Unused by the dispatcher (zero).
+    pub reserved: [u64; 12],
+    /// The dispatcher SO's device address.
+    pub dispatcher: u64,
+    /// Its length in bytes.
+    pub dispatcher_len: u64,
+    /// The device id.
+    pub device: u64,
+    /// The inner SO's (`libpto_aicpu.so`) device address.
+    pub inner: u64,
+    /// Its length in bytes.
+    pub inner_len: u64,
+    /// Zero.
+    pub tail: [u64; 3],
+}
+
+const _: () = {
+    assert!(core::mem::size_of::<DeviceArgs>() == 160);
+    assert!(core::mem::offset_of!(DeviceArgs, dispatcher) == 96);
+    assert!(core::mem::offset_of!(DeviceArgs, inner) == 120);
+    assert!(core::mem::offset_of!(DeviceArgs, inner_len) == 128);
+};
 
 /// The inner SO's file name stem.
 pub const INNER_STEM: &str = "libpto_aicpu";

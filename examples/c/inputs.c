@@ -1,21 +1,52 @@
-/* Writes the examples' inputs and golden outputs (little-endian f32 files) into the
- * directory given as the only argument: vector_add/{x,y,golden}.bin and
- * pipeline/{x,golden}.bin, N values each. */
+/* Writes the examples' inputs and golden outputs (little-endian files) into the directory
+ * given as the only argument: vector_add/{x,y,golden}.bin and pipeline/{x,golden}.bin (N
+ * f32 values each); experts/route.bin (T u32: the expert each token chose; experts 3 and 6
+ * none), experts/x.bin (T f32), experts/out.golden (EXPERTS x T f32: the chosen experts'
+ * outputs, zeros for the two skipped) and experts/y.golden (T f32). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define N 4096
+#define T 256
+#define EXPERTS 8
 
-static int write_f32(const char *dir, const char *name, const float *v, size_t n) {
+static int write_words(const char *dir, const char *name, const void *v, size_t n) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "wb");
-    if (f == NULL || fwrite(v, sizeof *v, n, f) != n || fclose(f) != 0) {
+    if (f == NULL || fwrite(v, 4, n, f) != n || fclose(f) != 0) {
         perror(path);
         return 1;
     }
     return 0;
+}
+
+static int write_f32(const char *dir, const char *name, const float *v, size_t n) {
+    return write_words(dir, name, v, n);
+}
+
+/* The experts example: who chose which expert, the input, and the golden outputs. */
+static int experts(const char *dir) {
+    static const uint32_t chosen[6] = {0, 1, 2, 4, 5, 7};
+    static uint32_t route[T];
+    static float x[T], out[EXPERTS * T], y[T];
+    for (int t = 0; t < T; t++) {
+        route[t] = chosen[(t * 5) % 6];
+        x[t] = 0.5f * (float)(t % 32) - 4.0f;
+        y[t] = (float)(route[t] + 1) * x[t];
+    }
+    for (uint32_t e = 0; e < EXPERTS; e++) {
+        int used = 0;
+        for (int t = 0; t < T; t++) used |= route[t] == e;
+        for (int t = 0; t < T; t++)
+            out[e * T + t] = !used ? 0.0f : route[t] == e ? (float)(e + 1) * x[t] : -1.0f;
+    }
+    return write_words(dir, "experts/route.bin", route, T) |
+           write_f32(dir, "experts/x.bin", x, T) |
+           write_f32(dir, "experts/out.golden", out, EXPERTS * T) |
+           write_f32(dir, "experts/y.golden", y, T);
 }
 
 int main(int argc, char **argv) {
@@ -39,5 +70,5 @@ int main(int argc, char **argv) {
     }
     float s = (float)sum;
     rc |= write_f32(argv[1], "pipeline/x.bin", x, N) | write_f32(argv[1], "pipeline/golden.bin", &s, 1);
-    return rc;
+    return rc | experts(argv[1]);
 }

@@ -84,7 +84,7 @@ fn the_readmes_commands_build_and_run_the_c_examples_and_their_golden_checks_pas
     assert!(out.status.success(), "{text}");
     assert_eq!(
         text.matches("matches the golden output").count(),
-        2,
+        4,
         "{text}"
     );
     assert!(
@@ -94,6 +94,10 @@ fn the_readmes_commands_build_and_run_the_c_examples_and_their_golden_checks_pas
     assert!(
         text.contains("simulator: finished 9 tasks"),
         "pipeline: {text}"
+    );
+    assert!(
+        text.contains("simulator: finished 10 tasks (2 skipped by their predicate)"),
+        "experts: the two experts no token chose were skipped: {text}"
     );
     std::fs::remove_dir_all(&build).unwrap();
 }

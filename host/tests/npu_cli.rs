@@ -111,6 +111,22 @@ fn pto_launch_run_writes_the_device_task_records_as_a_chrome_trace() {
     let kernel_slices = trace_slices(&trace).len();
     assert_eq!(kernel_slices as u64, tasks, "one kernel slice per task");
     check_sums(&std::fs::read(out.join("buffer_0.bin")).unwrap()).unwrap();
+    // `pto-launch trace` reads a device run's trace as it reads a simulated one's.
+    let s = Command::new(env!("CARGO_BIN_EXE_pto-launch"))
+        .args(["trace", "--json"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
+    let counted: u64 = v["results"]["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(counted, tasks, "every slice under its kernel: {v}");
+    assert!(v["results"]["makespan_ns"].as_u64().unwrap() > 0, "{v}");
 }
 
 #[test]

@@ -160,6 +160,10 @@ fn a_hung_kernel_is_reported_with_the_run_status_and_the_aicore_timeout() {
     let text = e.to_string();
     assert!(text.contains("ACL_ERROR_RT_AICORE_TIMEOUT"), "{text}");
     assert!(text.contains("task timeout on task"), "{text}");
+    assert!(
+        text.contains("stall class: running-stalled: "),
+        "the device's report is classed as on the simulator: {text}"
+    );
     closes_clean_and_the_next_session_works(&ctl, session);
 }
 

@@ -14,8 +14,6 @@
 mod npu_util;
 mod orch_api_util;
 
-use std::path::Path;
-
 use orch_api_util::programs::{self, CLUSTERS};
 use orch_api_util::{
     Arg, Dtype, Run, assert_golden, f32s, orchestration_compiler, root, scratch, text,
@@ -196,49 +194,27 @@ fn an_argument_count_other_than_the_configs_is_refused() {
     );
 }
 
-/// `pto-launch run`'s flags for the fake NPU through `libpto_aicpu.so`.
-fn fake_npu() -> Vec<String> {
-    let k = npu_util::kit();
-    let path = |p: &Path| p.to_str().unwrap().to_owned();
-    vec![
-        "--backend".to_owned(),
-        "npu".to_owned(),
-        "--device".to_owned(),
-        "0".to_owned(),
-        "--aicpu-so".to_owned(),
-        path(&k.artifacts.aicpu_so),
-        "--dispatcher-so".to_owned(),
-        path(&k.artifacts.dispatcher_so),
-        "--aicore-executor".to_owned(),
-        path(&k.artifacts.aicore_executor),
-        "--cann-dir".to_owned(),
-        path(&k.cann),
-        "--device-ticks-per-us".to_owned(),
-        npu_util::ticks_per_us().to_string(),
-    ]
-}
-
 #[test]
 fn the_vector_example_runs_on_the_fake_npu() {
-    let o = programs::vector().launch_npu(&scratch("npu-vector"), &fake_npu());
+    let o = programs::vector().launch_npu(&scratch("npu-vector"), &npu_util::fake_npu_flags());
     assert_golden(&o, 1);
 }
 
 #[test]
 fn the_batched_gemm_runs_on_the_fake_npu() {
-    let o = programs::bgemm().launch_npu(&scratch("npu-bgemm"), &fake_npu());
+    let o = programs::bgemm().launch_npu(&scratch("npu-bgemm"), &npu_util::fake_npu_flags());
     assert_golden(&o, 1);
 }
 
 #[test]
 fn the_mix_task_runs_on_the_fake_npu() {
-    let o = programs::mix().launch_npu(&scratch("npu-mix"), &fake_npu());
+    let o = programs::mix().launch_npu(&scratch("npu-mix"), &npu_util::fake_npu_flags());
     assert_golden(&o, 3);
 }
 
 #[test]
 fn the_data_dependent_orchestration_runs_on_the_fake_npu() {
     let (run, _) = programs::data_dependent(100);
-    let o = run.launch_npu(&scratch("npu-data-dependent"), &fake_npu());
+    let o = run.launch_npu(&scratch("npu-data-dependent"), &npu_util::fake_npu_flags());
     assert_golden(&o, 1);
 }

@@ -194,8 +194,51 @@ fn pto_launch_run_on_the_simulator_reports_a_failing_kernel_and_refuses_npu_flag
         err.contains("simulator:") && err.contains("pto_kernel_fail(42)"),
         "{err}"
     );
+    // With --json the failure is an envelope too: an `error`, no `results`.
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("one JSON envelope on stdout: {e}: {}", text(&o)));
+    assert_eq!(v["command"], "run", "{v}");
+    assert!(v.get("results").is_none(), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("pto_kernel_fail(42)")),
+        "{v}"
+    );
     let o = pto_launch(0, &["--device", "1"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(err.contains("--device applies to --backend npu"), "{err}");
+}
+
+#[test]
+fn pto_launch_run_json_of_a_hung_run_carries_its_stall_class() {
+    // extra 2: a task of kernel 4 (hang) spinning on the word at buffer 1, which stays 0.
+    let p = programs();
+    let bytes = (2 * N * BLOCKS + BLOCKS) * 8;
+    let o = Command::new(env!("CARGO_BIN_EXE_pto-launch"))
+        .args(["run", "--clusters", "2", "--orchestration"])
+        .arg(&p.orchestration_file)
+        .args(["--kernels", &kernels_arg(&p.sim_kernel_files)])
+        .args(["--buffer", &bytes.to_string(), "--buffer", "8"])
+        .args([
+            "--arg", "kernel:0", "--arg", "kernel:1", "--arg", "kernel:2",
+        ])
+        .args(["--arg", "buffer:0", "--arg", &N.to_string()])
+        .args(["--arg", &BLOCKS.to_string(), "--arg", "2"])
+        .args(["--arg", "kernel:4", "--arg", "buffer:1"])
+        .args(["--task-timeout-ms", "300", "--json"])
+        .output()
+        .expect("pto-launch runs");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("one JSON envelope on stdout: {e}: {}", text(&o)));
+    let class = &v["error"]["stall_class"];
+    assert_eq!(class["class"], "running-stalled", "{v}");
+    assert!(class["core"].is_u64() && class["task"].is_string(), "{v}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("stall class: running-stalled"),
+        "{}",
+        text(&o)
+    );
 }

@@ -142,27 +142,10 @@ fn on_sim(name: &str, blocks: usize) -> (Output, PathBuf) {
 /// [`launch`] on the fake NPU through `libpto_aicpu.so`.
 fn on_npu(name: &str, blocks: usize) -> (Output, PathBuf) {
     let dir = scratch(name);
-    let k = npu_util::kit();
     let orch = dir.join("liborch.so");
     npu_util::orchestration_so(&source("orchestration.c"), &orch);
     let kernels = npu_kernels(&dir);
-    let path = |p: &Path| p.to_str().unwrap().to_owned();
-    let more = [
-        "--backend".to_owned(),
-        "npu".to_owned(),
-        "--device".to_owned(),
-        "0".to_owned(),
-        "--aicpu-so".to_owned(),
-        path(&k.artifacts.aicpu_so),
-        "--dispatcher-so".to_owned(),
-        path(&k.artifacts.dispatcher_so),
-        "--aicore-executor".to_owned(),
-        path(&k.artifacts.aicore_executor),
-        "--cann-dir".to_owned(),
-        path(&k.cann),
-        "--device-ticks-per-us".to_owned(),
-        npu_util::ticks_per_us().to_string(),
-    ];
+    let more = npu_util::fake_npu_flags();
     (launch(&dir, &orch, &kernels, blocks, &more), dir)
 }
 

@@ -13,7 +13,7 @@
 template <typename T = uint64_t>
 inline T get_tensor_data(const ChipTensor &t, uint32_t ndims, const uint32_t indices[]) {
     PtoTensorArg arg;
-    if (rt_is_fatal() || !pto_api_element(t, ndims, indices, 0, &arg, __FUNCTION__)) {
+    if (rt_is_fatal() || !pto_api_element(t, ndims, indices, PtoAccess_READ, &arg, __FUNCTION__)) {
         return from_u64<T>(0);
     }
     if (!pto_api_ok(pto_api_state.ops->settle(pto_api_state.ops->ctx, &arg), __FUNCTION__,
@@ -31,7 +31,7 @@ template <typename T = uint64_t>
 inline void set_tensor_data(const ChipTensor &t, uint32_t ndims, const uint32_t indices[],
                             T value) {
     PtoTensorArg arg;
-    if (rt_is_fatal() || !pto_api_element(t, ndims, indices, 1, &arg, __FUNCTION__)) return;
+    if (rt_is_fatal() || !pto_api_element(t, ndims, indices, PtoAccess_WRITE, &arg, __FUNCTION__)) return;
     if (!pto_api_ok(pto_api_state.ops->settle(pto_api_state.ops->ctx, &arg), __FUNCTION__,
                     "waiting for the element's readers and writers")) {
         return;

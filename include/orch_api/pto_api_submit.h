@@ -60,7 +60,7 @@ inline bool pto_api_create(const TensorCreateInfo &ci, ChipTensor *out, const ch
             memcpy(p + at, &ci.initial_value, elem);
         }
         PtoTensorArg whole;
-        if (!pto_api_tile(t, 1, &whole, func)) return false;
+        if (!pto_api_tile(t, PtoAccess_WRITE, &whole, func)) return false;
         if (!pto_api_ok(ops->wrote(ops->ctx, &whole), func, "publishing an initial value")) {
             return false;
         }
@@ -102,7 +102,9 @@ inline TaskOutputTensors pto_api_submit(const MixedKernels *mk, const CoreTaskAr
             outs.push(made);
             t_i = &made;
         }
-        uint8_t access = s.tag == TensorArgType::INPUT ? 0 : s.tag == TensorArgType::INOUT ? 2 : 1;
+        PtoAccess access = s.tag == TensorArgType::INPUT    ? PtoAccess_READ
+                           : s.tag == TensorArgType::INOUT ? (PtoAccess)(PtoAccess_READ | PtoAccess_WRITE)
+                                                           : PtoAccess_WRITE;
         if (!pto_api_tile(*t_i, access, &tiles[i], func)) return TaskOutputTensors{};
     }
     t.tensors = a.ntensors ? tiles : nullptr;

@@ -22,9 +22,9 @@ static_assert(pto_api_dtype_codes[int(DataType::FLOAT32)] == PTO_DTYPE_F32 &&
                   pto_api_dtype_codes[int(DataType::UINT32)] == PTO_DTYPE_U32,
               "DataType's codes are the runtime's");
 
-/* `t` as a tile of `access` (0 read, 1 written, 2 both) in `out`; false (the run fatal,
+/* `t` as a tile of `access` (PtoAccess_READ, PtoAccess_WRITE or both) in `out`; false (the run fatal,
  * saying why) if it is none. */
-inline bool pto_api_tile(const ChipTensor &t, uint8_t access, PtoTensorArg *out,
+inline bool pto_api_tile(const ChipTensor &t, PtoAccess access, PtoTensorArg *out,
                          const char *func) {
     uint64_t elem = get_element_size(t.dtype);
     if (t.ndims == 0 || t.ndims > MAX_TENSOR_DIMS) {
@@ -56,7 +56,7 @@ inline bool pto_api_tile(const ChipTensor &t, uint8_t access, PtoTensorArg *out,
 
 /* The one element `indices` (ndims of them) of `t`, as a tile of `access`. */
 inline bool pto_api_element(const ChipTensor &t, uint32_t ndims, const uint32_t indices[],
-                            uint8_t access, PtoTensorArg *out, const char *func) {
+                            PtoAccess access, PtoTensorArg *out, const char *func) {
     if (!pto_api_tile(t, access, out, func)) return false;
     for (uint32_t d = 0; d < ndims; d++) {
         if (d >= t.ndims || indices[d] >= t.shapes[d]) {

@@ -5,7 +5,7 @@
 
 /* Fails the kernel (code 90 + i) unless tensor `i` exists, has 8-byte elements and the
  * access `want`. */
-static PTO_GM const PtoKernelTensor *tensor(int64_t *args, uint32_t i, uint8_t want) {
+static PTO_GM const PtoKernelTensor *tensor(int64_t *args, uint32_t i, PtoAccess want) {
     PTO_GM const PtoKernelTensor *t = pto_kernel_tensor(args, i);
     if (t == 0 || t->elem != 8 || t->access != want ||
         (uint64_t)args[i] != t->base) {
@@ -27,7 +27,7 @@ static PTO_GM int64_t *element(PTO_GM const PtoKernelTensor *t, uint64_t k) {
 
 /* tensors: out; scalars: first. out[i] = first + i. */
 void pto_test_fill(int64_t *args) {
-    PTO_GM const PtoKernelTensor *out = tensor(args, 0, 1);
+    PTO_GM const PtoKernelTensor *out = tensor(args, 0, PtoAccess_WRITE);
     if (out == 0) return;
     int64_t first = args[pto_kernel_ntensors(args)];
     for (uint64_t i = 0; i < pto_tensor_elems(out); i++) {
@@ -37,8 +37,9 @@ void pto_test_fill(int64_t *args) {
 
 /* tensors: a, b (read), out. out[i] = a[i] + b[i]. */
 void pto_test_add(int64_t *args) {
-    PTO_GM const PtoKernelTensor *a = tensor(args, 0, 0), *b = tensor(args, 1, 0);
-    PTO_GM const PtoKernelTensor *out = tensor(args, 2, 1);
+    PTO_GM const PtoKernelTensor *a = tensor(args, 0, PtoAccess_READ);
+    PTO_GM const PtoKernelTensor *b = tensor(args, 1, PtoAccess_READ);
+    PTO_GM const PtoKernelTensor *out = tensor(args, 2, PtoAccess_WRITE);
     if (a == 0 || b == 0 || out == 0) return;
     for (uint64_t i = 0; i < pto_tensor_elems(out); i++) {
         *element(out, i) = *element(a, i) + *element(b, i);
@@ -47,7 +48,8 @@ void pto_test_add(int64_t *args) {
 
 /* tensors: in (read), out (one word). *out = the sum of in, whatever its shape. */
 void pto_test_sum(int64_t *args) {
-    PTO_GM const PtoKernelTensor *in = tensor(args, 0, 0), *out = tensor(args, 1, 1);
+    PTO_GM const PtoKernelTensor *in = tensor(args, 0, PtoAccess_READ);
+    PTO_GM const PtoKernelTensor *out = tensor(args, 1, PtoAccess_WRITE);
     if (in == 0 || out == 0) return;
     int64_t s = 0;
     for (uint64_t i = 0; i < pto_tensor_elems(in); i++) {
@@ -73,7 +75,7 @@ void pto_test_hang(int64_t *args) {
  * condition on its watermark); the kernel writes nothing to `out` itself, and sets *flag
  * once it ran (the test's engine then lands the data). */
 void pto_test_land(int64_t *args) {
-    if (tensor(args, 0, 1) == 0) return;
+    if (tensor(args, 0, PtoAccess_WRITE) == 0) return;
     uint32_t nt = pto_kernel_ntensors(args);
     pto_kernel_defer(args, 3, (uint64_t)args[nt], (uint64_t)args[nt + 1]);
     __atomic_store_n((int64_t *)(uintptr_t)args[nt + 2], 1, __ATOMIC_RELEASE);

@@ -64,6 +64,9 @@ pub enum Extra {
     NeverLands = 5,
     /// A task whose kernel registers a condition of an unknown kind.
     BadCondition = 6,
+    /// After its tasks, the orchestration submits nothing and keeps its submissions open
+    /// until an operation is refused (the run's deadline).
+    Starve = 7,
 }
 
 // The timeouts below are bounds, never waited for on a good run: generous, because these

@@ -123,7 +123,8 @@ static void *core_main(void *arg) {
         case INC: {
             /* Tensor 0 (read) plus one into tensor 1 (written), element by element, slowly:
              * a task started before the producer of its input finished reads zeros. */
-            if (p->ntensors != 2 || p->tensors[0].access != 0 || p->tensors[1].access != 1) {
+            if (p->ntensors != 2 || p->tensors[0].access != PtoAccess_READ ||
+                p->tensors[1].access != PtoAccess_WRITE) {
                 failed = 1;
                 code = 7;
                 break;
@@ -275,9 +276,9 @@ static void submit_tensors(PtoOrchestrator *o) {
     for (uint64_t i = 0; i < HOPS; i++) {
         PtoTensorArg t[2] = {
             {.buffer = base, .buffer_len = len, .base = base + 8 * (8 + TILE * i), .elem = 8,
-             .rank = 1, .access = 0, .shape = {TILE, 1, 1, 1}, .strides = {1, 0, 0, 0}},
+             .rank = 1, .access = PtoAccess_READ, .shape = {TILE, 1, 1, 1}, .strides = {1, 0, 0, 0}},
             {.buffer = base, .buffer_len = len, .base = base + 8 * (8 + TILE * (i + 1)),
-             .elem = 8, .rank = 1, .access = 1, .shape = {TILE, 1, 1, 1},
+             .elem = 8, .rank = 1, .access = PtoAccess_WRITE, .shape = {TILE, 1, 1, 1},
              .strides = {1, 0, 0, 0}},
         };
         PtoTask inc = {.kernel = INC, .class_ = (uint8_t)(i % 2), .tensors = t, .ntensors = 2};
@@ -289,12 +290,15 @@ static void submit_tensors(PtoOrchestrator *o) {
     CHECK(pto_alloc(o, 0, 64, 64, &addr) == PTO_ERR_HEAP_TOO_SMALL, "this machine has no heap");
     CHECK(pto_alloc(o, 0, 64, 3, &addr) == PTO_ERR_BAD_ALIGNMENT, "a bad alignment");
     PtoTensorArg outside = {.buffer = base, .buffer_len = 64, .base = base + 64, .elem = 8,
-                            .rank = 1, .shape = {1, 1, 1, 1}, .strides = {1, 0, 0, 0}};
+                            .rank = 1, .access = PtoAccess_READ, .shape = {1, 1, 1, 1},
+                            .strides = {1, 0, 0, 0}};
     PtoTask bad = {.kernel = INC, .class_ = 1, .tensors = &outside, .ntensors = 1};
     CHECK(pto_submit(o, &bad, NULL) == PTO_ERR_BAD_TENSOR, "a tile outside its buffer");
     outside.base = base;
     outside.access = 9;
     CHECK(pto_submit(o, &bad, NULL) == PTO_ERR_SUBMIT, "an unknown access");
+    outside.access = 0;
+    CHECK(pto_submit(o, &bad, NULL) == PTO_ERR_SUBMIT, "no access at all (a zeroed argument)");
     bad.tensors = NULL;
     CHECK(pto_submit(o, &bad, NULL) == PTO_ERR_NULL, "null tensors with a count");
     /* Counts past any configuration's limit are refused before the arrays are read. */

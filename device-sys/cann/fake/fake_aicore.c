@@ -26,12 +26,6 @@
 
 uint32_t fake_clusters(void);
 
-typedef struct {
-    uint64_t handshakes;
-    uint32_t aic_cores;
-    uint32_t reserved;
-} AicoreArgs;
-
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *regs[16]; /* per driver device: the register area, for the process's life */
 static int handles[MAX_HANDLES];
@@ -155,7 +149,7 @@ rtError_t rtKernelLaunchWithHandleV2(void *hdl, uint64_t tilingKey, uint32_t blo
     int device = fake_stream_device(stm);
     uint64_t dev_args;
     memcpy(&dev_args, argsInfo->args, 8);
-    const AicoreArgs *a = (const AicoreArgs *)(uintptr_t)dev_args;
+    const PtoAicoreArgs *a = (const PtoAicoreArgs *)(uintptr_t)dev_args;
     if (blockDim == 0 || blockDim > fake_clusters() || !a || a->aic_cores != blockDim || !a->handshakes)
         return fake_error(FAKE_BAD_PARAM,
                           "fake CANN: blockDim %u must be the clusters (1..%u) the executor arguments name",

@@ -3,7 +3,8 @@
 //! orchestration SO declares ([`orch_config`]), and the report the last thread out writes to
 //! device memory ([`report`]). `repr(C)`, offsets pinned below;
 //! shared by the SO and whatever launches it (the host, the tests' harness). The C header
-//! is `aicpu/include/pto_aicpu.h` (a test compares its layout with these).
+//! `aicpu/include/pto_aicpu.h` is generated from these by cbindgen (`capi/tests/header.rs`);
+//! the one implementation of the operations table is [`crate::orch_ops`].
 #![forbid(unsafe_code)]
 
 use core::ffi::{c_char, c_void};
@@ -23,8 +24,10 @@ pub use report::{PtoAicpuCode, PtoAicpuReport};
 /// records and stall summary, the operations `status_str`, the handshake `aicore_exited`.
 /// 3: a submitted task's SPMD blocks (`PtoTask::blocks`, in what was padding), the
 /// operations `settle` and `wrote`. 4: a tensor argument's dtype and fifth dimension
-/// (`PtoTensorArg`, 96 bytes).
-pub const PTO_AICPU_ABI: u32 = 4;
+/// (`PtoTensorArg`, 96 bytes). 5: a tensor argument's access is a set of flags
+/// (`PtoAccess_READ`, `PtoAccess_WRITE`; none is refused), and a task may carry a predicate
+/// (`PtoTask::predicate`, a `PtoPredicate`).
+pub const PTO_AICPU_ABI: u32 = 5;
 
 /// What `pto_aicpu_init` is given: once per launch sequence (process and device).
 #[repr(C)]

@@ -138,7 +138,22 @@ impl PtoAicpuReport {
         self.stalls[..kept].iter().filter_map(PtoStallEntry::stall)
     }
 
+    /// The run's stall class, from the entries it kept (`None` for a run that succeeded or
+    /// stopped for another reason). A device watchdog that found no task live means the
+    /// orchestrator had not closed its submissions: the run starved.
+    pub fn stall_class(&self) -> Option<pto_runtime_core::StallClass> {
+        let code = PtoAicpuCode::from_u32(self.code);
+        if !matches!(code, PtoAicpuCode::RunFailed | PtoAicpuCode::Watchdog) {
+            return None;
+        }
+        let starved = code == PtoAicpuCode::Watchdog && self.nstalls == 0;
+        pto_runtime_core::StallClass::of_iter(self.stalls(), starved)
+    }
+
     fn fmt_stalls(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        if let Some(c) = self.stall_class() {
+            write!(f, "\nstall class: {c}")?;
+        }
         if self.nstalls == 0 {
             return Ok(());
         }
@@ -171,37 +186,9 @@ impl core::fmt::Display for PtoAicpuReport {
     }
 }
 
-/// What a `FatalKind` number means, in a few words.
+/// What a `FatalKind` number means, in a sentence's words (the core's one table).
 fn fatal_name(kind: u32) -> &'static str {
-    use pto_runtime_core::FatalKind::*;
-    [
-        (TaskTimeout, "a task ran past `task_timeout_us` without FIN"),
-        (CoreProtocol, "a core broke the completion protocol"),
-        (KernelFailed, "a kernel reported an error"),
-        (ReadyQueueOverflow, "a ready queue overflowed"),
-        (Aborted, "the run was aborted"),
-        (
-            DeferredTimeout,
-            "a deferred condition did not hold within `deferred_timeout_us`",
-        ),
-        (
-            TooManyConditions,
-            "a kernel registered more deferred conditions than `max_conditions`",
-        ),
-        (BadCondition, "a deferred condition could not be read"),
-        (MissingResult, "a result word did not name its token"),
-        (
-            DeferredFull,
-            "the deferred set stayed full (`deferred_capacity`)",
-        ),
-        (CorruptSlot, "a task slot was corrupt"),
-        (StrayCompletion, "a completion no task explains"),
-        (TransferFailed, "a transfer failed"),
-        (BadPredicate, "a predicate that could not be read"),
-    ]
-    .into_iter()
-    .find(|(k, _)| *k as u32 == kind)
-    .map_or("an unknown error", |(_, s)| s)
+    pto_runtime_core::FatalKind::from_u32(kind).map_or("an unknown error", |k| k.summary())
 }
 
 impl PtoAicpuReport {

@@ -40,4 +40,6 @@ pub use codes::describe;
 pub use device_ids::{driver_id, driver_id_in};
 pub use loader::{Cann, CannError};
 pub use npu_api::NpuApi;
-pub use npu_owners::{AicoreBinary, CpuKernel, CpuKernels, DeviceMem, Stream, launch_aicpu_kfc};
+pub use npu_owners::{
+    AicoreBinary, CpuKernel, CpuKernels, DeviceMem, KfcArgs, Stream, launch_aicpu_kfc,
+};

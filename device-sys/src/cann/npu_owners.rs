@@ -212,23 +212,71 @@ impl Drop for DeviceMem {
     }
 }
 
+/// The argument block of a launch through CANN's extend-kernels library (304 bytes, the
+/// library's layout): the device arguments' address, then the kernel, SO and op names it
+/// checks (NUL-padded, 32 bytes each).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct KfcArgs {
+    /// Unused (zero).
+    pub reserved: [u64; 5],
+    /// The device address of the block the kernel reads (for the bootstrap, the dispatcher's
+    /// `DeviceArgs`).
+    pub device_args: u64,
+    /// Unused (zero).
+    pub reserved2: [u64; 20],
+    /// The kernel's name.
+    pub kernel_name: [u8; 32],
+    /// The SO's name.
+    pub so_name: [u8; 32],
+    /// The op's name.
+    pub op_name: [u8; 32],
+}
+
+const _: () = {
+    assert!(size_of::<KfcArgs>() == 304);
+    assert!(core::mem::offset_of!(KfcArgs, device_args) == 40);
+    assert!(core::mem::offset_of!(KfcArgs, kernel_name) == 208);
+    assert!(core::mem::offset_of!(KfcArgs, so_name) == 240);
+    assert!(core::mem::offset_of!(KfcArgs, op_name) == 272);
+};
+
+impl KfcArgs {
+    /// The block naming `device_args`, and `kernel`, `so` and `op` (each at most 31 bytes:
+    /// `None` past that).
+    pub fn new(device_args: u64, kernel: &[u8], so: &[u8], op: &[u8]) -> Option<Self> {
+        let name = |n: &[u8]| {
+            let mut b = [0u8; 32];
+            b.get_mut(..n.len())
+                .filter(|_| n.len() < 32)?
+                .copy_from_slice(n);
+            Some(b)
+        };
+        Some(KfcArgs {
+            device_args,
+            kernel_name: name(kernel)?,
+            so_name: name(so)?,
+            op_name: name(op)?,
+            ..bytemuck::Zeroable::zeroed()
+        })
+    }
+}
+
 /// `rtAicpuKernelLaunchExWithArgs(KERNEL_TYPE_AICPU_KFC, op_name, block_dim, ...)`: the
-/// launch that has CANN's extend-kernels library run `args`' kernel (named at
-/// `kernel_name_offset` in `args`) of the SO named at `so_name_offset`. CANN copies `args`.
+/// launch that has CANN's extend-kernels library run `args`' kernel of the SO it names.
+/// CANN copies `args`.
 pub fn launch_aicpu_kfc(
     api: &NpuApi,
     stream: &Stream,
     op_name: &CStr,
     block_dim: u32,
-    args: &mut [u8],
-    so_name_offset: u32,
-    kernel_name_offset: u32,
+    args: &mut KfcArgs,
 ) -> Result<(), CannError> {
     let ex = rtAicpuArgsEx_t {
-        args: args.as_mut_ptr().cast(),
-        argsSize: args.len() as u32,
-        soNameAddrOffset: so_name_offset,
-        kernelNameAddrOffset: kernel_name_offset,
+        args: (args as *mut KfcArgs).cast(),
+        argsSize: size_of::<KfcArgs>() as u32,
+        soNameAddrOffset: core::mem::offset_of!(KfcArgs, so_name) as u32,
+        kernelNameAddrOffset: core::mem::offset_of!(KfcArgs, kernel_name) as u32,
         ..Default::default()
     };
     // SAFETY: `ex` describes `args`, alive for the call (CANN copies it before returning).

@@ -1,13 +1,15 @@
 //! What the AICPU and the AICore executor share on the chip, layouts pinned: the per-core
 //! handshake block and the two payload slots each core reads its work from (device memory),
-//! and the offsets, strides and control values of a core's register window. The executor's
-//! C header (`device-sys/aicore/pto_aicore.h`) declares the same layout; the const
-//! assertions below and the executor's `_Static_assert`s keep the two equal.
+//! the arguments the host launches the executors with, and the offsets, strides and control
+//! values of a core's register window. These declarations are the only ones: the executor's
+//! C view of them (`device-sys/aicore/pto_aicore_layout.h`, included by `pto_aicore.h`) is
+//! generated from this file by cbindgen (`PTO_BLESS=1 cargo test -p pto-runtime-capi --test
+//! header` rewrites it, and that test fails while it is stale).
 #![forbid(unsafe_code)]
 
 use core::mem::{offset_of, size_of};
 
-use pto_runtime_core::{MAX_ARGS, RawCondition};
+use pto_runtime_core::{MAX_ARGS, RawCondition, StatusWord, Token};
 
 /// `FAST_PATH_ENABLE`: the AICPU writes [`FAST_PATH_OPEN`] when it opens a core's window and
 /// [`FAST_PATH_CLOSED`] when it closes it.
@@ -36,8 +38,15 @@ pub const FAST_PATH_CLOSED: u32 = 0xF;
 pub const DMB_IDLE: u32 = 0x7FFF_FFFD;
 /// `DATA_MAIN_BASE`: leave the executor loop.
 pub const DMB_EXIT: u32 = 0x7FFF_FFF0;
+/// `COND`'s FIN bit: the core finished the token it carries (clear: it took it).
+pub const COND_FIN: u32 = 0x8000_0000;
 /// `COND` once the core acknowledged the exit: FIN with the exit acknowledgement value.
-pub const COND_EXIT_ACK: u32 = 0x8000_0000 | 0x7FFF_FFFE;
+pub const COND_EXIT_ACK: u32 = 0xFFFF_FFFE;
+/// The last token before the sequence wraps to 1 (the top 16 values are control values).
+pub const TOKEN_LAST: u32 = 0x7FFF_FFEF;
+/// The result code of a slot whose kernel address is 0: the executor fails it rather than
+/// jump to address 0.
+pub const FAIL_NO_KERNEL: u32 = 0xFFFF_0001;
 
 /// `core_type` in a handshake: a cube core.
 pub const CORE_AIC: u32 = 0;
@@ -47,14 +56,15 @@ pub const CORE_AIV: u32 = 1;
 /// The version of the kernel ABI (the slot and tensor descriptor layouts and the calls a
 /// kernel makes, `pto_aicore.h`'s `PTO_KERNEL_ABI_VERSION`). A kernel built for the
 /// simulator carries it as `pto_kernel_abi_version`; one with another version is refused.
-pub const KERNEL_ABI_VERSION: u32 = 4;
+/// 5: a tensor descriptor's access is a set of flags (`PtoAccess_READ`, `PtoAccess_WRITE`).
+pub const KERNEL_ABI_VERSION: u32 = 5;
 
 /// Deferred conditions a payload slot holds.
 pub const SLOT_CONDITIONS: usize = 7;
 /// Argument words a payload slot holds: a task's tensor addresses and scalar arguments
 /// together (a run's `max_tensors + max_args` may not exceed it): room for 16 tensors and
-/// the most scalar arguments a task may have.
-pub const SLOT_ARGS: usize = 16 + MAX_ARGS as usize;
+/// the most scalar arguments a task may have (`16 + MAX_ARGS`, spelled out for C).
+pub const SLOT_ARGS: usize = 48;
 /// Bytes of one tensor descriptor in a run's descriptor area.
 pub const TENSOR_DESC_BYTES: usize = 128;
 
@@ -88,7 +98,20 @@ pub struct Handshake {
     pub aicore_exited: u32,
 }
 
-/// One payload slot (512 bytes in device memory; two per core, chosen by token parity).
+/// What the host launches the executor kernels with (`blockDim` = clusters): one block of
+/// 16 bytes in device memory, read through the kernel's argument pointer.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct PtoAicoreArgs {
+    /// Device address of `aic_cores + aiv_cores` [`Handshake`] blocks, AIC first.
+    pub handshakes: u64,
+    /// AIC cores (one per cluster): the first AIV's handshake follows theirs.
+    pub aic_cores: u32,
+    /// Zero.
+    pub reserved: u32,
+}
+
+/// One payload slot (640 bytes in device memory; two per core, chosen by token parity).
 ///
 /// The AICPU writes everything but `result`, `fail_code`, `times` and the conditions (and
 /// the token's tensor descriptors, when the run has a descriptor area) before it writes the
@@ -160,6 +183,12 @@ impl Slot {
 }
 
 const _: () = {
+    assert!(SLOT_ARGS == 16 + MAX_ARGS as usize);
+    assert!(COND_FIN == StatusWord::FIN);
+    assert!(COND_EXIT_ACK == COND_FIN | 0x7FFF_FFFE);
+    assert!(TOKEN_LAST == Token::LAST.bits());
+    assert!(size_of::<PtoAicoreArgs>() == 16);
+    assert!(offset_of!(PtoAicoreArgs, aic_cores) == 8);
     assert!(size_of::<Handshake>() == 64);
     assert!(offset_of!(Handshake, aicpu_ready) == 0);
     assert!(offset_of!(Handshake, aicore_done) == 4);

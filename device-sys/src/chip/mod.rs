@@ -21,3 +21,6 @@ pub mod stall_log;
 pub use platform::{ChipConfig, ChipCore, ChipPlatform};
 pub use session::{ChipError, OpenArgs, close_core, open_core};
 pub use stall_log::{PtoStallEntry, StallLog};
+
+#[cfg(all(test, loom))]
+mod loom_stall_log;

@@ -5,12 +5,14 @@
 //! [`PtoStallEntry`]s. Past its capacity entries are counted, not kept.
 #![forbid(unsafe_code)]
 
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-
+use pto_runtime_core::sync::{AtomicU32, AtomicU64, Ordering};
 use pto_runtime_core::{Condition, CoreId, RawCondition, Stall, TaskId, Watch, WorkerClass};
 
 /// Stall entries a device report carries.
 pub const REPORT_STALLS: usize = 8;
+
+/// Entries the log keeps: a report's worth; two under loom, so its models reach a full log.
+const KEPT: usize = if cfg!(loom) { 2 } else { REPORT_STALLS };
 
 /// One live task of a stopped run and what it waited for (the C view of a [`Stall`]).
 #[repr(C)]
@@ -160,13 +162,18 @@ impl PtoStallEntry {
 
 /// The log: up to [`REPORT_STALLS`] entries, in the order they were told, and a count of
 /// every entry told.
+///
+/// Pushers claim an entry with one read-modify-write of the count, write its words, then
+/// mark it ready (Release); a reader takes the ready entries in order (Acquire). So an entry
+/// is read whole or not at all, each push lands in its own entry, and a reader that
+/// synchronised with a pusher (the last thread out of a run) sees its entry.
 #[derive(Debug)]
 pub struct StallLog {
     told: AtomicU32,
     /// Each entry as five words: task, `kind | watch << 16 | core << 32`, a, b, c.
-    words: [[AtomicU64; 5]; REPORT_STALLS],
+    words: [[AtomicU64; 5]; KEPT],
     /// Per entry: set (Release) once its words are written.
-    ready: [AtomicU32; REPORT_STALLS],
+    ready: [AtomicU32; KEPT],
 }
 
 impl Default for StallLog {
@@ -177,11 +184,22 @@ impl Default for StallLog {
 
 impl StallLog {
     /// An empty log.
+    #[cfg(not(loom))]
     pub const fn new() -> Self {
         StallLog {
             told: AtomicU32::new(0),
-            words: [const { [const { AtomicU64::new(0) }; 5] }; REPORT_STALLS],
-            ready: [const { AtomicU32::new(0) }; REPORT_STALLS],
+            words: [const { [const { AtomicU64::new(0) }; 5] }; KEPT],
+            ready: [const { AtomicU32::new(0) }; KEPT],
+        }
+    }
+
+    /// An empty log (loom's atomics have no `const` constructor).
+    #[cfg(loom)]
+    pub fn new() -> Self {
+        StallLog {
+            told: AtomicU32::new(0),
+            words: core::array::from_fn(|_| core::array::from_fn(|_| AtomicU64::new(0))),
+            ready: core::array::from_fn(|_| AtomicU32::new(0)),
         }
     }
 
@@ -213,7 +231,7 @@ impl StallLog {
 
     /// The entries kept, in order (those whose writer finished).
     pub fn entries(&self) -> impl Iterator<Item = PtoStallEntry> + '_ {
-        (0..REPORT_STALLS)
+        (0..KEPT)
             .take_while(|&i| self.ready[i].load(Ordering::Acquire) == 1)
             .map(|i| {
                 let w = &self.words[i];
@@ -239,7 +257,7 @@ impl StallLog {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

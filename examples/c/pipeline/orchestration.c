@@ -21,7 +21,7 @@ PTO_ORCHESTRATION_CONFIG(.max_deps = MAX_CHUNKS, .task_window = 128);
 
 /* `count` f32 values of the buffer at `buf` (`len` values long) from value `first` on. */
 static PtoTensorArg values(uint64_t buf, uint64_t len, uint64_t first, uint32_t count,
-                           uint8_t access) {
+                           PtoAccess access) {
     PtoTensorArg t = {
         .buffer = buf,
         .buffer_len = 4 * len,
@@ -42,13 +42,15 @@ int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t na
     if (n == 0 || n % CHUNK != 0 || n / CHUNK > MAX_CHUNKS) return PIPELINE_BAD_LENGTH;
     /* Stage 1: y[c] = x[c]^2, chunk by chunk. */
     for (uint64_t first = 0; first < n; first += CHUNK) {
-        PtoTensorArg tiles[2] = {values(x, n, first, CHUNK, 0), values(y, n, first, CHUNK, 1)};
+        PtoTensorArg tiles[2] = {values(x, n, first, CHUNK, PtoAccess_READ),
+                                 values(y, n, first, CHUNK, PtoAccess_WRITE)};
         PtoTask task = {.kernel = square, .class_ = 1, .tensors = tiles, .ntensors = 2};
         int32_t rc = ops->submit(ops->ctx, &task, NULL);
         if (rc != PTO_OK) return rc;
     }
     /* Stage 2: s = sum(y), after every task that wrote a tile of y (the fan-in). */
-    PtoTensorArg tiles[2] = {values(y, n, 0, (uint32_t)n, 0), values(s, 1, 0, 1, 1)};
+    PtoTensorArg tiles[2] = {values(y, n, 0, (uint32_t)n, PtoAccess_READ),
+                             values(s, 1, 0, 1, PtoAccess_WRITE)};
     PtoTask task = {.kernel = reduce, .class_ = 1, .tensors = tiles, .ntensors = 2};
     return ops->submit(ops->ctx, &task, NULL);
 }

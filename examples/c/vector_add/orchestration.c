@@ -13,9 +13,9 @@ enum { VECTOR_ADD_BAD_ARGS = 1, VECTOR_ADD_BAD_LENGTH = 2 };
 #define CHUNK 1024u
 
 /* `count` f32 values of the buffer at `buf` (`n` values long) from value `first` on, used
- * as `access` (0 read, 1 written). */
+ * as `access` (PtoAccess_READ, PtoAccess_WRITE). */
 static PtoTensorArg chunk(uint64_t buf, uint64_t n, uint64_t first, uint32_t count,
-                          uint8_t access) {
+                          PtoAccess access) {
     PtoTensorArg t = {
         .buffer = buf,
         .buffer_len = 4 * n,
@@ -36,9 +36,9 @@ int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t na
     if (n == 0 || n % CHUNK != 0) return VECTOR_ADD_BAD_LENGTH;
     for (uint64_t first = 0; first < n; first += CHUNK) {
         PtoTensorArg tiles[3] = {
-            chunk(x, n, first, CHUNK, 0),
-            chunk(y, n, first, CHUNK, 0),
-            chunk(z, n, first, CHUNK, 1),
+            chunk(x, n, first, CHUNK, PtoAccess_READ),
+            chunk(y, n, first, CHUNK, PtoAccess_READ),
+            chunk(z, n, first, CHUNK, PtoAccess_WRITE),
         };
         PtoTask task = {.kernel = add, .class_ = 1 /* AIV */, .tensors = tiles, .ntensors = 3};
         int32_t rc = ops->submit(ops->ctx, &task, NULL);

@@ -120,6 +120,11 @@ impl DeviceStatus {
     pub fn finished(&self) -> u64 {
         self.0.sched.finished
     }
+
+    /// Tasks the run skipped (a false predicate at dispatch).
+    pub fn skipped(&self) -> u64 {
+        self.0.sched.skipped
+    }
 }
 
 impl core::fmt::Display for DeviceStatus {

@@ -7,39 +7,24 @@
 
 use std::sync::{Arc, Mutex};
 
-use pto_device_sys::cann::{DeviceMem, NpuApi, Stream, launch_aicpu_kfc};
-use pto_dispatcher::{
-    DEVICE_ARGS_BYTES, DEVICE_ARGS_DEVICE, DEVICE_ARGS_DISPATCHER, DEVICE_ARGS_DISPATCHER_LEN,
-    DEVICE_ARGS_INNER, DEVICE_ARGS_INNER_LEN, fingerprint,
-};
+use pto_device_sys::cann::{DeviceMem, KfcArgs, NpuApi, Stream, launch_aicpu_kfc};
+use pto_dispatcher::{DeviceArgs, fingerprint};
 
 use super::error::NpuError;
-
-/// Bytes of the host argument block of the bootstrap launch.
-const ARGS_BYTES: usize = 304;
-/// Where the block holds the device arguments' address.
-const ARGS_DEVICE_ARGS: usize = 40;
-/// Where it names the kernel, the SO and the op (32 bytes each).
-const ARGS_KERNEL_NAME: usize = 208;
-const ARGS_SO_NAME: usize = 240;
-const ARGS_OP_NAME: usize = 272;
 
 /// The fingerprint of the SO this process uploaded, once it did.
 static UPLOADED: Mutex<Option<u64>> = Mutex::new(None);
 
 /// The host argument block: the device arguments' address, then the names CANN's
-/// extend-kernels library checks, zero elsewhere.
-fn host_args(device_args: u64) -> Vec<u8> {
-    let mut a = vec![0u8; ARGS_BYTES];
-    a[ARGS_DEVICE_ARGS..ARGS_DEVICE_ARGS + 8].copy_from_slice(&device_args.to_le_bytes());
-    for (at, name) in [
-        (ARGS_KERNEL_NAME, &b"DynTileFwkKernelServerInit"[..]),
-        (ARGS_SO_NAME, &b"libaicpu_extend_kernels.so"[..]),
-        (ARGS_OP_NAME, &b""[..]),
-    ] {
-        a[at..at + name.len()].copy_from_slice(name);
-    }
-    a
+/// extend-kernels library checks.
+fn host_args(device_args: u64) -> KfcArgs {
+    KfcArgs::new(
+        device_args,
+        b"DynTileFwkKernelServerInit",
+        b"libaicpu_extend_kernels.so",
+        b"",
+    )
+    .expect("the bootstrap's names fit the block")
 }
 
 /// Uploads `inner` through `dispatcher` unless this process did already (then it checks
@@ -72,29 +57,20 @@ pub fn ensure(
         .map_err(NpuError::cann(step))?;
     let inner_mem = DeviceMem::alloc(api, inner.len()).map_err(NpuError::cann(step))?;
     inner_mem.write(0, inner).map_err(NpuError::cann(step))?;
-    let mut dev_args = [0u8; DEVICE_ARGS_BYTES];
-    for (at, v) in [
-        (DEVICE_ARGS_DISPATCHER, disp_mem.addr()),
-        (DEVICE_ARGS_DISPATCHER_LEN, dispatcher.len() as u64),
-        (DEVICE_ARGS_DEVICE, u64::from(driver_id)),
-        (DEVICE_ARGS_INNER, inner_mem.addr()),
-        (DEVICE_ARGS_INNER_LEN, inner.len() as u64),
-    ] {
-        dev_args[at..at + 8].copy_from_slice(&v.to_le_bytes());
-    }
-    let args_mem = DeviceMem::alloc(api, DEVICE_ARGS_BYTES).map_err(NpuError::cann(step))?;
-    args_mem.write(0, &dev_args).map_err(NpuError::cann(step))?;
+    let dev_args = DeviceArgs {
+        dispatcher: disp_mem.addr(),
+        dispatcher_len: dispatcher.len() as u64,
+        device: u64::from(driver_id),
+        inner: inner_mem.addr(),
+        inner_len: inner.len() as u64,
+        ..DeviceArgs::default()
+    };
+    let args_mem = DeviceMem::alloc(api, size_of::<DeviceArgs>()).map_err(NpuError::cann(step))?;
+    args_mem
+        .write(0, bytemuck::bytes_of(&dev_args))
+        .map_err(NpuError::cann(step))?;
     let mut args = host_args(args_mem.addr());
-    launch_aicpu_kfc(
-        api,
-        stream,
-        c"AST_DYN_AICPU",
-        1,
-        &mut args,
-        ARGS_SO_NAME as u32,
-        ARGS_KERNEL_NAME as u32,
-    )
-    .map_err(NpuError::cann(
+    launch_aicpu_kfc(api, stream, c"AST_DYN_AICPU", 1, &mut args).map_err(NpuError::cann(
         "bootstrap: launching the extend-kernels dispatcher",
     ))?;
     // CANN latched: whatever happens next, a second upload would be ignored.
@@ -117,11 +93,18 @@ mod tests {
 
     #[test]
     fn the_host_block_names_what_cann_checks_where_it_looks() {
-        let a = host_args(0x1122);
+        let args = host_args(0x1122);
+        let a = bytemuck::bytes_of(&args);
         assert_eq!(a.len(), 304);
         assert_eq!(&a[40..48], &0x1122u64.to_le_bytes());
         assert!(a[208..].starts_with(b"DynTileFwkKernelServerInit\0"));
         assert!(a[240..].starts_with(b"libaicpu_extend_kernels.so\0"));
         assert!(a[272..].iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn a_name_without_room_for_its_nul_is_refused() {
+        assert!(KfcArgs::new(0, &[b'x'; 31], b"", b"").is_some());
+        assert!(KfcArgs::new(0, &[b'x'; 32], b"", b"").is_none());
     }
 }

@@ -1,7 +1,7 @@
 //! The task records a run's `exec` copies back (`PtoRecord`, 88 bytes each, when the run
 //! asked for them): read from device memory as the type the device wrote (`bytemuck`), and
-//! turned into `pto_runtime_core::TaskRecord` by `PtoRecord::to_record`, so the simulator's
-//! trace writer draws an NPU run as it draws a simulated one.
+//! turned into `pto_runtime_core::TaskRecord` by `PtoRecord::to_record`, so the trace
+//! writer (`pto-trace`) draws an NPU run as it draws a simulated one.
 #![forbid(unsafe_code)]
 
 use pto_runtime_core::ffi::PtoRecord;

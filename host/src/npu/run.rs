@@ -7,7 +7,7 @@
 //! report apart.
 
 use pto_device_sys::cann::{CannError, DeviceMem};
-use pto_device_sys::chip::layout::{Handshake, TENSOR_DESC_BYTES};
+use pto_device_sys::chip::layout::{Handshake, PtoAicoreArgs, TENSOR_DESC_BYTES};
 use pto_runtime_core::ffi::PtoRecord;
 use pto_runtime_core::{Config, ProfileLevel, RegionLayout};
 
@@ -42,7 +42,9 @@ struct RunMem {
     report: DeviceMem,
     aicore_args: DeviceMem,
     tensors: DeviceMem,
+    /// The ranges the AICPU may read for conditions and predicates, `nwatched` of them.
     watched: DeviceMem,
+    nwatched: u32,
     records: DeviceMem,
 }
 
@@ -107,17 +109,30 @@ impl NpuSession {
         })?;
         let heap = DeviceMem::alloc(api, heap_bytes.max(64))?;
         let report = DeviceMem::alloc(api, REPORT_BYTES)?;
-        let aicore_args = DeviceMem::alloc(api, 16)?;
+        let aicore_args = DeviceMem::alloc(api, size_of::<PtoAicoreArgs>())?;
         let cores = usize::from(cfg.aic_cores) + usize::from(cfg.aiv_cores);
         let tensors = DeviceMem::alloc(
             api,
             cores * 2 * usize::from(cfg.max_tensors) * TENSOR_DESC_BYTES,
         )?;
-        let ranges: Vec<u64> = spec
-            .watched
+        // The run's own memory (its buffers and output heap) first, then what the spec adds
+        // (a rank's window): a deferred condition or a predicate may read any of them.
+        let own = buffers
             .iter()
-            .flat_map(|&(at, len)| [at, len])
-            .collect();
+            .map(|m| (m.addr(), m.len() as u64))
+            .chain([(heap.addr(), heap.len() as u64)]);
+        let all: Vec<(u64, u64)> = own.chain(spec.watched.iter().copied()).collect();
+        if all.len() > crate::program::MAX_WATCHED {
+            return Err(CannError::Invalid(format!(
+                "{} buffers, the output heap and {} watched ranges are {} ranges the AICPU \
+                 may read, and it takes at most {}: pass fewer buffers",
+                buffers.len(),
+                spec.watched.len(),
+                all.len(),
+                crate::program::MAX_WATCHED
+            )));
+        }
+        let ranges: Vec<u64> = all.iter().flat_map(|&(at, len)| [at, len]).collect();
         let watched = DeviceMem::alloc(api, ranges.len().max(2) * 8)?;
         watched.write(0, &words(&ranges))?;
         let records = DeviceMem::alloc(api, (spec.records as usize).max(1) * RECORD_BYTES)?;
@@ -131,6 +146,7 @@ impl NpuSession {
             aicore_args,
             tensors,
             watched,
+            nwatched: all.len() as u32,
             records,
         })
     }
@@ -251,18 +267,21 @@ impl NpuSession {
         let live = self.live.as_ref().expect("checked by run");
         let sync = self.opts.timeouts.stream_sync_ms;
         let cores = 3 * self.clusters as usize;
-        // aicore_done and aicpu_ready of every core, zeroed before the executors start.
+        // Every core's handshake block (aicore_done and aicpu_ready among it), zeroed before
+        // the executors start.
         let step = "clearing the handshakes";
         for i in 0..cores {
             live.handshakes
-                .write(i * size_of::<Handshake>(), &[0u8; 8])
+                .write(i * size_of::<Handshake>(), &[0u8; size_of::<Handshake>()])
                 .map_err(|e| (step, e))?;
         }
-        let mut aicore_args = [0u8; 16];
-        aicore_args[..8].copy_from_slice(&live.handshakes.addr().to_le_bytes());
-        aicore_args[8..12].copy_from_slice(&self.clusters.to_le_bytes());
+        let aicore_args = PtoAicoreArgs {
+            handshakes: live.handshakes.addr(),
+            aic_cores: self.clusters,
+            reserved: 0,
+        };
         mem.aicore_args
-            .write(0, &aicore_args)
+            .write(0, bytemuck::bytes_of(&aicore_args))
             .map_err(|e| ("writing the AICore executor's arguments", e))?;
         mem.region.zero().map_err(|e| ("clearing the region", e))?;
         let addrs = ExecAddrs {
@@ -279,7 +298,7 @@ impl NpuSession {
             heap: (mem.heap.addr(), mem.heap.len() as u64),
             report: mem.report.addr(),
             tensors: mem.tensors.addr(),
-            watched: (mem.watched.addr(), spec.watched.len() as u32),
+            watched: (mem.watched.addr(), mem.nwatched),
             records: (mem.records.addr(), spec.records),
         };
         let threads = u32::from(self.opts.schedulers) + 1;

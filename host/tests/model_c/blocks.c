@@ -14,7 +14,7 @@
 
 #include "pto_aicpu.h"
 
-static PtoTensorArg words(uint64_t base, uint64_t n, uint8_t access) {
+static PtoTensorArg words(uint64_t base, uint64_t n, PtoAccess access) {
     PtoTensorArg t = {.buffer = base, .buffer_len = 8 * n, .base = base, .elem = 8, .rank = 1,
                       .access = access, .shape = {(uint32_t)n, 1, 1, 1}, .strides = {1, 0, 0, 0}};
     return t;
@@ -28,27 +28,27 @@ int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t na
     uint64_t n = args[9], threshold = args[11];
     uint16_t blocks = (uint16_t)args[10];
 
-    PtoTensorArg t1[2] = {words(x, n, 0), words(y, n, 1)};
+    PtoTensorArg t1[2] = {words(x, n, PtoAccess_READ), words(y, n, PtoAccess_WRITE)};
     PtoTask t = {.kernel = split, .class_ = 1, .blocks = blocks, .tensors = t1, .ntensors = 2};
     int32_t st = ops->submit(ops->ctx, &t, NULL);
     if (st != 0) return st;
 
     uint64_t scalars[1] = {threshold};
-    PtoTensorArg t2[2] = {words(y, n, 0), words(c, 1, 1)};
+    PtoTensorArg t2[2] = {words(y, n, PtoAccess_READ), words(c, 1, PtoAccess_WRITE)};
     PtoTask counting = {.kernel = count, .class_ = 1, .args = scalars, .nargs = 1,
                         .tensors = t2, .ntensors = 2};
     if ((st = ops->submit(ops->ctx, &counting, NULL)) != 0) return st;
 
-    PtoTensorArg counted = words(c, 1, 0);
+    PtoTensorArg counted = words(c, 1, PtoAccess_READ);
     if ((st = ops->settle(ops->ctx, &counted)) != 0) return st;
     uint64_t k = *(volatile uint64_t *)(uintptr_t)c;
-    PtoTensorArg t3[1] = {words(z, 1, 2)};
+    PtoTensorArg t3[1] = {words(z, 1, PtoAccess_READ | PtoAccess_WRITE)};
     for (uint64_t i = 0; i < k; i++) {
         PtoTask b = {.kernel = bump, .class_ = 1, .tensors = t3, .ntensors = 1};
         if ((st = ops->submit(ops->ctx, &b, NULL)) != 0) return st;
     }
 
-    PtoTensorArg t4[1] = {words(w, 6, 1)};
+    PtoTensorArg t4[1] = {words(w, 6, PtoAccess_WRITE)};
     PtoTask mix = {.kernel = lanes, .class_ = 2, .blocks = 2, .per_lane = 1,
                    .aiv_kernels = {lanes + 1, lanes + 2}, .tensors = t4, .ntensors = 1};
     return ops->submit(ops->ctx, &mix, NULL);

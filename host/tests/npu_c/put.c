@@ -5,7 +5,7 @@
 #include "tensor.h"
 
 void pto_kernel_entry(int64_t *args) {
-    const PtoKernelTensor *out = tensor(args, 0, 1);
+    const PtoKernelTensor *out = tensor(args, 0, PtoAccess_WRITE);
     if (out == 0) return;
     uint32_t nt = pto_kernel_ntensors(args);
     uint32_t *counter = (uint32_t *)(uintptr_t)args[nt];

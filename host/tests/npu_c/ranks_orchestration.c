@@ -13,7 +13,7 @@
 #define READY 64
 #define DATA 128
 
-static PtoTensorArg words(uint64_t base, uint32_t n, uint8_t access) {
+static PtoTensorArg words(uint64_t base, uint32_t n, PtoAccess access) {
     PtoTensorArg t = {.buffer = base, .buffer_len = 8ull * n, .base = base, .elem = 8,
                       .rank = 1, .access = access, .shape = {n, 1, 1, 1, 1}, .strides = {1}};
     return t;
@@ -32,12 +32,12 @@ int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t na
     uint64_t mine = args[3], peer = args[4], first = args[6], out = args[7];
     uint32_t n = (uint32_t)args[5];
     int32_t rc;
-    PtoTensorArg data = words(mine + DATA, n, 1);
+    PtoTensorArg data = words(mine + DATA, n, PtoAccess_WRITE);
     uint64_t wait_args[2] = {mine + COUNTER, peer + READY};
     if ((rc = submit(ops, k_wait, &data, 1, wait_args, 2)) != 0) return rc;
-    PtoTensorArg sum[2] = {words(mine + DATA, n, 0), words(out, 1, 1)};
+    PtoTensorArg sum[2] = {words(mine + DATA, n, PtoAccess_READ), words(out, 1, PtoAccess_WRITE)};
     if ((rc = submit(ops, k_sum, sum, 2, 0, 0)) != 0) return rc;
-    PtoTensorArg to_peer = words(peer + DATA, n, 1);
+    PtoTensorArg to_peer = words(peer + DATA, n, PtoAccess_WRITE);
     uint64_t put_args[3] = {peer + COUNTER, mine + READY, first};
     return submit(ops, k_put, &to_peer, 1, put_args, 3);
 }

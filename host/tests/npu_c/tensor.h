@@ -6,7 +6,7 @@
 
 /* Tensor `i` of the task if it has 8-byte elements and the access `want`; else the kernel
  * fails with code 90 + i and this is 0. */
-PTO_INLINE const PtoKernelTensor *tensor(int64_t *args, uint32_t i, uint8_t want) {
+PTO_INLINE const PtoKernelTensor *tensor(int64_t *args, uint32_t i, PtoAccess want) {
     const PtoKernelTensor *t = pto_kernel_tensor(args, i);
     if (t == 0 || t->elem != 8 || t->access != want || (uint64_t)args[i] != t->base) {
         pto_kernel_fail(args, 90 + i);

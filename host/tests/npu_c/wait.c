@@ -5,7 +5,7 @@
 #include "tensor.h"
 
 void pto_kernel_entry(int64_t *args) {
-    const PtoKernelTensor *data = tensor(args, 0, 1);
+    const PtoKernelTensor *data = tensor(args, 0, PtoAccess_WRITE);
     if (data == 0) return;
     uint32_t nt = pto_kernel_ntensors(args);
     uint64_t counter = (uint64_t)args[nt];

@@ -272,6 +272,29 @@ pub fn kit() -> &'static Kit {
     })
 }
 
+/// `pto-launch run`'s flags for device 0 of the fake NPU through `libpto_aicpu.so`: the
+/// kit's artifacts, its fake CANN and this machine's counter rate.
+pub fn fake_npu_flags() -> Vec<String> {
+    let k = kit();
+    let path = |p: &Path| p.to_str().unwrap().to_owned();
+    vec![
+        "--backend".to_owned(),
+        "npu".to_owned(),
+        "--device".to_owned(),
+        "0".to_owned(),
+        "--aicpu-so".to_owned(),
+        path(&k.artifacts.aicpu_so),
+        "--dispatcher-so".to_owned(),
+        path(&k.artifacts.dispatcher_so),
+        "--aicore-executor".to_owned(),
+        path(&k.artifacts.aicore_executor),
+        "--cann-dir".to_owned(),
+        path(&k.cann),
+        "--device-ticks-per-us".to_owned(),
+        ticks_per_us().to_string(),
+    ]
+}
+
 pub fn ticks_per_us() -> u64 {
     static T: OnceLock<u64> = OnceLock::new();
     *T.get_or_init(|| {

@@ -10,13 +10,16 @@
 
 #include "pto_aicpu.h"
 
-static PtoTensorArg words(uint64_t base, uint64_t n, uint8_t access) {
+static PtoTensorArg words(uint64_t base, uint64_t n, PtoAccess access) {
     PtoTensorArg t = {.buffer = base, .buffer_len = 8 * n, .base = base, .elem = 8, .rank = 1,
                       .access = access, .shape = {(uint32_t)n, 1, 1, 1}, .strides = {1, 0, 0, 0}};
     return t;
 }
 
-enum { IN = 0, OUT = 1, INOUT = 2, CLASS_AIV = 1, CLASS_MIX = 2 };
+#define IN PtoAccess_READ
+#define OUT PtoAccess_WRITE
+#define INOUT (PtoAccess_READ | PtoAccess_WRITE)
+enum { CLASS_AIV = 1, CLASS_MIX = 2 };
 
 int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t nargs) {
     if (nargs != 9) return 1;

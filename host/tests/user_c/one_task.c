@@ -13,10 +13,10 @@ int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t na
     }
     uint64_t x = args[1], y = args[2], n = args[3];
     PtoTensorArg t[2] = {
-        {.buffer = x, .buffer_len = 8 * n, .base = x, .elem = 8, .rank = 1, .access = 0,
-         .shape = {(uint32_t)n, 1, 1, 1}, .strides = {1, 0, 0, 0}},
-        {.buffer = y, .buffer_len = 8 * n, .base = y, .elem = 8, .rank = 1, .access = 1,
-         .shape = {(uint32_t)n, 1, 1, 1}, .strides = {1, 0, 0, 0}},
+        {.buffer = x, .buffer_len = 8 * n, .base = x, .elem = 8, .rank = 1,
+         .access = PtoAccess_READ, .shape = {(uint32_t)n, 1, 1, 1}, .strides = {1, 0, 0, 0}},
+        {.buffer = y, .buffer_len = 8 * n, .base = y, .elem = 8, .rank = 1,
+         .access = PtoAccess_WRITE, .shape = {(uint32_t)n, 1, 1, 1}, .strides = {1, 0, 0, 0}},
     };
     PtoTask task = {.kernel = (uint32_t)args[0], .class_ = 1, .tensors = t, .ntensors = 2};
     return ops->submit(ops->ctx, &task, NULL);

@@ -5,7 +5,7 @@
 
 use core::ffi::{c_char, c_int, c_void};
 
-use pto_device_sys::abi::{PTO_ORCH_ENTRY, PtoOrchestrate};
+use pto_device_sys::abi::{PTO_ORCH_ENTRY, PtoAicpuExecArgs, PtoOrchestrate};
 
 unsafe extern "C" {
     fn open(path: *const c_char, flags: c_int, mode: u32) -> c_int;
@@ -85,16 +85,11 @@ fn temp_path(buf: &mut [u8; 96], device: u32, pid: u32, run: u64) -> *const c_ch
     buf.as_ptr().cast()
 }
 
-/// Loads the `len` bytes at `bytes` as the orchestration SO of run `run` on `device`.
-///
-/// # Safety
-/// `bytes` is readable for `len` bytes (device memory the host wrote the SO to).
-pub(crate) unsafe fn load(
-    bytes: u64,
-    len: u64,
-    device: u32,
-    run: u64,
-) -> Result<Loaded, LoadError> {
+/// Loads the orchestration SO the arguments give (`orch_so_len` bytes at `orch_so`,
+/// non-null: the caller checks) as that of run `run` on `device`.
+pub(crate) fn load(a: &PtoAicpuExecArgs, device: u32, run: u64) -> Result<Loaded, LoadError> {
+    // The host wrote `orch_so_len` bytes of the SO at `orch_so` (the exec ABI's contract).
+    let (bytes, len) = (a.orch_so, a.orch_so_len);
     let mut buf = [0u8; 96];
     // SAFETY: `getpid` takes nothing and cannot fail.
     let pid = unsafe { getpid() } as u32;
@@ -106,7 +101,7 @@ pub(crate) unsafe fn load(
     }
     let mut done = 0u64;
     while done < len {
-        // SAFETY: `[bytes + done, bytes + len)` is readable (the caller's contract).
+        // SAFETY: `[bytes + done, bytes + len)` is readable (the exec ABI's contract).
         let n = unsafe {
             write(
                 fd,
