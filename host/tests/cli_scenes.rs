@@ -1,5 +1,6 @@
 //! `pto-launch bench --workload scene:NAME`: every scene runs, reports its overhead share and
-//! writes a well-nested trace; bad names and options are clear errors.
+//! writes a well-nested trace, from which `pto-launch trace` computes the same shares; bad
+//! names and options are clear errors.
 
 mod cli_util;
 use cli_util::{launch, launch_json};
@@ -13,6 +14,7 @@ fn every_scene_reports_its_tasks_makespan_and_overhead_shares_and_writes_a_neste
         ("paged-attention", 1056),
         ("paged-attention-per-head", 1056),
         ("decode-layer", 546),
+        ("moe", 133),
     ];
     for (name, tasks) in scenes {
         for silicon in ["none", "a2a3"] {
@@ -73,6 +75,65 @@ fn every_scene_reports_its_tasks_makespan_and_overhead_shares_and_writes_a_neste
                 // The model's dispatch: at least 140 ns from doorbell to start.
                 assert!(o["head_ns"].as_f64().unwrap() >= 140.0, "{what}: {o}");
             }
+            // `pto-launch trace` reads the same shares back from the trace: the records'
+            // times there are whole ns, so they agree to the rounding of a few ns.
+            let svg = dir.join(format!("{name}-{silicon}.svg"));
+            let t = launch_json(
+                &what,
+                &[
+                    "trace",
+                    "--json",
+                    path.to_str().unwrap(),
+                    "--svg",
+                    svg.to_str().unwrap(),
+                ],
+            );
+            let back = &t["overhead"];
+            for share in ["aic", "aiv", "all_engines", "has_overhead"] {
+                let (want, got) = (o[share].as_f64().unwrap(), back[share].as_f64().unwrap());
+                assert!(
+                    (want - got).abs() < 1e-3,
+                    "{what}: {share}: bench {want}, trace {got}: {back}"
+                );
+            }
+            for ns in ["makespan_ns", "head_ns", "tail_ns"] {
+                let (want, got) = (o[ns].as_f64().unwrap(), back[ns].as_f64().unwrap());
+                assert!(
+                    (want - got).abs() <= 2.0 + 1e-6 * want,
+                    "{what}: {ns}: bench {want}, trace {got}: {back}"
+                );
+            }
+            // A skipped task runs no kernel: the moe's 32 unchosen expert tiles.
+            let skipped = if name == "moe" { 32 } else { 0 };
+            assert_eq!(t["skipped"], skipped, "{what}: {t}");
+            assert_eq!(
+                t["slices"].as_u64(),
+                r["tasks"].as_u64().map(|n| n - skipped),
+                "{what}: {t}"
+            );
+            // Its critical path: the chain's time adds up to what was observed, and no chain
+            // of kernels is longer than the run.
+            let c = &t["critical_path"];
+            let observed = c["observed_ns"].as_u64().unwrap();
+            let blame: u64 = ["kernels", "orchestrator", "core", "scheduler", "front"]
+                .iter()
+                .map(|k| c["blame"][k].as_u64().unwrap())
+                .sum();
+            assert_eq!(blame, observed, "{what}: {c}");
+            assert!(
+                c["dependency_limited_ns"].as_u64().unwrap() <= observed,
+                "{what}: {c}"
+            );
+            assert!(!c["chain"].as_array().unwrap().is_empty(), "{what}: {c}");
+            // Its picture: well-formed, a lane per core that ran a slice.
+            let text = std::fs::read_to_string(&svg).unwrap();
+            let doc = roxmltree::Document::parse(&text)
+                .unwrap_or_else(|e| panic!("{what}: the SVG: {e}"));
+            let lanes = doc
+                .descendants()
+                .filter(|n| n.attribute("class") == Some("lane"))
+                .count();
+            assert_eq!(lanes, t["cores"].as_array().unwrap().len(), "{what}");
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();

@@ -7,7 +7,8 @@
 //! threads run the real `pto-runtime-core`.
 //!
 //! A run's task records become a Chrome trace that Perfetto draws ([`write_chrome_trace`],
-//! kernel slices named as the [`KernelTable`] names them; [`check_chrome_trace`] checks one),
+//! kernel slices named as the [`KernelTable`] names them; [`check_chrome_trace`] checks one:
+//! the `pto-trace` crate's writer, re-exported, the one an NPU run's records go through too),
 //! and its wiring a dependency graph ([`DepGraph`]).
 //!
 //! C kernels of the device ABI run here as shared objects built for this host
@@ -41,6 +42,7 @@ mod element;
 mod engine;
 mod error;
 mod kernel_error;
+mod kernel_names;
 mod kernel_panic;
 mod kernels;
 mod machine;
@@ -56,8 +58,6 @@ mod silicon;
 mod slab;
 mod stall_report;
 mod tensor_view;
-mod trace;
-mod trace_check;
 
 pub use access_check::{AccessReport, Race, TaskName, Undeclared};
 pub use c_kernel::{ABI_SYMBOL, BUILD_HINT, CKernel, DEFAULT_ENTRY, KernelLoadError};
@@ -83,6 +83,10 @@ pub use memory::{DeviceMemory, MemoryError, SharedWords};
 pub use memory_map::MemoryMap;
 pub use missing_records::MissingRecords;
 pub use platform::SimPlatform;
+pub use pto_trace::{
+    KernelNames, TraceDefect, TraceError, Unnamed, add_queue_counters, check_chrome_trace,
+    chrome_trace, chrome_trace_named, write_chrome_trace, write_trace,
+};
 pub use raw::so::SharedObject;
 pub use region::Region;
 pub use run::{SimOrchestrator, SimRun, run, run_with};
@@ -90,8 +94,3 @@ pub use silicon::Silicon;
 pub use slab::SlabFull;
 pub use stall_report::{StallReport, StalledTask};
 pub use tensor_view::TensorView;
-pub use trace::{
-    TraceError, add_queue_counters, chrome_trace, chrome_trace_named, write_chrome_trace,
-    write_trace,
-};
-pub use trace_check::{TraceDefect, check_chrome_trace};

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use pto_runtime_core::{Runtime, Stall, TaskId};
+use pto_runtime_core::{Runtime, Stall, StallClass, TaskId};
 
 /// Lines the report prints before it sums up the rest.
 const SHOWN: usize = 24;
@@ -20,9 +20,12 @@ pub struct StalledTask {
 }
 
 /// Every live task of a failed run and what it waited for, running tasks first, then
-/// deferred ones, then those waiting for producers, then ready ones.
+/// deferred ones, then those waiting for producers, then ready ones; and the run's class.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StallReport {
+    /// The run's stall class (the kind of stall, and the entry that shows it); `None` when
+    /// nothing stalled.
+    pub class: Option<StallClass>,
     /// The tasks, in that order.
     pub tasks: Vec<StalledTask>,
 }
@@ -53,13 +56,14 @@ impl StallReport {
                 },
                 stall,
             })
-            .collect();
-        StallReport { tasks }
+            .collect::<Vec<StalledTask>>();
+        let class = StallClass::of_iter(tasks.iter().map(|t| t.stall), !rt.submissions_closed());
+        StallReport { class, tasks }
     }
 
-    /// Whether no task was live.
+    /// Whether no task was live and nothing stalled.
     pub fn is_empty(&self) -> bool {
-        self.tasks.is_empty()
+        self.tasks.is_empty() && self.class.is_none()
     }
 }
 
@@ -84,11 +88,15 @@ impl fmt::Display for StalledTask {
 
 impl fmt::Display for StallReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(c) = self.class {
+            writeln!(f, "stall class: {c}")?;
+        }
         let n = self.tasks.len();
         write!(
             f,
-            "{n} live task{} when the run stopped:",
-            if n == 1 { "" } else { "s" }
+            "{n} live task{} when the run stopped{}",
+            if n == 1 { "" } else { "s" },
+            if n == 0 { "" } else { ":" }
         )?;
         for t in self.tasks.iter().take(SHOWN) {
             write!(f, "\n  - {t}")?;

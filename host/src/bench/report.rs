@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use pto_runtime_core::{Config, ProfileLevel, QueueReport, TaskRecord};
+use pto_runtime_core::{Config, ProfileLevel, QueueReport, TaskId, TaskRecord};
 
 use crate::human;
 use crate::profile::ProfileSummary;
@@ -82,6 +82,11 @@ pub struct BenchOutcome {
     /// Each scheduler's completion-queue counters in the last run (drains counted at
     /// `Counters` or above).
     pub queues: Vec<QueueReport>,
+    /// A scene's tasks in submission order with their producers (empty for other
+    /// workloads), for a trace that a reader computes the overhead shares from.
+    pub producers: Vec<(TaskId, Vec<TaskId>)>,
+    /// The run's (AIC, AIV) cores.
+    pub cores: (u16, u16),
 }
 
 /// Runs `plan` `plan.repeats` times (after one warm-up run) and takes medians.
@@ -223,6 +228,8 @@ pub fn run_bench_with(
         records: last.records,
         ticks_per_us: last.ticks_per_us,
         queues: last.queues,
+        producers,
+        cores: (cfg.aic_cores, cfg.aiv_cores),
     })
 }
 

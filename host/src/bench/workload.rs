@@ -50,7 +50,7 @@ pub enum Workload {
 }
 
 /// Every workload `--workload` takes, scenes last.
-const ALL: [Workload; 15] = [
+const ALL: [Workload; 16] = [
     Workload::Independent,
     Workload::Chain,
     Workload::Fanout,
@@ -66,6 +66,7 @@ const ALL: [Workload; 15] = [
     Workload::Scene(Scene::PagedAttention),
     Workload::Scene(Scene::PagedAttentionPerHead),
     Workload::Scene(Scene::DecodeLayer),
+    Workload::Scene(Scene::Moe),
 ];
 
 impl clap::ValueEnum for Workload {
@@ -103,6 +104,7 @@ impl Workload {
             Workload::Scene(Scene::PagedAttention) => "scene:paged-attention",
             Workload::Scene(Scene::PagedAttentionPerHead) => "scene:paged-attention-per-head",
             Workload::Scene(Scene::DecodeLayer) => "scene:decode-layer",
+            Workload::Scene(Scene::Moe) => "scene:moe",
         }
     }
 }
@@ -134,6 +136,10 @@ impl Workload {
                 "paged attention decode, a scope per head (1 056 tasks)"
             }
             Workload::Scene(Scene::DecodeLayer) => "a qwen3-14b-like decode layer (546 tasks)",
+            Workload::Scene(Scene::Moe) => {
+                "a mixture-of-experts FFN, the 4 of 16 experts no token chose skipped by \
+                 predicates (133 tasks, 32 skipped)"
+            }
         }
     }
 

@@ -8,7 +8,7 @@ use clap::value_parser;
 use pto_host::bench::{
     BenchError, BenchOptions, BenchOutput, MAX_PENDING, Workload, write_bench_deps,
 };
-use pto_host::profile::{add_queue_counters, chrome_trace_named, write_trace};
+use pto_host::profile::{add_dependencies, add_queue_counters, chrome_trace_named, write_trace};
 use pto_host::progress::Progress;
 use pto_runtime_core::{CompletionMode, ProfileLevel};
 use pto_sim::{CoreThreads, SimOptions};
@@ -243,6 +243,9 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 let mut trace =
                     chrome_trace_named(&out.records, out.ticks_per_us, &opts.workload.kernels());
                 add_queue_counters(&mut trace, &out.queues);
+                if !out.producers.is_empty() {
+                    add_dependencies(&mut trace, &out.producers, out.cores);
+                }
                 write_trace(path, &trace)?;
             }
             print("bench", &opts, &out.result, a.json)?;

@@ -31,6 +31,15 @@ pub enum CliError {
     /// and the device's report, each named).
     #[error("{0}")]
     Run(String),
+    /// `pto-launch run`'s run started and failed on its backend: what it says, and its stall
+    /// class when it stalled (also in `--json`'s error).
+    #[error("{message}")]
+    RunFailed {
+        /// The failure, as printed.
+        message: String,
+        /// The run's stall class, if it stalled.
+        stall: Option<pto_runtime_core::StallClass>,
+    },
     /// The bench could not run.
     #[error(transparent)]
     Bench(#[from] BenchError),

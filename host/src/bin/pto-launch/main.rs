@@ -8,6 +8,7 @@ mod error;
 mod knobs;
 mod numbers;
 mod run;
+mod trace;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -21,6 +22,7 @@ use allreduce::AllreduceArgs;
 use bench::BenchArgs;
 use error::CliError;
 use run::RunArgs;
+use trace::TraceArgs;
 
 /// Launcher of the PTO device runtime (simulator backend by default).
 #[derive(Parser, Debug)]
@@ -43,6 +45,11 @@ enum Command {
     /// shared objects of this host) or on an NPU through CANN (`--backend npu`), writing the
     /// buffers back with --output and checking them against golden files with --expect.
     Run(Box<RunArgs>),
+    /// Summarises a run from its Chrome trace (`run --trace`, `bench --trace`): each
+    /// kernel's count, total, median and p99 duration, each class's and core's busy share
+    /// of the makespan, the tasks skipped and cancelled; for a scene's trace the overhead
+    /// shares and the critical path with its blame; `--svg` draws its swimlanes.
+    Trace(TraceArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +59,8 @@ fn main() -> ExitCode {
         Command::Bench(a) => (bench::bench(&a), knobs::Command::Bench),
         Command::Allreduce(a) => (allreduce::allreduce(&a), knobs::Command::Allreduce),
         Command::Run(a) => (run::run(&a), knobs::Command::Run),
+        // A trace's errors name no runtime setting: run's wording leaves them as they are.
+        Command::Trace(a) => (trace::trace(&a), knobs::Command::Run),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -73,12 +82,24 @@ fn print<C: Serialize, R: Serialize + std::fmt::Display>(
     results: &R,
     json: bool,
 ) -> Result<(), CliError> {
-    if json {
-        println!("{}", Envelope::new(command, config, results).to_json()?);
+    let text = if json {
+        Envelope::new(command, config, results).to_json()?
     } else {
-        println!("{results}");
+        results.to_string()
+    };
+    out(&text)
+}
+
+/// Writes `text` and a newline to stdout. A reader that went away (`| head`) is not an
+/// error: what it did not read is dropped, as every Unix tool drops it.
+fn out(text: &str) -> Result<(), CliError> {
+    let mut stdout = std::io::stdout().lock();
+    match writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(CliError::Run(format!("cannot write the results: {e}")))
+        }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -93,21 +114,21 @@ mod tests {
     fn allreduce(c: &Command) -> Option<&AllreduceArgs> {
         match c {
             Command::Allreduce(a) => Some(a),
-            Command::Bench(_) | Command::Run(_) => None,
+            Command::Bench(_) | Command::Run(_) | Command::Trace(_) => None,
         }
     }
 
     fn bench(c: &Command) -> Option<&BenchArgs> {
         match c {
             Command::Bench(b) => Some(b),
-            Command::Allreduce(_) | Command::Run(_) => None,
+            Command::Allreduce(_) | Command::Run(_) | Command::Trace(_) => None,
         }
     }
 
     fn run(c: &Command) -> Option<&RunArgs> {
         match c {
             Command::Run(r) => Some(r),
-            Command::Allreduce(_) | Command::Bench(_) => None,
+            Command::Allreduce(_) | Command::Bench(_) | Command::Trace(_) => None,
         }
     }
 

@@ -188,6 +188,8 @@ pub struct RunResults {
     /// The session's run number (`npu` only).
     run: Option<u64>,
     tasks_finished: u64,
+    /// Of them, tasks skipped: their predicate was false at dispatch.
+    tasks_skipped: u64,
     outputs: Vec<PathBuf>,
     /// The trace written, the records in it and the tasks the run finished.
     trace: Option<(PathBuf, usize, u64)>,
@@ -229,6 +231,9 @@ impl std::fmt::Display for RunResults {
             _ => write!(f, "simulator: ")?,
         }
         write!(f, "finished {} tasks", self.tasks_finished)?;
+        if self.tasks_skipped > 0 {
+            write!(f, " ({} skipped by their predicate)", self.tasks_skipped)?;
+        }
         for o in &self.outputs {
             write!(f, "\n  wrote {}", o.display())?;
         }
@@ -295,6 +300,56 @@ impl RunArgs {
 /// Runs `pto-launch run`: alone, as the rank the environment names, or as the launcher of
 /// `--ranks` ranks.
 pub fn run(a: &RunArgs) -> Result<(), CliError> {
+    let result = run_checked(a);
+    // A run that failed on its backend printed no results: a script reading --json gets
+    // the failure instead, as the envelope with an `error` and no `results`. (A run whose
+    // golden check fails printed its results, which say so; bad input stays on stderr.)
+    if a.json
+        && let Err(e @ CliError::RunFailed { .. }) = &result
+    {
+        let failure = RunFailure::of(e);
+        let config = FailedConfig {
+            backend: a.backend,
+            orchestration: &a.orchestration,
+            kernels: &a.kernels,
+        };
+        let envelope = pto_host::envelope::Envelope::failed("run", &config, &failure);
+        crate::out(&envelope.to_json()?)?;
+    }
+    result
+}
+
+/// What `--json` says a failed run was asked to do.
+#[derive(Serialize)]
+struct FailedConfig<'a> {
+    backend: RunBackend,
+    orchestration: &'a std::path::Path,
+    kernels: &'a str,
+}
+
+/// `--json`'s `error` of a run that failed: the message `error: ` prints, and the stall
+/// class (`{"class", "task", "core", "stall"}`) when the run stalled.
+#[derive(Serialize)]
+struct RunFailure {
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stall_class: Option<pto_runtime_core::StallClass>,
+}
+
+impl RunFailure {
+    fn of(e: &CliError) -> Self {
+        RunFailure {
+            message: e.to_string(),
+            stall_class: match e {
+                CliError::RunFailed { stall, .. } => *stall,
+                _ => None,
+            },
+        }
+    }
+}
+
+/// [`run`], before its failure is put into JSON.
+fn run_checked(a: &RunArgs) -> Result<(), CliError> {
     if a.backend == RunBackend::Sim
         && let Some(flag) = npu_only_flag(a)
     {

@@ -93,9 +93,10 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
         Ok(spec) => {
             let mut session = NpuSession::open(opts).map_err(|e| bad(e.to_string()))?;
             let clusters = session.clusters();
-            session
-                .run(&spec)
-                .map_err(|e| bad(with_hint(e.to_string(), returned(&e), Some(clusters))))?
+            session.run(&spec).map_err(|e| CliError::RunFailed {
+                message: with_hint(e.to_string(), returned(&e), Some(clusters)),
+                stall: e.device_status().and_then(|s| s.0.stall_class()),
+            })?
         }
         Err(r) => run_on_npu(r, opts, |w| {
             spec(a, records, Some(w)).map_err(|e| e.to_string())
@@ -125,6 +126,7 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
         device: Some(device),
         run: Some(out.status.0.run),
         tasks_finished: out.status.finished(),
+        tasks_skipped: out.status.skipped(),
         outputs,
         trace,
         golden: a.golden.check(me, &out.buffers)?,

@@ -28,25 +28,26 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
     };
     let out = match rank {
         None => run_alone(&spec(a, records, None)?, &opts).map_err(|e| {
-            bad(with_hint(
-                format!("simulator: {e}"),
-                returned(&e),
-                Some(clusters),
-            ))
+            failed(
+                with_hint(format!("simulator: {e}"), returned(&e), Some(clusters)),
+                &e,
+            )
         })?,
         Some(r) => run_on_sim(r, opts, |w| {
             spec(a, records, Some(w)).map_err(|e| e.to_string())
         })
         .map_err(|e| {
-            let code = match &e {
-                ProgramRankError::Sim(e) => returned(e),
-                _ => None,
+            let message = |code| {
+                with_hint(
+                    format!("rank {}: simulator: {e}", r.rank),
+                    code,
+                    Some(clusters),
+                )
             };
-            bad(with_hint(
-                format!("rank {}: simulator: {e}", r.rank),
-                code,
-                Some(clusters),
-            ))
+            match &e {
+                ProgramRankError::Sim(s) => failed(message(returned(s)), s),
+                _ => bad(message(None)),
+            }
         })?,
     };
     let me = rank.map(|r| r.rank);
@@ -64,11 +65,22 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
         device: None,
         run: None,
         tasks_finished: out.report.finished,
+        tasks_skipped: out.report.skipped,
         outputs,
         trace,
         golden: a.golden.check(me, &out.buffers)?,
         accesses: out.accesses.as_ref().map(AccessSummary::from),
     })
+}
+
+/// The error of a run that failed with `e`, its message `message`: with its stall class if
+/// it stalled.
+fn failed(message: String, e: &SimBackendError) -> CliError {
+    let stall = match e {
+        SimBackendError::Sim(pto_sim::SimError::Run { run, .. }) => run.stalls.class,
+        _ => None,
+    };
+    CliError::RunFailed { message, stall }
 }
 
 /// What the orchestration returned, if `e` is its non-zero return.

@@ -15,8 +15,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::kernels::KernelTable;
-use pto_runtime_core::{KernelId, QueueReport, TaskRecord, WorkerClass};
+use crate::names::{KernelNames, Unnamed};
+use pto_runtime_core::{KernelId, QueueReport, TaskId, TaskRecord, WorkerClass};
 use serde_json::{Value, json};
 
 const CORES_PID: u32 = 1;
@@ -25,7 +25,7 @@ const SCHEDULERS_PID: u32 = 2;
 /// The Chrome trace JSON of `records`, whose timestamps count `ticks_per_us` per µs; kernel
 /// slices are named `kernel N` (see [`chrome_trace_named`] for the kernels' names).
 pub fn chrome_trace(records: &[TaskRecord], ticks_per_us: u64) -> Value {
-    chrome_trace_named(records, ticks_per_us, &KernelTable::new())
+    chrome_trace_named(records, ticks_per_us, &Unnamed)
 }
 
 /// A slice before it becomes JSON: where, when (ns from the trace's origin) and what.
@@ -39,11 +39,11 @@ struct Slice {
 }
 
 /// Like [`chrome_trace`], with each kernel slice named as `kernels` names its kernel (`kernel
-/// N` for an id the table does not have), and the id in the slice's arguments.
+/// N` for an id it does not name), and the id in the slice's arguments.
 pub fn chrome_trace_named(
     records: &[TaskRecord],
     ticks_per_us: u64,
-    kernels: &KernelTable,
+    kernels: &(impl KernelNames + ?Sized),
 ) -> Value {
     let origin = records
         .iter()
@@ -56,7 +56,7 @@ pub fn chrome_trace_named(
         |t: u64| (u128::from(t.saturating_sub(origin)) * 1000 / tpu).min(u64::MAX as u128) as u64;
     let name = |k: KernelId| {
         kernels
-            .name(k)
+            .kernel_name(k)
             .map_or_else(|| format!("kernel {}", k.0), str::to_owned)
     };
     let mut events = vec![
@@ -70,10 +70,13 @@ pub fn chrome_trace_named(
         let task = format!("{}", r.task);
         let mut args = json!({
             "task": task,
+            "id": r.task.raw(),
             "kernel": r.kernel.0,
             "class": format!("{:?}", r.class),
             "ready_us": us(ns(r.ready)),
             "submit_us": us(ns(r.submit)),
+            "dispatch_us": us(ns(r.dispatch)),
+            "fin_us": us(ns(r.fin)),
             "cancelled": r.cancelled,
             "skipped": r.skipped,
         });
@@ -195,6 +198,18 @@ pub fn add_queue_counters(trace: &mut Value, queues: &[QueueReport]) {
     }
 }
 
+/// Adds the run's shape to `trace` (a [`chrome_trace`]), for a reader that computes the
+/// overhead shares ([`crate::summarize`]): every task in submission order with its
+/// producers (raw ids, as the slices' `id`), and the AIC and AIV cores the run had, under
+/// the trace's `otherData` (which trace viewers keep and do not draw).
+pub fn add_dependencies(trace: &mut Value, tasks: &[(TaskId, Vec<TaskId>)], cores: (u16, u16)) {
+    let tasks: Vec<Value> = tasks
+        .iter()
+        .map(|(t, p)| json!([t.raw(), p.iter().map(|p| p.raw()).collect::<Vec<_>>()]))
+        .collect();
+    trace["otherData"] = json!({"aic_cores": cores.0, "aiv_cores": cores.1, "tasks": tasks});
+}
+
 /// Whole nanoseconds as the trace's µs.
 fn us(ns: u64) -> f64 {
     ns as f64 / 1000.0
@@ -266,9 +281,12 @@ pub enum TraceError {
 /// `kernels` names them) to `path`; open it in Perfetto.
 ///
 /// ```no_run
-/// # fn demo(out: pto_sim::SimRun<()>) -> Result<(), pto_sim::TraceError> {
-/// // after `let out = pto_sim::run(...)?` with `Config::profile = ProfileLevel::Tasks`:
-/// pto_sim::write_chrome_trace("run.json".as_ref(), &out.records, out.ticks_per_us, &out.kernels)?;
+/// # use pto_runtime_core::{KernelId, TaskRecord};
+/// # fn demo(records: &[TaskRecord]) -> Result<(), pto_trace::TraceError> {
+/// // `records` from a run with `Config::profile = ProfileLevel::Tasks`, whose ticks count
+/// // 1000 per µs; on the simulator, `&out.kernels` names the kernels.
+/// let names: &[(KernelId, &str)] = &[(KernelId(0), "gemm")];
+/// pto_trace::write_chrome_trace("run.json".as_ref(), records, 1000, names)?;
 /// # Ok(())
 /// # }
 /// ```
@@ -276,7 +294,7 @@ pub fn write_chrome_trace(
     path: &std::path::Path,
     records: &[TaskRecord],
     ticks_per_us: u64,
-    kernels: &KernelTable,
+    kernels: &(impl KernelNames + ?Sized),
 ) -> Result<(), TraceError> {
     write_trace(path, &chrome_trace_named(records, ticks_per_us, kernels))
 }
@@ -294,7 +312,7 @@ pub fn write_trace(path: &std::path::Path, trace: &Value) -> Result<(), TraceErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace_check::{TraceDefect, check_chrome_trace};
+    use crate::check::{TraceDefect, check_chrome_trace};
     use pto_runtime_core::{CoreId, TaskId};
 
     fn record(core: Option<u16>, class: WorkerClass, deferred: u64) -> TaskRecord {
@@ -458,15 +476,15 @@ mod tests {
     #[test]
     fn kernel_slices_carry_the_kernels_names() {
         let recs = [record(Some(2), WorkerClass::Aiv, 0)];
-        let table = KernelTable::new().with(KernelId(3), "softmax", |_| Ok(()));
-        let v = chrome_trace_named(&recs, 1000, &table);
+        let table: &[(KernelId, &str)] = &[(KernelId(3), "softmax")];
+        let v = chrome_trace_named(&recs, 1000, table);
         let ev = v["traceEvents"].as_array().unwrap();
         let k = ev.iter().find(|e| e["tid"] == 2 && e["ph"] == "X").unwrap();
         assert_eq!(
             (&k["name"], &k["args"]["kernel"]),
             (&json!("softmax"), &json!(3))
         );
-        let v = chrome_trace_named(&recs, 1000, &KernelTable::new());
+        let v = chrome_trace_named(&recs, 1000, &Unnamed);
         assert!(v.to_string().contains("\"kernel 3\""), "no name: the id");
     }
 }
