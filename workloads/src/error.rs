@@ -8,6 +8,9 @@ pub enum BuildError {
     /// The shape does not divide into its tiles (or has a zero dimension).
     #[error("bad shape: {0}")]
     Shape(String),
+    /// Device memory the workload needs (a predicate's counts) could not be had.
+    #[error("device memory: {0}")]
+    Memory(String),
     /// The orchestrator refused a submit, an allocation or a scope.
     #[error(transparent)]
     Submit(#[from] SubmitError),

@@ -1,5 +1,6 @@
 //! The bench's scenes: workloads shaped like the C++ runtime's own benchmark suite (batched
-//! GEMM, paged attention decode under two scope layouts, a qwen3-14b decode layer), built
+//! GEMM, paged attention decode under two scope layouts, a qwen3-14b decode layer, a
+//! mixture-of-experts FFN whose unchosen experts are skipped by predicates), built
 //! from this crate's builders, with no-op kernels and, for the silicon cost model, a
 //! plausible a2a3 duration per kernel id.
 //!
@@ -18,6 +19,7 @@ use crate::attention::{
 };
 use crate::decode_layer::{self, DecodeShape, kernel, submit_decode_layer};
 use crate::gemm::{self, Epilogue, GemmBuffers, GemmShape, submit_tiled_gemm};
+use crate::moe::{self, MoeShape, submit_moe};
 use crate::{BuildError, Submitter};
 
 /// Where the scenes' buffers start (far above the simulator's memory and heap).
@@ -36,6 +38,9 @@ pub enum Scene {
     PagedAttentionPerHead,
     /// A qwen3-14b decode layer ([`DecodeShape::QWEN3_14B`]): 546 tasks.
     DecodeLayer,
+    /// A mixture-of-experts FFN ([`MoeShape::FULL`]): 16 experts in 4 tiles, the tiles of
+    /// the 4 no token chose skipped by their predicates: 133 tasks, 32 skipped.
+    Moe,
 }
 
 /// How big a scene is.
@@ -58,11 +63,12 @@ fn streaming(bytes: u64) -> Duration {
 
 impl Scene {
     /// Every scene.
-    pub const ALL: [Scene; 4] = [
+    pub const ALL: [Scene; 5] = [
         Scene::BatchedGemm,
         Scene::PagedAttention,
         Scene::PagedAttentionPerHead,
         Scene::DecodeLayer,
+        Scene::Moe,
     ];
 
     /// Its name (`--workload scene:NAME`).
@@ -72,6 +78,7 @@ impl Scene {
             Scene::PagedAttention => "paged-attention",
             Scene::PagedAttentionPerHead => "paged-attention-per-head",
             Scene::DecodeLayer => "decode-layer",
+            Scene::Moe => "moe",
         }
     }
 
@@ -136,6 +143,13 @@ impl Scene {
         }
     }
 
+    fn moe(size: SceneSize) -> MoeShape {
+        match size {
+            SceneSize::Full => MoeShape::FULL,
+            SceneSize::Small => MoeShape::SMALL,
+        }
+    }
+
     fn decode(size: SceneSize) -> DecodeShape {
         match size {
             SceneSize::Full => DecodeShape::QWEN3_14B,
@@ -156,6 +170,15 @@ impl Scene {
                 (layers * a.heads * a.tasks_per_head()) as u64
             }
             Scene::DecodeLayer => Scene::decode(size).tasks(),
+            Scene::Moe => Scene::moe(size).tasks(),
+        }
+    }
+
+    /// Tasks the scene's predicates skip.
+    pub fn skipped(self, size: SceneSize) -> u64 {
+        match self {
+            Scene::Moe => Scene::moe(size).skipped(),
+            _ => 0,
         }
     }
 
@@ -190,6 +213,7 @@ impl Scene {
                 (kernel::SWIGLU, "swiglu"),
                 (kernel::DOWN, "down_proj"),
             ],
+            Scene::Moe => &moe::KERNELS,
         };
         names.iter().fold(KernelTable::new(), |t, &(id, name)| {
             t.with(id, name, |_| Ok(()))
@@ -245,6 +269,15 @@ impl Scene {
                 ];
                 v.extend(attention_times(&decode_layer::ATTENTION, &a));
                 v
+            }
+            Scene::Moe => {
+                let [route, up, down, combine] = Scene::moe(size).kernel_bytes();
+                vec![
+                    (moe::kernel::ROUTE, streaming(route)),
+                    (moe::kernel::UP, streaming(up)),
+                    (moe::kernel::DOWN, streaming(down)),
+                    (moe::kernel::COMBINE, streaming(combine)),
+                ]
             }
         }
     }
@@ -308,6 +341,7 @@ impl Scene {
                 submit_paged_attention(s, o, &a, &AttentionKernels::EXAMPLE, &ls, layout)
             }
             Scene::DecodeLayer => submit_decode_layer(s, o, &Scene::decode(size), ARENA_BASE),
+            Scene::Moe => submit_moe(s, o, &Scene::moe(size), &mut take),
         }
     }
 }
@@ -341,7 +375,8 @@ mod tests {
             .iter()
             .map(|s| s.tasks(SceneSize::Full))
             .collect();
-        assert_eq!(full, [320, 1056, 1056, 546]);
+        assert_eq!(full, [320, 1056, 1056, 546, 133]);
+        assert_eq!(Scene::Moe.skipped(SceneSize::Full), 32);
     }
 
     #[test]
