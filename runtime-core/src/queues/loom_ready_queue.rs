@@ -122,3 +122,36 @@ fn ready_queue_consumers_never_share_a_value() {
         assert_eq!(all, [1, 2]);
     });
 }
+
+/// Two schedulers each pop a task from a 2-slot queue holding two and queue it again (an
+/// SPMD task with blocks left): the queue never holds more than two, so neither push may
+/// find it full, even when one pop is still in flight while the other thread's push wraps
+/// onto its cell (pops finish out of order).
+#[test]
+fn a_pop_in_flight_never_makes_a_queue_look_full() {
+    bounded(3).check(|| {
+        let (cells, ctl) = queue(2);
+        {
+            let q = ReadyQueue::new(&cells, &ctl);
+            q.push(1).unwrap();
+            q.push(2).unwrap();
+        }
+        let requeue = |cells: Arc<Vec<QueueCell>>, ctl: Arc<QueueCtl>| {
+            move || {
+                let q = ReadyQueue::new(&cells, &ctl);
+                let v = q.pop();
+                if let Some(v) = v {
+                    assert_eq!(q.push(v), Ok(()), "a queue holding two of two looked full");
+                }
+                v
+            }
+        };
+        let other = thread::spawn(requeue(cells.clone(), ctl.clone()));
+        let mine = requeue(cells.clone(), ctl.clone())();
+        let theirs = other.join().unwrap();
+        assert!(mine.is_some() || theirs.is_some());
+        let mut all = drain(&ReadyQueue::new(&cells, &ctl));
+        all.sort();
+        assert_eq!(all, [1, 2]);
+    });
+}

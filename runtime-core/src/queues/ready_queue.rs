@@ -3,7 +3,7 @@
 //!
 //! A push that finds the queue full returns the value, it never overwrites; the runtime
 //! sizes each queue to the number of live tasks, so that cannot happen, and reports it if it
-//! does. A pop may find the queue empty while a push is half-way; callers never take "empty"
+//! does (a pop still in flight does not make the queue look full: the push waits for it). A pop may find the queue empty while a push is half-way; callers never take "empty"
 //! as "no work left" (termination counts finished tasks instead).
 #![forbid(unsafe_code)]
 

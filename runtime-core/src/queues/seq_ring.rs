@@ -5,12 +5,14 @@
 //! it holds that push's record, `pos + capacity` once popped. Positions are absolute and
 //! 64-bit, so they never wrap in a run, the cells are never zeroed again, and a stale cell
 //! (one lap behind) is never taken for a fresh one. A push that finds the ring full gives its
-//! record back, it never overwrites. A consumer reads a record only after the producer's
-//! Release store of its sequence number, so never half-written. One producer's records are
-//! popped in its push order.
+//! record back, it never overwrites. Pops finish out of order, so a push may find its cell
+//! still held by a pop in flight while the ring holds fewer records than its capacity: that
+//! push waits for the pop (a few instructions, none of them a wait) rather than report a full
+//! ring. A consumer reads a record only after the producer's Release store of its sequence
+//! number, so never half-written. One producer's records are popped in its push order.
 #![forbid(unsafe_code)]
 
-use crate::sync::{AtomicU64, CachePadded, Ordering};
+use crate::sync::{AtomicU64, CachePadded, Ordering, spin_loop};
 
 /// One cell: its sequence number and an `N`-word record.
 pub struct SeqCell<const N: usize> {
@@ -120,7 +122,20 @@ impl<'a, const N: usize> SeqRing<'a, N> {
                     Err(now) => pos = now,
                 }
             } else if diff < 0 {
-                return Err(record);
+                // The cell still holds the record pushed one lap ago. The ring is full if
+                // that record was not taken yet. But pops finish out of order: if a pop
+                // claimed it (the dequeue position is past it) and has not released the
+                // cell yet, the ring holds fewer than `capacity` records while this cell
+                // is busy. That pop stores the cell's sequence number a few instructions
+                // after its claim, with no wait between, so this push waits for it. The
+                // read-modify-write reads the latest dequeue position, never a stale one
+                // that would make the ring look full.
+                let dequeued = self.ends.dequeue.0.fetch_add(0, Ordering::Relaxed);
+                if pos.wrapping_sub(dequeued) >= self.capacity() as u64 {
+                    return Err(record);
+                }
+                spin_loop();
+                pos = self.ends.enqueue.0.load(Ordering::Relaxed);
             } else {
                 pos = self.ends.enqueue.0.load(Ordering::Relaxed);
             }
