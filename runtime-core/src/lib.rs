@@ -75,6 +75,7 @@ pub use region::config::{
 };
 pub use runtime::{RunReport, Runtime};
 pub use scheduler::Scheduler;
+pub use tables::drain::RecordDrain;
 pub use tensor::arg::{Buffer, KernelTensor, TensorArg, TensorCell};
 pub use tensor::dtype::{Dtype, UnknownDtype};
 pub use tensor::tile::{Access, MAX_RANK, Tile, TileError, overlaps, touches};

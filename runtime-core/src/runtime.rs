@@ -18,6 +18,7 @@ use crate::region::raw::region::Carver;
 use crate::scheduler::Scheduler;
 use crate::scheduler::deferred::DeferredStore;
 use crate::sync::Ordering;
+use crate::tables::drain::RecordDrain;
 use crate::tables::views::RunTables;
 
 /// A formatted runtime region. Shared by reference between the orchestrator thread and the
@@ -47,7 +48,9 @@ pub struct RunReport {
     pub error: Option<FatalError>,
     /// Ready-to-complete latency in clock ticks (empty unless `record_latency`).
     pub latency: LatencyHistogram,
-    /// Task records that did not fit the profile ring.
+    /// Task records not kept: claimed past the end of a profile ring that has no drain, or,
+    /// with a drain ([`Runtime::record_drain`]), given up after the claim waited its bound
+    /// for the drain to free a cell.
     pub profile_dropped: u64,
     /// Tasks finished cancelled (a transfer they waited on, or one of a task they depend
     /// on, failed): they did not run, or their result did not count.
@@ -136,9 +139,24 @@ impl<'r> Runtime<'r> {
         self.t.shared().prof().set_level(level);
     }
 
+    /// Makes the profile ring stream: the returned drain takes records out while the run
+    /// goes, freeing their cells, and a submit that finds no cell free waits for it (bounded
+    /// by `submit_timeout_us`, then the record is lost and counted in
+    /// [`RunReport::profile_dropped`]). So a run keeps a record per task however many tasks
+    /// it has. `None` if the ring has a drain already, or a record was claimed before: take
+    /// it before the first submit.
+    pub fn record_drain(&self) -> Option<RecordDrain<'_>> {
+        let t = &self.t;
+        t.shared()
+            .prof()
+            .stream()
+            .then(|| RecordDrain::new(**t, t.records()))
+    }
+
     /// The records of the tasks finished so far (exact once every thread has stopped), in
-    /// the order the tasks were submitted. A task has one if profiling was at `Tasks` both
-    /// when it was submitted and when it finished.
+    /// the order the tasks were submitted, that are still in the profile ring (a drain took
+    /// the others). A task has one if profiling was at `Tasks` both when it was submitted
+    /// and when it finished.
     pub fn task_records(&self) -> impl Iterator<Item = TaskRecord> + '_ {
         self.t.shared().prof().records(self.t.records())
     }

@@ -74,17 +74,32 @@ impl<'r> ProfParts<'r> {
 }
 
 /// The profiling words of the region.
+///
+/// Records are claimed in submit order, by the orchestrator alone; a claim's position `p`
+/// names cell `p % capacity`. Without a drain the ring fills once: claims past its end are
+/// dropped (counted). With a drain ([`crate::RecordDrain`]) the ring streams: the drain takes
+/// closed records in position order and frees their cells, and a claim waits (bounded, by the
+/// orchestrator) for its cell to be freed; past the bound it is lost (counted).
 pub(crate) struct ProfCtl {
     level: AtomicU32,
-    /// Records claimed so far (including dropped ones).
+    /// Positions claimed so far (including dropped ones without a drain).
     next: CachePadded<AtomicU64>,
+    /// Positions the drain has taken and freed; [`UNDRAINED`] while the ring has no drain.
+    drained: CachePadded<AtomicU64>,
+    /// Records a streamed ring gave up on: claims that found it full past the wait's bound.
+    lost: AtomicU64,
 }
+
+/// [`ProfCtl`]'s `drained` word while the ring has no drain.
+const UNDRAINED: u64 = u64::MAX;
 
 impl ProfCtl {
     pub(crate) fn new(level: ProfileLevel) -> Self {
         ProfCtl {
             level: AtomicU32::new(level as u32),
             next: CachePadded(AtomicU64::new(0)),
+            drained: CachePadded(AtomicU64::new(UNDRAINED)),
+            lost: AtomicU64::new(0),
         }
     }
 
@@ -98,39 +113,114 @@ impl ProfCtl {
         self.level.store(level as u32, Ordering::Relaxed);
     }
 
-    /// Claims the next cell of a ring of `capacity` cells: its index, or [`NO_CELL`] once
-    /// the ring is full (the record is counted as dropped). Never waits.
+    /// Makes the ring stream to a drain; false if it has one already or a record was
+    /// claimed already (the ring's positions then name cells its own way).
+    pub(crate) fn stream(&self) -> bool {
+        self.next.0.load(Ordering::Acquire) == 0
+            && self
+                .drained
+                .0
+                .compare_exchange(UNDRAINED, 0, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+    }
+
+    /// Whether the ring streams to a drain.
+    pub(crate) fn streamed(&self) -> bool {
+        self.drained.0.load(Ordering::Relaxed) != UNDRAINED
+    }
+
+    /// Whether a claim of `n` cells of a ring of `capacity` would find them free now (always,
+    /// without a drain: a claim then never waits). The orchestrator's wait polls this.
+    #[inline]
+    pub(crate) fn has_room(&self, capacity: usize, n: u16) -> bool {
+        let drained = self.drained.0.load(Ordering::Acquire);
+        drained == UNDRAINED
+            || self.next.0.load(Ordering::Relaxed) + u64::from(n) <= drained + capacity as u64
+    }
+
+    /// Whether a claim of `n` cells could ever find room in a ring of `capacity`.
+    pub(crate) fn fits(capacity: usize, n: u16) -> bool {
+        usize::from(n) <= capacity
+    }
+
+    /// Claims the next cell of a ring of `capacity` cells: its index, or [`NO_CELL`] if there
+    /// is no room (the record is counted as dropped, or lost). Never waits.
     #[inline]
     pub(crate) fn claim(&self, capacity: usize) -> u32 {
         self.claim_n(capacity, 1)
     }
 
-    /// Claims the next `n` cells (a task's blocks' records): the first one's index, or
-    /// [`NO_CELL`] if they do not all fit (they are counted as dropped). Never waits.
+    /// Claims the next `n` cells (a task's blocks' records; with a drain, cell indices wrap
+    /// after the last one): the first one's index, or [`NO_CELL`] if they do not all fit
+    /// (counted as dropped, or lost). Never waits.
     #[inline]
     pub(crate) fn claim_n(&self, capacity: usize, n: u16) -> u32 {
-        let i = self.next.0.fetch_add(u64::from(n), Ordering::Relaxed);
-        if i + u64::from(n) <= capacity as u64 {
-            i as u32
+        let drained = self.drained.0.load(Ordering::Acquire);
+        if drained == UNDRAINED {
+            let i = self.next.0.fetch_add(u64::from(n), Ordering::Relaxed);
+            return if i + u64::from(n) <= capacity as u64 {
+                i as u32
+            } else {
+                NO_CELL
+            };
+        }
+        // Streamed: only the orchestrator claims, so a load and a store suffice; the drain
+        // reads `next` (Acquire) to know how far records may have been opened.
+        let i = self.next.0.load(Ordering::Relaxed);
+        if i + u64::from(n) <= drained + capacity as u64 {
+            self.next.0.store(i + u64::from(n), Ordering::Release);
+            (i % capacity as u64) as u32
         } else {
+            self.lost.fetch_add(u64::from(n), Ordering::Relaxed);
             NO_CELL
         }
     }
 
-    /// Records that did not fit.
+    /// Records not kept: claims past the end of a ring without a drain, and claims a
+    /// streamed ring gave up on.
     pub(crate) fn dropped(&self, capacity: usize) -> u64 {
-        self.next
-            .0
-            .load(Ordering::Acquire)
-            .saturating_sub(capacity as u64)
+        let lost = self.lost.load(Ordering::Acquire);
+        if self.streamed() {
+            lost
+        } else {
+            self.next
+                .0
+                .load(Ordering::Acquire)
+                .saturating_sub(capacity as u64)
+                + lost
+        }
     }
 
-    /// The records written so far, in claim (submit) order.
+    /// Positions claimed so far.
+    pub(crate) fn claimed(&self) -> u64 {
+        self.next.0.load(Ordering::Acquire)
+    }
+
+    /// Positions the drain has freed (0 without a drain).
+    pub(crate) fn drained(&self) -> u64 {
+        match self.drained.0.load(Ordering::Acquire) {
+            UNDRAINED => 0,
+            d => d,
+        }
+    }
+
+    /// The drain freed every position below `pos`: their cells are reset.
+    pub(crate) fn set_drained(&self, pos: u64) {
+        self.drained.0.store(pos, Ordering::Release);
+    }
+
+    /// The closed records in the ring (not yet taken by a drain), in claim (submit) order.
     pub(crate) fn records<'a>(
         &self,
         cells: &'a [RecordCell],
     ) -> impl Iterator<Item = TaskRecord> + 'a {
-        let n = (self.next.0.load(Ordering::Acquire) as usize).min(cells.len());
-        cells[..n].iter().filter_map(RecordCell::read)
+        let end = self.claimed();
+        let (from, to) = if self.streamed() {
+            (self.drained(), end)
+        } else {
+            (0, end.min(cells.len() as u64))
+        };
+        let cap = cells.len().max(1) as u64;
+        (from..to).filter_map(move |p| cells.get((p % cap) as usize).and_then(RecordCell::read))
     }
 }

@@ -60,6 +60,9 @@ const SCHEDULER_SHIFT: u32 = 8;
 const fn bits(flags: RecordFlags) -> u16 {
     flags.bits() as u16
 }
+/// A record's `task` word until it is opened (no task id has every bit set: its ring field
+/// would say 15, and rings are at most `MAX_RINGS`).
+const NO_TASK: u64 = u64::MAX;
 /// A record's `core` word when no lane was dispatched (cores are fewer than `MAX_CORES`).
 const NO_CORE: u16 = u16::MAX;
 /// The bits a record's meta word keeps of a block index and of a block count (blocks are
@@ -119,7 +122,7 @@ impl RecordCell {
     pub(crate) fn new() -> Self {
         let z = || AtomicU32::new(stamp_offset::NONE);
         RecordCell {
-            task: AtomicU64::new(0),
+            task: AtomicU64::new(NO_TASK),
             submit: AtomicU64::new(0),
             meta: AtomicU64::new(0),
             dispatch: AtomicU64::new(0),
@@ -134,8 +137,35 @@ impl RecordCell {
         }
     }
 
+    /// Makes the cell fresh again, as [`RecordCell::new`] made it (a drain, once it took the
+    /// record; the drain's Release store of its position publishes the reset to the next
+    /// claim of the cell).
+    pub(crate) fn reset(&self) {
+        for w in [
+            &self.ready,
+            &self.start,
+            &self.end,
+            &self.fin,
+            &self.deferred,
+        ] {
+            w.store(stamp_offset::NONE, Ordering::Relaxed);
+        }
+        for w in [&self.submit, &self.meta, &self.dispatch, &self.complete] {
+            w.store(0, Ordering::Relaxed);
+        }
+        self.core.store(NO_CORE, Ordering::Relaxed);
+        self.written.store(0, Ordering::Relaxed);
+        self.task.store(NO_TASK, Ordering::Relaxed);
+    }
+
+    /// The task whose record this is, once the record was opened (closed or not).
+    pub(crate) fn opened_task(&self) -> Option<TaskId> {
+        let raw = self.task.load(Ordering::Relaxed);
+        (raw != NO_TASK).then_some(TaskId::from_raw(raw))
+    }
+
     /// Opens the record of `task` (kernel `kernel`, class `class`), submitted at `submit`.
-    /// The cell is fresh: claimed once per run, its stamps are still unset.
+    /// The cell is fresh: new, or reset by the drain that took its last record.
     pub(crate) fn open(&self, task: TaskId, kernel: KernelId, class: WorkerClass, submit: u64) {
         self.open_block(task, kernel, class, submit, 0, 1);
     }

@@ -16,6 +16,7 @@ use crate::tables::{SlotIndex, Tables};
 
 mod heap;
 mod record;
+mod record_wait;
 mod scope;
 mod settle;
 pub(crate) mod store;
@@ -53,6 +54,9 @@ pub struct Orchestrator<'r, 'p, P: Platform> {
     tenants: Tenants<'r>,
     /// Each ring's watermark when the map last dropped retired tasks.
     forgotten: [u64; MAX_RINGS as usize],
+    /// The drain's position when a wait for a record's cell last timed out: until it moves,
+    /// submits lose their records without waiting again.
+    records_stalled_at: Option<u64>,
     /// Open scopes, outermost first: the next sequence number of each ring when each began.
     scopes: heapless::Vec<[u64; MAX_RINGS as usize], MAX_SCOPE_DEPTH>,
     /// Each ring's share of the platform's output heap.
@@ -82,6 +86,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             tensors: TensorMap::new(store.tensors, t.cfg().max_tensors as usize, t.tensors()),
             tenants: store.tenants,
             forgotten: [0; MAX_RINGS as usize],
+            records_stalled_at: None,
             scopes: heapless::Vec::new(),
             heaps: {
                 let (base, len) = p.heap();
@@ -171,12 +176,15 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             return Err(validate::tiles_first(tensors, e));
         }
         self.wait_for_slot(ring, seq, tensors)?;
+        let level = self.t.shared().prof().level();
+        if level == ProfileLevel::Tasks {
+            self.wait_for_records(spec.blocks.max(1))?;
+        }
         let id = TaskId::new(self.t.cfg().epoch, spec.ring, Seq(seq));
         let g = self.t.gslot(id);
         let mut deps = DepList::new();
         self.dependencies(spec, tensors, (g, id), &mut deps, rec)?;
         let t = &self.t;
-        let level = t.shared().prof().level();
         let now = if t.cfg().record_latency || level != ProfileLevel::Off {
             self.p.now()
         } else {
@@ -268,7 +276,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let cell = t.shared().prof().claim_n(t.records().len(), spec.blocks);
         if cell != NO_CELL {
             for b in 0..spec.blocks {
-                if let Some(r) = t.records().get(cell as usize + b as usize) {
+                if let Some(r) = t.record_at(cell, b) {
                     r.open_block(id, spec.kernel, spec.class, now, b, spec.blocks);
                 }
             }

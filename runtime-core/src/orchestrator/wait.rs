@@ -16,22 +16,31 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
     /// `submit_timeout_us` has passed.
     pub(super) fn wait_bounded<T>(
         &self,
-        mut attempt: impl FnMut(&Self, bool) -> Result<Option<T>, SubmitError>,
+        attempt: impl FnMut(&Self, bool) -> Result<Option<T>, SubmitError>,
         timeout: impl FnOnce(u64) -> SubmitError,
     ) -> Result<T, SubmitError> {
+        self.wait_up_to(attempt)?.map_err(timeout)
+    }
+
+    /// [`Orchestrator::wait_bounded`] for a caller that goes on past the bound: `Ok(Err(µs
+    /// waited))` once `submit_timeout_us` has passed.
+    pub(super) fn wait_up_to<T>(
+        &self,
+        mut attempt: impl FnMut(&Self, bool) -> Result<Option<T>, SubmitError>,
+    ) -> Result<Result<T, u64>, SubmitError> {
         let mut start = None;
         let mut tries = 0u32;
         loop {
             let slow = tries.is_multiple_of(SLOW_EVERY);
             if let Some(v) = attempt(self, slow)? {
-                return Ok(v);
+                return Ok(Ok(v));
             }
             self.check_running()?;
             if slow {
                 let now = self.p.now();
                 let waited = now.saturating_sub(*start.get_or_insert(now));
                 if waited > self.timeout_ticks {
-                    return Err(timeout(waited / self.p.ticks_per_us().max(1)));
+                    return Ok(Err(waited / self.p.ticks_per_us().max(1)));
                 }
             }
             tries = tries.wrapping_add(1);

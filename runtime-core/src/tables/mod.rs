@@ -1,14 +1,19 @@
 //! The runtime's tables in the region, and how ids map onto them; what every thread does on
 //! them: make a task ready ([`ready`]), drop holds and reclaim slots ([`reclaim`]), list the
-//! live tasks of a stopped run (`live`); and the views that say which role touches what
+//! live tasks of a stopped run (`live`), stream the task records out ([`drain`]); and the views that say which role touches what
 //! ([`views`]).
 #![forbid(unsafe_code)]
 
+pub(crate) mod drain;
 mod live;
 pub(crate) mod ready;
 pub(crate) mod reclaim;
 pub(crate) mod views;
 
+#[cfg(all(test, not(loom)))]
+mod drain_tests;
+#[cfg(all(test, loom))]
+mod loom_drain;
 #[cfg(all(test, loom))]
 mod loom_reclaim;
 
@@ -22,7 +27,7 @@ use crate::queues::ready_queue::ReadyQueue;
 use crate::region::carve::Carve;
 use crate::region::config::{Config, ConfigError};
 pub(crate) use crate::region::edge::{EDGE_CLOSED, Edge, EdgeRef};
-use crate::region::slot::TaskSlot;
+use crate::region::slot::{NO_CELL, TaskSlot};
 use crate::sync::{AtomicU32, AtomicU64, CachePadded, Ordering};
 use crate::tensor::arg::TensorCell;
 
@@ -224,12 +229,25 @@ impl<'r> Tables<'r> {
     }
 
     /// The record of block `block` of the task in `slot` (a task of several blocks keeps
-    /// one per block, in consecutive cells from its slot's `cell`).
+    /// one per block, in consecutive cells from its slot's `cell`, wrapping past the last
+    /// cell of a ring that streams to a drain).
     #[inline]
     pub(crate) fn record_block(&self, slot: &TaskSlot, block: u16) -> Option<&'r RecordCell> {
-        let cell = slot.cell.load(Ordering::Relaxed);
-        self.records
-            .get((cell as usize).saturating_add(block as usize))
+        self.record_at(slot.cell.load(Ordering::Relaxed), block)
+    }
+
+    /// The record `block` cells after `cell` (a claim's first), wrapping past the last cell
+    /// of a ring that streams to a drain; `None` for [`NO_CELL`].
+    #[inline]
+    pub(crate) fn record_at(&self, cell: u32, block: u16) -> Option<&'r RecordCell> {
+        if cell == NO_CELL {
+            return None;
+        }
+        let i = cell as usize + block as usize;
+        self.records.get(i).or_else(|| {
+            // Past the end only in a streamed ring (a claim without a drain fits whole).
+            self.records.get(i.checked_rem(self.records.len())?)
+        })
     }
 
     /// [`Tables::record_of`] for a caller that holds the slot already.

@@ -195,6 +195,11 @@ impl Script {
         })
         .unwrap();
     }
+    /// The clock's reading, without moving it.
+    pub(crate) fn now_peek(&self) -> u64 {
+        self.clock.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn rung(&self) -> Vec<(CoreId, Token, TaskId)> {
         core::mem::take(&mut *self.rung.lock().unwrap())
     }
