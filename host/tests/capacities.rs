@@ -186,10 +186,12 @@ fn tensors_and_arguments_past_a_slot_are_refused_naming_both_flags() {
 }
 
 #[test]
-fn trace_records_bounds_the_trace_and_the_output_says_how_many_were_left_out() {
+fn the_simulator_keeps_every_record_through_a_small_ring_and_an_npu_the_first_n() {
     let out = out_dir("trace");
     std::fs::create_dir_all(&out).unwrap();
-    let trace = out.join("run.json");
+    let tasks = DEPS + 2;
+    // The simulator drains a ring of 4 cells while the run goes: every task keeps its record.
+    let trace = out.join("sim.json");
     let o = launch(
         &sos().declared,
         DEPS,
@@ -198,7 +200,42 @@ fn trace_records_bounds_the_trace_and_the_output_says_how_many_were_left_out() {
     );
     let t = text(&o);
     assert!(o.status.success(), "{t}");
-    let tasks = DEPS + 2;
+    assert!(
+        t.contains(&format!("({tasks} of {tasks} task records)")),
+        "{t}"
+    );
+    assert!(!t.contains("raise --trace-records"), "{t}");
+    // An NPU keeps the first 4, and says how to keep more.
+    let k = kit();
+    let ticks = ticks_per_us().to_string();
+    let trace = out.join("npu.json");
+    let o = launch(
+        &sos().declared,
+        DEPS,
+        "1",
+        &[
+            "--trace",
+            trace.to_str().unwrap(),
+            "--trace-records",
+            "4",
+            "--backend",
+            "npu",
+            "--clusters",
+            "1",
+            "--aicpu-so",
+            k.artifacts.aicpu_so.to_str().unwrap(),
+            "--dispatcher-so",
+            k.artifacts.dispatcher_so.to_str().unwrap(),
+            "--aicore-executor",
+            k.artifacts.aicore_executor.to_str().unwrap(),
+            "--cann-dir",
+            k.cann.to_str().unwrap(),
+            "--device-ticks-per-us",
+            &ticks,
+        ],
+    );
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
     assert!(t.contains(&format!("(4 of {tasks} task records)")), "{t}");
     assert!(t.contains("raise --trace-records"), "{t}");
     let o = launch(&sos().declared, DEPS, "1", &["--trace-records", "4"]);

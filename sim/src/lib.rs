@@ -52,6 +52,7 @@ mod memory_map;
 mod missing_records;
 mod platform;
 mod raw;
+mod record_drain;
 mod region;
 mod run;
 mod silicon;
@@ -88,6 +89,7 @@ pub use pto_trace::{
     chrome_trace, chrome_trace_named, write_chrome_trace, write_trace,
 };
 pub use raw::so::SharedObject;
+pub use record_drain::RecordStream;
 pub use region::Region;
 pub use run::{SimOrchestrator, SimRun, run, run_with};
 pub use silicon::Silicon;

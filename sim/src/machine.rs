@@ -79,6 +79,9 @@ pub struct SimOptions {
     /// [`CHECK_ACCESSES_VAR`] is set (to anything but `0`): a whole test suite of workloads
     /// can then be checked without changing a line.
     pub check_accesses: bool,
+    /// How task records leave the profile ring: drained by a host thread while the run goes
+    /// (the default: a record per task, whatever `Config::profile_capacity`), or not at all.
+    pub records: crate::RecordStream,
 }
 
 /// How the simulated cores map onto host threads.
@@ -126,6 +129,7 @@ impl Default for SimOptions {
             host_addresses: false,
             name_crashes: true,
             check_accesses: std::env::var_os(CHECK_ACCESSES_VAR).is_some_and(|v| v != "0"),
+            records: crate::RecordStream::DEFAULT,
         }
     }
 }

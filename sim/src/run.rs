@@ -16,6 +16,7 @@ use crate::machine::{CpuPlan, SimMachine, SimOptions};
 use crate::memory::DeviceMemory;
 use crate::memory_map::MemoryMap;
 use crate::platform::SimPlatform;
+use crate::record_drain::{Drainer, StopOnDrop};
 use crate::region::Region;
 use crate::stall_report::StallReport;
 
@@ -30,7 +31,11 @@ pub struct SimRun<R> {
     pub wall: Duration,
     /// What the orchestration returned.
     pub value: R,
-    /// The task records (profiling at `Tasks`), in the order the tasks finished.
+    /// Whether a drain took the records out of the profile ring while the run went
+    /// ([`SimOptions::records`]).
+    pub streamed: bool,
+    /// The task records (profiling at `Tasks`), in the order the tasks were submitted: one
+    /// per task (per block of a task of several) with the default [`SimOptions::records`].
     pub records: Vec<TaskRecord>,
     /// Each scheduler's phase counters (profiling at `Counters` or above).
     pub phases: Vec<PhaseCounters>,
@@ -108,6 +113,7 @@ where
     let rt = Runtime::init(region.bytes(), cfg)?;
     let pin_threads = opts.pin_threads;
     let name_crashes = opts.name_crashes;
+    let stream = opts.records;
     let machine = SimMachine::start_with(&cfg, kernels, opts, extra)?;
     let platform = machine.platform();
     let mut orch = rt.orchestrator(platform)?;
@@ -115,7 +121,12 @@ where
     for i in 0..cfg.schedulers {
         schedulers.push(rt.scheduler(i, platform)?);
     }
-    let (value, started, panicked) = std::thread::scope(|s| -> Result<_, SimError> {
+    let drain_stop = std::sync::atomic::AtomicBool::new(false);
+    let (value, started, panicked, drained) = std::thread::scope(|s| -> Result<_, SimError> {
+        // Whatever ends this scope stops the drain (which would otherwise keep it open).
+        let _stop = StopOnDrop(&drain_stop);
+        // Before the orchestrator's first submit: the ring streams from its first record.
+        let drainer = Drainer::spawn(s, &rt, stream, &drain_stop)?;
         let mut handles = Vec::new();
         let plan = if pin_threads {
             CpuPlan::new(cfg.schedulers)
@@ -166,8 +177,9 @@ where
                 panicked.get_or_insert(i as u8);
             }
         }
+        let drained = drainer.map(Drainer::finish);
         match value {
-            Ok((value, started)) => Ok((value, started, panicked)),
+            Ok((value, started)) => Ok((value, started, panicked, drained)),
             // The orchestration's own panic (a failed assertion in a test, say) goes on up.
             Err(payload) => std::panic::resume_unwind(payload),
         }
@@ -181,7 +193,7 @@ where
     if let Some(i) = panicked {
         return Err(SimError::SchedulerPanicked(i));
     }
-    let mut run = SimRun::gather(&rt, platform, wall, value);
+    let mut run = SimRun::gather(&rt, platform, wall, value, drained);
     let Some(error) = run.report.error else {
         return match run.accesses.take() {
             Some(report) if !report.race_free() => {
@@ -224,14 +236,22 @@ where
 }
 
 impl<R> SimRun<R> {
-    /// Reads what the run `rt` on `platform` left, `wall` after its first submit.
-    fn gather(rt: &Runtime<'_>, platform: &SimPlatform, wall: Duration, value: R) -> Self {
+    /// Reads what the run `rt` on `platform` left, `wall` after its first submit; its
+    /// records are those its drain took (`drained`), else those left in its ring.
+    fn gather(
+        rt: &Runtime<'_>,
+        platform: &SimPlatform,
+        wall: Duration,
+        value: R,
+        drained: Option<Vec<TaskRecord>>,
+    ) -> Self {
         let schedulers = rt.config().schedulers;
         SimRun {
             report: rt.report(),
             wall,
             value,
-            records: rt.task_records().collect(),
+            streamed: drained.is_some(),
+            records: drained.unwrap_or_else(|| rt.task_records().collect()),
             phases: (0..schedulers)
                 .filter_map(|i| rt.phase_counters(i))
                 .collect(),
@@ -256,6 +276,7 @@ impl<R> SimRun<R> {
             report: self.report,
             wall: self.wall,
             value: f(self.value),
+            streamed: self.streamed,
             records: self.records,
             phases: self.phases,
             queues: self.queues,

@@ -127,10 +127,13 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0, hide = true)]
     pub device_ticks_per_us: u64,
     /// Writes the run's task records as a Chrome trace (open it in Perfetto): the run
-    /// profiles at `Tasks` and keeps up to --trace-records records.
+    /// profiles at `Tasks`; the simulator keeps a record per task, an NPU up to
+    /// --trace-records.
     #[arg(long, value_name = "FILE.json")]
     pub trace: Option<PathBuf>,
-    /// Task records --trace keeps, the first tasks to finish (1 to 1048576; default 65536).
+    /// Cells of the profile ring --trace records into (1 to 1048576; default 65536). The
+    /// simulator drains the ring while the run goes, so every task keeps its record (a
+    /// submit that finds the ring full waits for the drain); an NPU keeps the first N.
     #[arg(long, value_name = "N", value_parser = value_parser!(u32).range(1..=i64::from(TRACE_RECORDS_MAX)))]
     pub trace_records: Option<u32>,
     /// Ranks, one process each (1 to 64): each runs the program, its arguments may name
@@ -244,11 +247,19 @@ impl std::fmt::Display for RunResults {
                 path.display()
             )?;
             if (*n as u64) < *total {
-                write!(
-                    f,
-                    "\n  the run finished {total} tasks and the trace kept the first {n}: raise \
-                     --trace-records to keep more"
-                )?;
+                match self.backend {
+                    RunBackend::Sim => write!(
+                        f,
+                        "\n  the run finished {total} tasks and the trace kept {n}: the record \
+                         drain fell behind for longer than --submit-timeout-ms; raise \
+                         --trace-records (the ring's cells) to give it slack"
+                    )?,
+                    _ => write!(
+                        f,
+                        "\n  the run finished {total} tasks and the trace kept the first {n}: \
+                         raise --trace-records to keep more"
+                    )?,
+                }
             }
         }
         for g in &self.golden {
