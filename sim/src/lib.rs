@@ -85,8 +85,9 @@ pub use memory_map::MemoryMap;
 pub use missing_records::MissingRecords;
 pub use platform::SimPlatform;
 pub use pto_trace::{
-    KernelNames, TraceDefect, TraceError, Unnamed, add_queue_counters, check_chrome_trace,
-    chrome_trace, chrome_trace_named, write_chrome_trace, write_trace,
+    KernelNames, TraceDefect, TraceError, TraceExtras, Unnamed, add_queue_counters,
+    check_chrome_trace, chrome_trace, chrome_trace_named, stream_chrome_trace, write_chrome_trace,
+    write_chrome_trace_with, write_trace,
 };
 pub use raw::so::SharedObject;
 pub use record_drain::RecordStream;

@@ -122,68 +122,72 @@ where
         schedulers.push(rt.scheduler(i, platform)?);
     }
     let drain_stop = std::sync::atomic::AtomicBool::new(false);
-    let (value, started, panicked, drained) = std::thread::scope(|s| -> Result<_, SimError> {
-        // Whatever ends this scope stops the drain (which would otherwise keep it open).
-        let _stop = StopOnDrop(&drain_stop);
-        // Before the orchestrator's first submit: the ring streams from its first record.
-        let drainer = Drainer::spawn(s, &rt, stream, &drain_stop)?;
-        let mut handles = Vec::new();
-        let plan = if pin_threads {
-            CpuPlan::new(cfg.schedulers)
-        } else {
-            None
-        };
-        for (i, sched) in schedulers.into_iter().enumerate() {
-            let plan = plan.clone();
-            let name = format!("sched-{i}");
-            let h = std::thread::Builder::new()
-                .name(name.clone())
-                .spawn_scoped(s, move || {
-                    if let Some(plan) = plan {
-                        plan.pin_scheduler(i);
-                    }
-                    sched.run()
-                })
-                .map_err(|source| {
-                    rt.abort(u64::MAX);
-                    SimError::Spawn { name, source }
-                })?;
-            handles.push(h);
-        }
-        let orch_plan = plan.clone();
-        let orchestrator = std::thread::Builder::new()
-            .name("orchestrator".into())
-            .spawn_scoped(s, move || {
-                if let Some(plan) = orch_plan {
-                    plan.pin_orchestrator();
-                }
-                // The run's clock starts here, at the first submit, not at the threads'
-                // spawning: a host's thread start-up (100-250 µs on a small VM) is not the
-                // runtime's. Dropping the handle (also on a panic) tells the schedulers the
-                // list is done.
-                let started = Instant::now();
-                let _stack = name_crashes.then(crate::crash::prepare_thread);
-                let _running = crate::crash::orchestration("the orchestration");
-                (orchestration(&mut orch), started)
-            })
-            .map_err(|source| SimError::Spawn {
-                name: "orchestrator".into(),
-                source,
-            })?;
-        let value = orchestrator.join();
-        let mut panicked = None;
-        for (i, h) in handles.into_iter().enumerate() {
-            if h.join().is_err() {
-                panicked.get_or_insert(i as u8);
+    let (value, started, panicked, drained, open_at_failure) =
+        std::thread::scope(|s| -> Result<_, SimError> {
+            // Whatever ends this scope stops the drain (which would otherwise keep it open).
+            let _stop = StopOnDrop(&drain_stop);
+            // Before the orchestrator's first submit: the ring streams from its first record.
+            let drainer = Drainer::spawn(s, &rt, stream, &drain_stop)?;
+            let mut handles = Vec::new();
+            let plan = if pin_threads {
+                CpuPlan::new(cfg.schedulers)
+            } else {
+                None
+            };
+            for (i, sched) in schedulers.into_iter().enumerate() {
+                let plan = plan.clone();
+                let name = format!("sched-{i}");
+                let h = std::thread::Builder::new()
+                    .name(name.clone())
+                    .spawn_scoped(s, move || {
+                        if let Some(plan) = plan {
+                            plan.pin_scheduler(i);
+                        }
+                        sched.run()
+                    })
+                    .map_err(|source| {
+                        rt.abort(u64::MAX);
+                        SimError::Spawn { name, source }
+                    })?;
+                handles.push(h);
             }
-        }
-        let drained = drainer.map(Drainer::finish);
-        match value {
-            Ok((value, started)) => Ok((value, started, panicked, drained)),
-            // The orchestration's own panic (a failed assertion in a test, say) goes on up.
-            Err(payload) => std::panic::resume_unwind(payload),
-        }
-    })?;
+            let orch_plan = plan.clone();
+            let orchestrator = std::thread::Builder::new()
+                .name("orchestrator".into())
+                .spawn_scoped(s, move || {
+                    if let Some(plan) = orch_plan {
+                        plan.pin_orchestrator();
+                    }
+                    // The run's clock starts here, at the first submit, not at the threads'
+                    // spawning: a host's thread start-up (100-250 µs on a small VM) is not the
+                    // runtime's. Dropping the handle (also on a panic) tells the schedulers the
+                    // list is done.
+                    let started = Instant::now();
+                    let _stack = name_crashes.then(crate::crash::prepare_thread);
+                    let _running = crate::crash::orchestration("the orchestration");
+                    let value = orchestration(&mut orch);
+                    // Failed while the orchestration still ran: its handle was open then.
+                    let open_at_failure = orch.error().is_some();
+                    (value, started, open_at_failure)
+                })
+                .map_err(|source| SimError::Spawn {
+                    name: "orchestrator".into(),
+                    source,
+                })?;
+            let value = orchestrator.join();
+            let mut panicked = None;
+            for (i, h) in handles.into_iter().enumerate() {
+                if h.join().is_err() {
+                    panicked.get_or_insert(i as u8);
+                }
+            }
+            let drained = drainer.map(Drainer::finish);
+            match value {
+                Ok((value, started, open)) => Ok((value, started, panicked, drained, open)),
+                // The orchestration's own panic (a failed assertion in a test, say) goes on up.
+                Err(payload) => std::panic::resume_unwind(payload),
+            }
+        })?;
     let wall = started.elapsed();
     let (parks, wakes) = platform.park_counts();
     log::info!(
@@ -228,7 +232,7 @@ where
     Err(SimError::Run {
         error,
         run: Box::new(FailedRun {
-            stalls: StallReport::gather(&rt, lanes),
+            stalls: StallReport::gather(&rt, lanes, open_at_failure),
             kernel,
             run: run.map_value(|value| Mutex::new(Some(Box::new(value) as Box<dyn Any + Send>))),
         }),

@@ -33,8 +33,9 @@ pub struct StallReport {
 impl StallReport {
     /// Merges what the schedulers reported as they stopped (`lanes`) with the runtime's
     /// walk. A task a scheduler reported, or the one whose failure is the run's error, is
-    /// not also listed as ready.
-    pub(crate) fn gather(rt: &Runtime<'_>, mut lanes: Vec<Stall>) -> Self {
+    /// not also listed as ready. `open_at_failure`: the orchestration was still running when
+    /// the run failed (its handle is closed by now, as the orchestration returned).
+    pub(crate) fn gather(rt: &Runtime<'_>, mut lanes: Vec<Stall>, open_at_failure: bool) -> Self {
         lanes.sort_by_key(|s| (rank(s), s.task().raw()));
         let mut reported: std::collections::HashSet<TaskId> =
             lanes.iter().map(Stall::task).collect();
@@ -57,7 +58,8 @@ impl StallReport {
                 stall,
             })
             .collect::<Vec<StalledTask>>();
-        let class = StallClass::of_iter(tasks.iter().map(|t| t.stall), !rt.submissions_closed());
+        let open = open_at_failure || !rt.submissions_closed();
+        let class = StallClass::of_iter(tasks.iter().map(|t| t.stall), open);
         StallReport { class, tasks }
     }
 

@@ -219,3 +219,35 @@ fn a_scope_deadlock_names_the_task_the_scope_holds() {
         "{e}"
     );
 }
+
+#[test]
+fn an_orchestration_that_gives_up_waiting_with_nothing_live_is_classed_starved() {
+    // The orchestration's own watchdog: its tasks have all finished (settle waited for the
+    // one writing `c`), it has nothing more to submit yet and aborts the run, its handle
+    // still open. Nothing was live, so the run waited on its orchestrator.
+    let cfg = Config {
+        schedulers: 1,
+        ..Config::tiny()
+    };
+    let gate = Gate::new();
+    let (text, run) = failed_run(run(cfg, kernels(&gate), SimOptions::default(), |o| {
+        let c = o.platform().memory().alloc_buffer(8, 64).unwrap();
+        let word = pto_runtime_core::Tile::contiguous(c.base, 8, 1);
+        let t = [pto_runtime_core::TensorArg::output(c, word)];
+        o.submit(&TaskSpec::new(OK, WorkerClass::Aiv).tensors(&t))
+            .unwrap();
+        o.settle(&pto_runtime_core::TensorArg::input(c, word))
+            .unwrap();
+        assert!(o.abort(77), "the run's first error");
+    }));
+    assert!(run.stalls.tasks.is_empty(), "no task was live: {text}");
+    let class = run.stalls.class.expect("a starved run has a class");
+    assert_eq!(
+        (class.kind, class.entry),
+        (StallKind::OrchestratorStarved, None),
+        "{text}"
+    );
+    assert!(text.contains("stall class: orchestrator-starved"), "{text}");
+    let json = serde_json::to_value(class).unwrap();
+    assert_eq!(json["class"], "orchestrator-starved", "{json}");
+}

@@ -13,8 +13,6 @@
 //! Timestamps are whole nanoseconds, written in µs with three decimals, so what a reader
 //! computes from `ts` and `dur` nests exactly as the writer checked it.
 
-use std::collections::BTreeMap;
-
 use crate::names::{KernelNames, Unnamed};
 use pto_runtime_core::{KernelId, QueueReport, TaskId, TaskRecord, WorkerClass};
 use serde_json::{Value, json};
@@ -28,7 +26,16 @@ pub fn chrome_trace(records: &[TaskRecord], ticks_per_us: u64) -> Value {
     chrome_trace_named(records, ticks_per_us, &Unnamed)
 }
 
-/// A slice before it becomes JSON: where, when (ns from the trace's origin) and what.
+/// A kernel slice before it becomes JSON: its core, when (ns from the trace's origin), and
+/// the record it draws (its name and arguments are made as it is written).
+struct KernelSlice {
+    tid: u32,
+    start: u64,
+    end: u64,
+    record: usize,
+}
+
+/// A slice as it becomes JSON.
 struct Slice {
     pid: u32,
     tid: u32,
@@ -39,12 +46,94 @@ struct Slice {
 }
 
 /// Like [`chrome_trace`], with each kernel slice named as `kernels` names its kernel (`kernel
-/// N` for an id it does not name), and the id in the slice's arguments.
+/// N` for an id it does not name), and the id in the slice's arguments. The whole trace is
+/// built in memory: to write a large run, [`stream_chrome_trace`] writes event by event.
 pub fn chrome_trace_named(
     records: &[TaskRecord],
     ticks_per_us: u64,
     kernels: &(impl KernelNames + ?Sized),
 ) -> Value {
+    let mut events = Vec::new();
+    let never = events_of(records, ticks_per_us, kernels, &mut |e| {
+        events.push(e);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    let Ok(_) = never;
+    json!({"traceEvents": events, "displayTimeUnit": "ns"})
+}
+
+/// Every task in submission order with its producers ([`add_dependencies`]).
+pub type Producers = [(TaskId, Vec<TaskId>)];
+
+/// What a streamed trace carries beside its records ([`stream_chrome_trace`]): what
+/// [`add_queue_counters`] and [`add_dependencies`] add to a trace built in memory.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TraceExtras<'a> {
+    /// Each scheduler's completion-queue counters.
+    pub queues: &'a [QueueReport],
+    /// Every task in submission order with its producers, and the AIC and AIV cores.
+    pub dependencies: Option<(&'a Producers, (u16, u16))>,
+}
+
+/// Writes the Chrome trace of `records` to `out` event by event, as [`chrome_trace_named`]
+/// and then [`add_queue_counters`] and [`add_dependencies`] (with `extras`) would build it:
+/// no more than one event is JSON at a time, so a trace of a million tasks never sits whole
+/// in memory (the kernel slices wait, a few words each, to be laid out per core).
+pub fn stream_chrome_trace(
+    out: &mut impl std::io::Write,
+    records: &[TaskRecord],
+    ticks_per_us: u64,
+    kernels: &(impl KernelNames + ?Sized),
+    extras: TraceExtras<'_>,
+) -> Result<(), TraceError> {
+    out.write_all(br#"{"displayTimeUnit":"ns","traceEvents":["#)
+        .map_err(TraceError::Io)?;
+    let mut first = true;
+    let last_end = std::cell::Cell::new(0.0f64);
+    let mut emit = |e: Value| -> Result<(), TraceError> {
+        if let Some(ts) = e["ts"].as_f64() {
+            last_end.set(last_end.get().max(ts + e["dur"].as_f64().unwrap_or(0.0)));
+        }
+        if !first {
+            out.write_all(b",").map_err(TraceError::Io)?;
+        }
+        first = false;
+        serde_json::to_writer(&mut *out, &e)?;
+        Ok(())
+    };
+    events_of(records, ticks_per_us, kernels, &mut emit)?;
+    for e in queue_events(extras.queues, last_end.get()) {
+        emit(e)?;
+    }
+    out.write_all(b"]").map_err(TraceError::Io)?;
+    if let Some((tasks, cores)) = extras.dependencies {
+        write!(
+            out,
+            r#","otherData":{{"aic_cores":{},"aiv_cores":{},"tasks":["#,
+            cores.0, cores.1
+        )
+        .map_err(TraceError::Io)?;
+        for (i, (t, p)) in tasks.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            let producers: Vec<u64> = p.iter().map(|p| p.raw()).collect();
+            write!(out, "{sep}[{},", t.raw()).map_err(TraceError::Io)?;
+            serde_json::to_writer(&mut *out, &producers)?;
+            out.write_all(b"]").map_err(TraceError::Io)?;
+        }
+        out.write_all(b"]}").map_err(TraceError::Io)?;
+    }
+    out.write_all(b"}").map_err(TraceError::Io)?;
+    out.flush().map_err(TraceError::Io)
+}
+
+/// Hands every event of the trace of `records` to `emit`, in the order a trace built in
+/// memory lists them.
+fn events_of<E>(
+    records: &[TaskRecord],
+    ticks_per_us: u64,
+    kernels: &(impl KernelNames + ?Sized),
+    emit: &mut impl FnMut(Value) -> Result<(), E>,
+) -> Result<(), E> {
     let origin = records
         .iter()
         .map(|r| r.submit)
@@ -59,17 +148,9 @@ pub fn chrome_trace_named(
             .kernel_name(k)
             .map_or_else(|| format!("kernel {}", k.0), str::to_owned)
     };
-    let mut events = vec![
-        json!({"ph": "M", "pid": CORES_PID, "name": "process_name", "args": {"name": "AICore cores"}}),
-        json!({"ph": "M", "pid": SCHEDULERS_PID, "name": "process_name", "args": {"name": "AICPU schedulers"}}),
-    ];
-    let mut kernel_slices = Vec::new();
-    let mut cores = std::collections::BTreeSet::new();
-    let mut scheds = std::collections::BTreeSet::new();
-    for r in records {
-        let task = format!("{}", r.task);
+    let args = |r: &TaskRecord| {
         let mut args = json!({
-            "task": task,
+            "task": format!("{}", r.task),
             "id": r.task.raw(),
             "kernel": r.kernel.0,
             "class": format!("{:?}", r.class),
@@ -80,30 +161,32 @@ pub fn chrome_trace_named(
             "cancelled": r.cancelled,
             "skipped": r.skipped,
         });
-        // A task of several blocks has a record per block: each block is a slice on its own
-        // core, named with its block; the task's life on its scheduler is drawn once.
-        let spmd = r.blocks > 1;
-        if spmd {
+        if r.blocks > 1 {
             args["block"] = json!(r.block);
             args["blocks"] = json!(r.blocks);
         }
+        args
+    };
+    emit(
+        json!({"ph": "M", "pid": CORES_PID, "name": "process_name", "args": {"name": "AICore cores"}}),
+    )?;
+    emit(
+        json!({"ph": "M", "pid": SCHEDULERS_PID, "name": "process_name", "args": {"name": "AICPU schedulers"}}),
+    )?;
+    let mut kernel_slices = Vec::new();
+    let mut cores = std::collections::BTreeSet::new();
+    let mut scheds = std::collections::BTreeSet::new();
+    for (i, r) in records.iter().enumerate() {
+        // A task of several blocks has a record per block: each block is a slice on its own
+        // core, named with its block; the task's life on its scheduler is drawn once.
         if let Some(core) = r.core.filter(|_| r.end >= r.start && r.start > 0) {
             cores.insert(core.0);
-            kernel_slices.push((
-                r.task.raw(),
-                Slice {
-                    pid: CORES_PID,
-                    tid: u32::from(core.0),
-                    start: ns(r.start),
-                    end: ns(r.end),
-                    name: if spmd {
-                        format!("{} [{}/{}]", name(r.kernel), r.block, r.blocks)
-                    } else {
-                        name(r.kernel)
-                    },
-                    args: args.clone(),
-                },
-            ));
+            kernel_slices.push(KernelSlice {
+                tid: u32::from(core.0),
+                start: ns(r.start),
+                end: ns(r.end),
+                record: i,
+            });
         }
         scheds.insert(r.scheduler);
         if r.block > 0 {
@@ -121,25 +204,21 @@ pub fn chrome_trace_named(
         let tid = u32::from(r.scheduler);
         if r.cancelled && r.fin > 0 {
             // It ran, so a transfer it waited on failed: the moment the scheduler found out.
-            events.push(json!({
+            emit(json!({
                 "ph": "i", "s": "t", "pid": SCHEDULERS_PID, "tid": tid,
                 "name": "transfer failed", "ts": us(ns(r.complete)),
                 "args": {"task": format!("{}", r.task)},
-            }));
+            }))?;
         }
-        push_async(
-            &mut events,
-            "task",
-            r.task.raw(),
-            &Slice {
-                pid: SCHEDULERS_PID,
-                tid,
-                start: ns(from),
-                end: ns(r.complete).max(ns(from)),
-                name: what.into(),
-                args,
-            },
-        );
+        let span = Slice {
+            pid: SCHEDULERS_PID,
+            tid,
+            start: ns(from),
+            end: ns(r.complete).max(ns(from)),
+            name: what.into(),
+            args: args(r),
+        };
+        emit_async(emit, "task", r.task.raw(), span)?;
         if r.deferred_done > 0 {
             let s = Slice {
                 pid: SCHEDULERS_PID,
@@ -149,23 +228,38 @@ pub fn chrome_trace_named(
                 name: "deferred wait".into(),
                 args: json!({"task": format!("{}", r.task)}),
             };
-            push_async(&mut events, "deferred", r.task.raw(), &s);
+            emit_async(emit, "deferred", r.task.raw(), s)?;
         }
     }
-    lay_out(&mut events, kernel_slices);
+    let slice = |k: &KernelSlice| {
+        let r = &records[k.record];
+        Slice {
+            pid: CORES_PID,
+            tid: k.tid,
+            start: k.start,
+            end: k.end,
+            name: if r.blocks > 1 {
+                format!("{} [{}/{}]", name(r.kernel), r.block, r.blocks)
+            } else {
+                name(r.kernel)
+            },
+            args: args(r),
+        }
+    };
+    lay_out(emit, kernel_slices, |k| records[k.record].task.raw(), slice)?;
     for c in cores {
-        events.push(
+        emit(
             json!({"ph": "M", "pid": CORES_PID, "tid": c, "name": "thread_name",
             "args": {"name": format!("core {c}")}}),
-        );
+        )?;
     }
     for s in scheds {
-        events.push(
+        emit(
             json!({"ph": "M", "pid": SCHEDULERS_PID, "tid": s as u32, "name": "thread_name",
             "args": {"name": format!("scheduler {s}")}}),
-        );
+        )?;
     }
-    json!({"traceEvents": events, "displayTimeUnit": "ns"})
+    Ok(())
 }
 
 /// Adds each scheduler's completion-queue counters to `trace` (a [`chrome_trace`]): an
@@ -184,18 +278,23 @@ pub fn add_queue_counters(trace: &mut Value, queues: &[QueueReport]) {
                 .map(|t| t + e["dur"].as_f64().unwrap_or(0.0))
         })
         .fold(0.0, f64::max);
+    events.extend(queue_events(queues, end));
+}
+
+/// The completion-queue counters' events ([`add_queue_counters`]), at `end` µs.
+fn queue_events(queues: &[QueueReport], end: f64) -> impl Iterator<Item = Value> + '_ {
     let q = |c: &pto_runtime_core::QueueCounters| {
         json!({"drains": c.drains, "entries": c.entries, "max_batch": c.max_batch,
             "high_water": c.high_water})
     };
-    for (i, r) in queues.iter().enumerate() {
-        events.push(json!({
+    queues.iter().enumerate().map(move |(i, r)| {
+        json!({
             "ph": "i", "s": "t", "pid": SCHEDULERS_PID, "tid": i as u32,
             "name": "completion queues", "ts": end,
             "args": {"cores": q(&r.cores), "engines": q(&r.engines),
                 "transfer_failures": r.transfer_failures, "cancelled": r.cancelled},
-        }));
-    }
+        })
+    })
 }
 
 /// Adds the run's shape to `trace` (a [`chrome_trace`]), for a reader that computes the
@@ -215,50 +314,62 @@ fn us(ns: u64) -> f64 {
     ns as f64 / 1000.0
 }
 
-/// Appends `s` as a complete (`X`) slice.
-fn push_complete(events: &mut Vec<Value>, s: Slice) {
-    events.push(json!({
+/// Emits `s` as a complete (`X`) slice.
+fn emit_complete<E>(emit: &mut impl FnMut(Value) -> Result<(), E>, s: Slice) -> Result<(), E> {
+    emit(json!({
         "ph": "X", "pid": s.pid, "tid": s.tid, "name": s.name,
         "ts": us(s.start), "dur": us(s.end - s.start), "args": s.args,
-    }));
+    }))
 }
 
-/// Appends `s` as an async slice (`b` and `e`) of category `cat`, id `cat:task`.
-fn push_async(events: &mut Vec<Value>, cat: &str, task: u64, s: &Slice) {
+/// Emits `s` as an async slice (`b` and `e`) of category `cat`, id `cat:task`.
+fn emit_async<E>(
+    emit: &mut impl FnMut(Value) -> Result<(), E>,
+    cat: &str,
+    task: u64,
+    s: Slice,
+) -> Result<(), E> {
     let id = format!("{cat}:{task:x}");
-    events.push(json!({
+    let end = us(s.end.max(s.start));
+    emit(json!({
         "ph": "b", "cat": cat, "id": id, "pid": s.pid, "tid": s.tid, "name": s.name,
         "ts": us(s.start), "args": s.args,
-    }));
-    events.push(json!({
+    }))?;
+    emit(json!({
         "ph": "e", "cat": cat, "id": id, "pid": s.pid, "tid": s.tid, "name": s.name,
-        "ts": us(s.end.max(s.start)),
-    }));
+        "ts": end,
+    }))
 }
 
-/// Puts each track's slices down as complete slices where they nest, and as async slices
-/// where one would overlap another without nesting.
-fn lay_out(events: &mut Vec<Value>, slices: Vec<(u64, Slice)>) {
-    let mut tracks: BTreeMap<(u32, u32), Vec<(u64, Slice)>> = BTreeMap::new();
-    for (task, s) in slices {
-        tracks.entry((s.pid, s.tid)).or_default().push((task, s));
-    }
-    for (_, mut track) in tracks {
-        // Earlier first; of two starting together, the longer (the outer) first.
-        track.sort_by_key(|(_, s)| (s.start, std::cmp::Reverse(s.end)));
-        let mut open: Vec<u64> = Vec::new();
-        for (task, s) in track {
-            while open.last().is_some_and(|&end| end <= s.start) {
-                open.pop();
-            }
-            if open.last().is_some_and(|&end| s.end > end) {
-                push_async(events, "kernel", task, &s);
-            } else {
-                open.push(s.end);
-                push_complete(events, s);
-            }
+/// Emits each core's kernel slices as complete slices where they nest, and as async slices
+/// where one would overlap another without nesting (`task` names a slice's task, `slice`
+/// makes its JSON).
+fn lay_out<E>(
+    emit: &mut impl FnMut(Value) -> Result<(), E>,
+    mut slices: Vec<KernelSlice>,
+    task: impl Fn(&KernelSlice) -> u64,
+    slice: impl Fn(&KernelSlice) -> Slice,
+) -> Result<(), E> {
+    // By core; earlier first; of two starting together, the longer (the outer) first.
+    slices.sort_by_key(|k| (k.tid, k.start, std::cmp::Reverse(k.end)));
+    let mut open: Vec<u64> = Vec::new();
+    let mut track = None;
+    for k in &slices {
+        if track != Some(k.tid) {
+            track = Some(k.tid);
+            open.clear();
+        }
+        while open.last().is_some_and(|&end| end <= k.start) {
+            open.pop();
+        }
+        if open.last().is_some_and(|&end| k.end > end) {
+            emit_async(emit, "kernel", task(k), slice(k))?;
+        } else {
+            open.push(k.end);
+            emit_complete(emit, slice(k))?;
         }
     }
+    Ok(())
 }
 
 /// Why a trace could not be written.
@@ -267,6 +378,9 @@ pub enum TraceError {
     /// The trace could not be encoded as JSON.
     #[error("cannot encode the trace: {0}")]
     Encode(#[from] serde_json::Error),
+    /// The trace's destination refused a write.
+    #[error("cannot write the trace: {0}")]
+    Io(std::io::Error),
     /// The file could not be written.
     #[error("cannot write the trace to {}: {source}", path.display())]
     Write {
@@ -296,7 +410,28 @@ pub fn write_chrome_trace(
     ticks_per_us: u64,
     kernels: &(impl KernelNames + ?Sized),
 ) -> Result<(), TraceError> {
-    write_trace(path, &chrome_trace_named(records, ticks_per_us, kernels))
+    write_chrome_trace_with(path, records, ticks_per_us, kernels, TraceExtras::default())
+}
+
+/// [`write_chrome_trace`] with the queue counters and dependencies of `extras`, streamed to
+/// the file event by event ([`stream_chrome_trace`]).
+pub fn write_chrome_trace_with(
+    path: &std::path::Path,
+    records: &[TaskRecord],
+    ticks_per_us: u64,
+    kernels: &(impl KernelNames + ?Sized),
+    extras: TraceExtras<'_>,
+) -> Result<(), TraceError> {
+    let at = |source| TraceError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::create(path).map_err(at)?;
+    let mut out = std::io::BufWriter::new(file);
+    match stream_chrome_trace(&mut out, records, ticks_per_us, kernels, extras) {
+        Err(TraceError::Io(source)) => Err(at(source)),
+        other => other,
+    }
 }
 
 /// Writes a Chrome trace built by [`chrome_trace_named`] (and perhaps extended, e.g. by
@@ -471,6 +606,51 @@ mod tests {
             Err(TraceDefect::Unmatched { .. })
         ));
         assert!(check_chrome_trace(&json!([1])).is_err());
+    }
+
+    #[test]
+    fn a_streamed_trace_is_the_trace_built_in_memory_with_its_extras() {
+        let mut mix = record(Some(0), WorkerClass::Mix, 0);
+        mix.end = 9000;
+        let mut next = record(Some(0), WorkerClass::Aic, 0);
+        next.task = TaskId::from_raw(8);
+        (next.start, next.end) = (7000, 10_000);
+        let mut block = record(Some(3), WorkerClass::Aiv, 8000);
+        (block.task, block.blocks, block.block) = (TaskId::from_raw(9), 2, 1);
+        let recs = [mix, next, record(None, WorkerClass::Dummy, 0), block];
+        let queues = [QueueReport {
+            cancelled: 3,
+            ..QueueReport::default()
+        }];
+        let tasks = vec![
+            (TaskId::from_raw(7), vec![]),
+            (TaskId::from_raw(8), vec![TaskId::from_raw(7)]),
+        ];
+        let names: &[(KernelId, &str)] = &[(KernelId(3), "gemm")];
+        let mut built = chrome_trace_named(&recs, 1000, names);
+        add_queue_counters(&mut built, &queues);
+        add_dependencies(&mut built, &tasks, (2, 4));
+        let mut bytes = Vec::new();
+        let extras = TraceExtras {
+            queues: &queues,
+            dependencies: Some((&tasks, (2, 4))),
+        };
+        stream_chrome_trace(&mut bytes, &recs, 1000, names, extras).unwrap();
+        let streamed: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(streamed, built);
+        check_chrome_trace(&streamed).unwrap();
+        // And without extras: no otherData, no counters.
+        let mut bytes = Vec::new();
+        stream_chrome_trace(&mut bytes, &recs, 1000, names, TraceExtras::default()).unwrap();
+        let plain: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(plain, chrome_trace_named(&recs, 1000, names));
+    }
+
+    #[test]
+    fn a_trace_that_cannot_be_written_says_where() {
+        let dir = std::env::temp_dir().join("pto-trace-no-such-dir").join("x");
+        let e = write_chrome_trace(&dir.join("t.json"), &[], 1, &Unnamed).unwrap_err();
+        assert!(e.to_string().contains("pto-trace-no-such-dir"), "{e}");
     }
 
     #[test]

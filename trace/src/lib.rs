@@ -25,8 +25,9 @@ mod svg;
 
 pub use check::{TraceDefect, check_chrome_trace};
 pub use chrome::{
-    TraceError, add_dependencies, add_queue_counters, chrome_trace, chrome_trace_named,
-    write_chrome_trace, write_trace,
+    Producers, TraceError, TraceExtras, add_dependencies, add_queue_counters, chrome_trace,
+    chrome_trace_named, stream_chrome_trace, write_chrome_trace, write_chrome_trace_with,
+    write_trace,
 };
 pub use critical::{Blame, ChainTask, CriticalPath, critical_path};
 pub use names::{KernelNames, Unnamed};

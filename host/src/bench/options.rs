@@ -13,6 +13,9 @@ use super::{
     run_calibration, run_transport_bench,
 };
 
+/// Most cells of a bench's profile ring (64 Ki records, 4 MiB): the simulator drains it
+/// while the run goes.
+const RECORD_RING: u64 = 1 << 16;
 /// Most tasks the deferred workload keeps waiting: the window (and the region) grows with them.
 pub const MAX_PENDING: u64 = 1 << 20;
 /// Barriers the barrier workload times.
@@ -127,14 +130,16 @@ impl BenchOptions {
             self.profile
         };
         let records = if profile == ProfileLevel::Tasks {
-            // Room for every task of a run (fanout adds joins; the spmd workload keeps a
-            // record per block), within 4 Mi records.
+            // The profile ring's cells: room for every record of a small run (fanout adds
+            // joins; the spmd workload keeps a record per block), and 64 Ki (4 MiB) for a
+            // larger one, which the simulator's drain empties while it goes, so every task
+            // keeps its record either way.
             let per_task = if self.workload == Workload::Spmd {
                 u64::from(self.blocks.max(1))
             } else {
                 2
             };
-            (tasks.saturating_mul(per_task).saturating_add(1024)).min(1 << 22) as u32
+            (tasks.saturating_mul(per_task).saturating_add(1024)).min(RECORD_RING) as u32
         } else {
             0
         };

@@ -7,7 +7,8 @@ mod bench_traces;
 mod summary;
 
 pub use pto_trace::{
-    KernelNames, TraceDefect, TraceError, Unnamed, add_dependencies, add_queue_counters,
-    check_chrome_trace, chrome_trace, chrome_trace_named, write_chrome_trace, write_trace,
+    KernelNames, TraceDefect, TraceError, TraceExtras, Unnamed, add_dependencies,
+    add_queue_counters, check_chrome_trace, chrome_trace, chrome_trace_named, stream_chrome_trace,
+    write_chrome_trace, write_chrome_trace_with, write_trace,
 };
 pub use summary::ProfileSummary;

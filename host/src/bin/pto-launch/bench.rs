@@ -8,7 +8,7 @@ use clap::value_parser;
 use pto_host::bench::{
     BenchError, BenchOptions, BenchOutput, MAX_PENDING, Workload, write_bench_deps,
 };
-use pto_host::profile::{add_dependencies, add_queue_counters, chrome_trace_named, write_trace};
+use pto_host::profile::{TraceExtras, write_chrome_trace_with};
 use pto_host::progress::Progress;
 use pto_runtime_core::{CompletionMode, ProfileLevel};
 use pto_sim::{CoreThreads, SimOptions};
@@ -240,13 +240,15 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 None => None,
             };
             if let Some(path) = &a.trace {
-                let mut trace =
-                    chrome_trace_named(&out.records, out.ticks_per_us, &opts.workload.kernels());
-                add_queue_counters(&mut trace, &out.queues);
-                if !out.producers.is_empty() {
-                    add_dependencies(&mut trace, &out.producers, out.cores);
-                }
-                write_trace(path, &trace)?;
+                // Streamed event by event: a million-task run's trace is never whole in
+                // memory.
+                let extras = TraceExtras {
+                    queues: &out.queues,
+                    dependencies: (!out.producers.is_empty())
+                        .then_some((out.producers.as_slice(), out.cores)),
+                };
+                let kernels = opts.workload.kernels();
+                write_chrome_trace_with(path, &out.records, out.ticks_per_us, &kernels, extras)?;
             }
             print("bench", &opts, &out.result, a.json)?;
             if let (Some(path), Some((tasks, deps))) = (a.deps.as_ref().filter(|_| !a.json), deps) {

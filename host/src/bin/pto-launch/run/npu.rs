@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use pto_device_sys::abi::PtoAicpuCode;
 use pto_host::npu::{Artifacts, NpuError, NpuOptions, NpuSession, Timeouts};
-use pto_host::profile::{chrome_trace, write_trace};
+use pto_host::profile::{Unnamed, write_chrome_trace};
 use pto_host::program_ranks::{ProgramRank, ProgramRankError, run_on_npu};
 
 use super::returned::with_hint;
@@ -115,7 +115,7 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
     let trace = match trace_path(a, me) {
         Some(path) => {
             let records: Vec<_> = out.records.iter().map(|r| r.to_record()).collect();
-            write_trace(&path, &chrome_trace(&records, ticks_per_us))?;
+            write_chrome_trace(&path, &records, ticks_per_us, &Unnamed)?;
             Some((path, records.len(), out.status.finished()))
         }
         None => None,
