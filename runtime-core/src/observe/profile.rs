@@ -76,7 +76,8 @@ impl<'r> ProfParts<'r> {
 /// The profiling words of the region.
 ///
 /// Records are claimed in submit order, by the orchestrator alone; a claim's position `p`
-/// names cell `p % capacity`. Without a drain the ring fills once: claims past its end are
+/// names cell `p % capacity`, and a claim's cells never cross the ring's end (filler cells
+/// take the rest of a lap). Without a drain the ring fills once: claims past its end are
 /// dropped (counted). With a drain ([`crate::RecordDrain`]) the ring streams: the drain takes
 /// closed records in position order and frees their cells, and a claim waits (bounded, by the
 /// orchestrator) for its cell to be freed; past the bound it is lost (counted).
@@ -129,13 +130,32 @@ impl ProfCtl {
         self.drained.0.load(Ordering::Relaxed) != UNDRAINED
     }
 
-    /// Whether a claim of `n` cells of a ring of `capacity` would find them free now (always,
-    /// without a drain: a claim then never waits). The orchestrator's wait polls this.
+    /// Makes room for a claim of `n` cells of `cells` if the drain has freed it: whether the
+    /// claim will find its cells free (always, without a drain: a claim then never waits).
+    /// A claim's cells never wrap past the ring's end: when `n` would, the rest of the lap is
+    /// claimed first as filler cells, which the drain passes over. Only the orchestrator
+    /// calls it; its wait polls it.
     #[inline]
-    pub(crate) fn has_room(&self, capacity: usize, n: u16) -> bool {
+    pub(crate) fn make_room(&self, cells: &[RecordCell], n: u16) -> bool {
         let drained = self.drained.0.load(Ordering::Acquire);
-        drained == UNDRAINED
-            || self.next.0.load(Ordering::Relaxed) + u64::from(n) <= drained + capacity as u64
+        if drained == UNDRAINED {
+            return true;
+        }
+        let (cap, n) = (cells.len() as u64, u64::from(n));
+        let mut i = self.next.0.load(Ordering::Relaxed);
+        let off = i.checked_rem(cap).unwrap_or(0);
+        if off + n > cap && n <= cap {
+            let pad = cap - off;
+            if i + pad > drained + cap {
+                return false;
+            }
+            for c in &cells[off as usize..] {
+                c.fill();
+            }
+            i += pad;
+            self.next.0.store(i, Ordering::Release);
+        }
+        i + n <= drained + cap
     }
 
     /// Whether a claim of `n` cells could ever find room in a ring of `capacity`.
@@ -143,22 +163,23 @@ impl ProfCtl {
         usize::from(n) <= capacity
     }
 
-    /// Claims the next cell of a ring of `capacity` cells: its index, or [`NO_CELL`] if there
-    /// is no room (the record is counted as dropped, or lost). Never waits.
+    /// Claims the next cell of `cells`: its index, or [`NO_CELL`] if there is no room (the
+    /// record is counted as dropped, or lost). Never waits.
     #[inline]
-    pub(crate) fn claim(&self, capacity: usize) -> u32 {
-        self.claim_n(capacity, 1)
+    pub(crate) fn claim(&self, cells: &[RecordCell]) -> u32 {
+        self.claim_n(cells, 1)
     }
 
-    /// Claims the next `n` cells (a task's blocks' records; with a drain, cell indices wrap
-    /// after the last one): the first one's index, or [`NO_CELL`] if they do not all fit
-    /// (counted as dropped, or lost). Never waits.
+    /// Claims the next `n` cells of `cells` (a task's blocks' records, consecutive; with a
+    /// drain, after [`ProfCtl::make_room`]): the first one's index, or [`NO_CELL`] if they do
+    /// not all fit (counted as dropped, or lost). Never waits.
     #[inline]
-    pub(crate) fn claim_n(&self, capacity: usize, n: u16) -> u32 {
+    pub(crate) fn claim_n(&self, cells: &[RecordCell], n: u16) -> u32 {
+        let capacity = cells.len() as u64;
         let drained = self.drained.0.load(Ordering::Acquire);
         if drained == UNDRAINED {
             let i = self.next.0.fetch_add(u64::from(n), Ordering::Relaxed);
-            return if i + u64::from(n) <= capacity as u64 {
+            return if i + u64::from(n) <= capacity {
                 i as u32
             } else {
                 NO_CELL
@@ -167,9 +188,10 @@ impl ProfCtl {
         // Streamed: only the orchestrator claims, so a load and a store suffice; the drain
         // reads `next` (Acquire) to know how far records may have been opened.
         let i = self.next.0.load(Ordering::Relaxed);
-        if i + u64::from(n) <= drained + capacity as u64 {
+        let off = i.checked_rem(capacity).unwrap_or(0);
+        if i + u64::from(n) <= drained + capacity && off + u64::from(n) <= capacity {
             self.next.0.store(i + u64::from(n), Ordering::Release);
-            (i % capacity as u64) as u32
+            off as u32
         } else {
             self.lost.fetch_add(u64::from(n), Ordering::Relaxed);
             NO_CELL

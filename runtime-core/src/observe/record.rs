@@ -60,6 +60,9 @@ const SCHEDULER_SHIFT: u32 = 8;
 const fn bits(flags: RecordFlags) -> u16 {
     flags.bits() as u16
 }
+/// A filler cell's `task` word: a cell a claim skipped so that its cells do not cross the
+/// ring's end (ring field 15, as for [`NO_TASK`]).
+const FILLER: u64 = u64::MAX - 1;
 /// A record's `task` word until it is opened (no task id has every bit set: its ring field
 /// would say 15, and rings are at most `MAX_RINGS`).
 const NO_TASK: u64 = u64::MAX;
@@ -158,10 +161,21 @@ impl RecordCell {
         self.task.store(NO_TASK, Ordering::Relaxed);
     }
 
-    /// The task whose record this is, once the record was opened (closed or not).
+    /// The task whose record this is, once the record was opened (closed or not); `None`
+    /// for a fresh cell or a filler.
     pub(crate) fn opened_task(&self) -> Option<TaskId> {
         let raw = self.task.load(Ordering::Relaxed);
-        (raw != NO_TASK).then_some(TaskId::from_raw(raw))
+        (raw != NO_TASK && raw != FILLER).then_some(TaskId::from_raw(raw))
+    }
+
+    /// Marks a fresh cell as a filler: claimed, never a record (the drain passes over it).
+    pub(crate) fn fill(&self) {
+        self.task.store(FILLER, Ordering::Relaxed);
+    }
+
+    /// Whether the cell is a filler ([`RecordCell::fill`]).
+    pub(crate) fn is_filler(&self) -> bool {
+        self.task.load(Ordering::Relaxed) == FILLER
     }
 
     /// Opens the record of `task` (kernel `kernel`, class `class`), submitted at `submit`.

@@ -176,14 +176,15 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             return Err(validate::tiles_first(tensors, e));
         }
         self.wait_for_slot(ring, seq, tensors)?;
-        let level = self.t.shared().prof().level();
-        if level == ProfileLevel::Tasks {
-            self.wait_for_records(spec.blocks.max(1))?;
-        }
         let id = TaskId::new(self.t.cfg().epoch, spec.ring, Seq(seq));
         let g = self.t.gslot(id);
         let mut deps = DepList::new();
         self.dependencies(spec, tensors, (g, id), &mut deps, rec)?;
+        let level = self.t.shared().prof().level();
+        if level == ProfileLevel::Tasks {
+            // Before the slot is begun: nothing of this task is written yet.
+            self.wait_for_records(spec.blocks.max(1));
+        }
         let t = &self.t;
         let now = if t.cfg().record_latency || level != ProfileLevel::Off {
             self.p.now()
@@ -216,7 +217,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             if !plain && spec.blocks > 1 {
                 self.open_block_records(id, spec, now)
             } else {
-                let cell = t.shared().prof().claim(t.records().len());
+                let cell = t.shared().prof().claim(t.records());
                 if let Some(r) = t.records().get(cell as usize) {
                     r.open(id, spec.kernel, spec.class, now);
                 }
@@ -273,7 +274,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     #[cold]
     fn open_block_records(&self, id: TaskId, spec: &TaskSpec<'_>, now: u64) -> u32 {
         let t = &self.t;
-        let cell = t.shared().prof().claim_n(t.records().len(), spec.blocks);
+        let cell = t.shared().prof().claim_n(t.records(), spec.blocks);
         if cell != NO_CELL {
             for b in 0..spec.blocks {
                 if let Some(r) = t.record_at(cell, b) {

@@ -12,29 +12,34 @@ use crate::platform::Platform;
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
     /// Waits until the profile ring has `n` cells free for this task's records, or gives up
-    /// (bounded, see the module); fails only with the run's own error.
+    /// (bounded, see the module; at once if the run has failed). The claim that follows
+    /// counts the record(s) lost if there is still no room.
     #[inline(always)]
-    pub(super) fn wait_for_records(&mut self, n: u16) -> Result<(), SubmitError> {
-        if self.t.shared().prof().has_room(self.t.records().len(), n) {
-            return Ok(());
+    pub(super) fn wait_for_records(&mut self, n: u16) {
+        if !self.t.shared().prof().make_room(self.t.records(), n) {
+            self.wait_for_records_slow(n);
         }
-        self.wait_for_records_slow(n)
     }
 
     #[cold]
     #[inline(never)]
-    fn wait_for_records_slow(&mut self, n: u16) -> Result<(), SubmitError> {
+    fn wait_for_records_slow(&mut self, n: u16) {
         let cap = self.t.records().len();
         let prof = self.t.shared().prof();
         if !ProfCtl::fits(cap, n) || self.records_stalled_at == Some(prof.drained()) {
             // The claim finds no room and counts the record(s) lost.
-            return Ok(());
+            return;
         }
         let waited = self.wait_up_to(|o, _| {
             let prof = o.t.shared().prof();
-            Ok(prof.has_room(o.t.records().len(), n).then_some(()))
-        })?;
-        self.records_stalled_at = waited.is_err().then(|| prof.drained());
-        Ok(())
+            Ok::<_, SubmitError>(prof.make_room(o.t.records(), n).then_some(()))
+        });
+        // Past the bound: until the drain moves, later submits do not wait again. A failed
+        // run (the wait's error) ends the wait; this submit goes on, the next reports it.
+        self.records_stalled_at = match waited {
+            Ok(Ok(())) => None,
+            Ok(Err(_)) => Some(prof.drained()),
+            Err(_) => return,
+        };
     }
 }

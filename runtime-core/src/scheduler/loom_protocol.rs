@@ -142,7 +142,7 @@ fn loom_task_records_are_read_whole_or_not_at_all() {
                 let (cells, prof) = (cells.clone(), prof.clone());
                 thread::spawn(move || {
                     for &t in tasks {
-                        let cell = &cells[prof.claim(cells.len()) as usize];
+                        let cell = &cells[prof.claim(&cells[..]) as usize];
                         cell.open(TaskId::from_raw(t), KernelId(7), WorkerClass::Aiv, t * 10);
                         cell.stamp_fin(t * 50, false);
                         cell.close(Closer::of(1), 0, t * 100, false);
@@ -165,7 +165,7 @@ fn loom_task_records_are_read_whole_or_not_at_all() {
         let mut tasks: std::vec::Vec<u64> = prof.records(&*cells).map(|r| r.task.raw()).collect();
         tasks.sort_unstable();
         assert_eq!(tasks, [1, 2, 3]);
-        assert_eq!(prof.claim(cells.len()), NO_CELL);
+        assert_eq!(prof.claim(&cells[..]), NO_CELL);
         assert_eq!(prof.dropped(cells.len()), 1);
     });
 }

@@ -6,7 +6,8 @@
 //! publishes how far it got, which frees those cells for the orchestrator's next claims (a
 //! claim that finds no room waits, bounded; see [`crate::Config::submit_timeout_us`]). A
 //! record that will never close (its task finished while profiling was not at `Tasks`) is
-//! passed over once its task has finished.
+//! passed over once its task has finished, and so is a filler cell (a claim of several
+//! cells that would have crossed the ring's end starts the next lap instead).
 #![forbid(unsafe_code)]
 
 use crate::observe::record::{RecordCell, TaskRecord};
@@ -80,7 +81,7 @@ impl<'r> RecordDrain<'r> {
                     f(record);
                     taken += 1;
                 }
-                None if all || self.abandoned(cell) => {}
+                None if all || cell.is_filler() || self.abandoned(cell) => {}
                 None => break,
             }
             cell.reset();

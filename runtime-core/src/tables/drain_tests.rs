@@ -64,13 +64,14 @@ fn a_ring_of_four_cells_streams_a_record_per_task_of_many_in_submit_order() {
 }
 
 #[test]
-fn a_task_of_several_blocks_keeps_a_record_per_block_across_the_rings_end() {
+fn a_task_of_several_blocks_starts_the_next_lap_rather_than_cross_the_rings_end() {
     let rig = Rig::new(cfg(4), 1);
     let (t, _p, mut o, mut s) = rig.start();
     assert!(t.shared().prof().stream());
     let mut drain = RecordDrain::new(*t, t.records());
     let mut records: Vec<TaskRecord> = Vec::new();
-    // Positions 0..3, then a task of three blocks at positions 3..6: cells 3, 0, 1.
+    // Positions 0..3; a task of three blocks would cross the end from cell 3: cell 3 is a
+    // filler (position 3) and its blocks take cells 0, 1, 2 (positions 4..7).
     let mut ids = Vec::new();
     for _ in 0..3 {
         ids.push(o.submit(&aiv(&[])).unwrap());
@@ -89,7 +90,8 @@ fn a_task_of_several_blocks_keeps_a_record_per_block_across_the_rings_end() {
     assert_eq!(blocks, [(wide, 0, 3), (wide, 1, 3), (wide, 2, 3)]);
     let cores: Vec<Option<CoreId>> = records[3..].iter().map(|r| r.core).collect();
     assert!(cores.iter().all(Option::is_some), "{records:?}");
-    assert_eq!(drain.position(), 6);
+    assert_eq!(drain.position(), 7);
+    assert_eq!(t.shared().prof().dropped(t.records().len()), 0);
 }
 
 #[test]

@@ -47,10 +47,10 @@ fn loom_drain_takes_every_record_once_in_order_through_a_ring_of_two() {
         };
         let prof = t.shared().prof();
         for (i, &id) in ids.iter().enumerate() {
-            while !prof.has_room(2, 1) {
+            while !prof.make_room(t.records(), 1) {
                 spin_loop();
             }
-            let cell = prof.claim(2);
+            let cell = prof.claim(t.records());
             assert_eq!(
                 cell as usize,
                 i % 2,

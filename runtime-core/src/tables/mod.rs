@@ -27,7 +27,7 @@ use crate::queues::ready_queue::ReadyQueue;
 use crate::region::carve::Carve;
 use crate::region::config::{Config, ConfigError};
 pub(crate) use crate::region::edge::{EDGE_CLOSED, Edge, EdgeRef};
-use crate::region::slot::{NO_CELL, TaskSlot};
+use crate::region::slot::TaskSlot;
 use crate::sync::{AtomicU32, AtomicU64, CachePadded, Ordering};
 use crate::tensor::arg::TensorCell;
 
@@ -229,25 +229,18 @@ impl<'r> Tables<'r> {
     }
 
     /// The record of block `block` of the task in `slot` (a task of several blocks keeps
-    /// one per block, in consecutive cells from its slot's `cell`, wrapping past the last
-    /// cell of a ring that streams to a drain).
+    /// one per block, in consecutive cells from its slot's `cell`).
     #[inline]
     pub(crate) fn record_block(&self, slot: &TaskSlot, block: u16) -> Option<&'r RecordCell> {
         self.record_at(slot.cell.load(Ordering::Relaxed), block)
     }
 
-    /// The record `block` cells after `cell` (a claim's first), wrapping past the last cell
-    /// of a ring that streams to a drain; `None` for [`NO_CELL`].
-    #[inline]
+    /// The record `block` cells after `cell` (a claim's first; a claim's cells never wrap
+    /// past the ring's end); `None` for `NO_CELL`, which is past the end of any ring.
+    #[inline(always)]
     pub(crate) fn record_at(&self, cell: u32, block: u16) -> Option<&'r RecordCell> {
-        if cell == NO_CELL {
-            return None;
-        }
-        let i = cell as usize + block as usize;
-        self.records.get(i).or_else(|| {
-            // Past the end only in a streamed ring (a claim without a drain fits whole).
-            self.records.get(i.checked_rem(self.records.len())?)
-        })
+        self.records
+            .get((cell as usize).saturating_add(block as usize))
     }
 
     /// [`Tables::record_of`] for a caller that holds the slot already.
