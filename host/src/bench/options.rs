@@ -2,7 +2,7 @@
 //! options and the plan, checked before anything runs.
 
 use pto_runtime_core::{CompletionMode, Config, MAX_TENSORS, ProfileLevel};
-use pto_sim::{CoreThreads, Silicon, SimOptions};
+use pto_sim::{CoreThreads, RecordStream, Silicon, SimOptions};
 use pto_workloads::scene::SceneSize;
 
 use crate::progress::Progress;
@@ -13,8 +13,11 @@ use super::{
     run_calibration, run_transport_bench,
 };
 
-/// Most cells of a bench's profile ring (64 Ki records, 4 MiB): the simulator drains it
-/// while the run goes.
+/// Most records a bench's profile ring holds for a run whose records are all read after it
+/// (256 Ki, 16 MiB).
+const RECORDS_READ_AFTER: u64 = 1 << 18;
+/// Cells of the profile ring of a longer run (64 Ki, 4 MiB), which the simulator drains while
+/// the run goes.
 const RECORD_RING: u64 = 1 << 16;
 /// Most tasks the deferred workload keeps waiting: the window (and the region) grows with them.
 pub const MAX_PENDING: u64 = 1 << 20;
@@ -129,19 +132,25 @@ impl BenchOptions {
         } else {
             self.profile
         };
-        let records = if profile == ProfileLevel::Tasks {
-            // The profile ring's cells: room for every record of a small run (fanout adds
-            // joins; the spmd workload keeps a record per block), and 64 Ki (4 MiB) for a
-            // larger one, which the simulator's drain empties while it goes, so every task
-            // keeps its record either way.
+        // The profile ring: room for every record of a run of up to 16 MiB of them, read
+        // after the run, so the timed run does not share its CPUs with a drain (fanout adds
+        // joins; the spmd workload keeps a record per block); a longer run streams through
+        // 64 Ki cells (4 MiB) that the simulator's drain empties while it goes. Every task
+        // keeps its record either way.
+        let (records, stream) = if profile == ProfileLevel::Tasks {
             let per_task = if self.workload == Workload::Spmd {
                 u64::from(self.blocks.max(1))
             } else {
                 2
             };
-            (tasks.saturating_mul(per_task).saturating_add(1024)).min(RECORD_RING) as u32
+            let needed = tasks.saturating_mul(per_task).saturating_add(1024);
+            if needed <= RECORDS_READ_AFTER {
+                (needed as u32, RecordStream::Off)
+            } else {
+                (RECORD_RING as u32, RecordStream::DEFAULT)
+            }
         } else {
-            0
+            (0, RecordStream::Off)
         };
         if self.kernel_ns > 0 && !self.silicon {
             return Err(BenchError::Usage(
@@ -224,6 +233,7 @@ impl BenchOptions {
                     .collect(),
                 ..Silicon::a2a3()
             }),
+            records: stream,
             ..SimOptions::default()
         };
         let plan = BenchPlan {
