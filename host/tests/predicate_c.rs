@@ -159,6 +159,21 @@ fn every_operator_at_every_width_skips_exactly_the_false_ones_on_the_simulator()
     };
     assert_eq!(kernel("mark")["count"], CASES / 2, "{s}");
     assert_eq!(kernel("count")["count"], GROUPS, "{s}");
+    // The trace carries the run's DAG (every task with its producers), so the overhead
+    // shares and the critical path are read back too, as for a bench scene's trace.
+    let tasks = v["otherData"]["tasks"].as_array().unwrap();
+    assert_eq!(
+        tasks.len(),
+        CASES + GROUPS,
+        "every task, skipped or not: {s}"
+    );
+    assert!(
+        tasks.iter().any(|t| !t[1].as_array().unwrap().is_empty()),
+        "the marks wait for their counts: {s}"
+    );
+    assert!(r["overhead"]["makespan_ns"].as_f64().unwrap() > 0.0, "{s}");
+    let chain = r["critical_path"]["chain"].as_array().unwrap();
+    assert!(!chain.is_empty(), "{s}");
     let plain = Command::new(env!("CARGO_BIN_EXE_pto-launch"))
         .arg("trace")
         .arg(&trace)

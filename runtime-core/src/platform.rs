@@ -174,11 +174,13 @@ pub trait Platform: Sync {
     /// has no code for it on the submit path.
     const OBSERVES_SUBMITS: bool = false;
 
-    /// Told, on the orchestrator's thread, of each task submitted successfully (its id and
-    /// what it was submitted with), in submission order, when [`Platform::OBSERVES_SUBMITS`]
-    /// is `true`: a simulator that checks its tasks' memory accesses learns what each
-    /// declared. Never blocks for long.
-    fn submitted(&self, _id: TaskId, _spec: &TaskSpec<'_>) {}
+    /// Told, on the orchestrator's thread, of each task submitted successfully (its id, what
+    /// it was submitted with, and its producers: the tasks it depends on, explicitly or
+    /// through its tensor arguments, finished or not), in submission order, when
+    /// [`Platform::OBSERVES_SUBMITS`] is `true`: a simulator that checks its tasks' memory
+    /// accesses learns what each declared, and one that traces a run learns its DAG. Never
+    /// blocks for long.
+    fn submitted(&self, _id: TaskId, _spec: &TaskSpec<'_>, _producers: &[TaskId]) {}
 
     /// Told, by each scheduler as it stops a failed run, what its cores ran and what its
     /// deferred set held: one call per running or held lane and per deferred task. The

@@ -82,6 +82,10 @@ pub struct SimOptions {
     /// How task records leave the profile ring: drained by a host thread while the run goes
     /// (the default: a record per task, whatever `Config::profile_capacity`), or not at all.
     pub records: crate::RecordStream,
+    /// Record every task's producers as it is submitted ([`crate::SimRun::producers`]), so a
+    /// trace of the run carries its DAG (its critical path and overhead shares can then be
+    /// read back, see `pto_trace::add_dependencies`). Off by default: a vector per task.
+    pub record_producers: bool,
 }
 
 /// How the simulated cores map onto host threads.
@@ -130,6 +134,7 @@ impl Default for SimOptions {
             name_crashes: true,
             check_accesses: std::env::var_os(CHECK_ACCESSES_VAR).is_some_and(|v| v != "0"),
             records: crate::RecordStream::DEFAULT,
+            record_producers: false,
         }
     }
 }
@@ -248,6 +253,9 @@ impl SimMachine {
             SimPlatform::new(cfg, kernels, memory, engines, heap, opts.silicon.as_ref());
         if opts.check_accesses {
             platform.checker = Some(Arc::default());
+        }
+        if opts.record_producers {
+            platform.producers = Some(std::sync::Mutex::default());
         }
         let platform = Arc::new(platform);
         let spin_before_park = opts.spin_before_park;

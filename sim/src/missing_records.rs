@@ -162,6 +162,13 @@ mod tests {
         assert_eq!(out.records.len(), 2000);
         assert_eq!(out.report.profile_dropped, 0);
         assert!(out.streamed);
+        assert!(
+            out.records
+                .iter()
+                .all(|r| r.core.is_some() && r.start > 0 && r.end >= r.start),
+            "whole records, kernel times too: {:?}",
+            &out.records[..4]
+        );
         let ids: Vec<u64> = out.records.iter().map(|r| r.task.seq().0).collect();
         assert!(
             ids.windows(2).all(|w| w[0] + 1 == w[1]),

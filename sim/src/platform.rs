@@ -123,6 +123,9 @@ pub struct SimPlatform {
     pub(crate) failures: Failures,
     /// The access check, when the run checks accesses ([`crate::SimOptions::check_accesses`]).
     pub(crate) checker: Option<Arc<AccessChecker>>,
+    /// Every task submitted with its producers, when the run records them
+    /// ([`crate::SimOptions::record_producers`]).
+    pub(crate) producers: Option<std::sync::Mutex<Producers>>,
     /// What the schedulers reported about their lanes and deferred tasks as they stopped a
     /// failed run.
     pub(crate) stalls: std::sync::Mutex<Vec<Stall>>,
@@ -137,6 +140,9 @@ pub struct SimPlatform {
     /// Times `spin_hint` gave its thread's CPU away.
     yields: Line<AtomicU64>,
 }
+
+/// Every task submitted with its producers, in submission order.
+pub type Producers = Vec<(TaskId, Vec<TaskId>)>;
 
 impl SimPlatform {
     pub(crate) fn new(
@@ -191,6 +197,7 @@ impl SimPlatform {
             shutdown: AtomicBool::new(false),
             failures: Failures::default(),
             checker: None,
+            producers: None,
             stalls: std::sync::Mutex::new(Vec::new()),
             parks: Line(AtomicU64::new(0)),
             wakes: Line(AtomicU64::new(0)),
@@ -263,9 +270,14 @@ impl SimPlatform {
 impl Platform for SimPlatform {
     const OBSERVES_SUBMITS: bool = true;
 
-    fn submitted(&self, id: TaskId, spec: &TaskSpec<'_>) {
+    fn submitted(&self, id: TaskId, spec: &TaskSpec<'_>, producers: &[TaskId]) {
         if let Some(c) = &self.checker {
             c.submitted(id, spec);
+        }
+        if let Some(p) = &self.producers {
+            p.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push((id, producers.to_vec()));
         }
     }
 

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use pto_runtime_core::{
     Config, FatalCause, Orchestrator, PhaseCounters, Platform, QueueReport, RegionLayout,
-    RunReport, Runtime, TaskRecord,
+    RunReport, Runtime, TaskId, TaskRecord,
 };
 
 use crate::access_check::AccessReport;
@@ -31,6 +31,9 @@ pub struct SimRun<R> {
     pub wall: Duration,
     /// What the orchestration returned.
     pub value: R,
+    /// Every task in submission order with its producers, when the run recorded them
+    /// ([`SimOptions::record_producers`]; empty otherwise).
+    pub producers: Vec<(TaskId, Vec<TaskId>)>,
     /// Whether a drain took the records out of the profile ring while the run went
     /// ([`SimOptions::records`]).
     pub streamed: bool,
@@ -254,6 +257,9 @@ impl<R> SimRun<R> {
             report: rt.report(),
             wall,
             value,
+            producers: platform.producers.as_ref().map_or_else(Vec::new, |p| {
+                std::mem::take(&mut *p.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+            }),
             streamed: drained.is_some(),
             records: drained.unwrap_or_else(|| rt.task_records().collect()),
             phases: (0..schedulers)
@@ -280,6 +286,7 @@ impl<R> SimRun<R> {
             report: self.report,
             wall: self.wall,
             value: f(self.value),
+            producers: self.producers,
             streamed: self.streamed,
             records: self.records,
             phases: self.phases,

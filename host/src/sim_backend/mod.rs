@@ -94,8 +94,14 @@ pub struct SimOutcome {
     pub report: RunReport,
     /// Every buffer's bytes after the run.
     pub buffers: Vec<Vec<u8>>,
-    /// The task records (at most [`RunSpec::records`]), in the order tasks finished.
+    /// The task records (one per task with [`RunSpec::records`] > 0: the simulator drains
+    /// its ring of that many cells while the run goes), in submit order.
     pub records: Vec<TaskRecord>,
+    /// With records: every task in submission order with its producers (for a trace's
+    /// critical path and overhead shares, `pto_trace::add_dependencies`).
+    pub producers: Vec<(pto_runtime_core::TaskId, Vec<pto_runtime_core::TaskId>)>,
+    /// The run's AIC and AIV cores.
+    pub cores: (u16, u16),
     /// Clock ticks per µs of the records' timestamps.
     pub ticks_per_us: u64,
     /// The kernel table the run used (its names, for traces).
@@ -182,8 +188,11 @@ pub fn run(spec: &RunSpec, opts: &SimBackendOptions) -> Result<SimOutcome, SimBa
         memory_bytes,
         heap_bytes,
         check_accesses: opts.check_accesses,
+        // A traced run's records carry its DAG, so the trace can be read back whole.
+        record_producers: spec.records > 0,
         ..SimOptions::default()
     };
+    let cores = (cfg.aic_cores, cfg.aiv_cores);
     let args = spec.args.clone();
     let entry = so.entry;
     let result = pto_sim::run_with(cfg, kernels, sim, opts.windows.clone(), move |o| {
@@ -232,6 +241,8 @@ pub fn run(spec: &RunSpec, opts: &SimBackendOptions) -> Result<SimOutcome, SimBa
                 report: run.report,
                 buffers: out,
                 records: run.records,
+                producers: run.producers,
+                cores,
                 ticks_per_us: run.ticks_per_us,
                 kernels: run.kernels,
                 accesses: run.accesses,

@@ -125,18 +125,11 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// through the tensor arguments than `max_deps`, known once the slot is free) and leaves
     /// nothing behind.
     pub fn submit(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
-        let submitted = if spec.tensors.is_empty() {
+        if spec.tensors.is_empty() {
             self.submit_plain(spec)
         } else {
             self.submit_tensors(spec)
-        };
-        // A constant: no code at all for a platform that does not ask.
-        if P::OBSERVES_SUBMITS
-            && let Ok(id) = submitted
-        {
-            self.p.submitted(id, spec);
         }
-        submitted
     }
 
     /// [`Orchestrator::submit`] of a task without tensor arguments: a function of its own,
@@ -265,6 +258,10 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         }
         if R::ON {
             rec.report(id, &deps, live);
+        }
+        // A constant: no code at all for a platform that does not ask.
+        if P::OBSERVES_SUBMITS {
+            self.p.submitted(id, spec, &deps);
         }
         Ok(id)
     }

@@ -108,19 +108,13 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         spec: &TaskSpec<'_>,
         record: &mut dyn FnMut(Dependency),
     ) -> Result<TaskId, SubmitError> {
-        let submitted = self.submit_inner::<_, true>(
+        self.submit_inner::<_, true>(
             spec,
             &mut Record {
                 sink: record,
                 found: ArgList::new(),
             },
-        );
-        if P::OBSERVES_SUBMITS
-            && let Ok(id) = submitted
-        {
-            self.p.submitted(id, spec);
-        }
-        submitted
+        )
     }
 }
 

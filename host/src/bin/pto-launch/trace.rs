@@ -1,7 +1,8 @@
 //! `pto-launch trace FILE`: what a run's Chrome trace (`pto-launch run --trace`, `bench
 //! --trace`) says about it: each kernel's count and durations, each class's and each core's
 //! busy share of the makespan, the tasks skipped and cancelled (`pto_trace::summarize`);
-//! for a scene's trace also the overhead shares and the critical path with its blame; and
+//! for a trace that carries its DAG (a scene's, or a program's run on the simulator) also
+//! the overhead shares and the critical path with its blame; and
 //! with `--svg` a swimlane picture (`pto_trace::swimlane_svg`).
 
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! built for this host, entries found by symbol) on the simulator, through the same orchestration and kernel ABIs; one run, or
 //! one rank's run of a job whose windows are POSIX shared memory.
 
-use pto_host::profile::write_chrome_trace;
+use pto_host::profile::{TraceExtras, write_chrome_trace_with};
 use pto_host::program_ranks::{ProgramRank, ProgramRankError, run_on_sim};
 use pto_host::sim_backend::{SimBackendError, SimBackendOptions, run as run_alone};
 
@@ -54,7 +54,11 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
     let outputs = write_outputs(a, me, &out.buffers)?;
     let trace = match trace_path(a, me) {
         Some(path) => {
-            write_chrome_trace(&path, &out.records, out.ticks_per_us, &out.kernels)?;
+            let extras = TraceExtras {
+                queues: &[],
+                dependencies: Some((out.producers.as_slice(), out.cores)),
+            };
+            write_chrome_trace_with(&path, &out.records, out.ticks_per_us, &out.kernels, extras)?;
             Some((path, out.records.len(), out.report.finished))
         }
         None => None,
