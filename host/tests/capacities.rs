@@ -73,6 +73,17 @@ fn launch(so: &Path, deps: u64, value: &str, more: &[&str]) -> Output {
         .expect("pto-launch runs")
 }
 
+/// `more` and the flags of one cluster of the fake NPU ([`npu_util::fake_npu_flags`]), for
+/// [`launch`] (which then passes the kernel built for it).
+fn npu<'a>(more: &[&'a str]) -> Vec<&'a str> {
+    static FLAGS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let flags = FLAGS.get_or_init(npu_util::fake_npu_flags);
+    let mut args: Vec<&'a str> = more.to_vec();
+    args.extend(flags.iter().map(String::as_str));
+    args.extend(["--clusters", "1"]);
+    args
+}
+
 fn word(dir: &Path) -> i64 {
     let b = std::fs::read(dir.join("buffer_0.bin")).unwrap();
     i64::from_le_bytes(b[..8].try_into().unwrap())
@@ -206,33 +217,12 @@ fn the_simulator_keeps_every_record_through_a_small_ring_and_an_npu_the_first_n(
     );
     assert!(!t.contains("raise --trace-records"), "{t}");
     // An NPU keeps the first 4, and says how to keep more.
-    let k = kit();
-    let ticks = ticks_per_us().to_string();
     let trace = out.join("npu.json");
     let o = launch(
         &sos().declared,
         DEPS,
         "1",
-        &[
-            "--trace",
-            trace.to_str().unwrap(),
-            "--trace-records",
-            "4",
-            "--backend",
-            "npu",
-            "--clusters",
-            "1",
-            "--aicpu-so",
-            k.artifacts.aicpu_so.to_str().unwrap(),
-            "--dispatcher-so",
-            k.artifacts.dispatcher_so.to_str().unwrap(),
-            "--aicore-executor",
-            k.artifacts.aicore_executor.to_str().unwrap(),
-            "--cann-dir",
-            k.cann.to_str().unwrap(),
-            "--device-ticks-per-us",
-            &ticks,
-        ],
+        &npu(&["--trace", trace.to_str().unwrap(), "--trace-records", "4"]),
     );
     let t = text(&o);
     assert!(o.status.success(), "{t}");
@@ -296,31 +286,12 @@ fn the_npu_path_honours_the_declaration_and_a_given_value_over_it() {
 
 #[test]
 fn pto_launch_on_the_fake_npu_runs_the_declared_program() {
-    let k = kit();
-    let ticks = ticks_per_us().to_string();
     let out = out_dir("npu");
     let o = launch(
         &sos().declared,
         DEPS,
         "-3",
-        &[
-            "--backend",
-            "npu",
-            "--clusters",
-            "1",
-            "--aicpu-so",
-            k.artifacts.aicpu_so.to_str().unwrap(),
-            "--dispatcher-so",
-            k.artifacts.dispatcher_so.to_str().unwrap(),
-            "--aicore-executor",
-            k.artifacts.aicore_executor.to_str().unwrap(),
-            "--cann-dir",
-            k.cann.to_str().unwrap(),
-            "--device-ticks-per-us",
-            &ticks,
-            "--output",
-            out.to_str().unwrap(),
-        ],
+        &npu(&["--output", out.to_str().unwrap()]),
     );
     let t = text(&o);
     assert!(o.status.success(), "{t}");

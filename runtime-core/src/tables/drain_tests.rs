@@ -10,6 +10,7 @@ use crate::observe::record::TaskRecord;
 use crate::orchestrator::TaskSpec;
 use crate::region::config::Config;
 use crate::tables::drain::RecordDrain;
+use crate::tables::views::RunTables;
 use crate::testing::rig::{Rig, aiv, steps};
 
 fn cfg(capacity: u32) -> Config {
@@ -20,6 +21,15 @@ fn cfg(capacity: u32) -> Config {
         aiv_cores: 4,
         ..Config::tiny()
     }
+}
+
+/// Makes `t`'s profile ring stream, and its drain.
+fn stream<'r>(t: &RunTables<'r>) -> RecordDrain<'r> {
+    assert!(
+        t.shared().prof().stream(),
+        "the first drain, before any submit"
+    );
+    RecordDrain::new(**t, t.records())
 }
 
 /// Sends every rung core its FIN and steps the scheduler until they are finished.
@@ -38,8 +48,7 @@ fn finish_rung(
 fn a_ring_of_four_cells_streams_a_record_per_task_of_many_in_submit_order() {
     let rig = Rig::new(cfg(4), 1);
     let (t, _p, mut o, mut s) = rig.start();
-    assert!(t.shared().prof().stream());
-    let mut drain = RecordDrain::new(*t, t.records());
+    let mut drain = stream(&t);
     let mut records: Vec<TaskRecord> = Vec::new();
     let mut ids = Vec::new();
     for i in 0..50u32 {
@@ -67,8 +76,7 @@ fn a_ring_of_four_cells_streams_a_record_per_task_of_many_in_submit_order() {
 fn a_task_of_several_blocks_starts_the_next_lap_rather_than_cross_the_rings_end() {
     let rig = Rig::new(cfg(4), 1);
     let (t, _p, mut o, mut s) = rig.start();
-    assert!(t.shared().prof().stream());
-    let mut drain = RecordDrain::new(*t, t.records());
+    let mut drain = stream(&t);
     let mut records: Vec<TaskRecord> = Vec::new();
     // Positions 0..3; a task of three blocks would cross the end from cell 3: cell 3 is a
     // filler (position 3) and its blocks take cells 0, 1, 2 (positions 4..7).
@@ -102,8 +110,7 @@ fn a_drain_that_stops_makes_a_submit_wait_its_bound_then_the_loss_is_counted() {
     };
     let rig = Rig::new(cfg, 1);
     let (t, p, mut o, mut s) = rig.start();
-    assert!(t.shared().prof().stream());
-    let mut drain = RecordDrain::new(*t, t.records());
+    let mut drain = stream(&t);
     let before = p.now_peek();
     for _ in 0..4 {
         // The first two take the ring's cells; the third waits the bound for the drain,
@@ -135,8 +142,7 @@ fn a_drain_moving_again_lets_submits_claim_again() {
     };
     let rig = Rig::new(cfg, 1);
     let (t, _p, mut o, mut s) = rig.start();
-    assert!(t.shared().prof().stream());
-    let mut drain = RecordDrain::new(*t, t.records());
+    let mut drain = stream(&t);
     for _ in 0..3 {
         o.submit(&aiv(&[])).unwrap();
     }
@@ -156,8 +162,7 @@ fn a_drain_moving_again_lets_submits_claim_again() {
 fn a_record_left_open_by_a_level_change_is_passed_over_once_its_task_finished() {
     let rig = Rig::new(cfg(4), 1);
     let (t, _p, mut o, mut s) = rig.start();
-    assert!(t.shared().prof().stream());
-    let mut drain = RecordDrain::new(*t, t.records());
+    let mut drain = stream(&t);
     let open = o.submit(&aiv(&[])).unwrap();
     t.shared().prof().set_level(ProfileLevel::Off);
     let mut records = Vec::new();
