@@ -7,7 +7,11 @@ use std::ffi::CStr;
 use std::sync::atomic::Ordering;
 
 use crate::comm::error::CommError;
-use crate::comm::header::{HEADER, MAGIC, Provenance, W_MAGIC, W_PID, W_RANKS, W_WINDOW};
+use pto_runtime_core::BarrierError;
+
+use crate::comm::header::{
+    HEADER, MAGIC, Provenance, W_BARRIER, W_MAGIC, W_PID, W_RANKS, W_WINDOW,
+};
 use crate::comm::identity::{ProcessIdentity, pid_namespace};
 use crate::comm::raw_shm::{Mapping, Unnamed, shm_free_bytes, unlink};
 use crate::signals;
@@ -93,10 +97,50 @@ pub(super) fn create(name: &CStr, label: &str, layout: &Layout) -> Result<Mappin
         }
     };
     map.ok_or_else(|| {
-        // Removed (and perhaps made again by another job) since: not ours to remove.
+        // Removed (and perhaps made again by another job) since: not ours to remove. A name
+        // gone this early was removed by the last peer leaving a job given up, and giving a
+        // job up poisons it first: the object rank 0 still holds names the culprit.
         signals::unguard();
-        CommError::Vanished {
-            name: label.to_string(),
-        }
+        name_gone(unnamed.header(), label)
     })
+}
+
+/// Why rank 0 found the name of the object `header` heads (`label` in messages) gone: the
+/// culprit the job was given up for, if it was poisoned, else that it vanished.
+fn name_gone(header: &Mapping, label: &str) -> CommError {
+    match header.barrier(W_BARRIER).poisoned() {
+        Some((rank, reason)) => CommError::Barrier(BarrierError::Poisoned { rank, reason }),
+        None => CommError::Vanished {
+            name: label.to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pto_runtime_core::PoisonReason;
+
+    use super::*;
+
+    #[test]
+    fn a_name_removed_from_a_poisoned_job_names_the_culprit_else_says_it_vanished() {
+        let unnamed = Unnamed::create(HEADER as usize, HEADER as usize).unwrap();
+        let quiet = name_gone(unnamed.header(), "/pto-x");
+        assert!(matches!(quiet, CommError::Vanished { .. }), "{quiet}");
+        unnamed
+            .header()
+            .barrier(W_BARRIER)
+            .poison(1, PoisonReason::Died);
+        let named = name_gone(unnamed.header(), "/pto-x");
+        assert!(
+            matches!(
+                named,
+                CommError::Barrier(BarrierError::Poisoned {
+                    rank: 1,
+                    reason: PoisonReason::Died
+                })
+            ),
+            "{named}"
+        );
+    }
 }
