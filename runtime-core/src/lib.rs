@@ -52,7 +52,7 @@ mod testing;
 pub use comm::barrier::{BarrierError, BarrierWords, PoisonReason};
 pub use comm::context::{CommContext, CommError, MAX_RANKS};
 pub use condition::{Condition, MAX_CONDITIONS, Watch};
-pub use error::{ClaimError, FatalCause, FatalError, FatalKind, SubmitError};
+pub use error::{ClaimError, FatalCause, FatalError, FatalKind, GraphError, SubmitError};
 pub use ids::{CoreId, KernelId, Seq, TaskId, Token, WorkerClass};
 pub use knob::Knob;
 pub use layout::RegionLayout;
@@ -62,7 +62,10 @@ pub use observe::record_flags::RecordFlags;
 pub use observe::stall::Stall;
 pub use observe::stall_class::{StallClass, StallKind};
 pub use observe::stats::{LatencyHistogram, QueueCounters, QueueReport};
-pub use orchestrator::{DepReason, Dependency, MAX_SCOPE_DEPTH, Orchestrator, TaskSpec};
+pub use orchestrator::{
+    Bindings, DepReason, Dependency, Graph, GraphRecordedArg, GraphRecordedTask, GraphRecorder,
+    GraphStorage, Instance, MAX_GRAPH_BUFFERS, MAX_SCOPE_DEPTH, Node, Orchestrator, TaskSpec,
+};
 pub use platform::{CoreKind, Payload, Platform};
 pub use predicate::{CmpOp, Predicate, PredicateError};
 pub use protocol::{Outcome, RawCondition, ResultWord, StatusWord};

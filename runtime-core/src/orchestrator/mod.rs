@@ -14,6 +14,7 @@ use crate::tables::ready::{Ready, make_submitted_ready};
 use crate::tables::views::OrchTables;
 use crate::tables::{SlotIndex, Tables};
 
+mod graph;
 mod heap;
 mod record;
 mod record_wait;
@@ -24,6 +25,7 @@ pub(crate) mod tensor_map;
 mod validate;
 mod wait;
 pub(crate) mod wire;
+mod wiring;
 
 #[cfg(all(test, not(loom)))]
 mod refusal_tests;
@@ -33,9 +35,14 @@ mod scope_heap_tests;
 mod settle_tests;
 
 pub use crate::task_spec::TaskSpec;
+pub use graph::{
+    Bindings, Graph, GraphRecordedArg, GraphRecordedTask, GraphRecorder, GraphStorage, Instance,
+    MAX_GRAPH_BUFFERS, Node,
+};
 use heap::RingHeap;
 pub use record::{DepReason, Dependency};
 use record::{NoRecord, Recorder};
+use wiring::{Fresh, Wiring};
 
 /// A task's dependencies, explicit and found, each once.
 type DepList = heapless::Vec<TaskId, { MAX_DEPS as usize }>;
@@ -138,30 +145,34 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     fn submit_plain(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
         // The spec by reference: its fields are read where used (a copy no longer fits the
         // registers, and spilling it cost 17 instructions a task).
-        self.submit_inner::<_, false>(spec, &mut NoRecord)
+        self.submit_inner::<_, _, false>(spec, &mut NoRecord, &Fresh)
     }
 
     /// [`Orchestrator::submit`] of a task with tensor arguments.
     #[inline(never)]
     fn submit_tensors(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
-        self.submit_inner::<_, true>(spec, &mut NoRecord)
+        self.submit_inner::<_, _, true>(spec, &mut NoRecord, &Fresh)
     }
 
     /// [`Orchestrator::submit`], telling `rec` how the task was wired (nothing, and no cost,
     /// for [`NoRecord`]). See [`Orchestrator::submit_recorded`]. Without `TENSORS`, the
     /// task's tensor arguments are taken to be none (the caller knows): that copy of the
-    /// path carries none of their code.
-    fn submit_inner<R: Recorder, const TENSORS: bool>(
+    /// path carries none of their code. `w` says how the task is wired ([`Fresh`] for a
+    /// task on its own).
+    fn submit_inner<R: Recorder, W: Wiring, const TENSORS: bool>(
         &mut self,
         spec: &TaskSpec<'_>,
         rec: &mut R,
+        w: &W,
     ) -> Result<TaskId, SubmitError> {
         // Read from here on instead of `spec.tensors` (the spec itself is not copied).
         let tensors = if TENSORS { spec.tensors } else { &[] };
         self.check_running()?;
         // Each tile is checked as the map adds it (or before a wait): an error found before
         // that is the first bad tile's if there is one.
-        self.validate(spec, tensors)?;
+        if W::VALIDATE {
+            self.validate(spec, tensors)?;
+        }
         let ring = spec.ring as usize;
         let seq = self.next[ring];
         if seq > Seq::MAX.0 {
@@ -172,7 +183,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let id = TaskId::new(self.t.cfg().epoch, spec.ring, Seq(seq));
         let g = self.t.gslot(id);
         let mut deps = DepList::new();
-        self.dependencies(spec, tensors, (g, id), &mut deps, rec)?;
+        self.dependencies(spec, tensors, (g, id), &mut deps, (rec, w))?;
         let level = self.t.shared().prof().level();
         if level == ProfileLevel::Tasks {
             // Before the slot is begun: nothing of this task is written yet.
@@ -195,7 +206,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let heap = &mut self.heaps[ring];
         let row = self.tenants.row_mut(g);
         row.scoped = scoped != 0;
-        row.heap_start = heap.pending;
+        row.heap_start = w.heap_start(heap.pending);
         // The map holds this many of its cells (read when the tenant leaves it).
         row.tensors = tensors.len() as u8;
         heap.pending = heap.head;
@@ -321,7 +332,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         tensors: &[TensorArg],
         (g, id): (SlotIndex, TaskId),
         deps: &mut DepList,
-        rec: &mut impl Recorder,
+        (rec, w): (&mut impl Recorder, &impl Wiring),
     ) -> Result<(), SubmitError> {
         let max = self.t.cfg().max_deps;
         let too_many = || SubmitError::TooManyDeps {
@@ -347,16 +358,21 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         // many): the typed error is made here, once, a bad tile's first (as the tiles are
         // checked before anything else).
         self.tensors
-            .add_task((g, id), tensors, validate::footprint_inside, |task, k| {
-                if deps.contains(&task) {
-                    Ok(())
-                } else if deps.len() < max as usize {
-                    rec.found(k);
-                    deps.push(task).map_err(|_| ())
-                } else {
-                    Err(())
-                }
-            })
+            .add_task(
+                (g, id),
+                tensors,
+                (validate::footprint_inside, |k| w.mapped(k)),
+                |task, k| {
+                    if deps.contains(&task) {
+                        Ok(())
+                    } else if deps.len() < max as usize {
+                        rec.found(k);
+                        deps.push(task).map_err(|_| ())
+                    } else {
+                        Err(())
+                    }
+                },
+            )
             .map_err(|()| validate::tiles_first(tensors, too_many()))
     }
 

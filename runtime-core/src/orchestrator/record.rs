@@ -34,10 +34,20 @@ impl Recorder for NoRecord {
     fn report(&mut self, _: TaskId, _: &[TaskId], _: u64) {}
 }
 
-/// Records into a user's callback.
-struct Record<'a> {
+/// Records into a user's callback, task after task.
+pub(super) struct Record<'a> {
     sink: &'a mut dyn FnMut(Dependency),
     found: ArgList,
+}
+
+impl<'a> Record<'a> {
+    /// Records into `sink`.
+    pub(super) fn new(sink: &'a mut dyn FnMut(Dependency)) -> Self {
+        Record {
+            sink,
+            found: ArgList::new(),
+        }
+    }
 }
 
 impl Recorder for Record<'_> {
@@ -48,6 +58,7 @@ impl Recorder for Record<'_> {
     }
     fn report(&mut self, consumer: TaskId, deps: &[TaskId], live: u64) {
         report(consumer, deps, &self.found, live, self.sink);
+        self.found.clear();
     }
 }
 
@@ -108,13 +119,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         spec: &TaskSpec<'_>,
         record: &mut dyn FnMut(Dependency),
     ) -> Result<TaskId, SubmitError> {
-        self.submit_inner::<_, true>(
-            spec,
-            &mut Record {
-                sink: record,
-                found: ArgList::new(),
-            },
-        )
+        self.submit_inner::<_, _, true>(spec, &mut Record::new(record), &super::wiring::Fresh)
     }
 }
 

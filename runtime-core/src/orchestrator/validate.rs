@@ -70,7 +70,14 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         if !spec.is_plain() {
             self.validate_shape(spec)?;
         }
-        for &dep in spec.deps {
+        self.check_deps(spec.deps)
+    }
+
+    /// Checks that each of `deps` names a task this run submitted.
+    #[inline(always)]
+    pub(super) fn check_deps(&self, deps: &[TaskId]) -> Result<(), SubmitError> {
+        let cfg = &self.t.cfg();
+        for &dep in deps {
             if dep.epoch() != cfg.epoch {
                 return Err(SubmitError::StaleDependency {
                     dep,

@@ -328,6 +328,31 @@ pub fn overlaps(a: &Tile, b: &Tile) -> bool {
     same_view_overlap(a, b).unwrap_or(true)
 }
 
+/// Whether valid tiles `a` and `b` of one buffer share a byte, by the tensor map's rule: a
+/// dense tile is its byte range, so against one the test is exact ([`touches`]); two tiles
+/// with holes are compared by [`overlaps`].
+pub(crate) fn share_a_byte(a: &Tile, b: &Tile) -> bool {
+    let (Some(fa), Some(fb)) = (a.valid_footprint(), b.valid_footprint()) else {
+        return true; // invalid tiles never reach here; if they do, be safe
+    };
+    match (fa.dense, fb.dense) {
+        (true, true) => fa.lo < fb.hi && fb.lo < fa.hi,
+        (true, false) => touches(b, fa.lo, fa.hi),
+        (false, true) => touches(a, fb.lo, fb.hi),
+        (false, false) => overlaps(a, b),
+    }
+}
+
+/// Whether a write of valid tile `a` stands in for one of `b` (the tensor map's rule): the
+/// same tile, or dense tiles of one byte range.
+pub(crate) fn same_bytes(a: &Tile, b: &Tile) -> bool {
+    a == b
+        || matches!(
+            (a.valid_footprint(), b.valid_footprint()),
+            (Some(fa), Some(fb)) if fa.dense && fb.dense && (fa.lo, fa.hi) == (fb.lo, fb.hi)
+        )
+}
+
 /// Whether tile `t` (valid, see [`Tile::bytes`]) touches a byte of `[lo, hi)`. `false` is
 /// exact; `true` is exact unless the search runs over budget, when it means the ranges
 /// intersect.

@@ -4,26 +4,9 @@
 use std::vec::Vec;
 
 use crate::orchestrator::tensor_map::TensorArg;
-use crate::tensor::tile::Tile;
 
-/// The map's overlap rule: a dense tile is its byte range, so against it the test is exact
-/// ([`crate::tensor::tile::touches`]); two tiles with holes are compared by
-/// [`crate::tensor::tile::overlaps`].
-pub(super) fn share_a_byte(a: &Tile, b: &Tile) -> bool {
-    let (ra, rb) = (a.bytes().unwrap(), b.bytes().unwrap());
-    match (a.is_dense(), b.is_dense()) {
-        (true, true) => ra.0 < rb.1 && rb.0 < ra.1,
-        (true, false) => crate::tensor::tile::touches(b, ra.0, ra.1),
-        (false, true) => crate::tensor::tile::touches(a, rb.0, rb.1),
-        (false, false) => crate::tensor::tile::overlaps(a, b),
-    }
-}
-
-/// Two tiles a write of one stands in for the other: the same tile, or dense tiles of one
-/// byte range.
-fn same_bytes(a: &Tile, b: &Tile) -> bool {
-    a == b || (a.is_dense() && b.is_dense() && a.bytes().unwrap() == b.bytes().unwrap())
-}
+use crate::tensor::tile::same_bytes;
+pub(super) use crate::tensor::tile::share_a_byte;
 
 /// Every live argument, with the sequence number of its task.
 #[derive(Default)]

@@ -46,7 +46,10 @@ impl Map<'_> {
             .add_task(
                 (SlotIndex::at(g), task),
                 args,
-                |a| (a.tile.footprint().unwrap(), true),
+                (
+                    |a: &TensorArg| (a.tile.footprint().unwrap(), true),
+                    |_| true,
+                ),
                 |t, _| {
                     out.push(t.seq().0);
                     Ok(())

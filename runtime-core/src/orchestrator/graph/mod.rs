@@ -1,0 +1,247 @@
+//! Task graphs: a sub-DAG recorded once, then replayed with new buffers as often as a program
+//! needs it (a decode layer per layer and token), each replay skipping what the recording
+//! settled.
+//!
+//! A recording ([`super::Orchestrator::record`]) checks each task as a submit would and keeps
+//! it with its tensor arguments, each on a *boundary* buffer (bound anew by each replay) or an
+//! *internal* one (allocated per instance from the ring's output heap, never seen outside it).
+//! The order among tasks that the internal buffers impose is resolved once, at record, by the
+//! tensor map's own rules, and kept as edges. A replay ([`super::Orchestrator::replay`]) checks
+//! its bindings once, allocates the internal buffers, and submits the tasks in order into one
+//! ring: named edges for the internal order, and only the boundary arguments through the
+//! tensor map, so an instance and the fresh tasks (or other instances) before and after it
+//! are ordered by the data they share, exactly as if its tasks had been submitted one by one.
+//!
+//! Storage is the caller's ([`GraphStorage`]): the core never allocates.
+#![forbid(unsafe_code)]
+
+mod record;
+mod replay;
+
+#[cfg(all(test, not(loom)))]
+mod tests;
+
+use crate::ids::{KernelId, TaskId, WorkerClass};
+use crate::predicate::Predicate;
+use crate::tensor::arg::{Buffer, TensorArg};
+use crate::tensor::tile::Tile;
+
+pub use record::GraphRecorder;
+
+/// Most boundary buffers a graph has, and most internal ones.
+pub const MAX_GRAPH_BUFFERS: usize = 32;
+
+/// A buffer a recorded argument (or predicate) lies in.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum BufferRef {
+    /// Bound by each replay: binding `i`.
+    Boundary(u8),
+    /// Allocated for each instance: internal buffer `j`.
+    Internal(u8),
+}
+
+/// `len` items from `start` of one of the storage's arrays.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+impl Span {
+    fn of<T>(self, items: &[T]) -> &[T] {
+        &items[self.start as usize..(self.start + self.len) as usize]
+    }
+}
+
+/// One task of a recording, as a replay submits it (storage for [`GraphStorage`]).
+#[derive(Clone, Copy, Debug)]
+pub struct GraphRecordedTask {
+    kernel: KernelId,
+    class: WorkerClass,
+    blocks: u16,
+    sync_start: bool,
+    aiv_kernels: Option<[KernelId; 2]>,
+    /// The predicate; its address an offset into the buffer named, if it lies in one.
+    predicate: Option<(Predicate, Option<BufferRef>)>,
+    /// Scalar arguments, in the storage's words.
+    args: Span,
+    /// Tensor arguments, in the storage's arguments.
+    tensors: Span,
+    /// Earlier tasks of the graph this one waits for, by position, in the storage's words.
+    preds: Span,
+    /// Bit `k`: tensor argument `k` lies in a boundary buffer.
+    mapped: u32,
+}
+
+impl GraphRecordedTask {
+    /// An unused entry, to fill storage with.
+    pub const EMPTY: Self = GraphRecordedTask {
+        kernel: KernelId(0),
+        class: WorkerClass::Dummy,
+        blocks: 1,
+        sync_start: false,
+        aiv_kernels: None,
+        predicate: None,
+        args: Span { start: 0, len: 0 },
+        tensors: Span { start: 0, len: 0 },
+        preds: Span { start: 0, len: 0 },
+        mapped: 0,
+    };
+}
+
+/// One tensor argument of a recording (storage for [`GraphStorage`]).
+#[derive(Clone, Copy, Debug)]
+pub struct GraphRecordedArg {
+    /// The argument as recorded, at the recording's addresses.
+    arg: TensorArg,
+    buffer: BufferRef,
+    /// The task it belongs to.
+    task: u32,
+    /// While recording: later tasks' arguments are still ordered after it (a write of the
+    /// same bytes stands in for it once it came).
+    live: bool,
+}
+
+impl GraphRecordedArg {
+    /// An unused entry, to fill storage with.
+    pub const EMPTY: Self = GraphRecordedArg {
+        arg: TensorArg::input(Buffer::new(0, 0), Tile::contiguous(0, 1, 1)),
+        buffer: BufferRef::Boundary(0),
+        task: 0,
+        live: false,
+    };
+}
+
+/// Where a recording keeps its tasks, their tensor arguments, and its words (scalar
+/// arguments and edges): the caller's memory, as the core never allocates. A graph of `n`
+/// tasks with `a` tensor arguments, `s` scalars and `e` edges needs `n` tasks, `a` arguments
+/// and `s + e` words.
+///
+/// ```
+/// use pto_runtime_core::{GraphRecordedArg, GraphRecordedTask, GraphStorage};
+///
+/// let mut tasks = [GraphRecordedTask::EMPTY; 64];
+/// let mut args = [GraphRecordedArg::EMPTY; 256];
+/// let mut words = [0u64; 512];
+/// let storage = GraphStorage { tasks: &mut tasks, args: &mut args, words: &mut words };
+/// // `orchestrator.record(storage, &[x, y])` records into it; `finish` gives the graph.
+/// assert_eq!(storage.tasks.len(), 64);
+/// ```
+pub struct GraphStorage<'s> {
+    /// One per task.
+    pub tasks: &'s mut [GraphRecordedTask],
+    /// One per tensor argument.
+    pub args: &'s mut [GraphRecordedArg],
+    /// One per scalar argument and per edge.
+    pub words: &'s mut [u64],
+}
+
+/// A task of a recording, for [`GraphRecorder::add_after`] (and, by position, for
+/// [`Instance::task`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Node(pub(crate) u32);
+
+impl Node {
+    /// Its position in the recording.
+    pub const fn index(self) -> u32 {
+        self.0
+    }
+}
+
+/// An internal buffer: its length and alignment.
+#[derive(Clone, Copy, Debug)]
+struct Internal {
+    /// Where the recording placed it (addresses no device memory has).
+    at: Buffer,
+    align: u64,
+}
+
+/// A recorded graph, ready to replay ([`super::Orchestrator::replay`]).
+pub struct Graph<'s> {
+    tasks: &'s [GraphRecordedTask],
+    args: &'s [GraphRecordedArg],
+    words: &'s [u64],
+    boundaries: heapless::Vec<Buffer, MAX_GRAPH_BUFFERS>,
+    internals: heapless::Vec<Internal, MAX_GRAPH_BUFFERS>,
+    /// The recording run: its epoch and where its rings live.
+    stamp: (u16, usize),
+}
+
+impl Graph<'_> {
+    /// Its tasks.
+    pub fn tasks(&self) -> usize {
+        self.tasks.len()
+    }
+    /// Its boundary buffers, as recorded: what a replay binds, in order.
+    pub fn boundaries(&self) -> &[Buffer] {
+        &self.boundaries
+    }
+    /// Edges among its tasks, resolved at record (through internal buffers or named).
+    pub fn edges(&self) -> usize {
+        self.tasks.iter().map(|t| t.preds.len as usize).sum()
+    }
+}
+
+/// What one replay binds: a buffer per boundary (each as long as the recording's), the ring
+/// its tasks go into, and tasks its first tasks wait for.
+#[derive(Clone, Copy, Debug)]
+pub struct Bindings<'a> {
+    /// One per boundary, in the recording's order.
+    pub buffers: &'a [Buffer],
+    /// The ring the instance's tasks go into.
+    pub ring: u8,
+    /// Tasks that every task of the graph waits for, besides what its tensors find (given to
+    /// the tasks with no edge from an earlier one of the graph).
+    pub after: &'a [TaskId],
+}
+
+impl<'a> Bindings<'a> {
+    /// `buffers` bound in ring 0, waiting for nothing else.
+    pub const fn new(buffers: &'a [Buffer]) -> Self {
+        Bindings {
+            buffers,
+            ring: 0,
+            after: &[],
+        }
+    }
+    /// The same bindings in `ring`.
+    pub const fn ring(mut self, ring: u8) -> Self {
+        self.ring = ring;
+        self
+    }
+    /// The same bindings, the instance waiting for `after` too.
+    pub const fn after(mut self, after: &'a [TaskId]) -> Self {
+        self.after = after;
+        self
+    }
+}
+
+/// The tasks of one replay: consecutive in their ring, in the recording's order.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Instance {
+    first: TaskId,
+    tasks: u32,
+}
+
+impl Instance {
+    /// Its tasks.
+    pub const fn len(&self) -> u32 {
+        self.tasks
+    }
+    /// Whether it has none (a graph recorded empty).
+    pub const fn is_empty(&self) -> bool {
+        self.tasks == 0
+    }
+    /// The task that `node` of the recording became, if the graph has it.
+    pub fn task(&self, node: Node) -> Option<TaskId> {
+        (node.0 < self.tasks).then(|| self.nth(node.0))
+    }
+    /// Its last task (to wait for, or to name as a dependency), if it has one.
+    pub fn last(&self) -> Option<TaskId> {
+        self.tasks.checked_sub(1).map(|i| self.nth(i))
+    }
+    fn nth(&self, i: u32) -> TaskId {
+        let f = self.first;
+        TaskId::new(f.epoch(), f.ring(), crate::ids::Seq(f.seq().0 + i as u64))
+    }
+}

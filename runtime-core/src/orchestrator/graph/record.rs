@@ -1,0 +1,320 @@
+//! Recording a graph: each task checked as a submit would check it, its buffers resolved to
+//! boundaries or internal buffers, and the order its internal buffers impose resolved into
+//! edges by the tensor map's rules (a conflicting earlier access to the same bytes, read after
+//! write, write after write or write after read; a write of the same bytes standing in for the
+//! accesses it covers).
+#![forbid(unsafe_code)]
+
+use super::{
+    BufferRef, Graph, GraphRecordedArg, GraphRecordedTask, GraphStorage, Internal,
+    MAX_GRAPH_BUFFERS, Node, Span,
+};
+use crate::error::{GraphError, SubmitError};
+use crate::orchestrator::{Orchestrator, TaskSpec, validate};
+use crate::platform::Platform;
+use crate::region::config::{MAX_DEPS, MAX_TENSORS};
+use crate::tensor::arg::Buffer;
+use crate::tensor::tile::{same_bytes, share_a_byte};
+
+/// Where internal buffers sit while recording: addresses no device memory has, one span each.
+const INTERNAL_BASE: u64 = 0xffff_0000_0000_0000;
+/// Most bytes an internal buffer has (and the distance between two of them while recording).
+const INTERNAL_SPAN: u64 = 1 << 40;
+
+/// A graph being recorded ([`Orchestrator::record`]): add its tasks in order, then
+/// [`GraphRecorder::finish`].
+pub struct GraphRecorder<'o, 'r, 'p, 's, P: Platform> {
+    o: &'o Orchestrator<'r, 'p, P>,
+    storage: GraphStorage<'s>,
+    /// Tasks, tensor arguments and words used.
+    used: (usize, usize, usize),
+    boundaries: heapless::Vec<Buffer, MAX_GRAPH_BUFFERS>,
+    internals: heapless::Vec<Internal, MAX_GRAPH_BUFFERS>,
+}
+
+impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
+    /// Starts recording a graph into `storage`, whose tasks' tensor arguments lie in the
+    /// `boundaries` (what each replay binds anew, in this order) or in buffers the recording
+    /// allocates ([`GraphRecorder::internal`]). Nothing is submitted.
+    pub fn record<'o, 's>(
+        &'o self,
+        storage: GraphStorage<'s>,
+        boundaries: &[Buffer],
+    ) -> Result<GraphRecorder<'o, 'r, 'p, 's, P>, GraphError> {
+        let too_many = GraphError::TooManyBuffers {
+            max: MAX_GRAPH_BUFFERS,
+        };
+        let kept = heapless::Vec::from_slice(boundaries).map_err(|_| too_many)?;
+        for (i, b) in boundaries.iter().enumerate() {
+            if b.end() > INTERNAL_BASE {
+                return Err(GraphError::Reserved { index: i as u32 });
+            }
+            let empty = (b.len == 0).then_some(i);
+            if let Some(j) = empty.or_else(|| {
+                boundaries[..i]
+                    .iter()
+                    .position(|a| a.base < b.end() && b.base < a.end())
+            }) {
+                return Err(GraphError::OverlappingBoundaries {
+                    a: j as u32,
+                    b: i as u32,
+                });
+            }
+        }
+        Ok(GraphRecorder {
+            o: self,
+            storage,
+            used: (0, 0, 0),
+            boundaries: kept,
+            internals: heapless::Vec::new(),
+        })
+    }
+
+    /// The run a graph recorded by this orchestrator belongs to.
+    pub(super) fn stamp(&self) -> (u16, usize) {
+        (self.t.cfg().epoch, self.t.rings().as_ptr().addr())
+    }
+}
+
+impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
+    /// A buffer of `bytes` bytes aligned to `align` that each instance of the graph gets
+    /// anew from its ring's output heap, and that nothing outside the instance sees: name it
+    /// in tensor arguments (and predicates) as any other buffer.
+    pub fn internal(&mut self, bytes: u64, align: u64) -> Result<Buffer, GraphError> {
+        if !align.is_power_of_two() {
+            return Err(GraphError::InternalBuffer {
+                error: SubmitError::BadAlignment { align },
+            });
+        }
+        if bytes > INTERNAL_SPAN {
+            return Err(GraphError::InternalBuffer {
+                error: SubmitError::HeapTooSmall {
+                    bytes,
+                    heap: INTERNAL_SPAN,
+                },
+            });
+        }
+        let j = self.internals.len() as u64;
+        let at = Buffer::new(INTERNAL_BASE + j * INTERNAL_SPAN, bytes);
+        self.internals
+            .push(Internal { at, align })
+            .map_err(|_| GraphError::TooManyBuffers {
+                max: MAX_GRAPH_BUFFERS,
+            })?;
+        Ok(at)
+    }
+
+    /// Adds a task, ordered after the earlier ones by its tensor arguments. See
+    /// [`GraphRecorder::add_after`].
+    pub fn add(&mut self, spec: &TaskSpec<'_>) -> Result<Node, GraphError> {
+        self.add_after(spec, &[])
+    }
+
+    /// Adds a task, ordered after the earlier ones by its tensor arguments and after the
+    /// nodes `after`. It is checked as a submit would check it; its `deps` and `ring` must be
+    /// left empty (the replay names the ring and what the instance waits for).
+    pub fn add_after(&mut self, spec: &TaskSpec<'_>, after: &[Node]) -> Result<Node, GraphError> {
+        let (n, nargs, nwords) = self.used;
+        let task = n as u32;
+        let refused = |error| GraphError::Refused { task, error };
+        if n == self.storage.tasks.len() {
+            return Err(full("tasks", n));
+        }
+        if !spec.deps.is_empty() || spec.ring != 0 {
+            return Err(GraphError::NotInGraph { task });
+        }
+        let predicate = spec.predicate.map(|p| (p, self.locate(p.addr, p.width)));
+        // An element in one of the graph's buffers is read where each replay puts it: its
+        // predicate is checked for all but being readable (a replay's unreadable one fails
+        // its task at dispatch, naming the address).
+        let moves = matches!(predicate, Some((_, Some(_))));
+        let checked = TaskSpec {
+            predicate: if moves { None } else { spec.predicate },
+            ..*spec
+        };
+        self.o.validate(&checked, spec.tensors).map_err(refused)?;
+        if let (true, Some((p, _))) = (moves, predicate) {
+            p.check()
+                .map_err(|error| refused(SubmitError::BadPredicate { error }))?;
+        }
+        validate::check_tiles(spec.tensors).map_err(refused)?;
+        if nargs + spec.tensors.len() > self.storage.args.len() {
+            return Err(full("tensor arguments", self.storage.args.len()));
+        }
+        let mut refs = heapless::Vec::<BufferRef, { MAX_TENSORS as usize }>::new();
+        for (k, a) in spec.tensors.iter().enumerate() {
+            let r = self.resolve(a.buffer).ok_or(GraphError::UnknownBuffer {
+                task,
+                arg: k as u32,
+                base: a.buffer.base,
+            })?;
+            // At most max_tensors (checked): fits.
+            let _ = refs.push(r);
+        }
+        let preds = self.preds(task, spec, &refs, after)?;
+        let nw = spec.args.len() + preds.len();
+        if nwords + nw > self.storage.words.len() {
+            return Err(full("words", self.storage.words.len()));
+        }
+        self.cover(spec, &refs);
+        let mut mapped = 0u32;
+        for (k, (a, &r)) in spec.tensors.iter().zip(&refs).enumerate() {
+            if matches!(r, BufferRef::Boundary(_)) {
+                mapped |= 1 << k;
+            }
+            self.storage.args[nargs + k] = GraphRecordedArg {
+                arg: *a,
+                buffer: r,
+                task,
+                live: true,
+            };
+        }
+        let words = &mut self.storage.words[nwords..nwords + nw];
+        words[..spec.args.len()].copy_from_slice(spec.args);
+        for (w, &p) in words[spec.args.len()..].iter_mut().zip(&preds) {
+            *w = p as u64;
+        }
+        self.storage.tasks[n] = GraphRecordedTask {
+            kernel: spec.kernel,
+            class: spec.class,
+            blocks: spec.blocks,
+            sync_start: spec.sync_start,
+            aiv_kernels: spec.aiv_kernels,
+            predicate: predicate.map(|(p, at)| match at {
+                Some(r) => (
+                    crate::predicate::Predicate {
+                        addr: p.addr - self.buffer(r).base,
+                        ..p
+                    },
+                    at,
+                ),
+                None => (p, None),
+            }),
+            args: span(nwords, spec.args.len()),
+            tensors: span(nargs, spec.tensors.len()),
+            preds: span(nwords + spec.args.len(), preds.len()),
+            mapped,
+        };
+        self.used = (n + 1, nargs + spec.tensors.len(), nwords + nw);
+        Ok(Node(task))
+    }
+
+    /// The recorded graph.
+    pub fn finish(self) -> Graph<'s> {
+        let (n, nargs, nwords) = self.used;
+        let GraphStorage { tasks, args, words } = self.storage;
+        let (tasks, args, words): (&'s [_], &'s [_], &'s [_]) = (tasks, args, words);
+        Graph {
+            tasks: &tasks[..n],
+            args: &args[..nargs],
+            words: &words[..nwords],
+            stamp: self.o.stamp(),
+            boundaries: self.boundaries,
+            internals: self.internals,
+        }
+    }
+
+    /// The earlier tasks task `task` (of `spec`, its buffers `refs`) waits for: the nodes
+    /// `after`, and every task whose live access to an internal buffer conflicts with one
+    /// of its own, each once.
+    fn preds(
+        &self,
+        task: u32,
+        spec: &TaskSpec<'_>,
+        refs: &[BufferRef],
+        after: &[Node],
+    ) -> Result<heapless::Vec<u32, { MAX_DEPS as usize }>, GraphError> {
+        let max = self.o.t.cfg().max_deps;
+        let too_many = |given| GraphError::Refused {
+            task,
+            error: SubmitError::TooManyDeps { given, max },
+        };
+        let mut preds = heapless::Vec::<u32, { MAX_DEPS as usize }>::new();
+        let mut add = |p: u32| {
+            if preds.contains(&p) {
+                Ok(())
+            } else if preds.len() < max as usize {
+                preds.push(p).map_err(|_| too_many(preds.len() + 1))
+            } else {
+                Err(too_many(preds.len() + 1))
+            }
+        };
+        for node in after {
+            if node.0 >= task {
+                return Err(GraphError::BadNode { task, node: node.0 });
+            }
+            add(node.0)?;
+        }
+        let recorded = &self.storage.args[..self.used.1];
+        for (a, &r) in spec.tensors.iter().zip(refs) {
+            if !matches!(r, BufferRef::Internal(_)) {
+                continue; // the tensor map orders boundary arguments at replay
+            }
+            for e in recorded.iter().filter(|e| e.live && e.buffer == r) {
+                if (a.access.writes() || e.arg.access.writes())
+                    && share_a_byte(&a.tile, &e.arg.tile)
+                {
+                    add(e.task)?;
+                }
+            }
+        }
+        Ok(preds)
+    }
+
+    /// Retires the recorded accesses to internal buffers that `spec`'s writes of the same
+    /// bytes stand in for (later tasks wait for `spec`'s task, which waits for them).
+    fn cover(&mut self, spec: &TaskSpec<'_>, refs: &[BufferRef]) {
+        let recorded = &mut self.storage.args[..self.used.1];
+        for (a, &r) in spec.tensors.iter().zip(refs) {
+            if !matches!(r, BufferRef::Internal(_)) || !a.access.writes() {
+                continue;
+            }
+            for e in recorded.iter_mut().filter(|e| e.live && e.buffer == r) {
+                if same_bytes(&a.tile, &e.arg.tile) {
+                    e.live = false;
+                }
+            }
+        }
+    }
+
+    /// Which of the graph's buffers `b` is.
+    fn resolve(&self, b: Buffer) -> Option<BufferRef> {
+        if let Some(i) = self.boundaries.iter().position(|&x| x == b) {
+            return Some(BufferRef::Boundary(i as u8));
+        }
+        let j = self.internals.iter().position(|x| x.at == b)?;
+        Some(BufferRef::Internal(j as u8))
+    }
+
+    /// The graph's buffer holding the `width` bytes at `addr`, if one does.
+    fn locate(&self, addr: u64, width: u8) -> Option<BufferRef> {
+        let end = addr.checked_add(width as u64)?;
+        let inside = |b: &Buffer| b.holds(addr, end);
+        if let Some(i) = self.boundaries.iter().position(inside) {
+            return Some(BufferRef::Boundary(i as u8));
+        }
+        let j = self.internals.iter().position(|x| inside(&x.at))?;
+        Some(BufferRef::Internal(j as u8))
+    }
+
+    /// The buffer `r` names, as recorded.
+    fn buffer(&self, r: BufferRef) -> Buffer {
+        match r {
+            BufferRef::Boundary(i) => self.boundaries[i as usize],
+            BufferRef::Internal(j) => self.internals[j as usize].at,
+        }
+    }
+}
+
+/// `len` items from `start`.
+fn span(start: usize, len: usize) -> Span {
+    Span {
+        start: start as u32,
+        len: len as u32,
+    }
+}
+
+/// The storage has no room for more `what`.
+fn full(what: &'static str, capacity: usize) -> GraphError {
+    GraphError::StorageFull { what, capacity }
+}

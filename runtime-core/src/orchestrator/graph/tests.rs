@@ -1,0 +1,660 @@
+//! Graphs against the scripted machine: a replay wires what submitting its tasks one by one
+//! wires (a property over random graphs, bindings and fresh tasks between replays), refuses
+//! bindings that do not fit, keeps instances apart, and holds its internal buffers until its
+//! last task is reclaimed.
+
+use std::vec;
+use std::vec::Vec;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::error::{GraphError, SubmitError};
+use crate::ids::Seq;
+use crate::orchestrator::{Dependency, Orchestrator, TaskSpec};
+use crate::predicate::CmpOp;
+use crate::region::config::Config;
+use crate::tables::SlotIndex;
+use crate::tensor::tile::Access;
+use crate::testing::rig::{Rig, Script, steps};
+
+/// Every buffer of these tests: 16 elements of 4 bytes.
+const LEN: u64 = 64;
+
+/// A machine whose window holds every task a test submits, with a 1 MiB heap.
+fn rig() -> Rig {
+    let cfg = Config {
+        task_window: 256,
+        max_deps: 64,
+        ..Config::tiny()
+    };
+    let mut rig = Rig::new(cfg, 0);
+    rig.p.heap = (0x10_0000, 1 << 20);
+    rig
+}
+
+/// The tiles the tests pick from, in a 16-element buffer at `base`: the whole, halves, a
+/// middle, one element, and two interleaved strided tiles (with holes).
+fn tile(base: u64, which: usize) -> Tile {
+    match which {
+        0 => Tile::contiguous(base, 4, 16),
+        1 => Tile::contiguous(base, 4, 8),
+        2 => Tile::contiguous(base + 32, 4, 8),
+        3 => Tile::contiguous(base + 16, 4, 8),
+        4 => Tile::contiguous(base + 8, 4, 1),
+        5 => Tile::block(base, 4, 4, 2, 4),
+        _ => Tile::block(base + 8, 4, 4, 2, 4),
+    }
+}
+
+const TILES: usize = 7;
+
+fn arg(buffer: Buffer, which: usize, access: Access) -> TensorArg {
+    TensorArg {
+        buffer,
+        tile: tile(buffer.base, which),
+        access,
+        dtype: None,
+    }
+}
+
+fn vector(tensors: &[TensorArg]) -> TaskSpec<'_> {
+    TaskSpec::new(KernelId(1), WorkerClass::Aiv).tensors(tensors)
+}
+
+/// Storage for a graph of up to 16 tasks.
+struct Store {
+    tasks: Vec<GraphRecordedTask>,
+    args: Vec<GraphRecordedArg>,
+    words: Vec<u64>,
+}
+
+impl Store {
+    fn new() -> Self {
+        Store {
+            tasks: vec![GraphRecordedTask::EMPTY; 16],
+            args: vec![GraphRecordedArg::EMPTY; 64],
+            words: vec![0; 256],
+        }
+    }
+    fn storage(&mut self) -> GraphStorage<'_> {
+        GraphStorage {
+            tasks: &mut self.tasks,
+            args: &mut self.args,
+            words: &mut self.words,
+        }
+    }
+}
+
+/// One tensor argument of a planned task: a buffer (of the graph's boundaries then internals,
+/// or of the pool for a fresh task), a tile and an access.
+#[derive(Clone, Debug)]
+struct ArgPlan {
+    buffer: usize,
+    tile: usize,
+    access: Access,
+}
+
+#[derive(Clone, Debug)]
+struct TaskPlan {
+    args: Vec<ArgPlan>,
+    /// Earlier tasks of the graph it is ordered after by name.
+    after: Vec<u32>,
+}
+
+/// What the program does, in order: a fresh task on the pool, or a replay binding boundary
+/// `i` to pool buffer `bind[i]`.
+#[derive(Clone, Debug)]
+enum Step {
+    Fresh(Vec<ArgPlan>),
+    Replay(Vec<usize>),
+}
+
+#[derive(Clone, Debug)]
+struct Plan {
+    boundaries: usize,
+    internals: usize,
+    tasks: Vec<TaskPlan>,
+    steps: Vec<Step>,
+}
+
+/// Buffers the program's fresh tasks and replays' bindings use.
+const POOL: usize = 4;
+
+fn pool(k: usize) -> Buffer {
+    Buffer::new(0x4000_0000 + k as u64 * 0x1000, LEN)
+}
+
+/// The boundaries as recorded: elsewhere than any binding, so every replay moves them.
+fn recorded(i: usize) -> Buffer {
+    Buffer::new(0x5000_0000 + i as u64 * 0x1000, LEN)
+}
+
+fn access() -> impl Strategy<Value = Access> {
+    prop_oneof![Just(Access::In), Just(Access::Out), Just(Access::InOut)]
+}
+
+fn args(buffers: usize) -> impl Strategy<Value = Vec<ArgPlan>> {
+    proptest::collection::vec(
+        (0..buffers, 0..TILES, access()).prop_map(|(buffer, tile, access)| ArgPlan {
+            buffer,
+            tile,
+            access,
+        }),
+        1..=3,
+    )
+}
+
+fn plan() -> impl Strategy<Value = Plan> {
+    (1..=3usize, 0..=2usize)
+        .prop_flat_map(|(boundaries, internals)| {
+            let buffers = boundaries + internals;
+            let task = (args(buffers), proptest::collection::vec(0..16u32, 0..=1));
+            let steps = proptest::collection::vec(
+                prop_oneof![
+                    args(POOL).prop_map(Step::Fresh),
+                    Just((0..POOL).collect::<Vec<_>>())
+                        .prop_shuffle()
+                        .prop_map(move |p| Step::Replay(p[..boundaries].to_vec())),
+                ],
+                1..=8,
+            );
+            (
+                Just(boundaries),
+                Just(internals),
+                proptest::collection::vec(task, 1..=8),
+                steps,
+            )
+        })
+        .prop_map(|(boundaries, internals, tasks, steps)| Plan {
+            boundaries,
+            internals,
+            tasks: tasks
+                .into_iter()
+                .enumerate()
+                .map(|(i, (args, after))| TaskPlan {
+                    args,
+                    // Only earlier tasks can be named.
+                    after: after.into_iter().filter(|&a| a < i as u32).collect(),
+                })
+                .collect(),
+            steps,
+        })
+}
+
+/// Each task's producers (by sequence number), as `run` saw them wired.
+type Wiring = Vec<Vec<u64>>;
+
+/// Runs `plan` on a fresh machine, each replay through the graph (`replay`) or as its tasks
+/// submitted one by one with the same buffers; returns what every task was wired to.
+fn run(plan: &Plan, replay: bool) -> Wiring {
+    let rig = rig();
+    let mut o = rig.orchestrator();
+    let mut wiring: Wiring = Vec::new();
+    let mut note = |d: Dependency| {
+        let c = d.consumer.seq().0 as usize;
+        if wiring.len() <= c {
+            wiring.resize(c + 1, Vec::new());
+        }
+        wiring[c].push(d.producer.seq().0);
+    };
+    let mut store = Store::new();
+    let boundaries: Vec<Buffer> = (0..plan.boundaries).map(recorded).collect();
+    let graph = {
+        let mut rec = o.record(store.storage(), &boundaries).unwrap();
+        let internals: Vec<Buffer> = (0..plan.internals)
+            .map(|_| rec.internal(LEN, 16).unwrap())
+            .collect();
+        let buffers: Vec<Buffer> = boundaries.iter().chain(&internals).copied().collect();
+        for t in &plan.tasks {
+            let tensors: Vec<TensorArg> = t
+                .args
+                .iter()
+                .map(|a| arg(buffers[a.buffer], a.tile, a.access))
+                .collect();
+            let after: Vec<Node> = t.after.iter().map(|&n| Node(n)).collect();
+            rec.add_after(&vector(&tensors), &after).unwrap();
+        }
+        rec.finish()
+    };
+    for step in &plan.steps {
+        match step {
+            Step::Fresh(args) => {
+                let tensors: Vec<TensorArg> = args
+                    .iter()
+                    .map(|a| arg(pool(a.buffer), a.tile, a.access))
+                    .collect();
+                o.submit_recorded(&vector(&tensors), &mut note).unwrap();
+            }
+            Step::Replay(bind) => {
+                let bound: Vec<Buffer> = bind.iter().map(|&k| pool(k)).collect();
+                if replay {
+                    let instance = o
+                        .replay_recorded(&graph, &Bindings::new(&bound), &mut note)
+                        .unwrap();
+                    assert_eq!(instance.len() as usize, plan.tasks.len());
+                } else {
+                    let epoch = rig.tables().cfg().epoch;
+                    one_by_one(&mut o, plan, (&bound, epoch), &mut note);
+                }
+            }
+        }
+    }
+    drop(o);
+    wiring.resize(
+        rig.tables().rings()[0]
+            .next
+            .0
+            .load(crate::sync::Ordering::Relaxed) as usize,
+        Vec::new(),
+    );
+    wiring
+}
+
+/// Submits the tasks of `plan`'s graph one by one with boundaries `bound` and internal
+/// buffers allocated as a replay would (so at the same addresses).
+fn one_by_one(
+    o: &mut Orchestrator<'_, '_, Script>,
+    plan: &Plan,
+    (bound, epoch): (&[Buffer], u16),
+    note: &mut dyn FnMut(Dependency),
+) {
+    let internals: Vec<Buffer> = (0..plan.internals)
+        .map(|_| o.alloc_buffer(0, LEN, 16).unwrap())
+        .collect();
+    let buffers: Vec<Buffer> = bound.iter().chain(&internals).copied().collect();
+    let first = o.submitted();
+    for t in &plan.tasks {
+        let tensors: Vec<TensorArg> = t
+            .args
+            .iter()
+            .map(|a| arg(buffers[a.buffer], a.tile, a.access))
+            .collect();
+        let deps: Vec<TaskId> = t
+            .after
+            .iter()
+            .map(|&n| TaskId::new(epoch, 0, Seq(first + n as u64)))
+            .collect();
+        o.submit_recorded(&vector(&tensors).deps(&deps), note)
+            .unwrap();
+    }
+}
+
+/// Which task must finish before which: the transitive closure of `wiring`.
+fn order(wiring: &Wiring) -> Vec<Vec<bool>> {
+    let n = wiring.len();
+    let mut before = vec![vec![false; n]; n];
+    for c in 0..n {
+        for &p in &wiring[c] {
+            let p = p as usize;
+            before[c][p] = true;
+            let via = before[p].clone();
+            for (b, v) in before[c].iter_mut().zip(via) {
+                *b |= v;
+            }
+        }
+    }
+    before
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 3 } else { 96 },
+        failure_persistence: if cfg!(miri) {
+            None
+        } else {
+            ProptestConfig::default().failure_persistence
+        },
+        ..ProptestConfig::default()
+    })]
+
+    /// Replays ordered among themselves and fresh tasks exactly as their tasks submitted one
+    /// by one would be: the same tasks must finish before each task.
+    #[test]
+    fn a_replay_orders_its_tasks_as_submitting_them_one_by_one(plan in plan()) {
+        let replayed = run(&plan, true);
+        let submitted = run(&plan, false);
+        prop_assert_eq!(replayed.len(), submitted.len());
+        let (a, b) = (order(&replayed), order(&submitted));
+        for c in 0..a.len() {
+            prop_assert_eq!(&a[c], &b[c], "task {} waits for other tasks", c);
+        }
+    }
+}
+
+/// Records, on `o`, a graph of two tasks over boundaries `x` (read) and `y` (written)
+/// through internal buffer `t`: `t = f(x)`, then `y = g(t)`.
+fn two_step<'s>(
+    o: &Orchestrator<'_, '_, Script>,
+    store: &'s mut Store,
+) -> Result<Graph<'s>, GraphError> {
+    let mut rec = o.record(store.storage(), &[recorded(0), recorded(1)])?;
+    let t = rec.internal(LEN, 16)?;
+    rec.add(&vector(&[
+        arg(recorded(0), 0, Access::In),
+        arg(t, 0, Access::Out),
+    ]))?;
+    rec.add(&vector(&[
+        arg(t, 0, Access::In),
+        arg(recorded(1), 0, Access::Out),
+    ]))?;
+    Ok(rec.finish())
+}
+
+#[test]
+fn bindings_that_do_not_fit_are_refused_before_anything_is_submitted() {
+    let rig = rig();
+    let mut o = rig.orchestrator();
+    let mut store = Store::new();
+    let graph = two_step(&o, &mut store).unwrap();
+    assert_eq!((graph.tasks(), graph.edges()), (2, 1));
+    let cases = [
+        (
+            vec![pool(0)],
+            GraphError::WrongCount {
+                given: 1,
+                recorded: 2,
+            },
+        ),
+        (
+            vec![pool(0), Buffer::new(pool(1).base, 32)],
+            GraphError::WrongSize {
+                index: 1,
+                given: 32,
+                recorded: LEN,
+            },
+        ),
+        (
+            vec![pool(0), Buffer::new(pool(0).base + 32, LEN)],
+            GraphError::Aliased { a: 0, b: 1 },
+        ),
+    ];
+    for (bound, want) in cases {
+        assert_eq!(o.replay(&graph, &Bindings::new(&bound)), Err(want));
+    }
+    let bound = [pool(0), pool(1)];
+    assert_eq!(
+        o.replay(&graph, &Bindings::new(&bound).ring(3)),
+        Err(GraphError::Submit {
+            task: 0,
+            error: SubmitError::BadRing { ring: 3, rings: 1 }
+        })
+    );
+    let unsubmitted = TaskId::new(rig.tables().cfg().epoch, 0, Seq(5));
+    assert!(matches!(
+        o.replay(&graph, &Bindings::new(&bound).after(&[unsubmitted])),
+        Err(GraphError::Submit {
+            task: 0,
+            error: SubmitError::NotYetSubmitted { .. }
+        })
+    ));
+    assert_eq!(
+        o.submitted(),
+        0,
+        "nothing of a refused replay was submitted"
+    );
+    let i = o.replay(&graph, &Bindings::new(&bound)).unwrap();
+    assert_eq!((i.len(), o.submitted()), (2, 2));
+    let (first, last) = (i.task(Node(0)).unwrap(), i.last().unwrap());
+    assert_eq!((first.seq().0, last.seq().0), (0, 1));
+    assert_eq!(i.task(Node(2)), None);
+}
+
+#[test]
+fn a_recording_refuses_what_a_graph_cannot_hold_and_names_it() {
+    let rig = rig();
+    let o = rig.orchestrator();
+    let mut store = Store::new();
+    let (x, y) = (recorded(0), recorded(1));
+    // Boundaries: overlapping, empty, in the internal buffers' addresses.
+    let half = Buffer::new(x.base + 32, LEN);
+    let refused = |b: &[Buffer]| o.record(Store::new().storage(), b).err();
+    assert_eq!(
+        refused(&[x, half]),
+        Some(GraphError::OverlappingBoundaries { a: 0, b: 1 })
+    );
+    assert_eq!(
+        refused(&[Buffer::new(x.base, 0)]),
+        Some(GraphError::OverlappingBoundaries { a: 0, b: 0 })
+    );
+    assert_eq!(
+        refused(&[Buffer::new(u64::MAX - 64, 8)]),
+        Some(GraphError::Reserved { index: 0 })
+    );
+    let mut rec = o.record(store.storage(), &[x, y]).unwrap();
+    assert_eq!(
+        rec.internal(LEN, 3).err(),
+        Some(GraphError::InternalBuffer {
+            error: SubmitError::BadAlignment { align: 3 }
+        })
+    );
+    // A buffer the graph does not know, ids and rings, nodes that are not earlier tasks, a
+    // tile outside its buffer, an unknown kernel.
+    let elsewhere = pool(0);
+    assert_eq!(
+        rec.add(&vector(&[
+            arg(x, 0, Access::In),
+            arg(elsewhere, 0, Access::Out)
+        ])),
+        Err(GraphError::UnknownBuffer {
+            task: 0,
+            arg: 1,
+            base: elsewhere.base
+        })
+    );
+    let a = rec.add(&vector(&[arg(x, 0, Access::Out)])).unwrap();
+    let id = TaskId::new(rig.tables().cfg().epoch, 0, Seq(0));
+    let named = [arg(y, 0, Access::Out)];
+    assert_eq!(
+        rec.add(&vector(&named).deps(&[id])),
+        Err(GraphError::NotInGraph { task: 1 })
+    );
+    assert_eq!(
+        rec.add(&vector(&named).ring(1)),
+        Err(GraphError::NotInGraph { task: 1 })
+    );
+    assert_eq!(
+        rec.add_after(&vector(&named), &[Node(1)]),
+        Err(GraphError::BadNode { task: 1, node: 1 })
+    );
+    let outside = TensorArg::output(y, Tile::contiguous(y.base + 60, 4, 2));
+    assert!(matches!(
+        rec.add(&vector(&[outside])),
+        Err(GraphError::Refused {
+            task: 1,
+            error: SubmitError::BadTensor { index: 0, .. }
+        })
+    ));
+    assert_eq!(
+        rec.add(&TaskSpec::new(KernelId(99), WorkerClass::Aiv)),
+        Err(GraphError::Refused {
+            task: 1,
+            error: SubmitError::UnknownKernel {
+                kernel: KernelId(99)
+            }
+        })
+    );
+    let b = rec.add_after(&vector(&named), &[a]).unwrap();
+    assert_eq!(b.index(), 1);
+    assert_eq!(rec.finish().edges(), 1);
+    // Storage: full of tasks, then of words.
+    let mut small = Store {
+        tasks: vec![GraphRecordedTask::EMPTY; 1],
+        args: vec![GraphRecordedArg::EMPTY; 4],
+        words: vec![0; 1],
+    };
+    let mut rec = o.record(small.storage(), &[x]).unwrap();
+    assert_eq!(
+        rec.add(&TaskSpec::dummy().args(&[1, 2])),
+        Err(GraphError::StorageFull {
+            what: "words",
+            capacity: 1
+        })
+    );
+    rec.add(&TaskSpec::dummy()).unwrap();
+    assert_eq!(
+        rec.add(&TaskSpec::dummy()),
+        Err(GraphError::StorageFull {
+            what: "tasks",
+            capacity: 1
+        })
+    );
+}
+
+#[test]
+fn a_graph_recorded_by_another_run_is_refused() {
+    let (a, b) = (rig(), rig());
+    let mut store = Store::new();
+    let graph = two_step(&a.orchestrator(), &mut store).unwrap();
+    let bound = [pool(0), pool(1)];
+    assert_eq!(
+        b.orchestrator().replay(&graph, &Bindings::new(&bound)),
+        Err(GraphError::OtherRun)
+    );
+}
+
+#[test]
+fn instances_keep_their_own_internal_buffers_and_wait_only_for_what_they_share() {
+    let rig = rig();
+    let mut o = rig.orchestrator();
+    let mut store = Store::new();
+    let graph = two_step(&o, &mut store).unwrap();
+    let mut wiring = Vec::new();
+    let mut note = |d: Dependency| wiring.push((d.consumer.seq().0, d.producer.seq().0));
+    // Two instances at once on distinct buffers, then a third reading the first's output.
+    let (b1, b2, b3) = ([pool(0), pool(1)], [pool(2), pool(3)], [pool(1), pool(2)]);
+    for bound in [&b1, &b2, &b3] {
+        o.replay_recorded(&graph, &Bindings::new(bound), &mut note)
+            .unwrap();
+    }
+    // Each instance's second task waits for its first (their internal buffer); the third
+    // instance's first reads pool(1), which instance 1's second task wrote, and its second
+    // writes pool(2), which instance 2's first read (write after read).
+    wiring.sort();
+    assert_eq!(wiring, vec![(1, 0), (3, 2), (4, 1), (5, 2), (5, 4)]);
+    // Each instance's internal buffer is its own: the row of each first task names a
+    // different one.
+    let t = rig.tables();
+    let internal = |seq: usize| t.tensors_of(SlotIndex::at(seq))[1].load().buffer;
+    let (i1, i2, i3) = (internal(0), internal(2), internal(4));
+    assert!(i1 != i2 && i2 != i3 && i1 != i3, "{i1:?} {i2:?} {i3:?}");
+    assert!(
+        i1.base >= 0x10_0000 && i1.end() <= 0x10_0000 + (1 << 20),
+        "from the heap"
+    );
+    // The kernels see their bound buffers.
+    assert_eq!(t.tensors_of(SlotIndex::at(1))[1].load().buffer, pool(1));
+}
+
+#[test]
+fn an_instance_holds_its_internal_buffers_until_its_last_task_is_reclaimed() {
+    let mut rig = Rig::new(Config::tiny(), 0);
+    rig.p.heap = (0x10_0000, 256);
+    let mut o = rig.orchestrator();
+    let mut s = rig.scheduler();
+    let mut store = Store::new();
+    let (x, y) = (recorded(0), recorded(1));
+    // Task 0 writes internal buffer t; task 1, independent of it, writes y.
+    let graph = {
+        let mut rec = o.record(store.storage(), &[x, y]).unwrap();
+        let t = rec.internal(128, 64).unwrap();
+        rec.add(&vector(&[
+            arg(x, 0, Access::In),
+            TensorArg::whole_output(t, 4),
+        ]))
+        .unwrap();
+        rec.add(&vector(&[arg(y, 0, Access::Out)])).unwrap();
+        rec.finish()
+    };
+    let bound = [pool(0), pool(1)];
+    o.replay(&graph, &Bindings::new(&bound)).unwrap();
+    let t = rig.tables();
+    let internal = t.tensors_of(SlotIndex::at(0))[1].load().buffer;
+    s.step();
+    // Both dispatched (one per AIV core); task 0 finishes, task 1 still runs.
+    let rung = rig.p.rung();
+    let on_core = |seq: u64| *rung.iter().find(|r| r.2.seq().0 == seq).unwrap();
+    let (core, token, _) = on_core(0);
+    rig.p.fin(core.0, token.bits());
+    steps(&mut s, 4);
+    assert_eq!(
+        t.rings()[0].retired(),
+        1,
+        "task 0 is reclaimed, task 1 runs"
+    );
+    let (tail, _) = o.heap_tail(0);
+    assert!(
+        o.heaps[0].address(tail) <= internal.base,
+        "the instance's buffer at {:#x} is still held (tail at {tail})",
+        internal.base
+    );
+    let (core, token, _) = on_core(1);
+    rig.p.fin(core.0, token.bits());
+    steps(&mut s, 4);
+    assert_eq!(t.rings()[0].retired(), 2);
+    assert_eq!(
+        o.heap_tail(0).0,
+        o.heaps[0].head,
+        "everything is free again"
+    );
+}
+
+#[test]
+fn predicates_in_bound_and_internal_buffers_move_with_them() {
+    let rig = rig();
+    let mut o = rig.orchestrator();
+    let mut store = Store::new();
+    let x = recorded(0);
+    let graph = {
+        let mut rec = o.record(store.storage(), &[x]).unwrap();
+        let t = rec.internal(LEN, 16).unwrap();
+        rec.add(&vector(&[arg(x, 0, Access::In)]).when(Predicate::new(
+            x.base + 8,
+            4,
+            CmpOp::Eq,
+            1,
+        )))
+        .unwrap();
+        rec.add(&vector(&[arg(t, 0, Access::Out)]).when(Predicate::new(
+            t.base + 4,
+            4,
+            CmpOp::Ne,
+            0,
+        )))
+        .unwrap();
+        // Outside the graph's buffers: checked at record as a submit would be (the script
+        // reads no memory).
+        let outside = Predicate::new(0x2000, 8, CmpOp::Lt, 9);
+        assert!(matches!(
+            rec.add(&vector(&[arg(t, 0, Access::In)]).when(outside)),
+            Err(GraphError::Refused {
+                task: 2,
+                error: SubmitError::BadPredicate { .. }
+            })
+        ));
+        rec.finish()
+    };
+    o.replay(&graph, &Bindings::new(&[pool(3)])).unwrap();
+    let t = rig.tables();
+    let internal = t.tensors_of(SlotIndex::at(1))[0].load().buffer;
+    let at = |seq: usize| t.predicate_of(SlotIndex::at(seq)).load().addr;
+    assert_eq!(at(0), pool(3).base + 8, "in the binding");
+    assert_eq!(at(1), internal.base + 4, "in the instance's own buffer");
+}
+
+#[test]
+fn a_replay_waits_for_the_tasks_it_is_bound_after() {
+    let rig = rig();
+    let mut o = rig.orchestrator();
+    let mut store = Store::new();
+    let graph = two_step(&o, &mut store).unwrap();
+    let before = o.submit(&TaskSpec::dummy()).unwrap();
+    let mut wiring = Vec::new();
+    let bound = [pool(0), pool(1)];
+    o.replay_recorded(&graph, &Bindings::new(&bound).after(&[before]), &mut |d| {
+        wiring.push((d.consumer.seq().0, d.producer.seq().0))
+    })
+    .unwrap();
+    // The first task waits for `before`; the second for the first only.
+    assert_eq!(wiring, vec![(1, 0), (2, 1)]);
+}
