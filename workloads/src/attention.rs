@@ -11,8 +11,9 @@
 //! outputs, the running state) comes from the output heap, reclaimed as the scope holding it
 //! retires: a scope per layer, or per head ([`ScopeLayout`]).
 
-use pto_runtime_core::{Buffer, KernelId, TaskSpec, TensorArg, WorkerClass};
-use pto_sim::SimOrchestrator;
+use pto_runtime_core::{
+    Buffer, KernelId, Orchestrator, Platform, TaskSpec, TensorArg, WorkerClass,
+};
 
 use crate::{BuildError, Submitter, span, whole};
 
@@ -105,9 +106,9 @@ pub enum ScopeLayout {
 /// Submits `layers` one after the other, each layer's queries its own `q` (a layer after the
 /// first would normally name the previous layer's `out`, as the example does), in scopes as
 /// `layout` says.
-pub fn submit_paged_attention(
+pub fn submit_paged_attention<P: Platform>(
     s: &mut Submitter,
-    o: &mut SimOrchestrator<'_, '_>,
+    o: &mut Orchestrator<'_, '_, P>,
     shape: &AttentionShape,
     kernels: &AttentionKernels,
     layers: &[AttentionLayer<'_>],
@@ -126,9 +127,9 @@ pub fn submit_paged_attention(
 }
 
 /// Submits one layer, each head in a scope of its own if `scope_per_head`.
-pub fn submit_layer(
+pub fn submit_layer<P: Platform>(
     s: &mut Submitter,
-    o: &mut SimOrchestrator<'_, '_>,
+    o: &mut Orchestrator<'_, '_, P>,
     shape: &AttentionShape,
     kernels: &AttentionKernels,
     layer: &AttentionLayer<'_>,
@@ -155,9 +156,9 @@ pub fn submit_layer(
 }
 
 /// The tasks of head `h`: per block QK, softmax, PV, merge; then normalize.
-fn submit_head(
+fn submit_head<P: Platform>(
     s: &mut Submitter,
-    o: &mut SimOrchestrator<'_, '_>,
+    o: &mut Orchestrator<'_, '_, P>,
     shape: &AttentionShape,
     kernels: &AttentionKernels,
     layer: &AttentionLayer<'_>,

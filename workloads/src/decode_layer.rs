@@ -13,11 +13,13 @@
 //! from the output heap). Its activations, weights and KV pools are addresses in an arena
 //! from `base` the kernels never touch: the scene's kernels are timed, not computed.
 
-use pto_runtime_core::{Buffer, KernelId, TaskSpec, TensorArg, WorkerClass};
-use pto_sim::SimOrchestrator;
+use pto_runtime_core::{
+    Buffer, Graph, KernelId, Orchestrator, Platform, TaskSpec, TensorArg, WorkerClass,
+};
 
 use crate::attention::{AttentionKernels, AttentionLayer, AttentionShape, submit_layer};
 use crate::gemm::{GemmBuffers, GemmShape, submit_tiled_gemm};
+use crate::graph::{GraphVecs, record_captured};
 use crate::{BuildError, Submitter, span, whole};
 
 /// The layer's kernel ids.
@@ -251,11 +253,141 @@ impl Arena {
     }
 }
 
+/// The buffers of one decode layer, at addresses in an arena from a base.
+#[derive(Clone, Copy, Debug)]
+pub struct DecodeBuffers {
+    /// The layer's input activations.
+    pub x: Buffer,
+    /// The first norm's output.
+    pub xn: Buffer,
+    /// The fused QKV projection's output.
+    pub qkv: Buffer,
+    /// Queries and keys after RoPE.
+    pub rot: Buffer,
+    /// The attention's output.
+    pub attn: Buffer,
+    /// The output projection's.
+    pub proj: Buffer,
+    /// After the first residual add.
+    pub h1: Buffer,
+    /// The second norm's output.
+    pub xn2: Buffer,
+    /// The fused gate/up projection's output.
+    pub gu: Buffer,
+    /// SwiGLU's output.
+    pub act: Buffer,
+    /// The down projection's output.
+    pub down: Buffer,
+    /// The layer's output activations.
+    pub out: Buffer,
+    /// Each norm's reciprocal RMS.
+    pub rstd: [Buffer; 2],
+    /// Each norm's weights.
+    pub gamma: [Buffer; 2],
+    /// The QKV, output, gate/up and down projections' weights.
+    pub weights: [Buffer; 4],
+    /// The KV cache's key blocks.
+    pub k_pool: Buffer,
+    /// Its value blocks.
+    pub v_pool: Buffer,
+}
+
+impl DecodeBuffers {
+    /// The buffers of a layer of `sh`, in an arena from `base`.
+    pub fn new(sh: &DecodeShape, base: u64) -> Self {
+        let e = sh.elem;
+        let (h, i) = (sh.hidden, sh.inter);
+        let (q_dim, kv_dim) = (sh.q_dim(), sh.kv_dim());
+        let qkv_n = sh.projections()[0].n;
+        let mut arena = Arena(base);
+        let x = arena.take(h, e);
+        let xn = arena.take(h, e);
+        let qkv = arena.take(qkv_n, e);
+        let rot = arena.take(q_dim + kv_dim, e);
+        let attn = arena.take(q_dim, e);
+        let proj = arena.take(h, e);
+        let h1 = arena.take(h, e);
+        let xn2 = arena.take(h, e);
+        let gu = arena.take(2 * i, e);
+        let act = arena.take(i, e);
+        let down = arena.take(h, e);
+        let out = arena.take(h, e);
+        let rstd = [arena.take(1, 4), arena.take(1, 4)];
+        let gamma = [arena.take(h, e), arena.take(h, e)];
+        let weights = [
+            arena.take(h * qkv_n, e),
+            arena.take(q_dim * h, e),
+            arena.take(h * 2 * i, e),
+            arena.take(i * h, e),
+        ];
+        let a = sh.attention();
+        let pool = sh.kv_blocks * a.heads * a.block * a.d;
+        let (k_pool, v_pool) = (arena.take(pool, e), arena.take(pool, e));
+        DecodeBuffers {
+            x,
+            xn,
+            qkv,
+            rot,
+            attn,
+            proj,
+            h1,
+            xn2,
+            gu,
+            act,
+            down,
+            out,
+            rstd,
+            gamma,
+            weights,
+            k_pool,
+            v_pool,
+        }
+    }
+
+    /// What lives beyond one layer's run: the input and output activations, the norms' and
+    /// projections' weights and the KV cache, in that order (a graph of the layer's
+    /// boundaries; the rest are its internal buffers).
+    pub fn boundaries(&self) -> [Buffer; 10] {
+        let [g0, g1] = self.gamma;
+        let [w0, w1, w2, w3] = self.weights;
+        [
+            self.x,
+            self.out,
+            g0,
+            g1,
+            w0,
+            w1,
+            w2,
+            w3,
+            self.k_pool,
+            self.v_pool,
+        ]
+    }
+}
+
+/// Records one decode layer of `shape` as a graph on `o` into `vecs` (boundaries as
+/// [`DecodeBuffers::boundaries`] of the arena from `base`; its other buffers internal):
+/// each replay binds a layer's input, output, weights and cache.
+pub fn record_decode_layer<'s, P: Platform>(
+    o: &mut Orchestrator<'_, '_, P>,
+    vecs: &'s mut Option<GraphVecs>,
+    shape: &DecodeShape,
+    base: u64,
+) -> Result<Graph<'s>, BuildError> {
+    shape.check()?;
+    let mut s = Submitter::capturing();
+    submit_body(&mut s, o, shape, base)?;
+    let tasks = s.take_captured();
+    let vecs = vecs.insert(GraphVecs::for_tasks(&tasks));
+    let boundaries = DecodeBuffers::new(shape, base).boundaries();
+    Ok(record_captured(o, vecs, &boundaries, &tasks)?)
+}
+
 /// Submits one decode layer of `shape` in a scope, its buffers in an arena from `base` (a
 /// device address range no kernel touches and no allocation overlaps).
-pub fn submit_decode_layer(
+pub fn submit_decode_layer<P: Platform>(
     s: &mut Submitter,
-    o: &mut SimOrchestrator<'_, '_>,
+    o: &mut Orchestrator<'_, '_, P>,
     shape: &DecodeShape,
     base: u64,
 ) -> Result<(), BuildError> {
@@ -263,9 +395,9 @@ pub fn submit_decode_layer(
     o.scope(|o| submit_body(s, o, shape, base))?
 }
 
-fn submit_body(
+fn submit_body<P: Platform>(
     s: &mut Submitter,
-    o: &mut SimOrchestrator<'_, '_>,
+    o: &mut Orchestrator<'_, '_, P>,
     sh: &DecodeShape,
     base: u64,
 ) -> Result<(), BuildError> {
@@ -273,30 +405,26 @@ fn submit_body(
     let (h, i) = (sh.hidden, sh.inter);
     let (q_dim, kv_dim) = (sh.q_dim(), sh.kv_dim());
     let [qkv_g, o_g, gu_g, down_g] = sh.projections();
-    let mut arena = Arena(base);
-    let x = arena.take(h, e);
-    let xn = arena.take(h, e);
-    let qkv = arena.take(qkv_g.n, e);
-    let rot = arena.take(q_dim + kv_dim, e);
-    let attn = arena.take(q_dim, e);
-    let proj = arena.take(h, e);
-    let h1 = arena.take(h, e);
-    let xn2 = arena.take(h, e);
-    let gu = arena.take(2 * i, e);
-    let act = arena.take(i, e);
-    let down = arena.take(h, e);
-    let out = arena.take(h, e);
-    let rstd = [arena.take(1, 4), arena.take(1, 4)];
-    let gamma = [arena.take(h, e), arena.take(h, e)];
-    let weights = [
-        arena.take(h * qkv_g.n, e),
-        arena.take(q_dim * h, e),
-        arena.take(h * 2 * i, e),
-        arena.take(i * h, e),
-    ];
+    let DecodeBuffers {
+        x,
+        xn,
+        qkv,
+        rot,
+        attn,
+        proj,
+        h1,
+        xn2,
+        gu,
+        act,
+        down,
+        out,
+        rstd,
+        gamma,
+        weights,
+        k_pool,
+        v_pool,
+    } = DecodeBuffers::new(sh, base);
     let a = sh.attention();
-    let pool = sh.kv_blocks * a.heads * a.block * a.d;
-    let (k_pool, v_pool) = (arena.take(pool, e), arena.take(pool, e));
     // The sequence's blocks, scattered over the pool; the token goes in the last row of the
     // last one.
     let table: Vec<usize> = (0..sh.kv_blocks)
@@ -305,7 +433,7 @@ fn submit_body(
     let last = table[sh.kv_blocks - 1];
 
     let norm =
-        |s: &mut Submitter, o: &mut SimOrchestrator<'_, '_>, n: usize, src: Buffer, dst: Buffer| {
+        |s: &mut Submitter, o: &mut Orchestrator<'_, '_, P>, n: usize, src: Buffer, dst: Buffer| {
             let t = [
                 TensorArg::input(src, whole(src, e)),
                 TensorArg::output(rstd[n], whole(rstd[n], 4)),
@@ -324,7 +452,7 @@ fn submit_body(
             Ok::<_, BuildError>(())
         };
     let residual =
-        |s: &mut Submitter, o: &mut SimOrchestrator<'_, '_>, a: Buffer, b: Buffer, dst: Buffer| {
+        |s: &mut Submitter, o: &mut Orchestrator<'_, '_, P>, a: Buffer, b: Buffer, dst: Buffer| {
             let c = h / sh.residual_chunks;
             for j in 0..sh.residual_chunks {
                 let t = [

@@ -1,6 +1,6 @@
 //! Why a builder could not submit its workload.
 
-use pto_runtime_core::SubmitError;
+use pto_runtime_core::{GraphError, SubmitError};
 
 /// A builder's error: a shape it cannot tile, or a submit the runtime refused.
 #[derive(Debug, thiserror::Error)]
@@ -14,4 +14,7 @@ pub enum BuildError {
     /// The orchestrator refused a submit, an allocation or a scope.
     #[error(transparent)]
     Submit(#[from] SubmitError),
+    /// A graph's recording or replay was refused.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
 }

@@ -6,8 +6,9 @@
 //! of them because it reads the accumulator, and a step waits for whatever produced the
 //! blocks of `A` it reads. Matrices are row-major.
 
-use pto_runtime_core::{Buffer, KernelId, TaskId, TaskSpec, TensorArg, Tile, WorkerClass};
-use pto_sim::SimOrchestrator;
+use pto_runtime_core::{
+    Buffer, KernelId, Orchestrator, Platform, TaskId, TaskSpec, TensorArg, Tile, WorkerClass,
+};
 
 use crate::{BuildError, Submitter};
 
@@ -105,9 +106,9 @@ pub struct GemmTile {
 
 /// Submits the GEMM tile by tile (each tile's K steps, then its epilogue): `matmul` on cube
 /// cores, the epilogue (if any) on vector cores. Returns the tasks of each tile, row-major.
-pub fn submit_tiled_gemm(
+pub fn submit_tiled_gemm<P: Platform>(
     s: &mut Submitter,
-    o: &mut SimOrchestrator<'_, '_>,
+    o: &mut Orchestrator<'_, '_, P>,
     shape: &GemmShape,
     bufs: GemmBuffers,
     matmul: KernelId,

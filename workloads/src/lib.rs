@@ -16,6 +16,7 @@ pub mod attention;
 pub mod decode_layer;
 mod error;
 pub mod gemm;
+pub mod graph;
 pub mod moe;
 pub mod scene;
 mod submitter;

@@ -1,7 +1,10 @@
-//! Where a builder's tasks go: the orchestrator, counted, and recorded when asked.
+//! Where a builder's tasks go: the orchestrator, counted, and recorded when asked; or, to
+//! record them as a graph, kept instead of submitted.
 
-use pto_runtime_core::{SubmitError, TaskId, TaskSpec};
-use pto_sim::{DepGraph, SimOrchestrator};
+use pto_runtime_core::{Orchestrator, Platform, Seq, SubmitError, TaskId, TaskSpec};
+use pto_sim::DepGraph;
+
+use crate::graph::CapturedTask;
 
 /// Submits a builder's tasks through the orchestrator and counts them; a recording
 /// submitter also keeps the dependencies the orchestrator wired ([`DepGraph`]).
@@ -24,6 +27,8 @@ use pto_sim::{DepGraph, SimOrchestrator};
 #[derive(Debug, Default)]
 pub struct Submitter {
     graph: Option<DepGraph>,
+    /// A capturing submitter's tasks, kept instead of submitted.
+    captured: Option<Vec<CapturedTask>>,
     submitted: u64,
 }
 
@@ -37,19 +42,34 @@ impl Submitter {
     pub fn recording() -> Self {
         Submitter {
             graph: Some(DepGraph::new()),
-            submitted: 0,
+            ..Self::default()
+        }
+    }
+
+    /// A submitter that keeps each task instead of submitting it, to record the tasks as a
+    /// graph ([`crate::graph::record_captured`]). The ids it returns name no task: a
+    /// builder that named them as dependencies would be refused by the recording.
+    pub fn capturing() -> Self {
+        Submitter {
+            captured: Some(Vec::new()),
+            ..Self::default()
         }
     }
 
     /// Submits `spec` through `o`.
-    pub fn submit(
+    pub fn submit<P: Platform>(
         &mut self,
-        o: &mut SimOrchestrator<'_, '_>,
+        o: &mut Orchestrator<'_, '_, P>,
         spec: &TaskSpec<'_>,
     ) -> Result<TaskId, SubmitError> {
-        let id = match &mut self.graph {
-            Some(g) => g.submit(o, spec)?,
-            None => o.submit(spec)?,
+        let id = match (&mut self.graph, &mut self.captured) {
+            (_, Some(kept)) => {
+                kept.push(CapturedTask::of(spec));
+                // Epoch 0 is no run's: any use of it as a dependency is refused.
+                TaskId::new(0, 0, Seq(kept.len() as u64 - 1))
+            }
+            (Some(g), None) => g.submit(o, spec)?,
+            (None, None) => o.submit(spec)?,
         };
         self.submitted += 1;
         Ok(id)
@@ -63,6 +83,14 @@ impl Submitter {
     /// The dependencies recorded (a recording submitter only).
     pub fn graph(&self) -> Option<&DepGraph> {
         self.graph.as_ref()
+    }
+
+    /// The tasks a capturing submitter kept, taken.
+    pub fn take_captured(&mut self) -> Vec<CapturedTask> {
+        self.captured
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// The recorded graph, taken.

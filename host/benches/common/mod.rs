@@ -9,6 +9,7 @@ use pto_runtime_core::{CoreId, KernelId, Payload, Platform, ResultWord, StatusWo
 pub struct Loopback {
     last: Vec<AtomicU32>,
     clock: quanta::Clock,
+    heap: (u64, u64),
 }
 
 impl Platform for Loopback {
@@ -35,6 +36,9 @@ impl Platform for Loopback {
         ResultWord::done(token)
     }
     fn spin_hint(&self, _idle: u32) {}
+    fn heap(&self) -> (u64, u64) {
+        self.heap
+    }
 }
 
 impl Loopback {
@@ -43,6 +47,15 @@ impl Loopback {
         Loopback {
             last: (0..cores).map(|_| AtomicU32::new(0)).collect(),
             clock: quanta::Clock::new(),
+            heap: (0, 0),
         }
+    }
+
+    /// The same cores with an output heap of `len` bytes at `base` (addresses only: no
+    /// kernel runs to touch them).
+    #[allow(dead_code)] // not every bench allocates
+    pub fn with_heap(mut self, base: u64, len: u64) -> Self {
+        self.heap = (base, len);
+        self
     }
 }

@@ -23,9 +23,11 @@ pub enum GraphError {
         /// What the storage holds.
         capacity: usize,
     },
-    /// More boundary or internal buffers than a graph keeps (`max` of each).
+    /// More boundary or internal buffers than a graph keeps.
     TooManyBuffers {
-        /// The most of each kind.
+        /// Which kind: "boundary" or "internal".
+        what: &'static str,
+        /// The most of that kind.
         max: usize,
     },
     /// Boundary buffers `a` and `b` share bytes (or one is empty): each boundary is an
@@ -118,10 +120,9 @@ impl fmt::Display for GraphError {
                 f,
                 "the graph's storage holds {capacity} {what}: give the recording a larger one"
             ),
-            Self::TooManyBuffers { max } => write!(
-                f,
-                "a graph keeps at most {max} boundary and {max} internal buffers"
-            ),
+            Self::TooManyBuffers { what, max } => {
+                write!(f, "a graph keeps at most {max} {what} buffers")
+            }
             Self::OverlappingBoundaries { a, b } => write!(
                 f,
                 "boundary buffers {a} and {b} share bytes (or one is empty): declare each \
@@ -176,3 +177,5 @@ impl fmt::Display for GraphError {
         }
     }
 }
+
+impl core::error::Error for GraphError {}

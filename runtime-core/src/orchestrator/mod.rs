@@ -37,7 +37,7 @@ mod settle_tests;
 pub use crate::task_spec::TaskSpec;
 pub use graph::{
     Bindings, Graph, GraphRecordedArg, GraphRecordedTask, GraphRecorder, GraphStorage, Instance,
-    MAX_GRAPH_BUFFERS, Node,
+    MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, Node,
 };
 use heap::RingHeap;
 pub use record::{DepReason, Dependency};

@@ -1,6 +1,7 @@
 //! How a submit treats its task: a fresh task is checked and all its tensor arguments go
 //! through the tensor map; a task of a graph's replay was checked when the graph was recorded,
-//! and only its boundary arguments go through the map (its internal edges are named).
+//! and none of its arguments go through the map (its edges are named, and the instance meets
+//! the map once per boundary buffer).
 #![forbid(unsafe_code)]
 
 /// What differs between a fresh submit and one task of a replay. [`Fresh`] (what
@@ -32,8 +33,6 @@ impl Wiring for Fresh {
 
 /// A task of a graph's instance.
 pub(super) struct Replayed {
-    /// Bit `k`: tensor argument `k` is a boundary binding (it goes through the map).
-    pub(super) mapped: u32,
     /// Where the instance's buffers start: every task of the instance holds them, so they
     /// outlive its last task.
     pub(super) heap_start: u64,
@@ -42,8 +41,8 @@ pub(super) struct Replayed {
 impl Wiring for Replayed {
     const VALIDATE: bool = false;
     #[inline(always)]
-    fn mapped(&self, k: usize) -> bool {
-        self.mapped & 1 << k != 0
+    fn mapped(&self, _: usize) -> bool {
+        false
     }
     #[inline(always)]
     fn heap_start(&self, _: u64) -> u64 {

@@ -28,8 +28,10 @@ use crate::tensor::tile::Tile;
 
 pub use record::GraphRecorder;
 
-/// Most boundary buffers a graph has, and most internal ones.
-pub const MAX_GRAPH_BUFFERS: usize = 32;
+/// Most boundary buffers a graph has.
+pub const MAX_GRAPH_BOUNDARIES: usize = 32;
+/// Most internal buffers a graph has (a decode layer's attention alone allocates a hundred).
+pub const MAX_GRAPH_INTERNALS: usize = 256;
 
 /// A buffer a recorded argument (or predicate) lies in.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -69,8 +71,29 @@ pub struct GraphRecordedTask {
     tensors: Span,
     /// Earlier tasks of the graph this one waits for, by position, in the storage's words.
     preds: Span,
-    /// Bit `k`: tensor argument `k` lies in a boundary buffer.
-    mapped: u32,
+    /// By boundary (bit `i`): the task touches it, writes it.
+    touches: u32,
+    writes: u32,
+    /// Boundaries it touches that no task before it in the graph (one it waits for,
+    /// directly or not) touches: it waits for what wrote them before the instance.
+    enters: u32,
+    /// Boundaries it writes that no task before it in the graph writes: it waits for
+    /// everything that touched them before the instance.
+    enters_writing: u32,
+    /// Boundaries a later task of the graph touches after it; that writes after it.
+    below_touch: u32,
+    below_write: u32,
+}
+
+impl GraphRecordedTask {
+    /// Boundaries for which the task stands for the instance in the tensor map: those it
+    /// writes with no later writer of them after it in the graph, and those it touches
+    /// with no later task touching them after it. A later task that writes a boundary
+    /// finds every task of the instance that touched it (each is, or comes before, one of
+    /// these); one that reads it finds every task that wrote it.
+    fn exit(&self) -> u32 {
+        (self.writes & !self.below_write) | (self.touches & !self.below_touch)
+    }
 }
 
 impl GraphRecordedTask {
@@ -85,7 +108,12 @@ impl GraphRecordedTask {
         args: Span { start: 0, len: 0 },
         tensors: Span { start: 0, len: 0 },
         preds: Span { start: 0, len: 0 },
-        mapped: 0,
+        touches: 0,
+        writes: 0,
+        enters: 0,
+        enters_writing: 0,
+        below_touch: 0,
+        below_write: 0,
     };
 }
 
@@ -161,8 +189,8 @@ pub struct Graph<'s> {
     tasks: &'s [GraphRecordedTask],
     args: &'s [GraphRecordedArg],
     words: &'s [u64],
-    boundaries: heapless::Vec<Buffer, MAX_GRAPH_BUFFERS>,
-    internals: heapless::Vec<Internal, MAX_GRAPH_BUFFERS>,
+    boundaries: heapless::Vec<Buffer, MAX_GRAPH_BOUNDARIES>,
+    internals: heapless::Vec<Internal, MAX_GRAPH_INTERNALS>,
     /// The recording run: its epoch and where its rings live.
     stamp: (u16, usize),
 }

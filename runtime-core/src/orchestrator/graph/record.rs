@@ -1,13 +1,15 @@
 //! Recording a graph: each task checked as a submit would check it, its buffers resolved to
-//! boundaries or internal buffers, and the order its internal buffers impose resolved into
-//! edges by the tensor map's rules (a conflicting earlier access to the same bytes, read after
-//! write, write after write or write after read; a write of the same bytes standing in for the
-//! accesses it covers).
+//! boundaries or internal buffers, and the order its buffers impose among its tasks resolved
+//! into edges by the tensor map's rules (a conflicting earlier access to the same bytes, read
+//! after write, write after write or write after read; a write of the same bytes standing in
+//! for the accesses it covers). For each boundary, the recording also marks the tasks that
+//! meet the world outside the graph: those that wait for what came before the instance
+//! (entries), and those that later tasks wait for (exits, once the graph is complete).
 #![forbid(unsafe_code)]
 
 use super::{
     BufferRef, Graph, GraphRecordedArg, GraphRecordedTask, GraphStorage, Internal,
-    MAX_GRAPH_BUFFERS, Node, Span,
+    MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, Node, Span,
 };
 use crate::error::{GraphError, SubmitError};
 use crate::orchestrator::{Orchestrator, TaskSpec, validate};
@@ -19,7 +21,7 @@ use crate::tensor::tile::{same_bytes, share_a_byte};
 /// Where internal buffers sit while recording: addresses no device memory has, one span each.
 const INTERNAL_BASE: u64 = 0xffff_0000_0000_0000;
 /// Most bytes an internal buffer has (and the distance between two of them while recording).
-const INTERNAL_SPAN: u64 = 1 << 40;
+const INTERNAL_SPAN: u64 = 1 << 36;
 
 /// A graph being recorded ([`Orchestrator::record`]): add its tasks in order, then
 /// [`GraphRecorder::finish`].
@@ -28,8 +30,8 @@ pub struct GraphRecorder<'o, 'r, 'p, 's, P: Platform> {
     storage: GraphStorage<'s>,
     /// Tasks, tensor arguments and words used.
     used: (usize, usize, usize),
-    boundaries: heapless::Vec<Buffer, MAX_GRAPH_BUFFERS>,
-    internals: heapless::Vec<Internal, MAX_GRAPH_BUFFERS>,
+    boundaries: heapless::Vec<Buffer, MAX_GRAPH_BOUNDARIES>,
+    internals: heapless::Vec<Internal, MAX_GRAPH_INTERNALS>,
 }
 
 impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
@@ -42,7 +44,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         boundaries: &[Buffer],
     ) -> Result<GraphRecorder<'o, 'r, 'p, 's, P>, GraphError> {
         let too_many = GraphError::TooManyBuffers {
-            max: MAX_GRAPH_BUFFERS,
+            what: "boundary",
+            max: MAX_GRAPH_BOUNDARIES,
         };
         let kept = heapless::Vec::from_slice(boundaries).map_err(|_| too_many)?;
         for (i, b) in boundaries.iter().enumerate() {
@@ -99,7 +102,8 @@ impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
         self.internals
             .push(Internal { at, align })
             .map_err(|_| GraphError::TooManyBuffers {
-                max: MAX_GRAPH_BUFFERS,
+                what: "internal",
+                max: MAX_GRAPH_INTERNALS,
             })?;
         Ok(at)
     }
@@ -157,11 +161,22 @@ impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
             return Err(full("words", self.storage.words.len()));
         }
         self.cover(spec, &refs);
-        let mut mapped = 0u32;
-        for (k, (a, &r)) in spec.tensors.iter().zip(&refs).enumerate() {
-            if matches!(r, BufferRef::Boundary(_)) {
-                mapped |= 1 << k;
+        let (mut touches, mut writes) = (0u32, 0u32);
+        for (a, &r) in spec.tensors.iter().zip(&refs) {
+            if let BufferRef::Boundary(i) = r {
+                touches |= 1 << i;
+                if a.access.writes() {
+                    writes |= 1 << i;
+                }
             }
+        }
+        // The boundaries the tasks before this one touch and write (while recording, a
+        // task's `below_*` hold what it and the tasks before it touch and write).
+        let (above, above_writing) = preds.iter().fold((0u32, 0u32), |(t, w), &p| {
+            let p = &self.storage.tasks[p as usize];
+            (t | p.below_touch, w | p.below_write)
+        });
+        for (k, (a, &r)) in spec.tensors.iter().zip(&refs).enumerate() {
             self.storage.args[nargs + k] = GraphRecordedArg {
                 arg: *a,
                 buffer: r,
@@ -193,7 +208,14 @@ impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
             args: span(nwords, spec.args.len()),
             tensors: span(nargs, spec.tensors.len()),
             preds: span(nwords + spec.args.len(), preds.len()),
-            mapped,
+            touches,
+            writes,
+            enters: touches & !above,
+            enters_writing: writes & !above_writing,
+            // Until the graph is complete (when its exits are worked out): what it and the
+            // tasks before it touch and write.
+            below_touch: above | touches,
+            below_write: above_writing | writes,
         };
         self.used = (n + 1, nargs + spec.tensors.len(), nwords + nw);
         Ok(Node(task))
@@ -203,6 +225,20 @@ impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
     pub fn finish(self) -> Graph<'s> {
         let (n, nargs, nwords) = self.used;
         let GraphStorage { tasks, args, words } = self.storage;
+        // What later tasks touch and write after each one: from the last task back, each
+        // tells the tasks it waits for.
+        for t in tasks[..n].iter_mut() {
+            (t.below_touch, t.below_write) = (0, 0);
+        }
+        for i in (0..n).rev() {
+            let t = tasks[i];
+            let (touch, write) = (t.touches | t.below_touch, t.writes | t.below_write);
+            for &p in t.preds.of(words) {
+                let p = &mut tasks[p as usize];
+                p.below_touch |= touch;
+                p.below_write |= write;
+            }
+        }
         let (tasks, args, words): (&'s [_], &'s [_], &'s [_]) = (tasks, args, words);
         Graph {
             tasks: &tasks[..n],
@@ -215,8 +251,8 @@ impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
     }
 
     /// The earlier tasks task `task` (of `spec`, its buffers `refs`) waits for: the nodes
-    /// `after`, and every task whose live access to an internal buffer conflicts with one
-    /// of its own, each once.
+    /// `after`, and every task whose live access to a buffer conflicts with one of its own,
+    /// each once.
     fn preds(
         &self,
         task: u32,
@@ -247,9 +283,6 @@ impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
         }
         let recorded = &self.storage.args[..self.used.1];
         for (a, &r) in spec.tensors.iter().zip(refs) {
-            if !matches!(r, BufferRef::Internal(_)) {
-                continue; // the tensor map orders boundary arguments at replay
-            }
             for e in recorded.iter().filter(|e| e.live && e.buffer == r) {
                 if (a.access.writes() || e.arg.access.writes())
                     && share_a_byte(&a.tile, &e.arg.tile)
@@ -261,12 +294,12 @@ impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
         Ok(preds)
     }
 
-    /// Retires the recorded accesses to internal buffers that `spec`'s writes of the same
-    /// bytes stand in for (later tasks wait for `spec`'s task, which waits for them).
+    /// Retires the recorded accesses that `spec`'s writes of the same bytes stand in for
+    /// (later tasks wait for `spec`'s task, which waits for them).
     fn cover(&mut self, spec: &TaskSpec<'_>, refs: &[BufferRef]) {
         let recorded = &mut self.storage.args[..self.used.1];
         for (a, &r) in spec.tensors.iter().zip(refs) {
-            if !matches!(r, BufferRef::Internal(_)) || !a.access.writes() {
+            if !a.access.writes() {
                 continue;
             }
             for e in recorded.iter_mut().filter(|e| e.live && e.buffer == r) {

@@ -15,7 +15,7 @@ use crate::region::config::{MAX_DEPS, MAX_TENSORS};
 use crate::tensor::arg::{Buffer, TensorArg};
 use crate::tensor::tile::Tile;
 
-use super::MAX_GRAPH_BUFFERS;
+use super::{MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS};
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
     /// Submits an instance of `graph` with `bind`'s buffers: its tasks, in the recording's
@@ -45,6 +45,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         self.replay_inner(graph, bind, &mut Record::new(record))
     }
 
+    #[inline(never)]
     fn replay_inner<R: Recorder>(
         &mut self,
         graph: &Graph<'_>,
@@ -73,34 +74,82 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
             }));
         }
         let r = ring as usize;
+        let bound = |b: u8| bind.buffers[b as usize];
+        // What came before the instance, each boundary looked up once, before any of its
+        // tasks is filed.
+        self.forget_retired();
+        let mut found = Found::new();
+        let (touched, written) = graph.tasks.iter().fold((0u32, 0u32), |(t, w), task| {
+            (t | task.touches, w | task.writes)
+        });
+        for b in bits(touched) {
+            // What wrote it (for the tasks that only read it first); and, if the instance
+            // writes it, everything that touched it (for the first to write it).
+            for writes in [false, true] {
+                if writes && written & 1 << b == 0 {
+                    continue;
+                }
+                let (start, mut full) = (found.ids.len(), false);
+                let _ = self.tensors.whole_conflicts(bound(b), writes, |t| {
+                    if found.ids[start..].contains(&t) {
+                        return Ok(());
+                    }
+                    found.ids.push(t).map_err(|_| full = true)
+                });
+                if full {
+                    return Err(before(SubmitError::TooManyDeps {
+                        given: found.ids.len() + 1,
+                        max: cfg.max_deps,
+                    }));
+                }
+                found.spans[writes as usize][b as usize] = (start as u16, found.ids.len() as u16);
+            }
+        }
         // The buffers allocated from here on are the instance's: every task of it holds
         // them.
         let heap_start = self.heaps[r].pending;
-        let mut internal = heapless::Vec::<Buffer, MAX_GRAPH_BUFFERS>::new();
+        let mut internal = heapless::Vec::<Buffer, MAX_GRAPH_INTERNALS>::new();
         for i in &graph.internals {
             let b = self.alloc_buffer(ring, i.at.len, i.align).map_err(before)?;
             // As many as the graph has: fits.
             let _ = internal.push(b);
         }
-        let bound = |b: BufferRef| match b {
+        let buffer = |b: BufferRef| match b {
             BufferRef::Boundary(i) => bind.buffers[i as usize],
             BufferRef::Internal(j) => internal[j as usize],
         };
         let (epoch, first) = (cfg.epoch, self.next[r]);
+        let how = Replayed { heap_start };
         for (n, task) in graph.tasks.iter().enumerate() {
+            let refused = |error| GraphError::Submit {
+                task: n as u32,
+                error,
+            };
             let mut tensors = heapless::Vec::<TensorArg, { MAX_TENSORS as usize }>::new();
             for a in task.tensors.of(graph.args) {
                 // At most max_tensors (checked at record): fits.
-                let _ = tensors.push(rebase(a, bound(a.buffer)));
+                let _ = tensors.push(rebase(a, buffer(a.buffer)));
             }
             let mut deps = heapless::Vec::<TaskId, { MAX_DEPS as usize }>::new();
             let preds = task.preds.of(graph.words);
-            if preds.is_empty() {
-                // At most max_deps (checked above): fits.
-                let _ = deps.extend_from_slice(bind.after);
-            }
             for &p in preds {
+                // At most max_deps (checked at record): fits.
                 let _ = deps.push(TaskId::new(epoch, ring, Seq(first + p)));
+            }
+            let outside = if preds.is_empty() { bind.after } else { &[] };
+            let reading = task.enters & !task.enters_writing;
+            let entered = (bits(reading).flat_map(|b| found.of(b, false)))
+                .chain(bits(task.enters_writing).flat_map(|b| found.of(b, true)));
+            for &d in outside.iter().chain(entered) {
+                if deps.contains(&d) {
+                    continue;
+                }
+                if deps.len() == cfg.max_deps as usize || deps.push(d).is_err() {
+                    return Err(refused(SubmitError::TooManyDeps {
+                        given: deps.len() + 1,
+                        max: cfg.max_deps,
+                    }));
+                }
             }
             let spec = TaskSpec {
                 kernel: task.kernel,
@@ -114,29 +163,70 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 aiv_kernels: task.aiv_kernels,
                 predicate: task.predicate.map(|(p, at)| match at {
                     Some(b) => Predicate {
-                        addr: bound(b).base + p.addr,
+                        addr: buffer(b).base + p.addr,
                         ..p
                     },
                     None => p,
                 }),
             };
-            let how = Replayed {
-                mapped: task.mapped,
-                heap_start,
-            };
             let id = self
                 .submit_inner::<R, Replayed, true>(&spec, rec, &how)
-                .map_err(|error| GraphError::Submit {
-                    task: n as u32,
-                    error,
-                })?;
+                .map_err(refused)?;
             debug_assert_eq!(id.seq().0, first + n as u64);
+            // Where the tensor map looks for the instance from now on.
+            for b in bits(task.exit()) {
+                let k = task
+                    .tensors
+                    .of(graph.args)
+                    .iter()
+                    .position(|a| a.buffer == BufferRef::Boundary(b))
+                    .unwrap_or(0);
+                let g = self.t.gslot(id);
+                self.tensors
+                    .add_whole((g, id), k, bound(b), task.writes & 1 << b != 0);
+            }
         }
         Ok(Instance {
             first: TaskId::new(epoch, ring, Seq(first)),
             tasks: graph.tasks.len() as u32,
         })
     }
+}
+
+/// What the tensor map found for the instance's access to each boundary, before it.
+struct Found {
+    /// The tasks, each boundary's in a run of its own.
+    ids: heapless::Vec<TaskId, FOUND>,
+    /// Each boundary's runs, start and end in `ids`: what its read found, and its write.
+    spans: [[(u16, u16); MAX_GRAPH_BOUNDARIES]; 2],
+}
+
+/// Most tasks an instance's lookups find, all boundaries together.
+const FOUND: usize = 256;
+
+impl Found {
+    fn new() -> Self {
+        Found {
+            ids: heapless::Vec::new(),
+            spans: [[(0, 0); MAX_GRAPH_BOUNDARIES]; 2],
+        }
+    }
+    /// What boundary `b`'s lookup found, as a read or a write.
+    fn of(&self, b: u8, writes: bool) -> &[TaskId] {
+        let (start, end) = self.spans[writes as usize][b as usize];
+        &self.ids[start as usize..end as usize]
+    }
+}
+
+/// The set bits of `mask`, lowest first.
+fn bits(mut mask: u32) -> impl Iterator<Item = u8> {
+    core::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let b = mask.trailing_zeros() as u8;
+            mask &= mask - 1;
+            b
+        })
+    })
 }
 
 /// Checks `buffers` against `graph`'s boundaries: one each, each as long, none sharing a

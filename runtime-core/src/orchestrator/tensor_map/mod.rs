@@ -23,6 +23,7 @@ mod entry;
 mod heads;
 mod lists;
 mod place;
+mod whole;
 
 use crate::ids::TaskId;
 use crate::index::{MaskedPool, TableIndex};
