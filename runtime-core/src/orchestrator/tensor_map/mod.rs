@@ -109,16 +109,17 @@ impl<'r> TensorMap<'r> {
         for (arg, copy) in args.iter().zip(kernel) {
             let k = c - first;
             let cell = CellIndex::at(c);
-            let added = if !mapped(k) {
-                Ok(())
-            } else if let (fp, true) = footprint(arg) {
-                self.add((g, task), cell, arg, &fp, &mut covered, &mut |t| dep(t, k))
-            } else {
-                Err(())
-            };
-            if added.is_err() {
-                self.drop_slot(g, k);
-                return Err(());
+            if mapped(k) {
+                let (fp, ok) = footprint(arg);
+                let added = if ok {
+                    self.add((g, task), cell, arg, &fp, &mut covered, &mut |t| dep(t, k))
+                } else {
+                    Err(())
+                };
+                if added.is_err() {
+                    self.drop_slot(g, k);
+                    return Err(());
+                }
             }
             copy.store_arg(arg);
             c += 1;
