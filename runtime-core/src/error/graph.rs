@@ -100,6 +100,12 @@ pub enum GraphError {
         /// The second.
         b: u32,
     },
+    /// The tasks before the instance that its boundaries must wait for are more than `max`
+    /// (all boundaries together); nothing was submitted.
+    TooManyFound {
+        /// The most a replay takes.
+        max: usize,
+    },
     /// Task `task` of the instance was refused when it was submitted; the `task` tasks
     /// before it were submitted and run, the rest were not.
     Submit {
@@ -168,6 +174,11 @@ impl fmt::Display for GraphError {
                 f,
                 "bindings {a} and {b} share bytes, which the graph was not recorded with: \
                  bind distinct buffers or submit the tasks one by one"
+            ),
+            Self::TooManyFound { max } => write!(
+                f,
+                "the instance's boundaries must wait for more than {max} earlier tasks: join \
+                 them through a DUMMY task and bind the instance after it"
             ),
             Self::Submit { task, error } => write!(
                 f,

@@ -97,10 +97,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                     found.ids.push(t).map_err(|_| full = true)
                 });
                 if full {
-                    return Err(before(SubmitError::TooManyDeps {
-                        given: found.ids.len() + 1,
-                        max: cfg.max_deps,
-                    }));
+                    return Err(GraphError::TooManyFound { max: FOUND });
                 }
                 found.spans[writes as usize][b as usize] = (start as u16, found.ids.len() as u16);
             }

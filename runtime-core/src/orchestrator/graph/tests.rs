@@ -729,3 +729,27 @@ fn a_replay_waits_for_the_tasks_it_is_bound_after() {
     // The first task waits for `before`; the second for the first only.
     assert_eq!(wiring, vec![(1, 0), (2, 1)]);
 }
+
+#[test]
+fn more_earlier_tasks_than_a_replay_takes_is_refused_before_anything_is_submitted() {
+    let cfg = Config {
+        task_window: 512,
+        ..Config::tiny()
+    };
+    let mut rig = Rig::new(cfg, 0);
+    rig.p.heap = (0x10_0000, 1 << 20);
+    let mut o = rig.orchestrator();
+    let mut store = Store::new();
+    let graph = two_step(&o, &mut store).unwrap();
+    // 257 readers of what the instance will write.
+    let read = [arg(pool(1), 0, Access::In)];
+    for _ in 0..257 {
+        o.submit(&vector(&read)).unwrap();
+    }
+    let bound = [pool(0), pool(1)];
+    assert_eq!(
+        o.replay(&graph, &Bindings::new(&bound)),
+        Err(GraphError::TooManyFound { max: 256 })
+    );
+    assert_eq!(o.submitted(), 257);
+}
