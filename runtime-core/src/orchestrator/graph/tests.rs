@@ -58,6 +58,13 @@ fn arg(buffer: Buffer, which: usize, access: Access) -> TensorArg {
     }
 }
 
+/// The tensor arguments `args` plan, buffer `k` being `buffer(k)`.
+fn planned(args: &[ArgPlan], buffer: impl Fn(usize) -> Buffer) -> Vec<TensorArg> {
+    args.iter()
+        .map(|a| arg(buffer(a.buffer), a.tile, a.access))
+        .collect()
+}
+
 fn vector(tensors: &[TensorArg]) -> TaskSpec<'_> {
     TaskSpec::new(KernelId(1), WorkerClass::Aiv).tensors(tensors)
 }
@@ -230,11 +237,7 @@ fn run(plan: &Plan, replay: bool) -> Ran {
             .collect();
         let buffers: Vec<Buffer> = boundaries.iter().chain(&internals).copied().collect();
         for t in &plan.tasks {
-            let tensors: Vec<TensorArg> = t
-                .args
-                .iter()
-                .map(|a| arg(buffers[a.buffer], a.tile, a.access))
-                .collect();
+            let tensors = planned(&t.args, |b| buffers[b]);
             let after: Vec<Node> = t.after.iter().map(|&n| Node(n)).collect();
             rec.add_after(&vector(&tensors), &after).unwrap();
         }
@@ -243,10 +246,7 @@ fn run(plan: &Plan, replay: bool) -> Ran {
     for (n, step) in plan.steps.iter().enumerate() {
         match step {
             Step::Fresh(args) => {
-                let tensors: Vec<TensorArg> = args
-                    .iter()
-                    .map(|a| arg(pool(a.buffer), a.tile, a.access))
-                    .collect();
+                let tensors = planned(args, pool);
                 o.submit_recorded(&vector(&tensors), &mut note).unwrap();
                 tasks.push(Ask {
                     accesses: accesses(&tensors),
@@ -301,11 +301,7 @@ fn one_by_one(
     let first = o.submitted();
     let mut ran = Vec::new();
     for t in &plan.tasks {
-        let tensors: Vec<TensorArg> = t
-            .args
-            .iter()
-            .map(|a| arg(buffers[a.buffer], a.tile, a.access))
-            .collect();
+        let tensors = planned(&t.args, |b| buffers[b]);
         let deps: Vec<TaskId> = t
             .after
             .iter()
