@@ -25,7 +25,6 @@ pub(crate) mod tensor_map;
 mod validate;
 mod wait;
 pub(crate) mod wire;
-mod wiring;
 
 #[cfg(all(test, not(loom)))]
 mod refusal_tests;
@@ -42,7 +41,6 @@ pub use graph::{
 use heap::RingHeap;
 pub use record::{DepReason, Dependency};
 use record::{NoRecord, Recorder};
-use wiring::{Fresh, Wiring};
 
 /// A task's dependencies, explicit and found, each once.
 type DepList = heapless::Vec<TaskId, { MAX_DEPS as usize }>;
@@ -145,45 +143,78 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     fn submit_plain(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
         // The spec by reference: its fields are read where used (a copy no longer fits the
         // registers, and spilling it cost 17 instructions a task).
-        self.submit_inner::<_, _, false>(spec, &mut NoRecord, &Fresh)
+        self.submit_inner::<_, false>(spec, &mut NoRecord)
     }
 
     /// [`Orchestrator::submit`] of a task with tensor arguments.
     #[inline(never)]
     fn submit_tensors(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
-        self.submit_inner::<_, _, true>(spec, &mut NoRecord, &Fresh)
+        self.submit_inner::<_, true>(spec, &mut NoRecord)
     }
 
     /// [`Orchestrator::submit`], telling `rec` how the task was wired (nothing, and no cost,
     /// for [`NoRecord`]). See [`Orchestrator::submit_recorded`]. Without `TENSORS`, the
     /// task's tensor arguments are taken to be none (the caller knows): that copy of the
-    /// path carries none of their code. `w` says how the task is wired ([`Fresh`] for a
-    /// task on its own).
-    fn submit_inner<R: Recorder, W: Wiring, const TENSORS: bool>(
+    /// path carries none of their code.
+    fn submit_inner<R: Recorder, const TENSORS: bool>(
         &mut self,
         spec: &TaskSpec<'_>,
         rec: &mut R,
-        w: &W,
     ) -> Result<TaskId, SubmitError> {
         // Read from here on instead of `spec.tensors` (the spec itself is not copied).
         let tensors = if TENSORS { spec.tensors } else { &[] };
         self.check_running()?;
         // Each tile is checked as the map adds it (or before a wait): an error found before
         // that is the first bad tile's if there is one.
-        if W::VALIDATE {
-            self.validate(spec, tensors)?;
+        self.validate(spec, tensors)?;
+        let (id, g) = self.claim_slot(spec.ring, tensors)?;
+        let mut deps = DepList::new();
+        self.dependencies(spec, tensors, (g, id), &mut deps, rec)?;
+        let live = self.file_task::<R>(spec, (g, id), (tensors.len(), None), deps.iter().copied());
+        if R::ON {
+            rec.report(id, &deps, live);
         }
-        let ring = spec.ring as usize;
-        let seq = self.next[ring];
+        // A constant: no code at all for a platform that does not ask.
+        if P::OBSERVES_SUBMITS {
+            self.p.submitted(id, spec, &deps);
+        }
+        Ok(id)
+    }
+
+    /// The next task of `ring`: its id and slot, once the slot is free (the task a window
+    /// back reclaimed). A task that must wait has its tiles (`tensors`) checked first.
+    #[inline(always)]
+    fn claim_slot(
+        &self,
+        ring: u8,
+        tensors: &[TensorArg],
+    ) -> Result<(TaskId, SlotIndex), SubmitError> {
+        let seq = self.next[ring as usize];
         if seq > Seq::MAX.0 {
-            let e = SubmitError::SequenceExhausted { ring: spec.ring };
+            let e = SubmitError::SequenceExhausted { ring };
             return Err(validate::tiles_first(tensors, e));
         }
-        self.wait_for_slot(ring, seq, tensors)?;
-        let id = TaskId::new(self.t.cfg().epoch, spec.ring, Seq(seq));
-        let g = self.t.gslot(id);
-        let mut deps = DepList::new();
-        self.dependencies(spec, tensors, (g, id), &mut deps, (rec, w))?;
+        self.wait_for_slot(ring as usize, seq, tensors)?;
+        let id = TaskId::new(self.t.cfg().epoch, ring, Seq(seq));
+        Ok((id, self.t.gslot(id)))
+    }
+
+    /// Files task `id` of `spec` in its claimed slot `g`, its `ntensors` tensor arguments
+    /// already in its kernel's row and wired as `w` says: its slot begun and published, its
+    /// record opened, an edge from each of `deps` (each once) that is still live, and the
+    /// task made ready if none is. Returns which of `deps` were pinned (bit `i`: the `i`th),
+    /// when `R` records (else 0).
+    #[inline(always)]
+    fn file_task<R: Recorder>(
+        &mut self,
+        spec: &TaskSpec<'_>,
+        (g, id): (SlotIndex, TaskId),
+        (ntensors, instance_heap): (usize, Option<u64>),
+        deps: impl Iterator<Item = TaskId>,
+    ) -> u64 {
+        let ring = spec.ring as usize;
+        // The task's sequence number (`id`'s): the ring's next.
+        let seq = self.next[ring];
         let level = self.t.shared().prof().level();
         if level == ProfileLevel::Tasks {
             // Before the slot is begun: nothing of this task is written yet.
@@ -206,9 +237,10 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let heap = &mut self.heaps[ring];
         let row = self.tenants.row_mut(g);
         row.scoped = scoped != 0;
-        row.heap_start = w.heap_start(heap.pending);
+        // A graph's instance's tasks all hold its buffers (allocated before its first).
+        row.heap_start = instance_heap.unwrap_or(heap.pending);
         // The map holds this many of its cells (read when the tenant leaves it).
-        row.tensors = tensors.len() as u8;
+        row.tensors = ntensors as u8;
         heap.pending = heap.head;
         // The row is looked up only for a task that has scalar arguments.
         if !spec.args.is_empty() {
@@ -235,12 +267,16 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
 
         let mut pinned = 0usize;
         let mut live = 0u64; // bit i: deps[i] was pinned (MAX_DEPS <= 64)
-        for (i, &dep) in deps.iter().enumerate() {
-            if wire::pin_producer(t, dep, g) {
-                wire::add_edge(t, dep, g, pinned);
-                pinned += 1;
-                if R::ON {
-                    live |= 1 << i;
+        // The consumer's side found once, unless it has no producer to wire (the lists
+        // know their lengths).
+        if deps.size_hint().1 != Some(0) {
+            let consumer = wire::Consumer::of(t, g);
+            for (i, dep) in deps.enumerate() {
+                if wire::wire_producer(t, dep, &consumer, pinned) {
+                    pinned += 1;
+                    if R::ON {
+                        live |= 1 << i;
+                    }
                 }
             }
         }
@@ -252,7 +288,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             per_lane: false,
             nargs: spec.args.len() as u8,
             pinned: pinned as u8,
-            ntensors: tensors.len() as u8,
+            ntensors: ntensors as u8,
         };
         slot.meta.store(meta.pack() | shape, Ordering::Relaxed);
 
@@ -267,14 +303,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             };
             make_submitted_ready(t, g, slot, ready, now, level);
         }
-        if R::ON {
-            rec.report(id, &deps, live);
-        }
-        // A constant: no code at all for a platform that does not ask.
-        if P::OBSERVES_SUBMITS {
-            self.p.submitted(id, spec, &deps);
-        }
-        Ok(id)
+        live
     }
 
     /// Claims and opens a record per block of task `id` (of `spec`, several blocks,
@@ -332,7 +361,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         tensors: &[TensorArg],
         (g, id): (SlotIndex, TaskId),
         deps: &mut DepList,
-        (rec, w): (&mut impl Recorder, &impl Wiring),
+        rec: &mut impl Recorder,
     ) -> Result<(), SubmitError> {
         let max = self.t.cfg().max_deps;
         let too_many = || SubmitError::TooManyDeps {
@@ -344,11 +373,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 deps.push(d).map_err(|_| too_many())?;
             }
         }
-        // The previous tenant retired (the slot is free): its entries go, if still there.
-        let old = self.tenants.row(g).tensors as usize;
-        if old != 0 {
-            self.tensors.drop_slot(g, old);
-        }
+        self.drop_previous_tenant(g);
         if tensors.is_empty() {
             return Ok(());
         }
@@ -358,22 +383,27 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         // many): the typed error is made here, once, a bad tile's first (as the tiles are
         // checked before anything else).
         self.tensors
-            .add_task(
-                (g, id),
-                tensors,
-                (validate::footprint_inside, |k| w.mapped(k)),
-                |task, k| {
-                    if deps.contains(&task) {
-                        Ok(())
-                    } else if deps.len() < max as usize {
-                        rec.found(k);
-                        deps.push(task).map_err(|_| ())
-                    } else {
-                        Err(())
-                    }
-                },
-            )
+            .add_task((g, id), tensors, validate::footprint_inside, |task, k| {
+                if deps.contains(&task) {
+                    Ok(())
+                } else if deps.len() < max as usize {
+                    rec.found(k);
+                    deps.push(task).map_err(|_| ())
+                } else {
+                    Err(())
+                }
+            })
             .map_err(|()| validate::tiles_first(tensors, too_many()))
+    }
+
+    /// Drops from the tensor map the entries of slot `g`'s previous tenant, if still there
+    /// (it retired: the slot is free).
+    #[inline(always)]
+    fn drop_previous_tenant(&mut self, g: SlotIndex) {
+        let old = self.tenants.row(g).tensors as usize;
+        if old != 0 {
+            self.tensors.drop_slot(g, old);
+        }
     }
 
     /// Drops from the tensor map the entries of the tasks that retired since the last call:

@@ -49,9 +49,9 @@ fn fan_in_makes_the_consumer_ready_exactly_once_and_a_cancelled_producer_cancels
         let g = t.gslot(c);
         t.slot(g).pending.store(1, Ordering::Relaxed);
         let mut pinned = 0;
+        let consumer = wire::Consumer::of(&t, g);
         for p in [p1, p2] {
-            if wire::pin_producer(&t, p, g) {
-                wire::add_edge(&t, p, g, pinned);
+            if wire::wire_producer(&t, p, &consumer, pinned) {
                 pinned += 1;
             }
         }

@@ -270,6 +270,17 @@ impl<'r> Tables<'r> {
         EdgeRef::at((g.0 * self.max_deps + k) as u32)
     }
 
+    /// The edges of slot `g` (its tenant's, one per dependency it waits for), and the
+    /// reference of the first.
+    #[inline]
+    pub(crate) fn edge_row(&self, g: SlotIndex) -> (&'r [Edge], EdgeRef) {
+        let first = g.0 * self.max_deps;
+        (
+            &self.edges[first..first + self.max_deps],
+            EdgeRef::at(first as u32),
+        )
+    }
+
     /// Edge `e`.
     #[inline]
     pub(crate) fn edge(&self, e: EdgeRef) -> &'r Edge {

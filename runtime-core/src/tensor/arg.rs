@@ -205,24 +205,33 @@ impl TensorCell {
     /// Stores `a`.
     #[inline]
     pub fn store(&self, a: &KernelTensor) {
-        self.store_parts(&a.tile, &a.buffer, a.access, a.dtype);
+        self.store_parts(a.tile.base, &a.tile, &a.buffer, a.access, a.dtype);
     }
 
     /// Stores `a` as its kernel will receive it.
     #[inline]
     pub fn store_arg(&self, a: &TensorArg) {
-        self.store_parts(&a.tile, &a.buffer, a.access, a.dtype);
+        self.store_parts(a.tile.base, &a.tile, &a.buffer, a.access, a.dtype);
     }
 
+    /// Stores `a` moved into buffer `to` (as long as `a`'s): the same tile at the same
+    /// offset in it.
+    #[inline]
+    pub(crate) fn store_moved(&self, a: &TensorArg, to: Buffer) {
+        let base = to.base + (a.tile.base - a.buffer.base);
+        self.store_parts(base, &a.tile, &to, a.access, a.dtype);
+    }
+
+    /// Stores tile `t` starting at `base` (for `t.base`), of buffer `b`.
     #[inline(always)]
-    fn store_parts(&self, t: &Tile, b: &Buffer, access: Access, dtype: Option<Dtype>) {
+    fn store_parts(&self, base: u64, t: &Tile, b: &Buffer, access: Access, dtype: Option<Dtype>) {
         let access = match access {
             Access::In => 0u64,
             Access::Out => 1,
             Access::InOut => 2,
         };
         let w = &self.words;
-        w[0].store(t.base, Ordering::Relaxed);
+        w[0].store(base, Ordering::Relaxed);
         w[1].store(
             t.elem as u64
                 | (t.rank as u64) << 32

@@ -182,6 +182,32 @@ struct Internal {
     /// Where the recording placed it (addresses no device memory has).
     at: Buffer,
     align: u64,
+    /// Where it lies in its instance's block ([`Graph::block`]), set when the recording
+    /// finishes.
+    offset: u64,
+}
+
+/// The memory an instance allocates for all its internal buffers at once: each at its
+/// offset, aligned (the block is aligned to the largest alignment).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Block {
+    len: u64,
+    align: u64,
+}
+
+impl Block {
+    /// Lays `internals` out one after the other, each at its alignment, setting their
+    /// offsets: the block that holds them.
+    fn lay_out(internals: &mut [Internal]) -> Self {
+        let mut block = Block { len: 0, align: 1 };
+        for i in internals {
+            // At most 256 buffers of at most 2^36 bytes each: no sum overflows.
+            i.offset = block.len.next_multiple_of(i.align);
+            block.len = i.offset + i.at.len;
+            block.align = block.align.max(i.align);
+        }
+        block
+    }
 }
 
 /// A recorded graph, ready to replay ([`super::Orchestrator::replay`]).
@@ -191,6 +217,8 @@ pub struct Graph<'s> {
     words: &'s [u64],
     boundaries: heapless::Vec<Buffer, MAX_GRAPH_BOUNDARIES>,
     internals: heapless::Vec<Internal, MAX_GRAPH_INTERNALS>,
+    /// What each instance allocates for its internal buffers.
+    block: Block,
     /// The recording run: its epoch and where its rings live.
     stamp: (u16, usize),
 }

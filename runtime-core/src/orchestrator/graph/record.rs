@@ -8,7 +8,7 @@
 #![forbid(unsafe_code)]
 
 use super::{
-    BufferRef, Graph, GraphRecordedArg, GraphRecordedTask, GraphStorage, Internal,
+    Block, BufferRef, Graph, GraphRecordedArg, GraphRecordedTask, GraphStorage, Internal,
     MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, Node, Span,
 };
 use crate::error::{GraphError, SubmitError};
@@ -100,7 +100,11 @@ impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
         let j = self.internals.len() as u64;
         let at = Buffer::new(INTERNAL_BASE + j * INTERNAL_SPAN, bytes);
         self.internals
-            .push(Internal { at, align })
+            .push(Internal {
+                at,
+                align,
+                offset: 0,
+            })
             .map_err(|_| GraphError::TooManyBuffers {
                 what: "internal",
                 max: MAX_GRAPH_INTERNALS,
@@ -240,13 +244,16 @@ impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
             }
         }
         let (tasks, args, words): (&'s [_], &'s [_], &'s [_]) = (tasks, args, words);
+        let mut internals = self.internals;
+        let block = Block::lay_out(&mut internals);
         Graph {
             tasks: &tasks[..n],
             args: &args[..nargs],
             words: &words[..nwords],
             stamp: self.o.stamp(),
             boundaries: self.boundaries,
-            internals: self.internals,
+            internals,
+            block,
         }
     }
 

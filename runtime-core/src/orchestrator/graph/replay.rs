@@ -3,19 +3,18 @@
 //! arguments going through the tensor map.
 #![forbid(unsafe_code)]
 
-use super::{BufferRef, Graph, GraphRecordedArg, Instance};
+use super::{BufferRef, Graph, GraphRecordedArg, GraphRecordedTask, Instance};
 use crate::error::{GraphError, SubmitError};
 use crate::ids::{Seq, TaskId};
 use crate::orchestrator::record::{NoRecord, Record, Recorder};
-use crate::orchestrator::wiring::Replayed;
-use crate::orchestrator::{Dependency, Orchestrator, TaskSpec};
+use crate::orchestrator::{DepList, Dependency, Orchestrator, TaskSpec};
 use crate::platform::Platform;
 use crate::predicate::Predicate;
-use crate::region::config::{MAX_DEPS, MAX_TENSORS};
+use crate::region::config::MAX_TENSORS;
 use crate::tensor::arg::{Buffer, TensorArg};
 use crate::tensor::tile::Tile;
 
-use super::{MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS};
+use super::MAX_GRAPH_BOUNDARIES;
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
     /// Submits an instance of `graph` with `bind`'s buffers: its tasks, in the recording's
@@ -103,57 +102,60 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
             }
         }
         // The buffers allocated from here on are the instance's: every task of it holds
-        // them.
+        // them. Its internal buffers are one block, each at its recorded offset.
         let heap_start = self.heaps[r].pending;
-        let mut internal = heapless::Vec::<Buffer, MAX_GRAPH_INTERNALS>::new();
-        for i in &graph.internals {
-            let b = self.alloc_buffer(ring, i.at.len, i.align).map_err(before)?;
-            // As many as the graph has: fits.
-            let _ = internal.push(b);
-        }
+        let block = match graph.block.len {
+            0 => 0,
+            len => self.alloc(ring, len, graph.block.align).map_err(before)?,
+        };
         let buffer = |b: BufferRef| match b {
             BufferRef::Boundary(i) => bind.buffers[i as usize],
-            BufferRef::Internal(j) => internal[j as usize],
+            BufferRef::Internal(j) => {
+                let i = &graph.internals[j as usize];
+                Buffer::new(block + i.offset, i.at.len)
+            }
         };
         let (epoch, first) = (cfg.epoch, self.next[r]);
-        let how = Replayed { heap_start };
+        // Each task's dependencies from outside the instance (most have none).
+        let mut outside = DepList::new();
         for (n, task) in graph.tasks.iter().enumerate() {
             let refused = |error| GraphError::Submit {
                 task: n as u32,
                 error,
             };
-            let mut tensors = heapless::Vec::<TensorArg, { MAX_TENSORS as usize }>::new();
-            for a in task.tensors.of(graph.args) {
-                // At most max_tensors (checked at record): fits.
-                let _ = tensors.push(rebase(a, buffer(a.buffer)));
+            self.check_running().map_err(refused)?;
+            // Recorded tiles are valid: nothing to check before a wait.
+            let (id, g) = self.claim_slot(ring, &[]).map_err(refused)?;
+            self.drop_previous_tenant(g);
+            let args = task.tensors.of(graph.args);
+            for (cell, a) in self.tensors.kernel_row(g).iter().zip(args) {
+                cell.store_moved(&a.arg, buffer(a.buffer));
             }
-            let mut deps = heapless::Vec::<TaskId, { MAX_DEPS as usize }>::new();
+            // Earlier tasks of the instance (distinct, at most max_deps: checked at record),
+            // then those before it that its boundaries found, or that the bindings name.
             let preds = task.preds.of(graph.words);
-            for &p in preds {
-                // At most max_deps (checked at record): fits.
-                let _ = deps.push(TaskId::new(epoch, ring, Seq(first + p)));
+            let inside = preds
+                .iter()
+                .map(|&p| TaskId::new(epoch, ring, Seq(first + p)));
+            outside.clear();
+            if task.enters | task.enters_writing != 0 || preds.is_empty() && !bind.after.is_empty()
+            {
+                outside_deps(
+                    task,
+                    preds.len(),
+                    bind.after,
+                    &found,
+                    (cfg.max_deps, &mut outside),
+                )
+                .map_err(refused)?;
             }
-            let outside = if preds.is_empty() { bind.after } else { &[] };
-            let reading = task.enters & !task.enters_writing;
-            let entered = (bits(reading).flat_map(|b| found.of(b, false)))
-                .chain(bits(task.enters_writing).flat_map(|b| found.of(b, true)));
-            for &d in outside.iter().chain(entered) {
-                if deps.contains(&d) {
-                    continue;
-                }
-                if deps.len() == cfg.max_deps as usize || deps.push(d).is_err() {
-                    return Err(refused(SubmitError::TooManyDeps {
-                        given: deps.len() + 1,
-                        max: cfg.max_deps,
-                    }));
-                }
-            }
+            let deps = inside.chain(outside.iter().copied());
             let spec = TaskSpec {
                 kernel: task.kernel,
                 class: task.class,
                 args: task.args.of(graph.words),
-                deps: &deps,
-                tensors: &tensors,
+                deps: &[],
+                tensors: &[],
                 ring,
                 blocks: task.blocks,
                 sync_start: task.sync_start,
@@ -166,19 +168,24 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                     None => p,
                 }),
             };
-            let id = self
-                .submit_inner::<R, Replayed, true>(&spec, rec, &how)
-                .map_err(refused)?;
-            debug_assert_eq!(id.seq().0, first + n as u64);
+            let live =
+                self.file_task::<R>(&spec, (g, id), (args.len(), Some(heap_start)), deps.clone());
+            // Constants: no code at all unless asked.
+            if R::ON || P::OBSERVES_SUBMITS {
+                self.tell_replayed(
+                    rec,
+                    (id, live),
+                    &spec,
+                    args.iter().map(|a| rebase(a, buffer(a.buffer))),
+                    deps,
+                );
+            }
             // Where the tensor map looks for the instance from now on.
             for b in bits(task.exit()) {
-                let k = task
-                    .tensors
-                    .of(graph.args)
+                let k = args
                     .iter()
                     .position(|a| a.buffer == BufferRef::Boundary(b))
                     .unwrap_or(0);
-                let g = self.t.gslot(id);
                 self.tensors
                     .add_whole((g, id), k, bound(b), task.writes & 1 << b != 0);
             }
@@ -188,6 +195,64 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
             tasks: graph.tasks.len() as u32,
         })
     }
+
+    /// Tells `rec` (recording) how replayed task `id` was wired (`live`: which of `deps`
+    /// were pinned), and the platform (if it observes submits) the task as a submit would
+    /// have: `spec` with its `tensors` and `deps`.
+    #[cold]
+    fn tell_replayed<R: Recorder>(
+        &self,
+        rec: &mut R,
+        (id, live): (TaskId, u64),
+        spec: &TaskSpec<'_>,
+        tensors: impl Iterator<Item = TensorArg>,
+        deps: impl Iterator<Item = TaskId>,
+    ) {
+        // As many as the task has: fit (checked at record, and by `outside_deps`).
+        let deps: DepList = deps.collect();
+        if R::ON {
+            rec.report(id, &deps, live);
+        }
+        if P::OBSERVES_SUBMITS {
+            let tensors: heapless::Vec<TensorArg, { MAX_TENSORS as usize }> = tensors.collect();
+            let spec = TaskSpec {
+                deps: &deps,
+                tensors: &tensors,
+                ..*spec
+            };
+            self.p.submitted(id, &spec, &deps);
+        }
+    }
+}
+
+/// Puts into `deps` (empty) a task's dependencies outside its instance, each once: what its
+/// boundaries' lookups found (`found`) as it enters them, and, for a task no earlier task of
+/// the instance comes before, the bindings' `after`. With the `inside` ones it has, at most
+/// `max`.
+#[inline(never)]
+fn outside_deps(
+    task: &GraphRecordedTask,
+    inside: usize,
+    after: &[TaskId],
+    found: &Found,
+    (max, deps): (u16, &mut DepList),
+) -> Result<(), SubmitError> {
+    let named = if inside == 0 { after } else { &[] };
+    let reading = task.enters & !task.enters_writing;
+    let entered = (bits(reading).flat_map(|b| found.of(b, false)))
+        .chain(bits(task.enters_writing).flat_map(|b| found.of(b, true)));
+    for &d in named.iter().chain(entered) {
+        if deps.contains(&d) {
+            continue;
+        }
+        if inside + deps.len() == max as usize || deps.push(d).is_err() {
+            return Err(SubmitError::TooManyDeps {
+                given: inside + deps.len() + 1,
+                max,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// What the tensor map found for the instance's access to each boundary, before it.

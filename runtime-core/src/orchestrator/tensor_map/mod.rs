@@ -75,6 +75,14 @@ impl<'r> TensorMap<'r> {
         }
     }
 
+    /// The kernel's row of slot `g`: the cells its tenant's tensor arguments go into, in
+    /// order.
+    #[inline(always)]
+    pub(crate) fn kernel_row(&self, g: SlotIndex) -> &'r [TensorCell] {
+        let first = CellIndex::of(g, 0, self.per_slot).get();
+        &self.cells[first..first + self.per_slot]
+    }
+
     /// Adds the tensor arguments of `task`, the new tenant of slot `g` (whose earlier
     /// tenant's entries are gone): takes each argument's footprint from `footprint`, which
     /// also says whether to accept the argument (else the task fails with `()`), calls `dep`
@@ -84,17 +92,13 @@ impl<'r> TensorMap<'r> {
     /// now waits for the task, which waits for them. If an argument is refused or `dep`
     /// fails, the map is as it was. Inlined into submit: since the tiles are checked here,
     /// submit keeps no loop or array of its own around the call (with them, inlining cost
-    /// K = 8 more than it saved). An argument `mapped` refuses (a graph's internal buffer,
-    /// whose order its recording settled) only goes into the kernel's row.
+    /// K = 8 more than it saved).
     #[inline(always)]
     pub(crate) fn add_task(
         &mut self,
         (g, task): (SlotIndex, TaskId),
         args: &[TensorArg],
-        (footprint, mapped): (
-            impl Fn(&TensorArg) -> (Footprint, bool),
-            impl Fn(usize) -> bool,
-        ),
+        footprint: impl Fn(&TensorArg) -> (Footprint, bool),
         mut dep: impl FnMut(TaskId, usize) -> Result<(), ()>,
     ) -> Result<(), ()> {
         let mut covered = Covered::default();
@@ -109,17 +113,15 @@ impl<'r> TensorMap<'r> {
         for (arg, copy) in args.iter().zip(kernel) {
             let k = c - first;
             let cell = CellIndex::at(c);
-            if mapped(k) {
-                let (fp, ok) = footprint(arg);
-                let added = if ok {
-                    self.add((g, task), cell, arg, &fp, &mut covered, &mut |t| dep(t, k))
-                } else {
-                    Err(())
-                };
-                if added.is_err() {
-                    self.drop_slot(g, k);
-                    return Err(());
-                }
+            let (fp, ok) = footprint(arg);
+            let added = if ok {
+                self.add((g, task), cell, arg, &fp, &mut covered, &mut |t| dep(t, k))
+            } else {
+                Err(())
+            };
+            if added.is_err() {
+                self.drop_slot(g, k);
+                return Err(());
             }
             copy.store_arg(arg);
             c += 1;

@@ -46,10 +46,7 @@ impl Map<'_> {
             .add_task(
                 (SlotIndex::at(g), task),
                 args,
-                (
-                    |a: &TensorArg| (a.tile.footprint().unwrap(), true),
-                    |_| true,
-                ),
+                |a| (a.tile.footprint().unwrap(), true),
                 |t, _| {
                     out.push(t.seq().0);
                     Ok(())
