@@ -99,6 +99,9 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                     return Err(GraphError::TooManyFound { max: FOUND });
                 }
                 found.spans[writes as usize][b as usize] = (start as u16, found.ids.len() as u16);
+                if found.ids.len() > start {
+                    found.any[writes as usize] |= 1 << b;
+                }
             }
         }
         // The buffers allocated from here on are the instance's: every task of it holds
@@ -116,6 +119,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
             }
         };
         let (epoch, first) = (cfg.epoch, self.next[r]);
+        let first_id = TaskId::new(epoch, ring, Seq(first)).raw();
         // Each task's dependencies from outside the instance (most have none).
         let mut outside = DepList::new();
         for (n, task) in graph.tasks.iter().enumerate() {
@@ -134,12 +138,11 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
             // Earlier tasks of the instance (distinct, at most max_deps: checked at record),
             // then those before it that its boundaries found, or that the bindings name.
             let preds = task.preds.of(graph.words);
-            let inside = preds
-                .iter()
-                .map(|&p| TaskId::new(epoch, ring, Seq(first + p)));
+            // The instance's tasks are consecutive, none past `Seq::MAX` (each was checked
+            // as it was filed): an earlier one's id is the first's plus its position.
+            let inside = preds.iter().map(|&p| TaskId::from_raw(first_id + p));
             outside.clear();
-            if task.enters | task.enters_writing != 0 || preds.is_empty() && !bind.after.is_empty()
-            {
+            if found.entered_by(task) || preds.is_empty() && !bind.after.is_empty() {
                 outside_deps(
                     task,
                     preds.len(),
@@ -261,6 +264,8 @@ struct Found {
     ids: heapless::Vec<TaskId, FOUND>,
     /// Each boundary's runs, start and end in `ids`: what its read found, and its write.
     spans: [[(u16, u16); MAX_GRAPH_BOUNDARIES]; 2],
+    /// The boundaries whose read (write) lookup found anything.
+    any: [u32; 2],
 }
 
 /// Most tasks an instance's lookups find, all boundaries together.
@@ -271,8 +276,16 @@ impl Found {
         Found {
             ids: heapless::Vec::new(),
             spans: [[(0, 0); MAX_GRAPH_BOUNDARIES]; 2],
+            any: [0; 2],
         }
     }
+    /// Whether `task` enters a boundary whose lookup found a task it must wait for.
+    #[inline(always)]
+    fn entered_by(&self, task: &GraphRecordedTask) -> bool {
+        let reading = task.enters & !task.enters_writing;
+        (reading & self.any[0]) | (task.enters_writing & self.any[1]) != 0
+    }
+
     /// What boundary `b`'s lookup found, as a read or a write.
     fn of(&self, b: u8, writes: bool) -> &[TaskId] {
         let (start, end) = self.spans[writes as usize][b as usize];
