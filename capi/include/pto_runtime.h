@@ -78,6 +78,33 @@ typedef enum PtoStatus {
   PTO_ERR_LANE_KERNELS_NOT_MIX = -33,
   // [`SubmitError::BadPredicate`]: a predicate of a bad width, misaligned, or unreadable.
   PTO_ERR_BAD_PREDICATE = -34,
+  // [`GraphError::StorageFull`]: the graph's storage is full, too small for the counts
+  // it was given, or not aligned to 64 bytes.
+  PTO_ERR_GRAPH_STORAGE = -40,
+  // [`GraphError::TooManyBuffers`]: more boundary or internal buffers than a graph keeps.
+  PTO_ERR_GRAPH_TOO_MANY_BUFFERS = -41,
+  // [`GraphError::OverlappingBoundaries`]: two boundaries share bytes, or one is empty.
+  PTO_ERR_GRAPH_OVERLAPPING_BOUNDARIES = -42,
+  // [`GraphError::Reserved`]: a boundary at addresses recordings keep for themselves.
+  PTO_ERR_GRAPH_RESERVED = -43,
+  // [`GraphError::UnknownBuffer`]: a tensor argument on a buffer the graph does not have.
+  PTO_ERR_GRAPH_UNKNOWN_BUFFER = -44,
+  // [`GraphError::NotInGraph`]: a recorded task names dependencies by id, or a ring.
+  PTO_ERR_GRAPH_NOT_IN_GRAPH = -45,
+  // [`GraphError::BadNode`]: a recorded task waits for a node that is not an earlier one.
+  PTO_ERR_GRAPH_BAD_NODE = -46,
+  // [`GraphError::OtherRun`]: the graph belongs to another run's orchestrator.
+  PTO_ERR_GRAPH_OTHER_RUN = -47,
+  // [`GraphError::WrongCount`]: a replay bound another number of buffers than recorded.
+  PTO_ERR_GRAPH_WRONG_COUNT = -48,
+  // [`GraphError::WrongSize`]: a bound buffer's length differs from the recording's.
+  PTO_ERR_GRAPH_WRONG_SIZE = -49,
+  // [`GraphError::Aliased`]: two bound buffers share bytes.
+  PTO_ERR_GRAPH_ALIASED = -50,
+  // [`GraphError::TooManyFound`]: the instance would wait for too many earlier tasks.
+  PTO_ERR_GRAPH_TOO_MANY_FOUND = -51,
+  // The graph handle is not in the state the call needs (recording, or recorded).
+  PTO_ERR_GRAPH_STATE = -52,
 } PtoStatus;
 
 // The type of a tensor's elements, named as on a command line (`f16`, `bf16`, `i32`, ...).
@@ -437,6 +464,31 @@ typedef struct PtoTask {
   const struct PtoPredicate *predicate;
 } PtoTask;
 
+// Storage for a graph handle, owned by the C caller (opaque): `pto_graph_record` opens it,
+// `pto_graph_close` ends it. It must not be moved or copied while open.
+typedef struct PTO_ALIGNED(64) PtoGraph {
+  // Opaque (a literal, so that the C header spells it).
+  uint64_t opaque[1160];
+} PtoGraph;
+
+// A buffer: its first byte's device address and its length in bytes.
+typedef struct PtoBuffer {
+  // The first byte's device address.
+  uint64_t base;
+  // Bytes.
+  uint64_t len;
+} PtoBuffer;
+
+// An instance of a replayed graph: its tasks are consecutive in their ring.
+typedef struct PtoInstance {
+  // The id of its first task (that of recorded node `i` is `first + i`).
+  uint64_t first;
+  // Its tasks.
+  uint32_t tasks;
+  // Zero.
+  uint32_t reserved;
+} PtoInstance;
+
 // A task record's flags. The profile ring's cell keeps them in the low byte of its
 // `written` word (the finishing scheduler in the high byte); a `PtoRecord` carries them in
 // its `flags` word.
@@ -589,6 +641,91 @@ enum PtoStatus pto_orchestrator_close(struct PtoOrchestrator *o);
 enum PtoStatus pto_scheduler_run(const struct PtoRuntime *rt,
                                  const struct PtoPlatform *p,
                                  uint8_t index);
+
+// Writes to `bytes` the size of the storage (64-byte aligned) that a graph of `tasks`
+// tasks, `args` tensor arguments and `words` words (one per scalar argument and one per
+// edge between its tasks) needs.
+//
+// # Safety
+// `bytes` is null or valid for a write.
+enum PtoStatus pto_graph_storage_size(uint32_t tasks, uint32_t args, uint32_t words, size_t *bytes);
+
+// Opens `g` recording a graph into `storage` (`bytes` long, 64-byte aligned, as large as
+// `pto_graph_storage_size` says for `tasks`, `args` and `words`), whose tensor arguments
+// lie in the `nboundaries` buffers `boundaries` (bound anew by each replay, in this order)
+// or in its internal buffers. Nothing is submitted.
+//
+// # Safety
+// `g` is null or valid for writes of a `PtoGraph`, not open, and not moved until closed;
+// `o` is null or open; `storage` is null or valid for `bytes` bytes, used by nothing else
+// until `g` is closed; `boundaries` is null or valid for `nboundaries` elements.
+enum PtoStatus pto_graph_record(struct PtoGraph *g,
+                                struct PtoOrchestrator *o,
+                                void *storage,
+                                size_t bytes,
+                                uint32_t tasks,
+                                uint32_t args,
+                                uint32_t words,
+                                const struct PtoBuffer *boundaries,
+                                size_t nboundaries);
+
+// Gives the recording in `g` a buffer of `bytes` bytes aligned to `align` that each
+// instance allocates anew from its ring's output heap, and writes to `out` where the
+// recording places it: name it in tensor arguments as any buffer.
+//
+// # Safety
+// `g` is null or open; `out` is null or valid for a write.
+enum PtoStatus pto_graph_internal(struct PtoGraph *g,
+                                  uint64_t bytes,
+                                  uint64_t align,
+                                  struct PtoBuffer *out);
+
+// Adds task `t` to the recording in `g`, checked as `pto_submit` would check it and
+// ordered after the earlier tasks by its tensor arguments and after the `nafter` earlier
+// nodes `after`; its node (its position) goes to `node` if not null. Its `deps` and `ring`
+// must be empty: a replay names the ring and what the instance waits for.
+//
+// # Safety
+// `g` is null or open; `o` is null or open (the orchestrator `g` records for); `t` as for
+// `pto_submit`; `after` is null or valid for `nafter` elements; `node` is null or valid for
+// a write.
+enum PtoStatus pto_graph_add(struct PtoGraph *g,
+                             struct PtoOrchestrator *o,
+                             const struct PtoTask *t,
+                             const uint32_t *after,
+                             size_t nafter,
+                             uint32_t *node);
+
+// Ends the recording in `g`; from now on it replays (`PtoErrGraphState` if it is not
+// recording).
+//
+// # Safety
+// `g` is null or open.
+enum PtoStatus pto_graph_finish(struct PtoGraph *g);
+
+// Submits an instance of the graph in `g`: its boundaries bound to the `nbuffers` buffers
+// `buffers` (each as long as the recording's, none sharing bytes), its tasks into `ring`,
+// ordered among themselves as recorded and against every other task by the boundaries
+// they share, its first tasks also waiting for the `nafter` ids `after`. The instance goes
+// to `out` if not null. Bindings that do not fit are refused before anything is submitted.
+//
+// # Safety
+// `o` is null or open; `g` is null or open; `buffers` and `after` are null or valid for
+// `nbuffers` and `nafter` elements; `out` is null or valid for a write.
+enum PtoStatus pto_graph_replay(struct PtoOrchestrator *o,
+                                struct PtoGraph *g,
+                                const struct PtoBuffer *buffers,
+                                size_t nbuffers,
+                                uint8_t ring,
+                                const uint64_t *after,
+                                size_t nafter,
+                                struct PtoInstance *out);
+
+// Closes `g`: its storage is the caller's again (instances already submitted run on).
+//
+// # Safety
+// `g` is null or was opened by `pto_graph_record`.
+enum PtoStatus pto_graph_close(struct PtoGraph *g);
 
 // Copies up to `cap` task records of the run (in the order the tasks finished; exact once
 // every thread stopped) to `out`, their number to `n`, and how many the run holds in all

@@ -12,7 +12,8 @@
 //! 4. runs `pto_scheduler_run` on each scheduler thread and submits from one thread through
 //!    `pto_orchestrator_open` / `pto_submit` (tensor arguments: dependencies found and
 //!    handed to the kernel) / `pto_scope_begin` / `pto_scope_end` / `pto_alloc` (the
-//!    output heap) / `pto_orchestrator_close`;
+//!    output heap) / `pto_orchestrator_close`, and records task graphs once to replay them
+//!    many times (`pto_graph_record` ... `pto_graph_replay`);
 //! 5. reads `pto_runtime_report` (counters, the error) and `pto_runtime_records` (task
 //!    records), then `pto_runtime_fini`.
 //!
@@ -24,6 +25,7 @@
 #![deny(missing_docs)]
 
 pub mod api;
+pub mod graph;
 mod platform;
 pub mod readback;
 pub mod scope_heap;

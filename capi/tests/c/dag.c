@@ -311,6 +311,92 @@ static void submit_tensors(PtoOrchestrator *o) {
     CHECK(pto_submit(o, &wide, NULL) == PTO_ERR_TOO_MANY_TENSORS, "too many tensors");
 }
 
+/* A graph of two INC tasks (A -> B -> C, each a boundary of TILE words) recorded once and
+ * replayed REPLAYS times along a chain of tiles: instance k binds tiles 2k, 2k + 1 and
+ * 2k + 2, so each instance's first task waits for the last one's second through the tile
+ * they share, which only the boundaries' lookups can tell it. */
+#define REPLAYS 5
+static PtoTensorArg tile_arg(uint64_t i, uint8_t access) {
+    uint64_t at = (uint64_t)(uintptr_t)&tensor_machine->mem[8 + TILE * i];
+    return (PtoTensorArg){.buffer = at, .buffer_len = 8 * TILE, .base = at, .elem = 8,
+                          .rank = 1, .access = access, .shape = {TILE, 1, 1, 1},
+                          .strides = {1, 0, 0, 0}};
+}
+static PtoBuffer tile_buffer(uint64_t i) {
+    PtoTensorArg a = tile_arg(i, PtoAccess_READ);
+    return (PtoBuffer){.base = a.buffer, .len = a.buffer_len};
+}
+
+static void submit_graph(PtoOrchestrator *o) {
+    for (uint64_t j = 0; j < TILE; j++) atomic_store(&tensor_machine->mem[8 + j], 100 * j);
+    size_t bytes = 0;
+    CHECK(pto_graph_storage_size(2, 4, 8, &bytes) == PTO_OK && bytes > 0, "storage_size");
+    uint8_t *storage = aligned_alloc(64, (bytes + 64) / 64 * 64 + 64);
+    static PtoGraph g;
+    PtoBuffer bounds[3] = {tile_buffer(0), tile_buffer(1), tile_buffer(2)};
+    CHECK(pto_graph_record(&g, o, storage + 8, bytes, 2, 4, 8, bounds, 3) == PTO_ERR_GRAPH_STORAGE,
+          "misaligned storage is refused");
+    CHECK(pto_graph_record(&g, o, storage, bytes - 1, 2, 4, 8, bounds, 3) == PTO_ERR_GRAPH_STORAGE,
+          "too little storage is refused");
+    PtoBuffer twice[2] = {bounds[0], bounds[0]};
+    CHECK(pto_graph_record(&g, o, storage, bytes, 2, 4, 8, twice, 2) ==
+              PTO_ERR_GRAPH_OVERLAPPING_BOUNDARIES,
+          "a boundary given twice is refused");
+    CHECK(pto_graph_record(&g, o, storage, bytes, 2, 4, 8, bounds, 3) == PTO_OK, "record");
+
+    PtoTensorArg ab[2] = {tile_arg(0, PtoAccess_READ), tile_arg(1, PtoAccess_WRITE)};
+    PtoTensorArg bc[2] = {tile_arg(1, PtoAccess_READ), tile_arg(2, PtoAccess_WRITE)};
+    PtoTask first = {.kernel = INC, .class_ = 1, .tensors = ab, .ntensors = 2};
+    PtoTask second = {.kernel = INC, .class_ = 0, .tensors = bc, .ntensors = 2};
+    uint32_t node = 99, later = 5;
+    uint64_t id = 0;
+    PtoTask named = first;
+    named.deps = &id;
+    named.ndeps = 1;
+    CHECK(pto_graph_add(&g, o, &named, NULL, 0, NULL) == PTO_ERR_GRAPH_NOT_IN_GRAPH,
+          "a dependency by id is refused inside a graph");
+    CHECK(pto_graph_add(&g, o, &first, &later, 1, NULL) == PTO_ERR_GRAPH_BAD_NODE,
+          "waiting for a node that is not an earlier one");
+    PtoTensorArg stray[2] = {tile_arg(3, PtoAccess_READ), tile_arg(1, PtoAccess_WRITE)};
+    PtoTask unknown = {.kernel = INC, .class_ = 1, .tensors = stray, .ntensors = 2};
+    CHECK(pto_graph_add(&g, o, &unknown, NULL, 0, NULL) == PTO_ERR_GRAPH_UNKNOWN_BUFFER,
+          "a buffer the graph does not have");
+    PtoBuffer internal;
+    CHECK(pto_graph_internal(&g, 64, 3, &internal) == PTO_ERR_BAD_ALIGNMENT,
+          "an internal buffer's alignment");
+    CHECK(pto_graph_add(&g, o, &first, NULL, 0, &node) == PTO_OK && node == 0, "add the first");
+    CHECK(pto_graph_add(&g, o, &second, NULL, 0, &node) == PTO_OK && node == 1, "add the second");
+    CHECK(pto_graph_replay(o, &g, bounds, 3, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_STATE,
+          "no replay while recording");
+    CHECK(pto_graph_finish(&g) == PTO_OK, "finish");
+    CHECK(pto_graph_add(&g, o, &first, NULL, 0, NULL) == PTO_ERR_GRAPH_STATE,
+          "no task after the recording ended");
+    CHECK(pto_graph_finish(&g) == PTO_ERR_GRAPH_STATE, "finished once");
+
+    CHECK(pto_graph_replay(o, &g, bounds, 2, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_WRONG_COUNT,
+          "too few bindings");
+    PtoBuffer shorter[3] = {bounds[0], bounds[1], {bounds[2].base, 8}};
+    CHECK(pto_graph_replay(o, &g, shorter, 3, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_WRONG_SIZE,
+          "a binding of another length");
+    CHECK(strstr(pto_status_str(PTO_ERR_GRAPH_WRONG_SIZE), "length") != NULL,
+          "the wrong-size status says so in words");
+    PtoBuffer aliased[3] = {bounds[0], bounds[0], bounds[2]};
+    CHECK(pto_graph_replay(o, &g, aliased, 3, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_ALIASED,
+          "two bindings of one buffer");
+    CHECK(pto_scope_begin(o) == PTO_OK, "scope_begin");
+    for (uint64_t k = 0; k < REPLAYS; k++) {
+        PtoBuffer bind[3] = {tile_buffer(2 * k), tile_buffer(2 * k + 1), tile_buffer(2 * k + 2)};
+        PtoInstance inst = {0};
+        CHECK(pto_graph_replay(o, &g, bind, 3, 0, NULL, 0, &inst) == PTO_OK && inst.tasks == 2,
+              "replay %llu", (unsigned long long)k);
+    }
+    CHECK(pto_scope_end(o) == PTO_OK, "scope_end");
+    CHECK(pto_graph_close(&g) == PTO_OK, "close the graph");
+    CHECK(pto_graph_replay(o, &g, bounds, 3, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_STATE,
+          "no replay of a closed graph");
+    free(storage);
+}
+
 int main(void) {
     static struct machine m;
     PtoReport r;
@@ -348,10 +434,19 @@ int main(void) {
               "record %zu: kernel %u core %u flags %u", i, records[i].kernel, records[i].core,
               records[i].flags);
 
+    st = run(&m, submit_graph, &r);
+    CHECK(st == PTO_OK, "the replayed graph ended with %d", (int)st);
+    CHECK(r.finished == 2 * REPLAYS, "%llu replayed tasks finished", (unsigned long long)r.finished);
+    for (uint64_t j = 0; j < TILE; j++)
+        CHECK(atomic_load(&m.mem[8 + TILE * 2 * REPLAYS + j]) == 100 * j + 2 * REPLAYS,
+              "the last instance's word %llu holds %llu", (unsigned long long)j,
+              (unsigned long long)atomic_load(&m.mem[8 + TILE * 2 * REPLAYS + j]));
+
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
     }
-    printf("C image: 399 tasks ran through the ABI; the failing run reported its kernel\n");
+    printf("C image: 399 tasks ran through the ABI; the failing run reported its kernel; a "
+           "graph replayed %d times\n", REPLAYS);
     return 0;
 }

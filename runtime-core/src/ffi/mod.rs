@@ -8,16 +8,22 @@
 //! - [`task`]: [`PtoTask`] with its [`PtoTensorArg`]s, and [`PtoTensor`], a tensor as a
 //!   kernel receives it.
 //! - [`report`]: [`PtoReport`] (counters and the error) and [`PtoRecord`] (a task record).
+//! - [`graph`]: task graphs as C records and replays them ([`PtoGraph`], [`PtoBuffer`],
+//!   [`PtoInstance`]).
 //! - [`raw`]: C pointers checked and turned into slices and submits ([`submit_c`],
-//!   [`alloc_c`], [`records_c`]): the layer's only unsafe code.
+//!   [`alloc_c`], [`records_c`]), and [`graph_raw`] for graphs: the layer's only unsafe
+//!   code.
 
 pub mod config;
+pub mod graph;
+pub mod graph_raw;
 pub mod raw;
 pub mod report;
 pub mod status;
 pub mod task;
 
 pub use config::PtoConfig;
+pub use graph::{PtoBuffer, PtoGraph, PtoInstance};
 pub use raw::{alloc_c, records_c, settle_c, submit_c, wrote_c};
 pub use report::{PtoRecord, PtoReport};
 pub use status::{PtoStatus, status_str};

@@ -1,6 +1,6 @@
-//! The C side's pointers, checked and turned into Rust values: the only unsafe code of the
-//! C ABIs (the static library of `pto-runtime-capi`, the operations `libpto_aicpu.so`
-//! hands an orchestration SO). A null array with a count is `PtoErrNull`, an array longer
+//! The C side's pointers, checked and turned into Rust values: with `graph_raw.rs`, the
+//! only unsafe code of the C ABIs (the static library of `pto-runtime-capi`, the
+//! operations `libpto_aicpu.so` hands an orchestration SO). A null array with a count is `PtoErrNull`, an array longer
 //! than any configuration allows is refused by its typed status, and results go out only
 //! through pointers that are not null.
 #![allow(unsafe_code)]
@@ -83,6 +83,18 @@ unsafe fn submit<P: Platform>(
     o: &mut Orchestrator<'_, '_, P>,
     t: &PtoTask,
 ) -> Result<TaskId, PtoStatus> {
+    // SAFETY: the caller's contract on `t`'s arrays.
+    unsafe { with_spec(t, |spec| o.submit(spec).map_err(PtoStatus::from)) }
+}
+
+/// Calls `f` with the task `t` describes, checked and converted.
+///
+/// # Safety
+/// As for [`submit_c`], on `t`'s arrays.
+pub(super) unsafe fn with_spec<R>(
+    t: &PtoTask,
+    f: impl FnOnce(&TaskSpec<'_>) -> Result<R, PtoStatus>,
+) -> Result<R, PtoStatus> {
     let class = class_of(t.class)?;
     // Counts no configuration allows are refused before any slice is made of them.
     if t.nargs > MAX_ARGS as usize {
@@ -126,7 +138,7 @@ unsafe fn submit<P: Platform>(
         let p = unsafe { &*t.predicate };
         spec = spec.when(p.to_predicate()?);
     }
-    o.submit(&spec).map_err(PtoStatus::from)
+    f(&spec)
 }
 
 /// Waits until the orchestrator may touch the tile `arg` names

@@ -4,7 +4,7 @@
 
 use core::ffi::CStr;
 
-use crate::error::SubmitError;
+use crate::error::{GraphError, SubmitError};
 
 /// What an entry point returns: 0 for success, a negative code otherwise.
 #[repr(C)]
@@ -75,6 +75,58 @@ pub enum PtoStatus {
     PtoErrLaneKernelsNotMix = -33,
     /// [`SubmitError::BadPredicate`]: a predicate of a bad width, misaligned, or unreadable.
     PtoErrBadPredicate = -34,
+    /// [`GraphError::StorageFull`]: the graph's storage is full, too small for the counts
+    /// it was given, or not aligned to 64 bytes.
+    PtoErrGraphStorage = -40,
+    /// [`GraphError::TooManyBuffers`]: more boundary or internal buffers than a graph keeps.
+    PtoErrGraphTooManyBuffers = -41,
+    /// [`GraphError::OverlappingBoundaries`]: two boundaries share bytes, or one is empty.
+    PtoErrGraphOverlappingBoundaries = -42,
+    /// [`GraphError::Reserved`]: a boundary at addresses recordings keep for themselves.
+    PtoErrGraphReserved = -43,
+    /// [`GraphError::UnknownBuffer`]: a tensor argument on a buffer the graph does not have.
+    PtoErrGraphUnknownBuffer = -44,
+    /// [`GraphError::NotInGraph`]: a recorded task names dependencies by id, or a ring.
+    PtoErrGraphNotInGraph = -45,
+    /// [`GraphError::BadNode`]: a recorded task waits for a node that is not an earlier one.
+    PtoErrGraphBadNode = -46,
+    /// [`GraphError::OtherRun`]: the graph belongs to another run's orchestrator.
+    PtoErrGraphOtherRun = -47,
+    /// [`GraphError::WrongCount`]: a replay bound another number of buffers than recorded.
+    PtoErrGraphWrongCount = -48,
+    /// [`GraphError::WrongSize`]: a bound buffer's length differs from the recording's.
+    PtoErrGraphWrongSize = -49,
+    /// [`GraphError::Aliased`]: two bound buffers share bytes.
+    PtoErrGraphAliased = -50,
+    /// [`GraphError::TooManyFound`]: the instance would wait for too many earlier tasks.
+    PtoErrGraphTooManyFound = -51,
+    /// The graph handle is not in the state the call needs (recording, or recorded).
+    PtoErrGraphState = -52,
+}
+
+impl From<GraphError> for PtoStatus {
+    /// A refusal that carries a [`SubmitError`] (a recorded task refused, an internal
+    /// buffer refused, a replayed task refused) is that error's status.
+    fn from(e: GraphError) -> Self {
+        use PtoStatus::*;
+        match e {
+            GraphError::Refused { error, .. }
+            | GraphError::InternalBuffer { error }
+            | GraphError::Submit { error, .. } => error.into(),
+            GraphError::StorageFull { .. } => PtoErrGraphStorage,
+            GraphError::TooManyBuffers { .. } => PtoErrGraphTooManyBuffers,
+            GraphError::OverlappingBoundaries { .. } => PtoErrGraphOverlappingBoundaries,
+            GraphError::Reserved { .. } => PtoErrGraphReserved,
+            GraphError::UnknownBuffer { .. } => PtoErrGraphUnknownBuffer,
+            GraphError::NotInGraph { .. } => PtoErrGraphNotInGraph,
+            GraphError::BadNode { .. } => PtoErrGraphBadNode,
+            GraphError::OtherRun => PtoErrGraphOtherRun,
+            GraphError::WrongCount { .. } => PtoErrGraphWrongCount,
+            GraphError::WrongSize { .. } => PtoErrGraphWrongSize,
+            GraphError::Aliased { .. } => PtoErrGraphAliased,
+            GraphError::TooManyFound { .. } => PtoErrGraphTooManyFound,
+        }
+    }
 }
 
 impl From<SubmitError> for PtoStatus {
@@ -113,7 +165,7 @@ impl From<SubmitError> for PtoStatus {
 
 impl PtoStatus {
     /// Every status, for lookups by number.
-    pub const ALL: [PtoStatus; 32] = {
+    pub const ALL: [PtoStatus; 45] = {
         use PtoStatus::*;
         [
             PtoOk,
@@ -148,6 +200,19 @@ impl PtoStatus {
             PtoErrSyncStartTooWide,
             PtoErrLaneKernelsNotMix,
             PtoErrBadPredicate,
+            PtoErrGraphStorage,
+            PtoErrGraphTooManyBuffers,
+            PtoErrGraphOverlappingBoundaries,
+            PtoErrGraphReserved,
+            PtoErrGraphUnknownBuffer,
+            PtoErrGraphNotInGraph,
+            PtoErrGraphBadNode,
+            PtoErrGraphOtherRun,
+            PtoErrGraphWrongCount,
+            PtoErrGraphWrongSize,
+            PtoErrGraphAliased,
+            PtoErrGraphTooManyFound,
+            PtoErrGraphState,
         ]
     };
 
@@ -231,6 +296,35 @@ pub fn status_str(code: i32) -> &'static CStr {
         PtoErrLaneKernelsNotMix => c"kernels per lane for a task that is not MIX",
         PtoErrBadPredicate => {
             c"the task's predicate is not 1, 2, 4 or 8 bytes, not aligned, or outside readable memory"
+        }
+        PtoErrGraphStorage => {
+            c"the graph's storage is full, smaller than pto_graph_storage_size says, or not 64-byte aligned"
+        }
+        PtoErrGraphTooManyBuffers => c"a graph keeps at most 32 boundary and 256 internal buffers",
+        PtoErrGraphOverlappingBoundaries => {
+            c"two boundary buffers share bytes (or one is empty): declare each allocation once"
+        }
+        PtoErrGraphReserved => {
+            c"a boundary lies at addresses from 0xffff000000000000, which recordings keep"
+        }
+        PtoErrGraphUnknownBuffer => {
+            c"a tensor argument's buffer is neither a boundary of the graph nor one of its internal buffers"
+        }
+        PtoErrGraphNotInGraph => {
+            c"a recorded task names dependencies by id or a ring: order it by its tensors or after earlier nodes"
+        }
+        PtoErrGraphBadNode => c"a recorded task waits for a node that is not an earlier task of the graph",
+        PtoErrGraphOtherRun => c"the graph was recorded by another run's orchestrator",
+        PtoErrGraphWrongCount => c"the replay binds another number of buffers than the graph has boundaries",
+        PtoErrGraphWrongSize => c"a bound buffer's length differs from the recorded boundary's",
+        PtoErrGraphAliased => {
+            c"two bound buffers share bytes: the recording ordered their tasks as if they did not"
+        }
+        PtoErrGraphTooManyFound => {
+            c"the instance would wait for more earlier tasks than a replay takes: wait for them first"
+        }
+        PtoErrGraphState => {
+            c"the graph handle is not recording (or not recorded) as this call needs"
         }
         PtoErrSyncStartTooWide => {
             c"a sync-start task has more blocks than one scheduler owns cores of its class: fewer blocks, or fewer `schedulers`"

@@ -34,6 +34,7 @@ mod scope_heap_tests;
 mod settle_tests;
 
 pub use crate::task_spec::TaskSpec;
+pub(crate) use graph::Recording;
 pub use graph::{
     Bindings, Graph, GraphRecordedArg, GraphRecordedTask, GraphRecorder, GraphStorage, Instance,
     MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, Node,

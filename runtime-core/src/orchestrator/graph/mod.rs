@@ -27,6 +27,7 @@ use crate::tensor::arg::{Buffer, TensorArg};
 use crate::tensor::tile::Tile;
 
 pub use record::GraphRecorder;
+pub(crate) use record::Recording;
 
 /// Most boundary buffers a graph has.
 pub const MAX_GRAPH_BOUNDARIES: usize = 32;

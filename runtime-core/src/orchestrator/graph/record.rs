@@ -27,11 +27,20 @@ const INTERNAL_SPAN: u64 = 1 << 36;
 /// [`GraphRecorder::finish`].
 pub struct GraphRecorder<'o, 'r, 'p, 's, P: Platform> {
     o: &'o Orchestrator<'r, 'p, P>,
+    rec: Recording<'s>,
+}
+
+/// What a recording keeps, without the orchestrator it checks its tasks with (which the C
+/// layer hands it anew at each call).
+pub(crate) struct Recording<'s> {
     storage: GraphStorage<'s>,
     /// Tasks, tensor arguments and words used.
     used: (usize, usize, usize),
     boundaries: heapless::Vec<Buffer, MAX_GRAPH_BOUNDARIES>,
     internals: heapless::Vec<Internal, MAX_GRAPH_INTERNALS>,
+    /// The run it records for ([`Orchestrator::stamp`]).
+    stamp: (u16, usize),
+    max_deps: u16,
 }
 
 impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
@@ -43,6 +52,53 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         storage: GraphStorage<'s>,
         boundaries: &[Buffer],
     ) -> Result<GraphRecorder<'o, 'r, 'p, 's, P>, GraphError> {
+        Ok(GraphRecorder {
+            o: self,
+            rec: Recording::new(self, storage, boundaries)?,
+        })
+    }
+
+    /// The run a graph recorded by this orchestrator belongs to.
+    pub(super) fn stamp(&self) -> (u16, usize) {
+        (self.t.cfg().epoch, self.t.rings().as_ptr().addr())
+    }
+}
+
+impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
+    /// A buffer of `bytes` bytes aligned to `align` that each instance of the graph gets
+    /// anew from its ring's output heap, and that nothing outside the instance sees: name it
+    /// in tensor arguments (and predicates) as any other buffer.
+    pub fn internal(&mut self, bytes: u64, align: u64) -> Result<Buffer, GraphError> {
+        self.rec.internal(bytes, align)
+    }
+
+    /// Adds a task, ordered after the earlier ones by its tensor arguments. See
+    /// [`GraphRecorder::add_after`].
+    pub fn add(&mut self, spec: &TaskSpec<'_>) -> Result<Node, GraphError> {
+        self.rec.add_after(self.o, spec, &[])
+    }
+
+    /// Adds a task, ordered after the earlier ones by its tensor arguments and after the
+    /// nodes `after`. It is checked as a submit would check it; its `deps` and `ring` must be
+    /// left empty (the replay names the ring and what the instance waits for).
+    pub fn add_after(&mut self, spec: &TaskSpec<'_>, after: &[Node]) -> Result<Node, GraphError> {
+        self.rec.add_after(self.o, spec, after)
+    }
+
+    /// The recorded graph.
+    pub fn finish(self) -> Graph<'s> {
+        self.rec.finish()
+    }
+}
+
+impl<'s> Recording<'s> {
+    /// A recording for `o`'s run into `storage`, of the `boundaries`. See
+    /// [`Orchestrator::record`].
+    pub(crate) fn new<P: Platform>(
+        o: &Orchestrator<'_, '_, P>,
+        storage: GraphStorage<'s>,
+        boundaries: &[Buffer],
+    ) -> Result<Self, GraphError> {
         let too_many = GraphError::TooManyBuffers {
             what: "boundary",
             max: MAX_GRAPH_BOUNDARIES,
@@ -64,26 +120,20 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 });
             }
         }
-        Ok(GraphRecorder {
-            o: self,
+        Ok(Recording {
             storage,
             used: (0, 0, 0),
             boundaries: kept,
             internals: heapless::Vec::new(),
+            stamp: o.stamp(),
+            max_deps: o.t.cfg().max_deps,
         })
     }
 
-    /// The run a graph recorded by this orchestrator belongs to.
-    pub(super) fn stamp(&self) -> (u16, usize) {
-        (self.t.cfg().epoch, self.t.rings().as_ptr().addr())
-    }
-}
-
-impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
     /// A buffer of `bytes` bytes aligned to `align` that each instance of the graph gets
     /// anew from its ring's output heap, and that nothing outside the instance sees: name it
     /// in tensor arguments (and predicates) as any other buffer.
-    pub fn internal(&mut self, bytes: u64, align: u64) -> Result<Buffer, GraphError> {
+    pub(crate) fn internal(&mut self, bytes: u64, align: u64) -> Result<Buffer, GraphError> {
         if !align.is_power_of_two() {
             return Err(GraphError::InternalBuffer {
                 error: SubmitError::BadAlignment { align },
@@ -112,16 +162,17 @@ impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
         Ok(at)
     }
 
-    /// Adds a task, ordered after the earlier ones by its tensor arguments. See
-    /// [`GraphRecorder::add_after`].
-    pub fn add(&mut self, spec: &TaskSpec<'_>) -> Result<Node, GraphError> {
-        self.add_after(spec, &[])
-    }
-
-    /// Adds a task, ordered after the earlier ones by its tensor arguments and after the
-    /// nodes `after`. It is checked as a submit would check it; its `deps` and `ring` must be
-    /// left empty (the replay names the ring and what the instance waits for).
-    pub fn add_after(&mut self, spec: &TaskSpec<'_>, after: &[Node]) -> Result<Node, GraphError> {
+    /// See [`GraphRecorder::add_after`]; `o` checks the task, and must be the orchestrator
+    /// of the run the recording began in (else [`GraphError::OtherRun`]).
+    pub(crate) fn add_after<P: Platform>(
+        &mut self,
+        o: &Orchestrator<'_, '_, P>,
+        spec: &TaskSpec<'_>,
+        after: &[Node],
+    ) -> Result<Node, GraphError> {
+        if o.stamp() != self.stamp {
+            return Err(GraphError::OtherRun);
+        }
         let (n, nargs, nwords) = self.used;
         let task = n as u32;
         let refused = |error| GraphError::Refused { task, error };
@@ -140,7 +191,7 @@ impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
             predicate: if moves { None } else { spec.predicate },
             ..*spec
         };
-        self.o.validate(&checked, spec.tensors).map_err(refused)?;
+        o.validate(&checked, spec.tensors).map_err(refused)?;
         if let (true, Some((p, _))) = (moves, predicate) {
             p.check()
                 .map_err(|error| refused(SubmitError::BadPredicate { error }))?;
@@ -225,8 +276,8 @@ impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
         Ok(Node(task))
     }
 
-    /// The recorded graph.
-    pub fn finish(self) -> Graph<'s> {
+    /// See [`GraphRecorder::finish`].
+    pub(crate) fn finish(self) -> Graph<'s> {
         let (n, nargs, nwords) = self.used;
         let GraphStorage { tasks, args, words } = self.storage;
         // What later tasks touch and write after each one: from the last task back, each
@@ -250,7 +301,7 @@ impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
             tasks: &tasks[..n],
             args: &args[..nargs],
             words: &words[..nwords],
-            stamp: self.o.stamp(),
+            stamp: self.stamp,
             boundaries: self.boundaries,
             internals,
             block,
@@ -267,7 +318,7 @@ impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
         refs: &[BufferRef],
         after: &[Node],
     ) -> Result<heapless::Vec<u32, { MAX_DEPS as usize }>, GraphError> {
-        let max = self.o.t.cfg().max_deps;
+        let max = self.max_deps;
         let too_many = |given| GraphError::Refused {
             task,
             error: SubmitError::TooManyDeps { given, max },
