@@ -94,6 +94,13 @@ fn main() {
         "example_vector_add",
     );
     println!("cargo:rustc-env=PTO_TEST_EXAMPLE_SO={}", so.display());
+    let so = shared(
+        &c(),
+        &example.join("../layers/orchestration.c"),
+        &out,
+        "example_layers",
+    );
+    println!("cargo:rustc-env=PTO_TEST_LAYERS_SO={}", so.display());
 }
 
 /// Builds `src` into the shared object `lib<name>.so` in `out`, with the target's compiler.

@@ -26,8 +26,9 @@
 // operations `settle` and `wrote`. 4: a tensor argument's dtype and fifth dimension
 // (`PtoTensorArg`, 96 bytes). 5: a tensor argument's access is a set of flags
 // (`PtoAccess_READ`, `PtoAccess_WRITE`; none is refused), and a task may carry a predicate
-// (`PtoTask::predicate`, a `PtoPredicate`).
-#define PTO_AICPU_ABI 5
+// (`PtoTask::predicate`, a `PtoPredicate`). 6: the graph operations (`graph_storage_size`
+// to `graph_close`).
+#define PTO_AICPU_ABI 6
 
 // The layout version of [`PtoOrchConfig`] (its `abi` field).
 #define PTO_ORCH_CONFIG_ABI 1
@@ -63,6 +64,45 @@ typedef struct PtoOrchOps {
   // Says the orchestration wrote the tile `arg` names, before submitting the tasks that
   // read it (`Orchestrator::wrote`).
   int32_t (*wrote)(void *ctx, const PtoTensorArg *arg);
+  // Writes to `bytes` the size of the storage (64-byte aligned) a graph of `tasks` tasks,
+  // `args` tensor arguments and `words` words (scalars and edges) needs
+  // (`pto_graph_storage_size`).
+  int32_t (*graph_storage_size)(uint32_t tasks, uint32_t args, uint32_t words, size_t *bytes);
+  // Opens `g` recording a graph into `storage`, its boundary buffers `boundaries`
+  // (`pto_graph_record`).
+  int32_t (*graph_record)(void *ctx,
+                          PtoGraph *g,
+                          void *storage,
+                          size_t bytes,
+                          uint32_t tasks,
+                          uint32_t args,
+                          uint32_t words,
+                          const PtoBuffer *boundaries,
+                          size_t nboundaries);
+  // Gives the recording an internal buffer, allocated per instance
+  // (`pto_graph_internal`).
+  int32_t (*graph_internal)(void *ctx, PtoGraph *g, uint64_t bytes, uint64_t align, PtoBuffer *out);
+  // Adds `task` to the recording, after the earlier nodes `after` (`pto_graph_add`).
+  int32_t (*graph_add)(void *ctx,
+                       PtoGraph *g,
+                       const PtoTask *task,
+                       const uint32_t *after,
+                       size_t nafter,
+                       uint32_t *node);
+  // Ends the recording (`pto_graph_finish`).
+  int32_t (*graph_finish)(void *ctx, PtoGraph *g);
+  // Submits an instance of the graph with `buffers` bound to its boundaries, into
+  // `ring`, after `after` too (`pto_graph_replay`).
+  int32_t (*graph_replay)(void *ctx,
+                          PtoGraph *g,
+                          const PtoBuffer *buffers,
+                          size_t nbuffers,
+                          uint8_t ring,
+                          const uint64_t *after,
+                          size_t nafter,
+                          PtoInstance *out);
+  // Closes `g`: its storage is the orchestration's again (`pto_graph_close`).
+  int32_t (*graph_close)(void *ctx, PtoGraph *g);
 } PtoOrchOps;
 
 // An orchestration function: submits the run's tasks through `ops`; 0 for success, any

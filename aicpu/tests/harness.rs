@@ -222,6 +222,38 @@ fn the_c_example_of_the_readme_runs_on_the_aicpu_path() {
 }
 
 #[test]
+fn a_graph_an_orchestration_so_records_replays_on_the_aicpu_path() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    init(30_000, 5_000);
+    let mut rig = Rig::new(2, 20_000_000);
+    // examples/c/layers: y = (x + w_l) + w_l per layer, recorded once, replayed per layer.
+    let so = std::fs::read(env!("PTO_TEST_LAYERS_SO")).expect("the layers example's SO");
+    let (n, layers) = (EXAMPLE_N, 2);
+    let mut want = vec![0f32; n];
+    for (i, y) in want.iter_mut().enumerate() {
+        *y = 0.5 * (i % 7) as f32;
+        rig.set_f32(i, *y);
+    }
+    for l in 0..layers {
+        for (i, y) in want.iter_mut().enumerate() {
+            let w = 0.125 * (l + 1) as f32 * ((i % 5) as f32 - 2.0);
+            rig.set_f32(n + l * n + i, w);
+            *y = (*y + w) + w;
+        }
+    }
+    let base = rig.data_base();
+    let at = |k: usize| base + 4 * (k * n) as u64;
+    // x, the weights (two layers), the activation between them, y.
+    let args = [K_EXAMPLE_ADD, at(0), at(1), at(3), at(4), n as u64, layers as u64];
+    let r = rig.exec(Orch::So(&so), &args, Extra::None, &[]);
+    assert_eq!(r.code, PtoAicpuCode::Ok as u32, "{r} {r:?}");
+    assert_eq!(r.sched.finished, 8, "two tasks per chunk, two chunks, two layers: {r}");
+    for (i, &y) in want.iter().enumerate() {
+        assert_eq!(rig.f32_at(4 * n + i), y, "y[{i}]");
+    }
+}
+
+#[test]
 fn an_unwritten_report_says_so() {
     let r = PtoAicpuReport::default();
     assert!(r.to_string().contains("no AICPU thread took part"), "{r}");

@@ -14,6 +14,8 @@ use pto_runtime_core::{Orchestrator, Platform};
 
 use crate::abi::{PTO_AICPU_ABI, PtoOrchOps, PtoOrchestrate};
 
+#[path = "orch_ops_graph.rs"]
+mod graph;
 #[cfg(test)]
 #[path = "orch_ops_tests.rs"]
 mod tests;
@@ -59,6 +61,13 @@ fn table<P: Platform, G: FnMut() -> bool>(ctx: *mut Ctx<'_, '_, '_, P, G>) -> Pt
         status_str: status,
         settle: settle::<P, G>,
         wrote: wrote::<P, G>,
+        graph_storage_size: graph::storage_size,
+        graph_record: graph::record::<P, G>,
+        graph_internal: graph::internal::<P, G>,
+        graph_add: graph::add::<P, G>,
+        graph_finish: graph::finish::<P, G>,
+        graph_replay: graph::replay::<P, G>,
+        graph_close: graph::close::<P, G>,
     }
 }
 

@@ -2,7 +2,8 @@
  * given as the only argument: vector_add/{x,y,golden}.bin and pipeline/{x,golden}.bin (N
  * f32 values each); experts/route.bin (T u32: the expert each token chose; experts 3 and 6
  * none), experts/x.bin (T f32), experts/out.golden (EXPERTS x T f32: the chosen experts'
- * outputs, zeros for the two skipped) and experts/y.golden (T f32). */
+ * outputs, zeros for the two skipped) and experts/y.golden (T f32); layers/{x,golden}.bin
+ * (N f32) and layers/w.bin (LAYERS x N f32). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #define N 4096
 #define T 256
 #define EXPERTS 8
+#define LAYERS 4
 
 static int write_words(const char *dir, const char *name, const void *v, size_t n) {
     char path[4096];
@@ -49,6 +51,24 @@ static int experts(const char *dir) {
            write_f32(dir, "experts/y.golden", y, T);
 }
 
+/* The layers example: x, the layers' weights, and y after every layer's (x + w) + w, added
+ * in the kernels' order (multiples of 1/8: exact in f32). */
+static int layers(const char *dir) {
+    static float x[N], w[LAYERS * N], y[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = 0.5f * (float)(i % 7);
+        y[i] = x[i];
+    }
+    for (int l = 0; l < LAYERS; l++)
+        for (int i = 0; i < N; i++) {
+            w[l * N + i] = 0.125f * (float)(l + 1) * (float)(i % 5 - 2);
+            float t = y[i] + w[l * N + i];
+            y[i] = t + w[l * N + i];
+        }
+    return write_f32(dir, "layers/x.bin", x, N) | write_f32(dir, "layers/w.bin", w, LAYERS * N) |
+           write_f32(dir, "layers/golden.bin", y, N);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s DIR\n", argv[0]);
@@ -70,5 +90,5 @@ int main(int argc, char **argv) {
     }
     float s = (float)sum;
     rc |= write_f32(argv[1], "pipeline/x.bin", x, N) | write_f32(argv[1], "pipeline/golden.bin", &s, 1);
-    return rc | experts(argv[1]);
+    return rc | experts(argv[1]) | layers(argv[1]);
 }

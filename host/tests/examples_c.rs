@@ -84,7 +84,7 @@ fn the_readmes_commands_build_and_run_the_c_examples_and_their_golden_checks_pas
     assert!(out.status.success(), "{text}");
     assert_eq!(
         text.matches("matches the golden output").count(),
-        4,
+        5,
         "{text}"
     );
     assert!(
@@ -98,6 +98,10 @@ fn the_readmes_commands_build_and_run_the_c_examples_and_their_golden_checks_pas
     assert!(
         text.contains("simulator: finished 10 tasks (2 skipped by their predicate)"),
         "experts: the two experts no token chose were skipped: {text}"
+    );
+    assert!(
+        text.contains("simulator: finished 32 tasks"),
+        "layers: one recorded graph of 8 tasks replayed for 4 layers: {text}"
     );
     std::fs::remove_dir_all(&build).unwrap();
 }

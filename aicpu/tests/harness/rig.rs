@@ -194,8 +194,9 @@ impl Rig {
         Rig {
             chip: Chip::new(cfg.aic_cores as usize, cfg.aiv_cores as usize),
             region: words(size / 8 + 8),
-            // The DAG's words, or examples/c's vector add of EXAMPLE_N f32s (three vectors).
-            data: words(((2 * n * blocks + blocks + n + 8) as usize).max(3 * EXAMPLE_N / 2)),
+            // The DAG's words, or examples/c's vector add of EXAMPLE_N f32s (three vectors),
+            // or its layers (five).
+            data: words(((2 * n * blocks + blocks + n + 8) as usize).max(5 * EXAMPLE_N / 2)),
             kernels,
             heap: words(64 << 10),
             descs: words(cores * 2 * cfg.max_tensors as usize * size_of::<PtoTensor>() / 8),

@@ -11,7 +11,7 @@ use core::ffi::{c_char, c_void};
 use core::mem::{offset_of, size_of};
 
 use pto_runtime_core::Config;
-use pto_runtime_core::ffi::{PtoConfig, PtoTask, PtoTensorArg};
+use pto_runtime_core::ffi::{PtoBuffer, PtoConfig, PtoGraph, PtoInstance, PtoTask, PtoTensorArg};
 
 pub mod orch_config;
 pub mod report;
@@ -26,8 +26,9 @@ pub use report::{PtoAicpuCode, PtoAicpuReport};
 /// operations `settle` and `wrote`. 4: a tensor argument's dtype and fifth dimension
 /// (`PtoTensorArg`, 96 bytes). 5: a tensor argument's access is a set of flags
 /// (`PtoAccess_READ`, `PtoAccess_WRITE`; none is refused), and a task may carry a predicate
-/// (`PtoTask::predicate`, a `PtoPredicate`).
-pub const PTO_AICPU_ABI: u32 = 5;
+/// (`PtoTask::predicate`, a `PtoPredicate`). 6: the graph operations (`graph_storage_size`
+/// to `graph_close`).
+pub const PTO_AICPU_ABI: u32 = 6;
 
 /// What `pto_aicpu_init` is given: once per launch sequence (process and device).
 #[repr(C)]
@@ -203,6 +204,58 @@ pub struct PtoOrchOps {
     /// Says the orchestration wrote the tile `arg` names, before submitting the tasks that
     /// read it (`Orchestrator::wrote`).
     pub wrote: unsafe extern "C" fn(ctx: *mut c_void, arg: *const PtoTensorArg) -> i32,
+    /// Writes to `bytes` the size of the storage (64-byte aligned) a graph of `tasks` tasks,
+    /// `args` tensor arguments and `words` words (scalars and edges) needs
+    /// (`pto_graph_storage_size`).
+    pub graph_storage_size:
+        unsafe extern "C" fn(tasks: u32, args: u32, words: u32, bytes: *mut usize) -> i32,
+    /// Opens `g` recording a graph into `storage`, its boundary buffers `boundaries`
+    /// (`pto_graph_record`).
+    pub graph_record: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        g: *mut PtoGraph,
+        storage: *mut c_void,
+        bytes: usize,
+        tasks: u32,
+        args: u32,
+        words: u32,
+        boundaries: *const PtoBuffer,
+        nboundaries: usize,
+    ) -> i32,
+    /// Gives the recording an internal buffer, allocated per instance
+    /// (`pto_graph_internal`).
+    pub graph_internal: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        g: *mut PtoGraph,
+        bytes: u64,
+        align: u64,
+        out: *mut PtoBuffer,
+    ) -> i32,
+    /// Adds `task` to the recording, after the earlier nodes `after` (`pto_graph_add`).
+    pub graph_add: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        g: *mut PtoGraph,
+        task: *const PtoTask,
+        after: *const u32,
+        nafter: usize,
+        node: *mut u32,
+    ) -> i32,
+    /// Ends the recording (`pto_graph_finish`).
+    pub graph_finish: unsafe extern "C" fn(ctx: *mut c_void, g: *mut PtoGraph) -> i32,
+    /// Submits an instance of the graph with `buffers` bound to its boundaries, into
+    /// `ring`, after `after` too (`pto_graph_replay`).
+    pub graph_replay: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        g: *mut PtoGraph,
+        buffers: *const PtoBuffer,
+        nbuffers: usize,
+        ring: u8,
+        after: *const u64,
+        nafter: usize,
+        out: *mut PtoInstance,
+    ) -> i32,
+    /// Closes `g`: its storage is the orchestration's again (`pto_graph_close`).
+    pub graph_close: unsafe extern "C" fn(ctx: *mut c_void, g: *mut PtoGraph) -> i32,
 }
 
 const _: () = {
@@ -213,6 +266,8 @@ const _: () = {
     assert!(offset_of!(PtoOrchOps, status_str) == 48);
     assert!(offset_of!(PtoOrchOps, settle) == 56);
     assert!(offset_of!(PtoOrchOps, wrote) == 64);
+    assert!(offset_of!(PtoOrchOps, graph_storage_size) == 72);
+    assert!(offset_of!(PtoOrchOps, graph_close) == 120);
     assert!(offset_of!(PtoAicpuExecArgs, orch_so_len) == 184);
     assert!(offset_of!(PtoAicpuExecArgs, tensors) == 192);
     assert!(offset_of!(PtoAicpuExecArgs, records_cap) == 232);
