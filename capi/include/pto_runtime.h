@@ -468,7 +468,7 @@ typedef struct PtoTask {
 // `pto_graph_close` ends it. It must not be moved or copied while open.
 typedef struct PTO_ALIGNED(64) PtoGraph {
   // Opaque (a literal, so that the C header spells it).
-  uint64_t opaque[1160];
+  uint64_t opaque[1280];
 } PtoGraph;
 
 // A buffer: its first byte's device address and its length in bytes.

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use pto_runtime_core::{
-    DepReason, Dependency, KernelId, Orchestrator, Platform, SubmitError, TaskId, TaskSpec,
-    WorkerClass,
+    Bindings, DepReason, Dependency, Graph, GraphError, Instance, KernelId, Node, Orchestrator,
+    Platform, SubmitError, TaskId, TaskSpec, WorkerClass,
 };
 
 use crate::kernels::KernelTable;
@@ -75,6 +75,36 @@ impl DepGraph {
             deps,
         });
         Ok(id)
+    }
+
+    /// Replays `graph` through `o` with `bind` ([`Orchestrator::replay_recorded`]) and adds
+    /// the instance's tasks and their dependencies.
+    pub fn replay<P: Platform>(
+        &mut self,
+        o: &mut Orchestrator<'_, '_, P>,
+        graph: &Graph<'_>,
+        bind: &Bindings<'_>,
+    ) -> Result<Instance, GraphError> {
+        let mut deps: Vec<Dependency> = Vec::new();
+        let instance = o.replay_recorded(graph, bind, &mut |d| deps.push(d))?;
+        // Reported task after task, in order: each task's run of `deps`.
+        let mut rest = deps.as_slice();
+        for n in 0..instance.len() {
+            let node = Node::at(n);
+            let (Some(id), Some((kernel, class))) = (instance.task(node), graph.kernel_of(node))
+            else {
+                continue;
+            };
+            let mine = rest.iter().take_while(|d| d.consumer == id).count();
+            self.tasks.push(DepTask {
+                id,
+                kernel,
+                class,
+                deps: rest[..mine].to_vec(),
+            });
+            rest = &rest[mine..];
+        }
+        Ok(instance)
     }
 
     /// The tasks, in submission order.

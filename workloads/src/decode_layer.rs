@@ -376,7 +376,7 @@ pub fn record_decode_layer<'s, P: Platform>(
 ) -> Result<Graph<'s>, BuildError> {
     shape.check()?;
     let mut s = Submitter::capturing();
-    submit_body(&mut s, o, shape, base)?;
+    submit_body(&mut s, o, shape, DecodeBuffers::new(shape, base))?;
     let tasks = s.take_captured();
     let vecs = vecs.insert(GraphVecs::for_tasks(&tasks));
     let boundaries = DecodeBuffers::new(shape, base).boundaries();
@@ -391,15 +391,26 @@ pub fn submit_decode_layer<P: Platform>(
     shape: &DecodeShape,
     base: u64,
 ) -> Result<(), BuildError> {
+    submit_decode_layer_on(s, o, shape, DecodeBuffers::new(shape, base))
+}
+
+/// Submits one decode layer of `shape` in a scope, on `buffers` (a layer that reads another
+/// one's output, say: [`DecodeBuffers::new`] with its `x` replaced).
+pub fn submit_decode_layer_on<P: Platform>(
+    s: &mut Submitter,
+    o: &mut Orchestrator<'_, '_, P>,
+    shape: &DecodeShape,
+    buffers: DecodeBuffers,
+) -> Result<(), BuildError> {
     shape.check()?;
-    o.scope(|o| submit_body(s, o, shape, base))?
+    o.scope(|o| submit_body(s, o, shape, buffers))?
 }
 
 fn submit_body<P: Platform>(
     s: &mut Submitter,
     o: &mut Orchestrator<'_, '_, P>,
     sh: &DecodeShape,
-    base: u64,
+    buffers: DecodeBuffers,
 ) -> Result<(), BuildError> {
     let e = sh.elem;
     let (h, i) = (sh.hidden, sh.inter);
@@ -423,7 +434,7 @@ fn submit_body<P: Platform>(
         weights,
         k_pool,
         v_pool,
-    } = DecodeBuffers::new(sh, base);
+    } = buffers;
     let a = sh.attention();
     // The sequence's blocks, scattered over the pool; the token goes in the last row of the
     // last one.

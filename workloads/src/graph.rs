@@ -3,8 +3,6 @@
 //! graph's boundaries; every other buffer they use becomes an internal buffer of the graph,
 //! allocated anew for each instance.
 
-use std::collections::HashMap;
-
 use pto_runtime_core::{
     Buffer, Graph, GraphError, GraphRecordedArg, GraphRecordedTask, GraphStorage, KernelId,
     MAX_DEPS, Orchestrator, Platform, Predicate, TaskSpec, TensorArg, Tile, WorkerClass,
@@ -77,9 +75,11 @@ impl GraphVecs {
     }
 }
 
-/// Records `tasks` on `o` into `vecs` as a graph whose boundaries are `boundaries`; every
-/// other buffer the tasks use becomes an internal buffer (64-byte aligned), its tiles (and
-/// predicates) moved into it.
+/// Records `tasks` on `o` into `vecs` as a graph whose boundaries are `boundaries` (a
+/// tensor argument may name a part of one); every other buffer the tasks use becomes part
+/// of an internal buffer (64-byte aligned): buffers that share bytes are views of one
+/// allocation, which becomes one internal buffer, each view at its offset in it, its tiles
+/// (and predicates) moved with it.
 pub fn record_captured<'s, P: Platform>(
     o: &Orchestrator<'_, '_, P>,
     vecs: &'s mut GraphVecs,
@@ -87,18 +87,43 @@ pub fn record_captured<'s, P: Platform>(
     tasks: &[CapturedTask],
 ) -> Result<Graph<'s>, GraphError> {
     let mut rec = o.record(vecs.storage(), boundaries)?;
-    let mut internal: HashMap<Buffer, Buffer> = HashMap::new();
+    let in_boundary = |b: &Buffer| {
+        boundaries
+            .iter()
+            .any(|x| x.base <= b.base && b.end() <= x.end())
+    };
+    let mut views: Vec<Buffer> = tasks
+        .iter()
+        .flat_map(|t| t.tensors.iter().map(|a| a.buffer))
+        .filter(|b| !in_boundary(b))
+        .collect();
+    views.sort_by_key(|b| (b.base, b.len));
+    views.dedup();
+    // The allocations: views merged while they share bytes (or a base).
+    let mut allocations: Vec<(u64, u64)> = Vec::new();
+    for v in &views {
+        match allocations.last_mut() {
+            Some((base, end)) if v.base < *end || v.base == *base => *end = (*end).max(v.end()),
+            _ => allocations.push((v.base, v.end())),
+        }
+    }
+    let mut internal = Vec::with_capacity(allocations.len());
+    for &(base, end) in &allocations {
+        internal.push((base, end, rec.internal(end - base, 64)?));
+    }
+    // Where an address of an allocation lies in its internal buffer.
+    let moved = |addr: u64, len: u64| {
+        internal
+            .iter()
+            .find(|(base, end, _)| *base <= addr && addr + len <= *end)
+            .map(|(base, _, to)| to.base + (addr - base))
+    };
     for task in tasks {
         let mut tensors = Vec::with_capacity(task.tensors.len());
         for a in &task.tensors {
-            let to = if boundaries.contains(&a.buffer) {
-                a.buffer
-            } else if let Some(&b) = internal.get(&a.buffer) {
-                b
-            } else {
-                let b = rec.internal(a.buffer.len, 64)?;
-                internal.insert(a.buffer, b);
-                b
+            let to = match moved(a.buffer.base, a.buffer.len) {
+                Some(at) => Buffer::new(at, a.buffer.len),
+                None => a.buffer, // a boundary, or a part of one
             };
             tensors.push(TensorArg {
                 buffer: to,
@@ -109,17 +134,9 @@ pub fn record_captured<'s, P: Platform>(
                 ..*a
             });
         }
-        let predicate = task.predicate.map(|p| {
-            match internal
-                .iter()
-                .find(|(from, _)| from.holds(p.addr, p.addr + p.width as u64))
-            {
-                Some((from, to)) => Predicate {
-                    addr: to.base + (p.addr - from.base),
-                    ..p
-                },
-                None => p,
-            }
+        let predicate = task.predicate.map(|p| match moved(p.addr, p.width as u64) {
+            Some(addr) => Predicate { addr, ..p },
+            None => p,
         });
         let mut spec = TaskSpec::new(task.kernel, task.class)
             .args(&task.args)

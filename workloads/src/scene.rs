@@ -11,13 +11,16 @@
 
 use std::time::Duration;
 
-use pto_runtime_core::{Buffer, KernelId};
+use pto_runtime_core::{Bindings, Buffer, KernelId};
 use pto_sim::{KernelTable, SimOrchestrator};
 
 use crate::attention::{
     AttentionKernels, AttentionLayer, AttentionShape, ScopeLayout, submit_paged_attention,
 };
-use crate::decode_layer::{self, DecodeShape, kernel, submit_decode_layer};
+use crate::decode_layer::{
+    self, DecodeBuffers, DecodeShape, kernel, record_decode_layer, submit_decode_layer,
+    submit_decode_layer_on,
+};
 use crate::gemm::{self, Epilogue, GemmBuffers, GemmShape, submit_tiled_gemm};
 use crate::moe::{self, MoeShape, submit_moe};
 use crate::{BuildError, Submitter};
@@ -38,6 +41,13 @@ pub enum Scene {
     PagedAttentionPerHead,
     /// A qwen3-14b decode layer ([`DecodeShape::QWEN3_14B`]): 546 tasks.
     DecodeLayer,
+    /// Decode steps: 2 tokens through 4 such layers, each layer reading the last one's
+    /// output and its own weights and KV pools, every layer of every token an instance of
+    /// one recorded graph (recorded once, in the run): 4 368 tasks.
+    DecodeSteps,
+    /// The same steps, every task submitted one by one: the side-by-side of
+    /// [`Scene::DecodeSteps`].
+    DecodeStepsFresh,
     /// A mixture-of-experts FFN ([`MoeShape::FULL`]): 16 experts in 4 tiles, the tiles of
     /// the 4 no token chose skipped by their predicates: 133 tasks, 32 skipped.
     Moe,
@@ -63,11 +73,13 @@ fn streaming(bytes: u64) -> Duration {
 
 impl Scene {
     /// Every scene.
-    pub const ALL: [Scene; 5] = [
+    pub const ALL: [Scene; 7] = [
         Scene::BatchedGemm,
         Scene::PagedAttention,
         Scene::PagedAttentionPerHead,
         Scene::DecodeLayer,
+        Scene::DecodeSteps,
+        Scene::DecodeStepsFresh,
         Scene::Moe,
     ];
 
@@ -78,6 +90,8 @@ impl Scene {
             Scene::PagedAttention => "paged-attention",
             Scene::PagedAttentionPerHead => "paged-attention-per-head",
             Scene::DecodeLayer => "decode-layer",
+            Scene::DecodeSteps => "decode-steps",
+            Scene::DecodeStepsFresh => "decode-steps-fresh",
             Scene::Moe => "moe",
         }
     }
@@ -150,6 +164,14 @@ impl Scene {
         }
     }
 
+    /// Tokens and layers of the decode steps.
+    fn steps(size: SceneSize) -> (usize, usize) {
+        match size {
+            SceneSize::Full => (2, 4),
+            SceneSize::Small => (2, 2),
+        }
+    }
+
     fn decode(size: SceneSize) -> DecodeShape {
         match size {
             SceneSize::Full => DecodeShape::QWEN3_14B,
@@ -170,6 +192,10 @@ impl Scene {
                 (layers * a.heads * a.tasks_per_head()) as u64
             }
             Scene::DecodeLayer => Scene::decode(size).tasks(),
+            Scene::DecodeSteps | Scene::DecodeStepsFresh => {
+                let (tokens, layers) = Scene::steps(size);
+                (tokens * layers) as u64 * Scene::decode(size).tasks()
+            }
             Scene::Moe => Scene::moe(size).tasks(),
         }
     }
@@ -196,7 +222,7 @@ impl Scene {
                     (k.normalize, "normalize"),
                 ]
             }
-            Scene::DecodeLayer => &[
+            Scene::DecodeLayer | Scene::DecodeSteps | Scene::DecodeStepsFresh => &[
                 (kernel::RMS_STATS, "rms_stats"),
                 (kernel::RMS_APPLY, "rms_apply"),
                 (kernel::QKV, "qkv_proj"),
@@ -239,7 +265,7 @@ impl Scene {
                 let (_, a) = Scene::attention(size);
                 attention_times(&AttentionKernels::EXAMPLE, &a)
             }
-            Scene::DecodeLayer => {
+            Scene::DecodeLayer | Scene::DecodeSteps | Scene::DecodeStepsFresh => {
                 let d = Scene::decode(size);
                 let [qkv, o, gu, down] = d.step_weight_bytes();
                 let e = u64::from(d.elem);
@@ -341,9 +367,64 @@ impl Scene {
                 submit_paged_attention(s, o, &a, &AttentionKernels::EXAMPLE, &ls, layout)
             }
             Scene::DecodeLayer => submit_decode_layer(s, o, &Scene::decode(size), ARENA_BASE),
+            Scene::DecodeSteps => submit_decode_steps(s, o, size, true),
+            Scene::DecodeStepsFresh => submit_decode_steps(s, o, size, false),
             Scene::Moe => submit_moe(s, o, &Scene::moe(size), &mut take),
         }
     }
+}
+
+/// Submits the decode steps of `size`: each token through every layer, a layer's input the
+/// last one's output. Layer `l` keeps its weights and KV pools in its own arena; each
+/// (token, layer) has activations of its own. `replay`: each layer an instance of one graph
+/// recorded first (its intermediates the instance's own); else its tasks one by one (its
+/// intermediates in an arena of its own, so the two submit the same DAG).
+fn submit_decode_steps(
+    s: &mut Submitter,
+    o: &mut SimOrchestrator<'_, '_>,
+    size: SceneSize,
+    replay: bool,
+) -> Result<(), BuildError> {
+    let shape = Scene::decode(size);
+    let (tokens, layers) = Scene::steps(size);
+    // A layer's whole arena, rounded up: arenas of layers, then of (token, layer) pairs.
+    let span = DecodeBuffers::new(&shape, 0)
+        .v_pool
+        .end()
+        .next_multiple_of(1 << 20);
+    let layer_base = |l: usize| ARENA_BASE + l as u64 * span;
+    let step_base = |t: usize, l: usize| layer_base(layers + t * layers + l);
+    let mut vecs = None;
+    let graph = if replay {
+        Some(record_decode_layer(o, &mut vecs, &shape, layer_base(0))?)
+    } else {
+        None
+    };
+    let mut input = DecodeBuffers::new(&shape, layer_base(0)).x;
+    for t in 0..tokens {
+        for l in 0..layers {
+            // Weights, norms and KV pools: the layer's; activations: this step's.
+            let own = DecodeBuffers::new(&shape, layer_base(l));
+            let step = DecodeBuffers::new(&shape, step_base(t, l));
+            let buffers = DecodeBuffers {
+                x: input,
+                gamma: own.gamma,
+                weights: own.weights,
+                k_pool: own.k_pool,
+                v_pool: own.v_pool,
+                ..step
+            };
+            input = buffers.out;
+            match &graph {
+                Some(g) => {
+                    let bound = buffers.boundaries();
+                    o.scope(|o| s.replay(o, g, &Bindings::new(&bound)))??;
+                }
+                None => submit_decode_layer_on(s, o, &shape, buffers)?,
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The attention kernels' modelled durations for `a`.
@@ -375,7 +456,7 @@ mod tests {
             .iter()
             .map(|s| s.tasks(SceneSize::Full))
             .collect();
-        assert_eq!(full, [320, 1056, 1056, 546, 133]);
+        assert_eq!(full, [320, 1056, 1056, 546, 4368, 4368, 133]);
         assert_eq!(Scene::Moe.skipped(SceneSize::Full), 32);
     }
 

@@ -1,7 +1,10 @@
 //! Where a builder's tasks go: the orchestrator, counted, and recorded when asked; or, to
 //! record them as a graph, kept instead of submitted.
 
-use pto_runtime_core::{Orchestrator, Platform, Seq, SubmitError, TaskId, TaskSpec};
+use pto_runtime_core::{
+    Bindings, Graph, GraphError, Instance, Orchestrator, Platform, Seq, SubmitError, TaskId,
+    TaskSpec,
+};
 use pto_sim::DepGraph;
 
 use crate::graph::CapturedTask;
@@ -73,6 +76,23 @@ impl Submitter {
         };
         self.submitted += 1;
         Ok(id)
+    }
+
+    /// Replays `graph` through `o` with `bind`, counting its tasks (and, recording, their
+    /// dependencies). A capturing submitter replays it too: it keeps only the tasks
+    /// submitted one by one.
+    pub fn replay<P: Platform>(
+        &mut self,
+        o: &mut Orchestrator<'_, '_, P>,
+        graph: &Graph<'_>,
+        bind: &Bindings<'_>,
+    ) -> Result<Instance, GraphError> {
+        let instance = match &mut self.graph {
+            Some(g) => g.replay(o, graph, bind)?,
+            None => o.replay(graph, bind)?,
+        };
+        self.submitted += u64::from(instance.len());
+        Ok(instance)
     }
 
     /// Tasks submitted so far.

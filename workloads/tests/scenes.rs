@@ -55,6 +55,9 @@ fn run(scene: Scene) -> DepGraph {
         aiv_cores: 4,
         max_tensors: 4,
         max_args: 2,
+        // A replayed layer's first tasks wait for every task of the last layer that touched
+        // a boundary they enter.
+        max_deps: 32,
         ..Config::tiny()
     };
     assert!(
@@ -222,4 +225,50 @@ fn every_full_scene_runs_to_completion() {
         assert_eq!(out.value.unwrap(), want, "{scene:?}");
         assert_eq!(out.report.finished, want, "{scene:?}");
     }
+}
+
+/// Whether task `to` comes after task `from` in `e` (directly or through others).
+fn after(e: &[(KernelId, Vec<(usize, KernelId)>)], from: usize, to: usize) -> bool {
+    let mut stack = vec![to];
+    let mut seen = vec![false; e.len()];
+    while let Some(t) = stack.pop() {
+        for &(p, _) in &e[t].1 {
+            if p == from {
+                return true;
+            }
+            if p > from && !seen[p] {
+                seen[p] = true;
+                stack.push(p);
+            }
+        }
+    }
+    false
+}
+
+#[test]
+fn replayed_decode_steps_keep_every_order_of_the_same_steps_submitted_one_by_one() {
+    let replayed = edges(&run(Scene::DecodeSteps));
+    let fresh = edges(&run(Scene::DecodeStepsFresh));
+    assert_eq!(replayed.len(), fresh.len());
+    let layer = DecodeShape::SMALL.tasks() as usize;
+    for (i, ((k, rp), (kf, fp))) in replayed.iter().zip(&fresh).enumerate() {
+        assert_eq!(k, kf, "task {i}: the same kernel in the same place");
+        // Every order of the one-by-one submit, directly or through other tasks.
+        for &(p, _) in fp {
+            assert!(
+                after(&replayed, p, i),
+                "task {i} no longer comes after {p}: {rp:?}"
+            );
+        }
+        // A replay sees a boundary whole: its only further orders are between layers.
+        for &(p, _) in rp {
+            assert!(
+                p / layer != i / layer || after(&fresh, p, i),
+                "task {i}: an order after {p} inside its own layer"
+            );
+        }
+    }
+    // Layers chain through the activations: the second token's first layer comes after the
+    // first token's last.
+    assert!(after(&replayed, 2 * layer - 1, 2 * layer + 1));
 }

@@ -50,7 +50,7 @@ pub enum Workload {
 }
 
 /// Every workload `--workload` takes, scenes last.
-const ALL: [Workload; 16] = [
+const ALL: [Workload; 18] = [
     Workload::Independent,
     Workload::Chain,
     Workload::Fanout,
@@ -66,6 +66,8 @@ const ALL: [Workload; 16] = [
     Workload::Scene(Scene::PagedAttention),
     Workload::Scene(Scene::PagedAttentionPerHead),
     Workload::Scene(Scene::DecodeLayer),
+    Workload::Scene(Scene::DecodeSteps),
+    Workload::Scene(Scene::DecodeStepsFresh),
     Workload::Scene(Scene::Moe),
 ];
 
@@ -104,6 +106,8 @@ impl Workload {
             Workload::Scene(Scene::PagedAttention) => "scene:paged-attention",
             Workload::Scene(Scene::PagedAttentionPerHead) => "scene:paged-attention-per-head",
             Workload::Scene(Scene::DecodeLayer) => "scene:decode-layer",
+            Workload::Scene(Scene::DecodeSteps) => "scene:decode-steps",
+            Workload::Scene(Scene::DecodeStepsFresh) => "scene:decode-steps-fresh",
             Workload::Scene(Scene::Moe) => "scene:moe",
         }
     }
@@ -136,6 +140,13 @@ impl Workload {
                 "paged attention decode, a scope per head (1 056 tasks)"
             }
             Workload::Scene(Scene::DecodeLayer) => "a qwen3-14b-like decode layer (546 tasks)",
+            Workload::Scene(Scene::DecodeSteps) => {
+                "2 tokens through 4 such layers, each layer replayed from one recorded graph \
+                 (4 368 tasks)"
+            }
+            Workload::Scene(Scene::DecodeStepsFresh) => {
+                "the same 2 tokens through 4 layers, every task submitted one by one (4 368 tasks)"
+            }
             Workload::Scene(Scene::Moe) => {
                 "a mixture-of-experts FFN, the 4 of 16 experts no token chose skipped by \
                  predicates (133 tasks, 32 skipped)"

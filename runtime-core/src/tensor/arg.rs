@@ -214,12 +214,12 @@ impl TensorCell {
         self.store_parts(a.tile.base, &a.tile, &a.buffer, a.access, a.dtype);
     }
 
-    /// Stores `a` moved into buffer `to` (as long as `a`'s): the same tile at the same
-    /// offset in it.
+    /// Stores `a`, whose buffer's and tile's bases are offsets into a graph's buffer, placed
+    /// in that buffer's instance `to`.
     #[inline]
     pub(crate) fn store_moved(&self, a: &TensorArg, to: Buffer) {
-        let base = to.base + (a.tile.base - a.buffer.base);
-        self.store_parts(base, &a.tile, &to, a.access, a.dtype);
+        let view = Buffer::new(to.base + a.buffer.base, a.buffer.len);
+        self.store_parts(to.base + a.tile.base, &a.tile, &view, a.access, a.dtype);
     }
 
     /// Stores tile `t` starting at `base` (for `t.base`), of buffer `b`.

@@ -43,6 +43,16 @@ enum BufferRef {
     Internal(u8),
 }
 
+impl BufferRef {
+    /// Its place among a graph's buffers, the boundaries' then the internal ones'.
+    fn index(self) -> usize {
+        match self {
+            BufferRef::Boundary(i) => i as usize,
+            BufferRef::Internal(j) => MAX_GRAPH_BOUNDARIES + j as usize,
+        }
+    }
+}
+
 /// `len` items from `start` of one of the storage's arrays.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 struct Span {
@@ -118,6 +128,9 @@ impl GraphRecordedTask {
     };
 }
 
+/// No recorded argument.
+const NO_ARG: u32 = u32::MAX;
+
 /// One tensor argument of a recording (storage for [`GraphStorage`]).
 #[derive(Clone, Copy, Debug)]
 pub struct GraphRecordedArg {
@@ -126,6 +139,9 @@ pub struct GraphRecordedArg {
     buffer: BufferRef,
     /// The task it belongs to.
     task: u32,
+    /// While recording: the argument recorded before it on the same buffer ([`NO_ARG`]:
+    /// none), so that a lookup walks that buffer's arguments only.
+    prev: u32,
     /// While recording: later tasks' arguments are still ordered after it (a write of the
     /// same bytes stands in for it once it came).
     live: bool,
@@ -137,6 +153,7 @@ impl GraphRecordedArg {
         arg: TensorArg::input(Buffer::new(0, 0), Tile::contiguous(0, 1, 1)),
         buffer: BufferRef::Boundary(0),
         task: 0,
+        prev: NO_ARG,
         live: false,
     };
 }
@@ -171,6 +188,11 @@ pub struct GraphStorage<'s> {
 pub struct Node(pub(crate) u32);
 
 impl Node {
+    /// The task at position `index` of a recording (one not yet recorded is refused where
+    /// it is named).
+    pub const fn at(index: u32) -> Self {
+        Node(index)
+    }
     /// Its position in the recording.
     pub const fn index(self) -> u32 {
         self.0
@@ -232,6 +254,11 @@ impl Graph<'_> {
     /// Its boundary buffers, as recorded: what a replay binds, in order.
     pub fn boundaries(&self) -> &[Buffer] {
         &self.boundaries
+    }
+    /// The kernel and worker class of recorded task `node`, if the graph has it.
+    pub fn kernel_of(&self, node: Node) -> Option<(KernelId, WorkerClass)> {
+        let t = self.tasks.get(node.0 as usize)?;
+        Some((t.kernel, t.class))
     }
     /// Edges among its tasks, resolved at record (through internal buffers or named).
     pub fn edges(&self) -> usize {

@@ -9,13 +9,14 @@
 
 use super::{
     Block, BufferRef, Graph, GraphRecordedArg, GraphRecordedTask, GraphStorage, Internal,
-    MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, Node, Span,
+    MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, NO_ARG, Node, Span,
 };
 use crate::error::{GraphError, SubmitError};
 use crate::orchestrator::{Orchestrator, TaskSpec, validate};
 use crate::platform::Platform;
 use crate::region::config::{MAX_DEPS, MAX_TENSORS};
-use crate::tensor::arg::Buffer;
+use crate::tensor::arg::{Buffer, TensorArg};
+use crate::tensor::tile::Tile;
 use crate::tensor::tile::{same_bytes, share_a_byte};
 
 /// Where internal buffers sit while recording: addresses no device memory has, one span each.
@@ -40,6 +41,9 @@ pub(crate) struct Recording<'s> {
     internals: heapless::Vec<Internal, MAX_GRAPH_INTERNALS>,
     /// The run it records for ([`Orchestrator::stamp`]).
     stamp: (u16, usize),
+    /// By buffer ([`BufferRef::index`]): its last recorded argument, the head of the chain
+    /// of its arguments ([`GraphRecordedArg::prev`]).
+    last: [u32; MAX_GRAPH_BOUNDARIES + MAX_GRAPH_INTERNALS],
     max_deps: u16,
 }
 
@@ -126,6 +130,7 @@ impl<'s> Recording<'s> {
             boundaries: kept,
             internals: heapless::Vec::new(),
             stamp: o.stamp(),
+            last: [NO_ARG; MAX_GRAPH_BOUNDARIES + MAX_GRAPH_INTERNALS],
             max_deps: o.t.cfg().max_deps,
         })
     }
@@ -200,22 +205,26 @@ impl<'s> Recording<'s> {
         if nargs + spec.tensors.len() > self.storage.args.len() {
             return Err(full("tensor arguments", self.storage.args.len()));
         }
+        // Each argument's graph buffer, and the argument relative to it (its buffer's and its
+        // tile's bases as offsets into it): how it is kept, compared and moved.
         let mut refs = heapless::Vec::<BufferRef, { MAX_TENSORS as usize }>::new();
+        let mut rel = heapless::Vec::<TensorArg, { MAX_TENSORS as usize }>::new();
         for (k, a) in spec.tensors.iter().enumerate() {
             let r = self.resolve(a.buffer).ok_or(GraphError::UnknownBuffer {
                 task,
                 arg: k as u32,
                 base: a.buffer.base,
             })?;
-            // At most max_tensors (checked): fits.
+            // At most max_tensors (checked): fit.
             let _ = refs.push(r);
+            let _ = rel.push(relative(a, self.buffer(r).base));
         }
-        let preds = self.preds(task, spec, &refs, after)?;
+        let preds = self.preds(task, &rel, &refs, after)?;
         let nw = spec.args.len() + preds.len();
         if nwords + nw > self.storage.words.len() {
             return Err(full("words", self.storage.words.len()));
         }
-        self.cover(spec, &refs);
+        self.cover(&rel, &refs);
         let (mut touches, mut writes) = (0u32, 0u32);
         for (a, &r) in spec.tensors.iter().zip(&refs) {
             if let BufferRef::Boundary(i) = r {
@@ -231,13 +240,16 @@ impl<'s> Recording<'s> {
             let p = &self.storage.tasks[p as usize];
             (t | p.below_touch, w | p.below_write)
         });
-        for (k, (a, &r)) in spec.tensors.iter().zip(&refs).enumerate() {
+        for (k, (a, &r)) in rel.iter().zip(&refs).enumerate() {
+            let last = &mut self.last[r.index()];
             self.storage.args[nargs + k] = GraphRecordedArg {
                 arg: *a,
                 buffer: r,
                 task,
+                prev: *last,
                 live: true,
             };
+            *last = (nargs + k) as u32;
         }
         let words = &mut self.storage.words[nwords..nwords + nw];
         words[..spec.args.len()].copy_from_slice(spec.args);
@@ -308,13 +320,14 @@ impl<'s> Recording<'s> {
         }
     }
 
-    /// The earlier tasks task `task` (of `spec`, its buffers `refs`) waits for: the nodes
+    /// The earlier tasks task `task` (its arguments `rel`, relative to their buffers `refs`)
+    /// waits for: the nodes
     /// `after`, and every task whose live access to a buffer conflicts with one of its own,
     /// each once.
     fn preds(
         &self,
         task: u32,
-        spec: &TaskSpec<'_>,
+        rel: &[TensorArg],
         refs: &[BufferRef],
         after: &[Node],
     ) -> Result<heapless::Vec<u32, { MAX_DEPS as usize }>, GraphError> {
@@ -339,9 +352,8 @@ impl<'s> Recording<'s> {
             }
             add(node.0)?;
         }
-        let recorded = &self.storage.args[..self.used.1];
-        for (a, &r) in spec.tensors.iter().zip(refs) {
-            for e in recorded.iter().filter(|e| e.live && e.buffer == r) {
+        for (a, &r) in rel.iter().zip(refs) {
+            for e in self.chain(r).filter(|e| e.live) {
                 if (a.access.writes() || e.arg.access.writes())
                     && share_a_byte(&a.tile, &e.arg.tile)
                 {
@@ -352,28 +364,42 @@ impl<'s> Recording<'s> {
         Ok(preds)
     }
 
-    /// Retires the recorded accesses that `spec`'s writes of the same bytes stand in for
-    /// (later tasks wait for `spec`'s task, which waits for them).
-    fn cover(&mut self, spec: &TaskSpec<'_>, refs: &[BufferRef]) {
-        let recorded = &mut self.storage.args[..self.used.1];
-        for (a, &r) in spec.tensors.iter().zip(refs) {
+    /// Retires the recorded accesses that the writes of the same bytes among `rel` (a task's
+    /// arguments, relative to their buffers `refs`) stand in for (later tasks wait for the
+    /// task, which waits for them).
+    fn cover(&mut self, rel: &[TensorArg], refs: &[BufferRef]) {
+        for (a, &r) in rel.iter().zip(refs) {
             if !a.access.writes() {
                 continue;
             }
-            for e in recorded.iter_mut().filter(|e| e.live && e.buffer == r) {
-                if same_bytes(&a.tile, &e.arg.tile) {
+            let mut at = self.last[r.index()];
+            while let Some(e) = self.storage.args.get_mut(at as usize) {
+                if e.live && same_bytes(&a.tile, &e.arg.tile) {
                     e.live = false;
                 }
+                at = e.prev;
             }
         }
     }
 
-    /// Which of the graph's buffers `b` is.
+    /// The arguments recorded on buffer `r`, the latest first.
+    fn chain(&self, r: BufferRef) -> impl Iterator<Item = &GraphRecordedArg> {
+        let args = &*self.storage.args;
+        let mut at = self.last[r.index()];
+        core::iter::from_fn(move || {
+            let e = args.get(at as usize)?;
+            at = e.prev;
+            Some(e)
+        })
+    }
+
+    /// Which of the graph's buffers `b` is, or lies in (a view of part of it).
     fn resolve(&self, b: Buffer) -> Option<BufferRef> {
-        if let Some(i) = self.boundaries.iter().position(|&x| x == b) {
+        let inside = |x: &Buffer| x.base <= b.base && b.end() <= x.end();
+        if let Some(i) = self.boundaries.iter().position(inside) {
             return Some(BufferRef::Boundary(i as u8));
         }
-        let j = self.internals.iter().position(|x| x.at == b)?;
+        let j = self.internals.iter().position(|x| inside(&x.at))?;
         Some(BufferRef::Internal(j as u8))
     }
 
@@ -394,6 +420,18 @@ impl<'s> Recording<'s> {
             BufferRef::Boundary(i) => self.boundaries[i as usize],
             BufferRef::Internal(j) => self.internals[j as usize].at,
         }
+    }
+}
+
+/// `a` with its buffer's and its tile's bases made offsets from `base` (its graph buffer's).
+fn relative(a: &TensorArg, base: u64) -> TensorArg {
+    TensorArg {
+        buffer: Buffer::new(a.buffer.base - base, a.buffer.len),
+        tile: Tile {
+            base: a.tile.base - base,
+            ..a.tile
+        },
+        ..*a
     }
 }
 

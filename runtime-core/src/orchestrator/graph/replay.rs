@@ -334,14 +334,13 @@ fn check_bindings(graph: &Graph<'_>, buffers: &[Buffer]) -> Result<(), GraphErro
     Ok(())
 }
 
-/// Recorded argument `a` moved into buffer `to` (as long as the recording's): the same tile
-/// at the same offset.
+/// Recorded argument `a` (relative to its graph buffer) placed in that buffer's instance
+/// `to`: the same view and tile at the same offsets.
 fn rebase(a: &GraphRecordedArg, to: Buffer) -> TensorArg {
-    let offset = a.arg.tile.base - a.arg.buffer.base;
     TensorArg {
-        buffer: to,
+        buffer: Buffer::new(to.base + a.arg.buffer.base, a.arg.buffer.len),
         tile: Tile {
-            base: to.base + offset,
+            base: to.base + a.arg.tile.base,
             ..a.arg.tile
         },
         ..a.arg

@@ -614,6 +614,41 @@ fn instances_keep_their_own_internal_buffers_and_wait_only_for_what_they_share()
 }
 
 #[test]
+fn views_of_a_graphs_buffers_are_ordered_as_the_buffers_and_move_with_them() {
+    let rig = rig();
+    let mut o = rig.orchestrator();
+    let mut store = Store::new();
+    let mut rec = o.record(store.storage(), &[recorded(0)]).unwrap();
+    let t = rec.internal(LEN, 16).unwrap();
+    // The first half of `t` as a buffer of its own, and the second half of the boundary.
+    let head = Buffer::new(t.base, LEN / 2);
+    let tail = Buffer::new(recorded(0).base + LEN / 2, LEN / 2);
+    let write = |b: Buffer| TensorArg::output(b, Tile::contiguous(b.base, 4, 8));
+    let read = |b: Buffer| TensorArg::input(b, Tile::contiguous(b.base, 4, 8));
+    rec.add(&vector(&[write(head)])).unwrap();
+    rec.add(&vector(&[read(t), write(tail)])).unwrap();
+    let graph = rec.finish();
+    let mut wiring = Vec::new();
+    let bound = [pool(3)];
+    o.replay_recorded(&graph, &Bindings::new(&bound), &mut |d: Dependency| {
+        wiring.push((d.consumer.seq().0, d.producer.seq().0))
+    })
+    .unwrap();
+    // The read of all of `t` waits for the write of its first half.
+    assert_eq!(wiring, vec![(1, 0)]);
+    // Each kernel sees its view, moved: the first half of the instance's `t`, the second
+    // half of the bound buffer.
+    let tables = rig.tables();
+    let seen = |seq: usize, k: usize| tables.tensors_of(SlotIndex::at(seq))[k].load();
+    let (h, whole) = (seen(0, 0), seen(1, 0));
+    assert_eq!((h.buffer.base, h.buffer.len), (whole.buffer.base, LEN / 2));
+    assert_eq!(whole.buffer.len, LEN);
+    let moved = seen(1, 1);
+    assert_eq!(moved.buffer, Buffer::new(pool(3).base + LEN / 2, LEN / 2));
+    assert_eq!(moved.tile.base, pool(3).base + LEN / 2);
+}
+
+#[test]
 fn an_instance_holds_its_internal_buffers_until_its_last_task_is_reclaimed() {
     let mut rig = Rig::new(Config::tiny(), 0);
     rig.p.heap = (0x10_0000, 256);
