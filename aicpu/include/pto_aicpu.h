@@ -89,14 +89,19 @@ typedef struct PtoOrchOps {
                        const uint32_t *after,
                        size_t nafter,
                        uint32_t *node);
+  // Makes scalar `arg` of node `node` a patch, set by each replay from its scalar `slot`
+  // (`pto_graph_patch`).
+  int32_t (*graph_patch)(void *ctx, PtoGraph *g, uint32_t node, uint32_t arg, uint32_t slot);
   // Ends the recording (`pto_graph_finish`).
   int32_t (*graph_finish)(void *ctx, PtoGraph *g);
-  // Submits an instance of the graph with `buffers` bound to its boundaries, into
-  // `ring`, after `after` too (`pto_graph_replay`).
+  // Submits an instance of the graph with `buffers` bound to its boundaries and
+  // `scalars` to its patches, into `ring`, after `after` too (`pto_graph_replay`).
   int32_t (*graph_replay)(void *ctx,
                           PtoGraph *g,
                           const PtoBuffer *buffers,
                           size_t nbuffers,
+                          const uint64_t *scalars,
+                          size_t nscalars,
                           uint8_t ring,
                           const uint64_t *after,
                           size_t nafter,

@@ -244,10 +244,21 @@ fn a_graph_an_orchestration_so_records_replays_on_the_aicpu_path() {
     let base = rig.data_base();
     let at = |k: usize| base + 4 * (k * n) as u64;
     // x, the weights (two layers), the activation between them, y.
-    let args = [K_EXAMPLE_ADD, at(0), at(1), at(3), at(4), n as u64, layers as u64];
+    let args = [
+        K_EXAMPLE_ADD,
+        at(0),
+        at(1),
+        at(3),
+        at(4),
+        n as u64,
+        layers as u64,
+    ];
     let r = rig.exec(Orch::So(&so), &args, Extra::None, &[]);
     assert_eq!(r.code, PtoAicpuCode::Ok as u32, "{r} {r:?}");
-    assert_eq!(r.sched.finished, 8, "two tasks per chunk, two chunks, two layers: {r}");
+    assert_eq!(
+        r.sched.finished, 8,
+        "two tasks per chunk, two chunks, two layers: {r}"
+    );
     for (i, &y) in want.iter().enumerate() {
         assert_eq!(rig.f32_at(4 * n + i), y, "y[{i}]");
     }

@@ -105,6 +105,11 @@ typedef enum PtoStatus {
   PTO_ERR_GRAPH_TOO_MANY_FOUND = -51,
   // The graph handle is not in the state the call needs (recording, or recorded).
   PTO_ERR_GRAPH_STATE = -52,
+  // [`GraphError::BadPatch`]: a patch names a scalar the task lacks, or a slot past 32.
+  PTO_ERR_GRAPH_BAD_PATCH = -53,
+  // [`GraphError::WrongScalars`]: a replay bound another number of scalars than its
+  // patches take.
+  PTO_ERR_GRAPH_WRONG_SCALARS = -54,
 } PtoStatus;
 
 // The type of a tensor's elements, named as on a command line (`f16`, `bf16`, `i32`, ...).
@@ -468,7 +473,7 @@ typedef struct PtoTask {
 // `pto_graph_close` ends it. It must not be moved or copied while open.
 typedef struct PTO_ALIGNED(64) PtoGraph {
   // Opaque (a literal, so that the C header spells it).
-  uint64_t opaque[1280];
+  uint64_t opaque[1408];
 } PtoGraph;
 
 // A buffer: its first byte's device address and its length in bytes.
@@ -696,6 +701,13 @@ enum PtoStatus pto_graph_add(struct PtoGraph *g,
                              size_t nafter,
                              uint32_t *node);
 
+// Makes scalar argument `arg` of recorded node `node` a patch: each replay sets it to its
+// scalar `slot` (the `scalars` of `pto_graph_replay`; a token's position, say).
+//
+// # Safety
+// `g` is null or open.
+enum PtoStatus pto_graph_patch(struct PtoGraph *g, uint32_t node, uint32_t arg, uint32_t slot);
+
 // Ends the recording in `g`; from now on it replays (`PtoErrGraphState` if it is not
 // recording).
 //
@@ -704,18 +716,21 @@ enum PtoStatus pto_graph_add(struct PtoGraph *g,
 enum PtoStatus pto_graph_finish(struct PtoGraph *g);
 
 // Submits an instance of the graph in `g`: its boundaries bound to the `nbuffers` buffers
-// `buffers` (each as long as the recording's, none sharing bytes), its tasks into `ring`,
+// `buffers` (each as long as the recording's, none sharing bytes), its patched scalars to
+// the `nscalars` values `scalars` (as many as its patches take), its tasks into `ring`,
 // ordered among themselves as recorded and against every other task by the boundaries
 // they share, its first tasks also waiting for the `nafter` ids `after`. The instance goes
 // to `out` if not null. Bindings that do not fit are refused before anything is submitted.
 //
 // # Safety
-// `o` is null or open; `g` is null or open; `buffers` and `after` are null or valid for
-// `nbuffers` and `nafter` elements; `out` is null or valid for a write.
+// `o` is null or open; `g` is null or open; `buffers`, `scalars` and `after` are null or
+// valid for their counts; `out` is null or valid for a write.
 enum PtoStatus pto_graph_replay(struct PtoOrchestrator *o,
                                 struct PtoGraph *g,
                                 const struct PtoBuffer *buffers,
                                 size_t nbuffers,
+                                const uint64_t *scalars,
+                                size_t nscalars,
                                 uint8_t ring,
                                 const uint64_t *after,
                                 size_t nafter,

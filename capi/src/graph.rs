@@ -1,7 +1,7 @@
 //! Task graphs, for the orchestrating thread: record a sub-DAG once, replay it with new
 //! buffers as often as needed. `pto_graph_storage_size` sizes the byte array a recording
 //! keeps its tasks in; `pto_graph_record` opens a `PtoGraph` on it with the graph's
-//! boundary buffers; `pto_graph_internal` and `pto_graph_add` describe it;
+//! boundary buffers; `pto_graph_internal`, `pto_graph_add` and `pto_graph_patch` describe it;
 //! `pto_graph_finish` ends the recording; `pto_graph_replay` submits an instance;
 //! `pto_graph_close` hands the storage back. See `docs/graphs.md`.
 #![allow(unsafe_code)]
@@ -111,6 +111,22 @@ pub unsafe extern "C" fn pto_graph_add(
     }
 }
 
+/// Makes scalar argument `arg` of recorded node `node` a patch: each replay sets it to its
+/// scalar `slot` (the `scalars` of `pto_graph_replay`; a token's position, say).
+///
+/// # Safety
+/// `g` is null or open.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pto_graph_patch(
+    g: *mut PtoGraph,
+    node: u32,
+    arg: u32,
+    slot: u32,
+) -> PtoStatus {
+    // SAFETY: the caller's contract.
+    unsafe { graph_raw::graph_patch_c(g, node, arg, slot) }
+}
+
 /// Ends the recording in `g`; from now on it replays (`PtoErrGraphState` if it is not
 /// recording).
 ///
@@ -123,14 +139,15 @@ pub unsafe extern "C" fn pto_graph_finish(g: *mut PtoGraph) -> PtoStatus {
 }
 
 /// Submits an instance of the graph in `g`: its boundaries bound to the `nbuffers` buffers
-/// `buffers` (each as long as the recording's, none sharing bytes), its tasks into `ring`,
+/// `buffers` (each as long as the recording's, none sharing bytes), its patched scalars to
+/// the `nscalars` values `scalars` (as many as its patches take), its tasks into `ring`,
 /// ordered among themselves as recorded and against every other task by the boundaries
 /// they share, its first tasks also waiting for the `nafter` ids `after`. The instance goes
 /// to `out` if not null. Bindings that do not fit are refused before anything is submitted.
 ///
 /// # Safety
-/// `o` is null or open; `g` is null or open; `buffers` and `after` are null or valid for
-/// `nbuffers` and `nafter` elements; `out` is null or valid for a write.
+/// `o` is null or open; `g` is null or open; `buffers`, `scalars` and `after` are null or
+/// valid for their counts; `out` is null or valid for a write.
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn pto_graph_replay(
@@ -138,6 +155,8 @@ pub unsafe extern "C" fn pto_graph_replay(
     g: *mut PtoGraph,
     buffers: *const PtoBuffer,
     nbuffers: usize,
+    scalars: *const u64,
+    nscalars: usize,
     ring: u8,
     after: *const u64,
     nafter: usize,
@@ -147,7 +166,14 @@ pub unsafe extern "C" fn pto_graph_replay(
     match unsafe { orchestrator(o) } {
         // SAFETY: the caller's contract on the handle and the arrays.
         Ok(o) => unsafe {
-            graph_raw::graph_replay_c(o, g, (buffers, nbuffers), ring, (after, nafter), out)
+            graph_raw::graph_replay_c(
+                o,
+                g,
+                (buffers, nbuffers),
+                (scalars, nscalars),
+                (ring, after, nafter),
+                out,
+            )
         },
         Err(e) => e,
     }

@@ -65,6 +65,7 @@ fn table<P: Platform, G: FnMut() -> bool>(ctx: *mut Ctx<'_, '_, '_, P, G>) -> Pt
         graph_record: graph::record::<P, G>,
         graph_internal: graph::internal::<P, G>,
         graph_add: graph::add::<P, G>,
+        graph_patch: graph::patch::<P, G>,
         graph_finish: graph::finish::<P, G>,
         graph_replay: graph::replay::<P, G>,
         graph_close: graph::close::<P, G>,

@@ -76,6 +76,19 @@ pub(super) unsafe extern "C" fn add<P: Platform, G: FnMut() -> bool>(
     code(o.map(|o| unsafe { graph_raw::graph_add_c(g, o, task, (after, nafter), node) }))
 }
 
+pub(super) unsafe extern "C" fn patch<P: Platform, G: FnMut() -> bool>(
+    ctx: *mut c_void,
+    g: *mut PtoGraph,
+    node: u32,
+    arg: u32,
+    slot: u32,
+) -> i32 {
+    // SAFETY: as for `record`.
+    let o = unsafe { orch::<P, G>(ctx) };
+    // SAFETY: the orchestration ABI's contract on the handle.
+    code(o.map(|_| unsafe { graph_raw::graph_patch_c(g, node, arg, slot) }))
+}
+
 pub(super) unsafe extern "C" fn finish<P: Platform, G: FnMut() -> bool>(
     ctx: *mut c_void,
     g: *mut PtoGraph,
@@ -92,6 +105,8 @@ pub(super) unsafe extern "C" fn replay<P: Platform, G: FnMut() -> bool>(
     g: *mut PtoGraph,
     buffers: *const PtoBuffer,
     nbuffers: usize,
+    scalars: *const u64,
+    nscalars: usize,
     ring: u8,
     after: *const u64,
     nafter: usize,
@@ -100,9 +115,13 @@ pub(super) unsafe extern "C" fn replay<P: Platform, G: FnMut() -> bool>(
     // SAFETY: as for `record`.
     let o = unsafe { orch::<P, G>(ctx) };
     code(o.map(|o| {
-        let (b, a) = ((buffers, nbuffers), (after, nafter));
+        let (b, s, a) = (
+            (buffers, nbuffers),
+            (scalars, nscalars),
+            (ring, after, nafter),
+        );
         // SAFETY: the orchestration ABI's contract on the handle, the arrays and `out`.
-        unsafe { graph_raw::graph_replay_c(o, g, b, ring, a, out) }
+        unsafe { graph_raw::graph_replay_c(o, g, b, s, a, out) }
     }))
 }
 

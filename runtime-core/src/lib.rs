@@ -64,8 +64,8 @@ pub use observe::stall_class::{StallClass, StallKind};
 pub use observe::stats::{LatencyHistogram, QueueCounters, QueueReport};
 pub use orchestrator::{
     Bindings, DepReason, Dependency, Graph, GraphRecordedArg, GraphRecordedTask, GraphRecorder,
-    GraphStorage, Instance, MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, MAX_SCOPE_DEPTH, Node,
-    Orchestrator, TaskSpec,
+    GraphStorage, Instance, MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, MAX_GRAPH_PATCHES,
+    MAX_GRAPH_SCALARS, MAX_SCOPE_DEPTH, Node, Orchestrator, TaskSpec,
 };
 pub use platform::{CoreKind, Payload, Platform};
 pub use predicate::{CmpOp, Predicate, PredicateError};

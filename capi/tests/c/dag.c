@@ -346,7 +346,10 @@ static void submit_graph(PtoOrchestrator *o) {
 
     PtoTensorArg ab[2] = {tile_arg(0, PtoAccess_READ), tile_arg(1, PtoAccess_WRITE)};
     PtoTensorArg bc[2] = {tile_arg(1, PtoAccess_READ), tile_arg(2, PtoAccess_WRITE)};
-    PtoTask first = {.kernel = INC, .class_ = 1, .tensors = ab, .ntensors = 2};
+    /* The first task's scalar (unread by INC) is set by each replay: a patch. */
+    uint64_t placeholder = 0;
+    PtoTask first = {.kernel = INC, .class_ = 1, .args = &placeholder, .nargs = 1, .tensors = ab,
+                     .ntensors = 2};
     PtoTask second = {.kernel = INC, .class_ = 0, .tensors = bc, .ntensors = 2};
     uint32_t node = 99, later = 5;
     uint64_t id = 0;
@@ -366,33 +369,38 @@ static void submit_graph(PtoOrchestrator *o) {
           "an internal buffer's alignment");
     CHECK(pto_graph_add(&g, o, &first, NULL, 0, &node) == PTO_OK && node == 0, "add the first");
     CHECK(pto_graph_add(&g, o, &second, NULL, 0, &node) == PTO_OK && node == 1, "add the second");
-    CHECK(pto_graph_replay(o, &g, bounds, 3, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_STATE,
+    CHECK(pto_graph_patch(&g, 0, 1, 0) == PTO_ERR_GRAPH_BAD_PATCH, "the first has one scalar");
+    CHECK(pto_graph_patch(&g, 0, 0, 0) == PTO_OK, "patch the first's scalar");
+    CHECK(pto_graph_replay(o, &g, bounds, 3, NULL, 0, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_STATE,
           "no replay while recording");
     CHECK(pto_graph_finish(&g) == PTO_OK, "finish");
     CHECK(pto_graph_add(&g, o, &first, NULL, 0, NULL) == PTO_ERR_GRAPH_STATE,
           "no task after the recording ended");
     CHECK(pto_graph_finish(&g) == PTO_ERR_GRAPH_STATE, "finished once");
 
-    CHECK(pto_graph_replay(o, &g, bounds, 2, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_WRONG_COUNT,
+    CHECK(pto_graph_replay(o, &g, bounds, 2, NULL, 0, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_WRONG_COUNT,
           "too few bindings");
     PtoBuffer shorter[3] = {bounds[0], bounds[1], {bounds[2].base, 8}};
-    CHECK(pto_graph_replay(o, &g, shorter, 3, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_WRONG_SIZE,
+    CHECK(pto_graph_replay(o, &g, shorter, 3, NULL, 0, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_WRONG_SIZE,
           "a binding of another length");
     CHECK(strstr(pto_status_str(PTO_ERR_GRAPH_WRONG_SIZE), "length") != NULL,
           "the wrong-size status says so in words");
     PtoBuffer aliased[3] = {bounds[0], bounds[0], bounds[2]};
-    CHECK(pto_graph_replay(o, &g, aliased, 3, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_ALIASED,
+    CHECK(pto_graph_replay(o, &g, aliased, 3, NULL, 0, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_ALIASED,
           "two bindings of one buffer");
+    CHECK(pto_graph_replay(o, &g, bounds, 3, NULL, 0, 0, NULL, 0, NULL) ==
+              PTO_ERR_GRAPH_WRONG_SCALARS,
+          "the patch's scalar is not bound");
     CHECK(pto_scope_begin(o) == PTO_OK, "scope_begin");
     for (uint64_t k = 0; k < REPLAYS; k++) {
         PtoBuffer bind[3] = {tile_buffer(2 * k), tile_buffer(2 * k + 1), tile_buffer(2 * k + 2)};
         PtoInstance inst = {0};
-        CHECK(pto_graph_replay(o, &g, bind, 3, 0, NULL, 0, &inst) == PTO_OK && inst.tasks == 2,
+        CHECK(pto_graph_replay(o, &g, bind, 3, &k, 1, 0, NULL, 0, &inst) == PTO_OK && inst.tasks == 2,
               "replay %llu", (unsigned long long)k);
     }
     CHECK(pto_scope_end(o) == PTO_OK, "scope_end");
     CHECK(pto_graph_close(&g) == PTO_OK, "close the graph");
-    CHECK(pto_graph_replay(o, &g, bounds, 3, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_STATE,
+    CHECK(pto_graph_replay(o, &g, bounds, 3, NULL, 0, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_STATE,
           "no replay of a closed graph");
     free(storage);
 }

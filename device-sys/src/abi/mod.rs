@@ -240,15 +240,26 @@ pub struct PtoOrchOps {
         nafter: usize,
         node: *mut u32,
     ) -> i32,
+    /// Makes scalar `arg` of node `node` a patch, set by each replay from its scalar `slot`
+    /// (`pto_graph_patch`).
+    pub graph_patch: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        g: *mut PtoGraph,
+        node: u32,
+        arg: u32,
+        slot: u32,
+    ) -> i32,
     /// Ends the recording (`pto_graph_finish`).
     pub graph_finish: unsafe extern "C" fn(ctx: *mut c_void, g: *mut PtoGraph) -> i32,
-    /// Submits an instance of the graph with `buffers` bound to its boundaries, into
-    /// `ring`, after `after` too (`pto_graph_replay`).
+    /// Submits an instance of the graph with `buffers` bound to its boundaries and
+    /// `scalars` to its patches, into `ring`, after `after` too (`pto_graph_replay`).
     pub graph_replay: unsafe extern "C" fn(
         ctx: *mut c_void,
         g: *mut PtoGraph,
         buffers: *const PtoBuffer,
         nbuffers: usize,
+        scalars: *const u64,
+        nscalars: usize,
         ring: u8,
         after: *const u64,
         nafter: usize,
@@ -267,7 +278,7 @@ const _: () = {
     assert!(offset_of!(PtoOrchOps, settle) == 56);
     assert!(offset_of!(PtoOrchOps, wrote) == 64);
     assert!(offset_of!(PtoOrchOps, graph_storage_size) == 72);
-    assert!(offset_of!(PtoOrchOps, graph_close) == 120);
+    assert!(offset_of!(PtoOrchOps, graph_close) == 128);
     assert!(offset_of!(PtoAicpuExecArgs, orch_so_len) == 184);
     assert!(offset_of!(PtoAicpuExecArgs, tensors) == 192);
     assert!(offset_of!(PtoAicpuExecArgs, records_cap) == 232);

@@ -100,6 +100,25 @@ pub enum GraphError {
         /// The second.
         b: u32,
     },
+    /// A patch names scalar argument `arg` of task `task`, which has `args`, or a slot past
+    /// the most a graph binds ([`crate::MAX_GRAPH_SCALARS`]).
+    BadPatch {
+        /// The task's position in the recording.
+        task: u32,
+        /// The argument named.
+        arg: u32,
+        /// The task's scalar arguments.
+        args: u32,
+        /// The replay's scalar slot named.
+        slot: u32,
+    },
+    /// A replay bound `given` scalars to a graph whose patches take `recorded`.
+    WrongScalars {
+        /// Scalars bound.
+        given: usize,
+        /// Scalars the graph's patches take.
+        recorded: usize,
+    },
     /// The tasks before the instance that its boundaries must wait for are more than `max`
     /// (all boundaries together); nothing was submitted.
     TooManyFound {
@@ -174,6 +193,20 @@ impl fmt::Display for GraphError {
                 f,
                 "bindings {a} and {b} share bytes, which the graph was not recorded with: \
                  bind distinct buffers or submit the tasks one by one"
+            ),
+            Self::BadPatch {
+                task,
+                arg,
+                args,
+                slot,
+            } => write!(
+                f,
+                "a patch names scalar {arg} of task {task}, which has {args}, or slot {slot}, \
+                 past the most a replay binds"
+            ),
+            Self::WrongScalars { given, recorded } => write!(
+                f,
+                "{given} scalars bound to a graph whose patches take {recorded}"
             ),
             Self::TooManyFound { max } => write!(
                 f,

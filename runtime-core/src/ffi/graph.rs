@@ -49,7 +49,7 @@ pub struct PtoInstance {
 #[derive(Debug)]
 pub struct PtoGraph {
     /// Opaque (a literal, so that the C header spells it).
-    pub opaque: [u64; 1280],
+    pub opaque: [u64; 1408],
 }
 
 /// What a handle holds: a recording under way, or the graph it recorded. `'static`: the

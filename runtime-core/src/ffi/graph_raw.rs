@@ -9,8 +9,8 @@ use super::status::PtoStatus;
 use super::task::PtoTask;
 use crate::ids::TaskId;
 use crate::orchestrator::{
-    Bindings, GraphRecordedArg, GraphRecordedTask, GraphStorage, MAX_GRAPH_BOUNDARIES, Node,
-    Orchestrator, Recording,
+    Bindings, GraphRecordedArg, GraphRecordedTask, GraphStorage, MAX_GRAPH_BOUNDARIES,
+    MAX_GRAPH_SCALARS, Node, Orchestrator, Recording,
 };
 use crate::platform::Platform;
 use crate::region::config::MAX_DEPS;
@@ -215,6 +215,23 @@ pub unsafe fn graph_add_c<P: Platform>(
     }
 }
 
+/// Makes scalar `arg` of recorded node `node` of the recording in `g` a patch, set by each
+/// replay from its scalar `slot`.
+///
+/// # Safety
+/// `g` is null or open.
+pub unsafe fn graph_patch_c(g: *mut PtoGraph, node: u32, arg: u32, slot: u32) -> PtoStatus {
+    // SAFETY: the caller's contract.
+    match unsafe { state(g) } {
+        Ok(CGraph::Recording(rec)) => match rec.patch(Node(node), arg, slot) {
+            Ok(()) => PtoStatus::PtoOk,
+            Err(e) => e.into(),
+        },
+        Ok(CGraph::Recorded(_)) => PtoStatus::PtoErrGraphState,
+        Err(e) => e,
+    }
+}
+
 /// Ends the recording in `g`: from now on it replays.
 ///
 /// # Safety
@@ -238,18 +255,19 @@ pub unsafe fn graph_finish_c(g: *mut PtoGraph) -> PtoStatus {
 }
 
 /// Replays the graph in `g` through `o`: its boundaries bound to `buffers` (`n` of them, as
-/// long as the recording's), its tasks into `ring`, its first tasks waiting for `after`
-/// (`nafter` ids) too. The instance goes to `out` (if not null).
+/// long as the recording's), its patched scalars to `scalars`, its tasks into `ring`, its
+/// first tasks waiting for `after` (`nafter` ids) too. The instance goes to `out` (if not
+/// null).
 ///
 /// # Safety
-/// `g` is null or open; `buffers` and `after` are null or valid for reads of `n` and
-/// `nafter` elements; `out` is null or valid for a write.
+/// `g` is null or open; `buffers`, `scalars` and `after` are null or valid for reads of
+/// their counts; `out` is null or valid for a write.
 pub unsafe fn graph_replay_c<P: Platform>(
     o: &mut Orchestrator<'_, '_, P>,
     g: *mut PtoGraph,
     (buffers, n): (*const PtoBuffer, usize),
-    ring: u8,
-    (after, nafter): (*const u64, usize),
+    (scalars, nscalars): (*const u64, usize),
+    (ring, after, nafter): (u8, *const u64, usize),
     out: *mut PtoInstance,
 ) -> PtoStatus {
     // SAFETY: the caller's contract.
@@ -261,13 +279,23 @@ pub unsafe fn graph_replay_c<P: Platform>(
     if n > MAX_GRAPH_BOUNDARIES {
         return PtoStatus::PtoErrGraphWrongCount;
     }
+    if nscalars > MAX_GRAPH_SCALARS {
+        return PtoStatus::PtoErrGraphWrongScalars;
+    }
     if nafter > MAX_DEPS as usize {
         return PtoStatus::PtoErrTooManyDeps;
     }
-    // SAFETY: the caller's contract on both arrays.
-    let (raw, raw_after) = match unsafe { (slice(buffers, n), slice(after, nafter)) } {
-        (Ok(b), Ok(a)) => (b, a),
-        (Err(e), _) | (_, Err(e)) => return e,
+    // SAFETY: the caller's contract on the arrays.
+    let arrays = unsafe {
+        (
+            slice(buffers, n),
+            slice(scalars, nscalars),
+            slice(after, nafter),
+        )
+    };
+    let (raw, scalars, raw_after) = match arrays {
+        (Ok(b), Ok(s), Ok(a)) => (b, s, a),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return e,
     };
     let mut bound = [Buffer::new(0, 0); MAX_GRAPH_BOUNDARIES];
     for (b, r) in bound.iter_mut().zip(raw) {
@@ -277,7 +305,10 @@ pub unsafe fn graph_replay_c<P: Platform>(
     for (d, &r) in ids.iter_mut().zip(raw_after) {
         *d = TaskId::from_raw(r);
     }
-    let bind = Bindings::new(&bound[..n]).ring(ring).after(&ids[..nafter]);
+    let bind = Bindings::new(&bound[..n])
+        .ring(ring)
+        .after(&ids[..nafter])
+        .scalars(scalars);
     match o.replay(graph, &bind) {
         Ok(instance) => {
             let first = instance.task(Node(0)).map_or(0, TaskId::raw);

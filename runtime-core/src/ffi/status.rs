@@ -102,6 +102,11 @@ pub enum PtoStatus {
     PtoErrGraphTooManyFound = -51,
     /// The graph handle is not in the state the call needs (recording, or recorded).
     PtoErrGraphState = -52,
+    /// [`GraphError::BadPatch`]: a patch names a scalar the task lacks, or a slot past 32.
+    PtoErrGraphBadPatch = -53,
+    /// [`GraphError::WrongScalars`]: a replay bound another number of scalars than its
+    /// patches take.
+    PtoErrGraphWrongScalars = -54,
 }
 
 impl From<GraphError> for PtoStatus {
@@ -125,6 +130,8 @@ impl From<GraphError> for PtoStatus {
             GraphError::WrongSize { .. } => PtoErrGraphWrongSize,
             GraphError::Aliased { .. } => PtoErrGraphAliased,
             GraphError::TooManyFound { .. } => PtoErrGraphTooManyFound,
+            GraphError::BadPatch { .. } => PtoErrGraphBadPatch,
+            GraphError::WrongScalars { .. } => PtoErrGraphWrongScalars,
         }
     }
 }
@@ -165,7 +172,7 @@ impl From<SubmitError> for PtoStatus {
 
 impl PtoStatus {
     /// Every status, for lookups by number.
-    pub const ALL: [PtoStatus; 45] = {
+    pub const ALL: [PtoStatus; 47] = {
         use PtoStatus::*;
         [
             PtoOk,
@@ -213,6 +220,8 @@ impl PtoStatus {
             PtoErrGraphAliased,
             PtoErrGraphTooManyFound,
             PtoErrGraphState,
+            PtoErrGraphBadPatch,
+            PtoErrGraphWrongScalars,
         ]
     };
 
@@ -325,6 +334,12 @@ pub fn status_str(code: i32) -> &'static CStr {
         }
         PtoErrGraphState => {
             c"the graph handle is not recording (or not recorded) as this call needs"
+        }
+        PtoErrGraphBadPatch => {
+            c"a patch names a scalar argument its task does not have, or a slot past the 32 a replay binds"
+        }
+        PtoErrGraphWrongScalars => {
+            c"the replay binds another number of scalars than the graph's patches take"
         }
         PtoErrSyncStartTooWide => {
             c"a sync-start task has more blocks than one scheduler owns cores of its class: fewer blocks, or fewer `schedulers`"

@@ -37,7 +37,7 @@ pub use crate::task_spec::TaskSpec;
 pub(crate) use graph::Recording;
 pub use graph::{
     Bindings, Graph, GraphRecordedArg, GraphRecordedTask, GraphRecorder, GraphStorage, Instance,
-    MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, Node,
+    MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, MAX_GRAPH_PATCHES, MAX_GRAPH_SCALARS, Node,
 };
 use heap::RingHeap;
 pub use record::{DepReason, Dependency};
@@ -340,6 +340,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     /// Says that nothing more will be submitted; schedulers stop once every task finished.
     pub fn finish(self) {}
 
+    #[inline]
     fn check_running(&self) -> Result<(), SubmitError> {
         if self.t.shared().status().failed() {
             return Err(match self.t.shared().status().wait_published() {

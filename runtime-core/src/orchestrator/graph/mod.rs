@@ -33,6 +33,21 @@ pub(crate) use record::Recording;
 pub const MAX_GRAPH_BOUNDARIES: usize = 32;
 /// Most internal buffers a graph has (a decode layer's attention alone allocates a hundred).
 pub const MAX_GRAPH_INTERNALS: usize = 256;
+/// Most scalars a replay binds ([`Bindings::scalars`]), and most patches a graph has.
+pub const MAX_GRAPH_SCALARS: usize = 32;
+/// Most scalar patches a graph has ([`GraphRecorder::patch`]).
+pub const MAX_GRAPH_PATCHES: usize = 128;
+
+/// A scalar argument of a recorded task that each replay sets from its bindings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Patch {
+    /// The task's position.
+    task: u32,
+    /// Its scalar argument.
+    arg: u8,
+    /// The replay's scalar ([`Bindings::scalars`]) it takes.
+    slot: u8,
+}
 
 /// A buffer a recorded argument (or predicate) lies in.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -61,6 +76,7 @@ struct Span {
 }
 
 impl Span {
+    #[inline(always)]
     fn of<T>(self, items: &[T]) -> &[T] {
         &items[self.start as usize..(self.start + self.len) as usize]
     }
@@ -94,6 +110,8 @@ pub struct GraphRecordedTask {
     /// Boundaries a later task of the graph touches after it; that writes after it.
     below_touch: u32,
     below_write: u32,
+    /// Some of its scalars are patched (see [`Graph::patches`]).
+    patched: bool,
 }
 
 impl GraphRecordedTask {
@@ -125,6 +143,7 @@ impl GraphRecordedTask {
         enters_writing: 0,
         below_touch: 0,
         below_write: 0,
+        patched: false,
     };
 }
 
@@ -242,6 +261,10 @@ pub struct Graph<'s> {
     internals: heapless::Vec<Internal, MAX_GRAPH_INTERNALS>,
     /// What each instance allocates for its internal buffers.
     block: Block,
+    /// Scalar arguments set per replay, by task.
+    patches: heapless::Vec<Patch, MAX_GRAPH_PATCHES>,
+    /// The scalars a replay binds: one past the highest slot a patch takes.
+    scalars: usize,
     /// The recording run: its epoch and where its rings live.
     stamp: (u16, usize),
 }
@@ -260,6 +283,10 @@ impl Graph<'_> {
         let t = self.tasks.get(node.0 as usize)?;
         Some((t.kernel, t.class))
     }
+    /// The scalars a replay binds ([`Bindings::scalars`]).
+    pub fn scalars(&self) -> usize {
+        self.scalars
+    }
     /// Edges among its tasks, resolved at record (through internal buffers or named).
     pub fn edges(&self) -> usize {
         self.tasks.iter().map(|t| t.preds.len as usize).sum()
@@ -277,6 +304,9 @@ pub struct Bindings<'a> {
     /// Tasks that every task of the graph waits for, besides what its tensors find (given to
     /// the tasks with no edge from an earlier one of the graph).
     pub after: &'a [TaskId],
+    /// The values of the graph's patched scalars ([`GraphRecorder::patch`]), by slot: as
+    /// many as [`Graph::scalars`].
+    pub scalars: &'a [u64],
 }
 
 impl<'a> Bindings<'a> {
@@ -286,6 +316,7 @@ impl<'a> Bindings<'a> {
             buffers,
             ring: 0,
             after: &[],
+            scalars: &[],
         }
     }
     /// The same bindings in `ring`.
@@ -296,6 +327,11 @@ impl<'a> Bindings<'a> {
     /// The same bindings, the instance waiting for `after` too.
     pub const fn after(mut self, after: &'a [TaskId]) -> Self {
         self.after = after;
+        self
+    }
+    /// The same bindings, the graph's patched scalars set to `scalars` (by slot).
+    pub const fn scalars(mut self, scalars: &'a [u64]) -> Self {
+        self.scalars = scalars;
         self
     }
 }

@@ -9,7 +9,8 @@
 
 use super::{
     Block, BufferRef, Graph, GraphRecordedArg, GraphRecordedTask, GraphStorage, Internal,
-    MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, NO_ARG, Node, Span,
+    MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, MAX_GRAPH_PATCHES, MAX_GRAPH_SCALARS, NO_ARG, Node,
+    Patch, Span,
 };
 use crate::error::{GraphError, SubmitError};
 use crate::orchestrator::{Orchestrator, TaskSpec, validate};
@@ -41,6 +42,8 @@ pub(crate) struct Recording<'s> {
     internals: heapless::Vec<Internal, MAX_GRAPH_INTERNALS>,
     /// The run it records for ([`Orchestrator::stamp`]).
     stamp: (u16, usize),
+    /// Scalars set per replay.
+    patches: heapless::Vec<Patch, MAX_GRAPH_PATCHES>,
     /// By buffer ([`BufferRef::index`]): its last recorded argument, the head of the chain
     /// of its arguments ([`GraphRecordedArg::prev`]).
     last: [u32; MAX_GRAPH_BOUNDARIES + MAX_GRAPH_INTERNALS],
@@ -89,6 +92,13 @@ impl<'s, P: Platform> GraphRecorder<'_, '_, '_, 's, P> {
         self.rec.add_after(self.o, spec, after)
     }
 
+    /// Makes scalar argument `arg` of recorded task `node` a patch: each replay sets it to
+    /// its bindings' scalar `slot` ([`super::Bindings::scalars`]; a token's position, say),
+    /// the recorded value being a placeholder.
+    pub fn patch(&mut self, node: Node, arg: u32, slot: u32) -> Result<(), GraphError> {
+        self.rec.patch(node, arg, slot)
+    }
+
     /// The recorded graph.
     pub fn finish(self) -> Graph<'s> {
         self.rec.finish()
@@ -130,6 +140,7 @@ impl<'s> Recording<'s> {
             boundaries: kept,
             internals: heapless::Vec::new(),
             stamp: o.stamp(),
+            patches: heapless::Vec::new(),
             last: [NO_ARG; MAX_GRAPH_BOUNDARIES + MAX_GRAPH_INTERNALS],
             max_deps: o.t.cfg().max_deps,
         })
@@ -283,9 +294,47 @@ impl<'s> Recording<'s> {
             // tasks before it touch and write.
             below_touch: above | touches,
             below_write: above_writing | writes,
+            patched: false,
         };
         self.used = (n + 1, nargs + spec.tensors.len(), nwords + nw);
         Ok(Node(task))
+    }
+
+    /// See [`GraphRecorder::patch`].
+    pub(crate) fn patch(&mut self, node: Node, arg: u32, slot: u32) -> Result<(), GraphError> {
+        let task = self.storage.tasks[..self.used.0]
+            .get(node.0 as usize)
+            .ok_or(GraphError::BadNode {
+                task: self.used.0 as u32,
+                node: node.0,
+            })?;
+        let args = task.args.len;
+        if arg >= args || slot as usize >= MAX_GRAPH_SCALARS {
+            return Err(GraphError::BadPatch {
+                task: node.0,
+                arg,
+                args,
+                slot,
+            });
+        }
+        let p = Patch {
+            task: node.0,
+            arg: arg as u8,
+            slot: slot as u8,
+        };
+        // One slot per argument: a second patch of it replaces the first.
+        if let Some(q) = self
+            .patches
+            .iter_mut()
+            .find(|q| (q.task, q.arg) == (p.task, p.arg))
+        {
+            *q = p;
+            return Ok(());
+        }
+        self.patches.push(p).map_err(|_| GraphError::StorageFull {
+            what: "scalar patches",
+            capacity: MAX_GRAPH_PATCHES,
+        })
     }
 
     /// See [`GraphRecorder::finish`].
@@ -306,9 +355,20 @@ impl<'s> Recording<'s> {
                 p.below_write |= write;
             }
         }
+        let mut patches = self.patches;
+        // In task order: a replay meets them as it goes.
+        patches.sort_unstable_by_key(|p| (p.task, p.arg));
+        for p in &patches {
+            tasks[p.task as usize].patched = true;
+        }
         let (tasks, args, words): (&'s [_], &'s [_], &'s [_]) = (tasks, args, words);
         let mut internals = self.internals;
         let block = Block::lay_out(&mut internals);
+        let scalars = patches
+            .iter()
+            .map(|p| p.slot as usize + 1)
+            .max()
+            .unwrap_or(0);
         Graph {
             tasks: &tasks[..n],
             args: &args[..nargs],
@@ -317,6 +377,8 @@ impl<'s> Recording<'s> {
             boundaries: self.boundaries,
             internals,
             block,
+            patches,
+            scalars,
         }
     }
 

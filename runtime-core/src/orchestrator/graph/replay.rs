@@ -3,14 +3,14 @@
 //! arguments going through the tensor map.
 #![forbid(unsafe_code)]
 
-use super::{BufferRef, Graph, GraphRecordedArg, GraphRecordedTask, Instance};
+use super::{BufferRef, Graph, GraphRecordedArg, GraphRecordedTask, Instance, Patch};
 use crate::error::{GraphError, SubmitError};
 use crate::ids::{Seq, TaskId};
 use crate::orchestrator::record::{NoRecord, Record, Recorder};
 use crate::orchestrator::{DepList, Dependency, Orchestrator, TaskSpec};
 use crate::platform::Platform;
 use crate::predicate::Predicate;
-use crate::region::config::MAX_TENSORS;
+use crate::region::config::{MAX_ARGS, MAX_TENSORS};
 use crate::tensor::arg::{Buffer, TensorArg};
 use crate::tensor::tile::Tile;
 
@@ -65,6 +65,12 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
             }));
         }
         check_bindings(graph, bind.buffers)?;
+        if bind.scalars.len() != graph.scalars {
+            return Err(GraphError::WrongScalars {
+                given: bind.scalars.len(),
+                recorded: graph.scalars,
+            });
+        }
         self.check_deps(bind.after).map_err(before)?;
         if bind.after.len() > cfg.max_deps as usize {
             return Err(before(SubmitError::TooManyDeps {
@@ -122,6 +128,9 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         let first_id = TaskId::new(epoch, ring, Seq(first)).raw();
         // Each task's dependencies from outside the instance (most have none).
         let mut outside = DepList::new();
+        // The patches not met yet (in task order), and a patched task's scalars.
+        let mut patches = graph.patches.as_slice();
+        let mut patched = [0u64; MAX_ARGS as usize];
         for (n, task) in graph.tasks.iter().enumerate() {
             let refused = |error| GraphError::Submit {
                 task: n as u32,
@@ -153,10 +162,16 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 .map_err(refused)?;
             }
             let deps = inside.chain(outside.iter().copied());
+            let mut args_of = task.args.of(graph.words);
+            if task.patched {
+                let mine = patches.iter().take_while(|p| p.task == n as u32).count();
+                args_of = patch(args_of, &patches[..mine], bind.scalars, &mut patched);
+                patches = &patches[mine..];
+            }
             let spec = TaskSpec {
                 kernel: task.kernel,
                 class: task.class,
-                args: task.args.of(graph.words),
+                args: args_of,
                 deps: &[],
                 tensors: &[],
                 ring,
@@ -302,6 +317,18 @@ fn bits(mut mask: u32) -> impl Iterator<Item = u8> {
             b
         })
     })
+}
+
+/// `args` with each of `patches` (its task's) set from `scalars`, in `into`.
+#[cold]
+fn patch<'a>(args: &[u64], patches: &[Patch], scalars: &[u64], into: &'a mut [u64]) -> &'a [u64] {
+    let into = &mut into[..args.len()];
+    into.copy_from_slice(args);
+    for p in patches {
+        // Checked at record (the argument) and at the replay's start (the slot).
+        into[p.arg as usize] = scalars[p.slot as usize];
+    }
+    into
 }
 
 /// Checks `buffers` against `graph`'s boundaries: one each, each as long, none sharing a

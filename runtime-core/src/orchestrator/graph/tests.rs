@@ -649,6 +649,54 @@ fn views_of_a_graphs_buffers_are_ordered_as_the_buffers_and_move_with_them() {
 }
 
 #[test]
+fn patched_scalars_take_each_replays_values_and_bad_patches_are_refused() {
+    let rig = rig();
+    let mut o = rig.orchestrator();
+    let mut store = Store::new();
+    let mut rec = o.record(store.storage(), &[recorded(0)]).unwrap();
+    let t = [arg(recorded(0), 0, Access::In)];
+    let first = rec.add(&vector(&t).args(&[5, 6, 7])).unwrap();
+    rec.add(&vector(&t).args(&[8])).unwrap();
+    rec.patch(first, 1, 0).unwrap();
+    rec.patch(first, 2, 1).unwrap();
+    let bad = |e| matches!(e, Err(GraphError::BadPatch { .. }));
+    assert!(bad(rec.patch(first, 3, 0)), "no fourth scalar");
+    assert!(
+        bad(rec.patch(first, 0, MAX_GRAPH_SCALARS as u32)),
+        "no such slot"
+    );
+    assert!(matches!(
+        rec.patch(Node::at(2), 0, 0),
+        Err(GraphError::BadNode { node: 2, .. })
+    ));
+    let graph = rec.finish();
+    assert_eq!(graph.scalars(), 2);
+    let b = [pool(0)];
+    assert_eq!(
+        o.replay(&graph, &Bindings::new(&b)).unwrap_err(),
+        GraphError::WrongScalars {
+            given: 0,
+            recorded: 2
+        }
+    );
+    for values in [[60, 70], [61, 71]] {
+        o.replay(&graph, &Bindings::new(&b).scalars(&values))
+            .unwrap();
+    }
+    // The kernels see each replay's values; the unpatched scalars stay as recorded.
+    let tables = rig.tables();
+    let args = |seq: usize, n: usize| -> Vec<u64> {
+        tables.args_of(SlotIndex::at(seq))[..n]
+            .iter()
+            .map(|a| a.load(crate::sync::Ordering::Relaxed))
+            .collect()
+    };
+    assert_eq!(args(0, 3), [5, 60, 70]);
+    assert_eq!(args(1, 1), [8]);
+    assert_eq!(args(2, 3), [5, 61, 71]);
+}
+
+#[test]
 fn an_instance_holds_its_internal_buffers_until_its_last_task_is_reclaimed() {
     let mut rig = Rig::new(Config::tiny(), 0);
     rig.p.heap = (0x10_0000, 256);
