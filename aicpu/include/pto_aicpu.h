@@ -95,7 +95,8 @@ typedef struct PtoOrchOps {
   // Ends the recording (`pto_graph_finish`).
   int32_t (*graph_finish)(void *ctx, PtoGraph *g);
   // Submits an instance of the graph with `buffers` bound to its boundaries and
-  // `scalars` to its patches, into `ring`, after `after` too (`pto_graph_replay`).
+  // `scalars` to its patches, into `ring`, after `after` too; `flags` as
+  // `pto_graph_replay`'s (`pto_graph_replay`).
   int32_t (*graph_replay)(void *ctx,
                           PtoGraph *g,
                           const PtoBuffer *buffers,
@@ -103,6 +104,7 @@ typedef struct PtoOrchOps {
                           const uint64_t *scalars,
                           size_t nscalars,
                           uint8_t ring,
+                          uint32_t flags,
                           const uint64_t *after,
                           size_t nafter,
                           PtoInstance *out);

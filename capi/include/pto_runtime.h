@@ -190,6 +190,24 @@ typedef uint8_t PtoCmpOp;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// How `pto_graph_replay` replays (bits of its `flags`).
+enum PtoReplayFlags
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Bindings that do not fit the recording (a length, buffers that share bytes) submit
+  // the graph's tasks one by one instead of being refused (`PtoInstance::fell_back`).
+  PTO_REPLAY_OR_SUBMIT = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum PtoReplayFlags PtoReplayFlags;
+#else
+typedef uint32_t PtoReplayFlags;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // A core's status word (the chip's 32-bit `COND` register): the token in bits 0..31, FIN in
 // bit 31 (clear: ACK). Zero means nothing was ever reported (token 0 is never issued).
 typedef struct StatusWord StatusWord;
@@ -490,8 +508,10 @@ typedef struct PtoInstance {
   uint64_t first;
   // Its tasks.
   uint32_t tasks;
-  // Zero.
-  uint32_t reserved;
+  // 0 if it was replayed; else its bindings did not fit the recording and its tasks were
+  // submitted one by one (as `PTO_REPLAY_OR_SUBMIT` asked): the status that says why
+  // (`PTO_ERR_GRAPH_WRONG_SIZE`, `PTO_ERR_GRAPH_ALIASED`), worth a warning.
+  int32_t fell_back;
 } PtoInstance;
 
 // A task record's flags. The profile ring's cell keeps them in the low byte of its
@@ -720,7 +740,9 @@ enum PtoStatus pto_graph_finish(struct PtoGraph *g);
 // the `nscalars` values `scalars` (as many as its patches take), its tasks into `ring`,
 // ordered among themselves as recorded and against every other task by the boundaries
 // they share, its first tasks also waiting for the `nafter` ids `after`. The instance goes
-// to `out` if not null. Bindings that do not fit are refused before anything is submitted.
+// to `out` if not null. Bindings that do not fit are refused before anything is submitted,
+// unless `flags` has `PTO_REPLAY_OR_SUBMIT`: then the tasks are submitted one by one on
+// them and `out->fell_back` says why.
 //
 // # Safety
 // `o` is null or open; `g` is null or open; `buffers`, `scalars` and `after` are null or
@@ -732,6 +754,7 @@ enum PtoStatus pto_graph_replay(struct PtoOrchestrator *o,
                                 const uint64_t *scalars,
                                 size_t nscalars,
                                 uint8_t ring,
+                                uint32_t flags,
                                 const uint64_t *after,
                                 size_t nafter,
                                 struct PtoInstance *out);

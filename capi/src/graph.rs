@@ -143,7 +143,9 @@ pub unsafe extern "C" fn pto_graph_finish(g: *mut PtoGraph) -> PtoStatus {
 /// the `nscalars` values `scalars` (as many as its patches take), its tasks into `ring`,
 /// ordered among themselves as recorded and against every other task by the boundaries
 /// they share, its first tasks also waiting for the `nafter` ids `after`. The instance goes
-/// to `out` if not null. Bindings that do not fit are refused before anything is submitted.
+/// to `out` if not null. Bindings that do not fit are refused before anything is submitted,
+/// unless `flags` has `PTO_REPLAY_OR_SUBMIT`: then the tasks are submitted one by one on
+/// them and `out->fell_back` says why.
 ///
 /// # Safety
 /// `o` is null or open; `g` is null or open; `buffers`, `scalars` and `after` are null or
@@ -158,6 +160,7 @@ pub unsafe extern "C" fn pto_graph_replay(
     scalars: *const u64,
     nscalars: usize,
     ring: u8,
+    flags: u32,
     after: *const u64,
     nafter: usize,
     out: *mut PtoInstance,
@@ -171,7 +174,7 @@ pub unsafe extern "C" fn pto_graph_replay(
                 g,
                 (buffers, nbuffers),
                 (scalars, nscalars),
-                (ring, after, nafter),
+                (ring, flags, after, nafter),
                 out,
             )
         },

@@ -108,6 +108,7 @@ pub(super) unsafe extern "C" fn replay<P: Platform, G: FnMut() -> bool>(
     scalars: *const u64,
     nscalars: usize,
     ring: u8,
+    flags: u32,
     after: *const u64,
     nafter: usize,
     out: *mut PtoInstance,
@@ -118,7 +119,7 @@ pub(super) unsafe extern "C" fn replay<P: Platform, G: FnMut() -> bool>(
         let (b, s, a) = (
             (buffers, nbuffers),
             (scalars, nscalars),
-            (ring, after, nafter),
+            (ring, flags, after, nafter),
         );
         // SAFETY: the orchestration ABI's contract on the handle, the arrays and `out`.
         unsafe { graph_raw::graph_replay_c(o, g, b, s, a, out) }

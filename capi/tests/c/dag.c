@@ -371,36 +371,44 @@ static void submit_graph(PtoOrchestrator *o) {
     CHECK(pto_graph_add(&g, o, &second, NULL, 0, &node) == PTO_OK && node == 1, "add the second");
     CHECK(pto_graph_patch(&g, 0, 1, 0) == PTO_ERR_GRAPH_BAD_PATCH, "the first has one scalar");
     CHECK(pto_graph_patch(&g, 0, 0, 0) == PTO_OK, "patch the first's scalar");
-    CHECK(pto_graph_replay(o, &g, bounds, 3, NULL, 0, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_STATE,
+    CHECK(pto_graph_replay(o, &g, bounds, 3, NULL, 0, 0, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_STATE,
           "no replay while recording");
     CHECK(pto_graph_finish(&g) == PTO_OK, "finish");
     CHECK(pto_graph_add(&g, o, &first, NULL, 0, NULL) == PTO_ERR_GRAPH_STATE,
           "no task after the recording ended");
     CHECK(pto_graph_finish(&g) == PTO_ERR_GRAPH_STATE, "finished once");
 
-    CHECK(pto_graph_replay(o, &g, bounds, 2, NULL, 0, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_WRONG_COUNT,
+    CHECK(pto_graph_replay(o, &g, bounds, 2, NULL, 0, 0, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_WRONG_COUNT,
           "too few bindings");
     PtoBuffer shorter[3] = {bounds[0], bounds[1], {bounds[2].base, 8}};
-    CHECK(pto_graph_replay(o, &g, shorter, 3, NULL, 0, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_WRONG_SIZE,
+    CHECK(pto_graph_replay(o, &g, shorter, 3, NULL, 0, 0, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_WRONG_SIZE,
           "a binding of another length");
     CHECK(strstr(pto_status_str(PTO_ERR_GRAPH_WRONG_SIZE), "length") != NULL,
           "the wrong-size status says so in words");
     PtoBuffer aliased[3] = {bounds[0], bounds[0], bounds[2]};
-    CHECK(pto_graph_replay(o, &g, aliased, 3, NULL, 0, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_ALIASED,
+    CHECK(pto_graph_replay(o, &g, aliased, 3, NULL, 0, 0, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_ALIASED,
           "two bindings of one buffer");
-    CHECK(pto_graph_replay(o, &g, bounds, 3, NULL, 0, 0, NULL, 0, NULL) ==
+    CHECK(pto_graph_replay(o, &g, bounds, 3, NULL, 0, 0, 0, NULL, 0, NULL) ==
               PTO_ERR_GRAPH_WRONG_SCALARS,
           "the patch's scalar is not bound");
     CHECK(pto_scope_begin(o) == PTO_OK, "scope_begin");
     for (uint64_t k = 0; k < REPLAYS; k++) {
         PtoBuffer bind[3] = {tile_buffer(2 * k), tile_buffer(2 * k + 1), tile_buffer(2 * k + 2)};
         PtoInstance inst = {0};
-        CHECK(pto_graph_replay(o, &g, bind, 3, &k, 1, 0, NULL, 0, &inst) == PTO_OK && inst.tasks == 2,
+        CHECK(pto_graph_replay(o, &g, bind, 3, &k, 1, 0, 0, NULL, 0, &inst) == PTO_OK && inst.tasks == 2,
               "replay %llu", (unsigned long long)k);
     }
+    /* Bindings that share a tile, asked to fall back: submitted one by one, saying why. */
+    PtoBuffer shared[3] = {tile_buffer(40), tile_buffer(40), tile_buffer(41)};
+    uint64_t zero = 0;
+    PtoInstance fell = {0};
+    CHECK(pto_graph_replay(o, &g, shared, 3, &zero, 1, 0, PTO_REPLAY_OR_SUBMIT, NULL, 0, &fell) ==
+                  PTO_OK &&
+              fell.tasks == 2 && fell.fell_back == PTO_ERR_GRAPH_ALIASED,
+          "a replay on shared tiles falls back (%d)", fell.fell_back);
     CHECK(pto_scope_end(o) == PTO_OK, "scope_end");
     CHECK(pto_graph_close(&g) == PTO_OK, "close the graph");
-    CHECK(pto_graph_replay(o, &g, bounds, 3, NULL, 0, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_STATE,
+    CHECK(pto_graph_replay(o, &g, bounds, 3, NULL, 0, 0, 0, NULL, 0, NULL) == PTO_ERR_GRAPH_STATE,
           "no replay of a closed graph");
     free(storage);
 }
@@ -444,7 +452,12 @@ int main(void) {
 
     st = run(&m, submit_graph, &r);
     CHECK(st == PTO_OK, "the replayed graph ended with %d", (int)st);
-    CHECK(r.finished == 2 * REPLAYS, "%llu replayed tasks finished", (unsigned long long)r.finished);
+    CHECK(r.finished == 2 * REPLAYS + 2, "%llu replayed tasks finished",
+          (unsigned long long)r.finished);
+    /* The fallen-back instance: tile 40 incremented in place, then tile 41 = tile 40 + 1. */
+    for (uint64_t j = 0; j < TILE; j++)
+        CHECK(atomic_load(&m.mem[8 + TILE * 41 + j]) == 2, "the shared tiles' word %llu holds %llu",
+              (unsigned long long)j, (unsigned long long)atomic_load(&m.mem[8 + TILE * 41 + j]));
     for (uint64_t j = 0; j < TILE; j++)
         CHECK(atomic_load(&m.mem[8 + TILE * 2 * REPLAYS + j]) == 100 * j + 2 * REPLAYS,
               "the last instance's word %llu holds %llu", (unsigned long long)j,

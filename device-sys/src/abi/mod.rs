@@ -252,7 +252,8 @@ pub struct PtoOrchOps {
     /// Ends the recording (`pto_graph_finish`).
     pub graph_finish: unsafe extern "C" fn(ctx: *mut c_void, g: *mut PtoGraph) -> i32,
     /// Submits an instance of the graph with `buffers` bound to its boundaries and
-    /// `scalars` to its patches, into `ring`, after `after` too (`pto_graph_replay`).
+    /// `scalars` to its patches, into `ring`, after `after` too; `flags` as
+    /// `pto_graph_replay`'s (`pto_graph_replay`).
     pub graph_replay: unsafe extern "C" fn(
         ctx: *mut c_void,
         g: *mut PtoGraph,
@@ -261,6 +262,7 @@ pub struct PtoOrchOps {
         scalars: *const u64,
         nscalars: usize,
         ring: u8,
+        flags: u32,
         after: *const u64,
         nafter: usize,
         out: *mut PtoInstance,

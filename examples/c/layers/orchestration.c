@@ -82,7 +82,7 @@ int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t na
         PtoBuffer in = l == 0 ? act_first : (PtoBuffer){acts + len * (l - 1), len};
         PtoBuffer out = l + 1 == layers ? act_last : (PtoBuffer){acts + len * l, len};
         PtoBuffer bind[3] = {in, {w + len * l, len}, out};
-        rc = ops->graph_replay(ops->ctx, &graph, bind, 3, NULL, 0, 0, NULL, 0, NULL);
+        rc = ops->graph_replay(ops->ctx, &graph, bind, 3, NULL, 0, 0, 0, NULL, 0, NULL);
     }
     int32_t closed = ops->graph_close(ops->ctx, &graph);
     return rc != PTO_OK ? rc : closed; /* ops->status_str(rc) says why */

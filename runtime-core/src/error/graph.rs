@@ -222,4 +222,13 @@ impl fmt::Display for GraphError {
     }
 }
 
+impl GraphError {
+    /// Whether it is a binding that a replay asked to fall back
+    /// ([`crate::Bindings::or_submit`]) gets past by submitting the tasks one by one: a
+    /// length that differs from the recording's, or bindings that share bytes.
+    pub const fn fits_one_by_one(&self) -> bool {
+        matches!(self, Self::WrongSize { .. } | Self::Aliased { .. })
+    }
+}
+
 impl core::error::Error for GraphError {}

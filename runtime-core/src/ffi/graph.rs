@@ -39,8 +39,19 @@ pub struct PtoInstance {
     pub first: u64,
     /// Its tasks.
     pub tasks: u32,
-    /// Zero.
-    pub reserved: u32,
+    /// 0 if it was replayed; else its bindings did not fit the recording and its tasks were
+    /// submitted one by one (as `PTO_REPLAY_OR_SUBMIT` asked): the status that says why
+    /// (`PTO_ERR_GRAPH_WRONG_SIZE`, `PTO_ERR_GRAPH_ALIASED`), worth a warning.
+    pub fell_back: i32,
+}
+
+/// How `pto_graph_replay` replays (bits of its `flags`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PtoReplayFlags {
+    /// Bindings that do not fit the recording (a length, buffers that share bytes) submit
+    /// the graph's tasks one by one instead of being refused (`PtoInstance::fell_back`).
+    PtoReplayOrSubmit = 1,
 }
 
 /// Storage for a graph handle, owned by the C caller (opaque): `pto_graph_record` opens it,

@@ -3,7 +3,9 @@
 //! `raw.rs`, the only unsafe code of the C ABIs.
 #![allow(unsafe_code)]
 
-use super::graph::{CGraph, GRAPH_STORAGE_ALIGN, PtoBuffer, PtoGraph, PtoInstance, storage_layout};
+use super::graph::{
+    CGraph, GRAPH_STORAGE_ALIGN, PtoBuffer, PtoGraph, PtoInstance, PtoReplayFlags, storage_layout,
+};
 use super::raw::{put, slice, with_spec};
 use super::status::PtoStatus;
 use super::task::PtoTask;
@@ -255,9 +257,9 @@ pub unsafe fn graph_finish_c(g: *mut PtoGraph) -> PtoStatus {
 }
 
 /// Replays the graph in `g` through `o`: its boundaries bound to `buffers` (`n` of them, as
-/// long as the recording's), its patched scalars to `scalars`, its tasks into `ring`, its
-/// first tasks waiting for `after` (`nafter` ids) too. The instance goes to `out` (if not
-/// null).
+/// long as the recording's, unless `flags` has [`PtoReplayFlags::PtoReplayOrSubmit`]), its
+/// patched scalars to `scalars`, its tasks into `ring`, its first tasks waiting for `after`
+/// (`nafter` ids) too. The instance goes to `out` (if not null).
 ///
 /// # Safety
 /// `g` is null or open; `buffers`, `scalars` and `after` are null or valid for reads of
@@ -267,7 +269,7 @@ pub unsafe fn graph_replay_c<P: Platform>(
     g: *mut PtoGraph,
     (buffers, n): (*const PtoBuffer, usize),
     (scalars, nscalars): (*const u64, usize),
-    (ring, after, nafter): (u8, *const u64, usize),
+    (ring, flags, after, nafter): (u8, u32, *const u64, usize),
     out: *mut PtoInstance,
 ) -> PtoStatus {
     // SAFETY: the caller's contract.
@@ -305,17 +307,20 @@ pub unsafe fn graph_replay_c<P: Platform>(
     for (d, &r) in ids.iter_mut().zip(raw_after) {
         *d = TaskId::from_raw(r);
     }
-    let bind = Bindings::new(&bound[..n])
+    let mut bind = Bindings::new(&bound[..n])
         .ring(ring)
         .after(&ids[..nafter])
         .scalars(scalars);
+    bind.or_submit = flags & PtoReplayFlags::PtoReplayOrSubmit as u32 != 0;
     match o.replay(graph, &bind) {
         Ok(instance) => {
             let first = instance.task(Node(0)).map_or(0, TaskId::raw);
             let v = PtoInstance {
                 first,
                 tasks: instance.len(),
-                reserved: 0,
+                fell_back: instance
+                    .fell_back()
+                    .map_or(0, |why| PtoStatus::from(why) as i32),
             };
             // SAFETY: the caller's contract.
             unsafe { put(out, v) };

@@ -144,23 +144,25 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
     fn submit_plain(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
         // The spec by reference: its fields are read where used (a copy no longer fits the
         // registers, and spilling it cost 17 instructions a task).
-        self.submit_inner::<_, false>(spec, &mut NoRecord)
+        self.submit_inner::<_, false>(spec, &mut NoRecord, None)
     }
 
     /// [`Orchestrator::submit`] of a task with tensor arguments.
     #[inline(never)]
     fn submit_tensors(&mut self, spec: &TaskSpec<'_>) -> Result<TaskId, SubmitError> {
-        self.submit_inner::<_, true>(spec, &mut NoRecord)
+        self.submit_inner::<_, true>(spec, &mut NoRecord, None)
     }
 
     /// [`Orchestrator::submit`], telling `rec` how the task was wired (nothing, and no cost,
     /// for [`NoRecord`]). See [`Orchestrator::submit_recorded`]. Without `TENSORS`, the
     /// task's tensor arguments are taken to be none (the caller knows): that copy of the
-    /// path carries none of their code.
+    /// path carries none of their code. `instance_heap`: where the buffers of the graph
+    /// instance the task belongs to start (it holds them), if it belongs to one.
     fn submit_inner<R: Recorder, const TENSORS: bool>(
         &mut self,
         spec: &TaskSpec<'_>,
         rec: &mut R,
+        instance_heap: Option<u64>,
     ) -> Result<TaskId, SubmitError> {
         // Read from here on instead of `spec.tensors` (the spec itself is not copied).
         let tensors = if TENSORS { spec.tensors } else { &[] };
@@ -171,7 +173,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         let (id, g) = self.claim_slot(spec.ring, tensors)?;
         let mut deps = DepList::new();
         self.dependencies(spec, tensors, (g, id), &mut deps, rec)?;
-        let live = self.file_task::<R>(spec, (g, id), (tensors.len(), None), deps.iter().copied());
+        let wired = (tensors.len(), instance_heap);
+        let live = self.file_task::<R>(spec, (g, id), wired, deps.iter().copied());
         if R::ON {
             rec.report(id, &deps, live);
         }

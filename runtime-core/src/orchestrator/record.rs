@@ -119,7 +119,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         spec: &TaskSpec<'_>,
         record: &mut dyn FnMut(Dependency),
     ) -> Result<TaskId, SubmitError> {
-        self.submit_inner::<_, true>(spec, &mut Record::new(record))
+        self.submit_inner::<_, true>(spec, &mut Record::new(record), None)
     }
 }
 

@@ -15,12 +15,14 @@
 //! Storage is the caller's ([`GraphStorage`]): the core never allocates.
 #![forbid(unsafe_code)]
 
+mod fall_back;
 mod record;
 mod replay;
 
 #[cfg(all(test, not(loom)))]
 mod tests;
 
+use crate::error::GraphError;
 use crate::ids::{KernelId, TaskId, WorkerClass};
 use crate::predicate::Predicate;
 use crate::tensor::arg::{Buffer, TensorArg};
@@ -307,6 +309,10 @@ pub struct Bindings<'a> {
     /// The values of the graph's patched scalars ([`GraphRecorder::patch`]), by slot: as
     /// many as [`Graph::scalars`].
     pub scalars: &'a [u64],
+    /// When the buffers do not fit the recording (a length, or two that share bytes):
+    /// submit the graph's tasks one by one on them instead of refusing, the instance saying
+    /// why ([`Instance::fell_back`]).
+    pub or_submit: bool,
 }
 
 impl<'a> Bindings<'a> {
@@ -317,6 +323,7 @@ impl<'a> Bindings<'a> {
             ring: 0,
             after: &[],
             scalars: &[],
+            or_submit: false,
         }
     }
     /// The same bindings in `ring`.
@@ -327,6 +334,12 @@ impl<'a> Bindings<'a> {
     /// The same bindings, the instance waiting for `after` too.
     pub const fn after(mut self, after: &'a [TaskId]) -> Self {
         self.after = after;
+        self
+    }
+    /// The same bindings, falling back to submitting the tasks one by one when the buffers
+    /// do not fit the recording ([`Bindings::or_submit`]).
+    pub const fn or_submit(mut self) -> Self {
+        self.or_submit = true;
         self
     }
     /// The same bindings, the graph's patched scalars set to `scalars` (by slot).
@@ -341,12 +354,19 @@ impl<'a> Bindings<'a> {
 pub struct Instance {
     first: TaskId,
     tasks: u32,
+    fell_back: Option<GraphError>,
 }
 
 impl Instance {
     /// Its tasks.
     pub const fn len(&self) -> u32 {
         self.tasks
+    }
+    /// Why its tasks were submitted one by one instead of replayed, if they were (bindings
+    /// that did not fit, with [`Bindings::or_submit`]): worth a warning, as it costs what
+    /// the graph was recorded to save.
+    pub const fn fell_back(&self) -> Option<GraphError> {
+        self.fell_back
     }
     /// Whether it has none (a graph recorded empty).
     pub const fn is_empty(&self) -> bool {

@@ -22,15 +22,20 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
     /// task (fresh, or of other instances) by the boundary buffers they share, as if they had
     /// been submitted one by one. Each instance gets its own internal buffers, held until its
     /// last task is reclaimed. Bindings that do not fit the recording (count, length, buffers
-    /// that share bytes) are refused before anything is submitted; a task refused later (its
-    /// ring's window stayed full, say) is [`GraphError::Submit`], the tasks before it
-    /// submitted.
+    /// that share bytes) are refused before anything is submitted, unless they ask to fall
+    /// back ([`super::Bindings::or_submit`]); a task refused later (its ring's window stayed
+    /// full, say) is [`GraphError::Submit`], the tasks before it submitted.
     pub fn replay(
         &mut self,
         graph: &Graph<'_>,
         bind: &super::Bindings<'_>,
     ) -> Result<Instance, GraphError> {
-        self.replay_inner(graph, bind, &mut NoRecord)
+        match self.replay_inner(graph, bind, &mut NoRecord) {
+            Err(why) if bind.or_submit && why.fits_one_by_one() => {
+                self.submit_one_by_one(graph, bind, why, &mut NoRecord)
+            }
+            done => done,
+        }
     }
 
     /// [`Orchestrator::replay`], telling `record` each dependency of each task as it is
@@ -41,7 +46,13 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         bind: &super::Bindings<'_>,
         record: &mut dyn FnMut(Dependency),
     ) -> Result<Instance, GraphError> {
-        self.replay_inner(graph, bind, &mut Record::new(record))
+        let rec = &mut Record::new(record);
+        match self.replay_inner(graph, bind, rec) {
+            Err(why) if bind.or_submit && why.fits_one_by_one() => {
+                self.submit_one_by_one(graph, bind, why, rec)
+            }
+            done => done,
+        }
     }
 
     #[inline(never)]
@@ -211,6 +222,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         Ok(Instance {
             first: TaskId::new(epoch, ring, Seq(first)),
             tasks: graph.tasks.len() as u32,
+            fell_back: None,
         })
     }
 
@@ -321,7 +333,12 @@ fn bits(mut mask: u32) -> impl Iterator<Item = u8> {
 
 /// `args` with each of `patches` (its task's) set from `scalars`, in `into`.
 #[cold]
-fn patch<'a>(args: &[u64], patches: &[Patch], scalars: &[u64], into: &'a mut [u64]) -> &'a [u64] {
+pub(super) fn patch<'a>(
+    args: &[u64],
+    patches: &[Patch],
+    scalars: &[u64],
+    into: &'a mut [u64],
+) -> &'a [u64] {
     let into = &mut into[..args.len()];
     into.copy_from_slice(args);
     for p in patches {
@@ -363,7 +380,7 @@ fn check_bindings(graph: &Graph<'_>, buffers: &[Buffer]) -> Result<(), GraphErro
 
 /// Recorded argument `a` (relative to its graph buffer) placed in that buffer's instance
 /// `to`: the same view and tile at the same offsets.
-fn rebase(a: &GraphRecordedArg, to: Buffer) -> TensorArg {
+pub(super) fn rebase(a: &GraphRecordedArg, to: Buffer) -> TensorArg {
     TensorArg {
         buffer: Buffer::new(to.base + a.arg.buffer.base, a.arg.buffer.len),
         tile: Tile {

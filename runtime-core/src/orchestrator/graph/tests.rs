@@ -697,6 +697,64 @@ fn patched_scalars_take_each_replays_values_and_bad_patches_are_refused() {
 }
 
 #[test]
+fn bindings_that_do_not_fit_fall_back_to_one_by_one_submits_when_asked() {
+    let rig = rig();
+    let mut o = rig.orchestrator();
+    let mut store = Store::new();
+    let graph = two_step(&o, &mut store).unwrap();
+    // Aliased: the same buffer read and written. Refused, unless the replay asks to fall back.
+    let same = [pool(0), pool(0)];
+    assert!(matches!(
+        o.replay(&graph, &Bindings::new(&same)),
+        Err(GraphError::Aliased { .. })
+    ));
+    let mut wiring = Vec::new();
+    let mut note = |d: Dependency| wiring.push((d.consumer.seq().0, d.producer.seq().0));
+    let i = o
+        .replay_recorded(&graph, &Bindings::new(&same).or_submit(), &mut note)
+        .unwrap();
+    assert!(matches!(i.fell_back(), Some(GraphError::Aliased { .. })));
+    assert_eq!(i.len(), 2);
+    // Then a replay that fits, reading what the one-by-one instance wrote: the tensor map
+    // had every argument of it, exactly.
+    let fits = [pool(0), pool(1)];
+    let j = o
+        .replay_recorded(&graph, &Bindings::new(&fits).or_submit(), &mut note)
+        .unwrap();
+    assert_eq!(j.fell_back(), None);
+    wiring.sort();
+    wiring.dedup();
+    assert_eq!(wiring, vec![(1, 0), (2, 1), (3, 2)]);
+    // A longer buffer: the tiles still lie in it.
+    let longer = [Buffer::new(pool(4).base, 2 * LEN), pool(6)];
+    let k = o
+        .replay(&graph, &Bindings::new(&longer).or_submit())
+        .unwrap();
+    assert!(matches!(
+        k.fell_back(),
+        Some(GraphError::WrongSize { index: 0, .. })
+    ));
+    // A shorter one: the submit refuses the tile outside it, naming the task.
+    let shorter = [Buffer::new(pool(7).base, LEN / 2), pool(8)];
+    let r = o.replay(&graph, &Bindings::new(&shorter).or_submit());
+    assert!(
+        matches!(
+            r,
+            Err(GraphError::Submit {
+                task: 0,
+                error: crate::SubmitError::BadTensor { .. }
+            })
+        ),
+        "{r:?}"
+    );
+    // Counts never fall back.
+    assert!(matches!(
+        o.replay(&graph, &Bindings::new(&[pool(0)]).or_submit()),
+        Err(GraphError::WrongCount { .. })
+    ));
+}
+
+#[test]
 fn an_instance_holds_its_internal_buffers_until_its_last_task_is_reclaimed() {
     let mut rig = Rig::new(Config::tiny(), 0);
     rig.p.heap = (0x10_0000, 256);
