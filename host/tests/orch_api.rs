@@ -16,7 +16,7 @@ mod orch_api_util;
 
 use orch_api_util::programs::{self, CLUSTERS};
 use orch_api_util::{
-    Arg, Dtype, Run, assert_golden, f32s, orchestration_compiler, root, scratch, text,
+    Arg, Dtype, Run, assert_golden, f32s, i64s, orchestration_compiler, root, scratch, text,
 };
 
 #[test]
@@ -65,6 +65,23 @@ fn a_value_a_kernel_computed_steers_how_many_tasks_follow() {
     // count, alloc_tensors' dummy, k bumps, the fence, store.
     let finished = format!("finished {} tasks", k + 4);
     assert!(text(&o).contains(&finished), "{}", text(&o));
+}
+
+#[test]
+fn a_false_dispatch_predicate_skips_its_task_and_a_true_one_runs_it() {
+    // data_dependent's tensors and kernels, its threshold (6) and base (500); no limit.
+    let (mut run, k) = programs::data_dependent(100);
+    run.args.remove(3);
+    run.expect = vec![(1, i64s(&[500 + 101, k]))];
+    run.orchestration = Some((root().join("host/tests/orch_api/predicated.cpp"), &[]));
+    let o = run.launch(&scratch("predicated"));
+    assert_golden(&o, 1);
+    // count, alloc_tensors' dummy, four bumps, store.
+    assert!(
+        text(&o).contains("finished 7 tasks (2 skipped by their predicate)"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
@@ -117,14 +134,13 @@ fn what_the_runtime_cannot_express_is_refused_at_run_time_saying_why() {
 }
 
 #[test]
-fn explicit_dependencies_and_predicates_fail_to_compile_saying_why() {
+fn explicit_dependencies_fail_to_compile_saying_why() {
     let dir = scratch("compile");
     for (call, sentence) in [
         (
             "a.set_dependencies(nullptr, 0u);",
             "finds dependencies through tensors only",
         ),
-        ("a.set_predicate(0);", "dispatches every task it is given"),
         ("a.add_no_dep(t);", "tracks every tensor a task names"),
     ] {
         let src = dir.join("unmapped.cpp");

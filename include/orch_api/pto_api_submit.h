@@ -69,6 +69,35 @@ inline bool pto_api_create(const TensorCreateInfo &ci, ChipTensor *out, const ch
     return true;
 }
 
+/* The runtime's predicate for `p` (its element's address and width, the operator, the
+ * target, compared signed), in `out`; false (the run failed, saying why) for an element
+ * outside its tensor or an unknown operator. */
+inline bool pto_api_predicate(const CoreTaskPredicate &p, PtoPredicate *out, const char *func) {
+    static const uint8_t ops[] = {0, PTO_CMP_EQ, PTO_CMP_NE, PTO_CMP_GT,
+                                  PTO_CMP_LT, PTO_CMP_GE, PTO_CMP_LE};
+    uint8_t op = uint8_t(p.op);
+    if (op == 0 || op >= sizeof ops) {
+        pto_api_fail(PTO2_ERROR_INVALID_ARGS, func, "a predicate operator %u", unsigned(op));
+        return false;
+    }
+    if (p.operand.tensor == nullptr) {
+        pto_api_fail(PTO2_ERROR_INVALID_ARGS, func, "a predicate without its tensor");
+        return false;
+    }
+    PtoTensorArg at;
+    if (!pto_api_element(*p.operand.tensor, p.operand.ndims, p.operand.indices, PtoAccess_READ,
+                         &at, func)) {
+        return false;
+    }
+    *out = PtoPredicate{};
+    out->addr = at.base;
+    out->target = uint64_t(p.target);
+    out->width = uint8_t(at.elem);
+    out->op = ops[op];
+    out->is_signed = 1;
+    return true;
+}
+
 /* Submits `a` to run `mk`'s kernels (none: a dummy task, ordered like any other but run by
  * no core); returns its allocated outputs. */
 inline TaskOutputTensors pto_api_submit(const MixedKernels *mk, const CoreTaskArgs &a,
@@ -111,6 +140,11 @@ inline TaskOutputTensors pto_api_submit(const MixedKernels *mk, const CoreTaskAr
     t.ntensors = size_t(a.ntensors);
     t.args = a.nscalars ? a.scalars : nullptr;
     t.nargs = size_t(a.nscalars);
+    PtoPredicate when;
+    if (a.predicate.op != PredicateOp::NONE) {
+        if (!pto_api_predicate(a.predicate, &when, func)) return TaskOutputTensors{};
+        t.predicate = &when;
+    }
     const PtoOrchOps *ops = pto_api_state.ops;
     if (!pto_api_ok(ops->submit(ops->ctx, &t, nullptr), func, "submit")) return TaskOutputTensors{};
     return outs;

@@ -4,9 +4,11 @@
  * (the orchestration's own arguments). Tensors and create infos are copied in, so a
  * temporary view may be added.
  *
- * Explicit dependencies and dispatch predicates cannot be mapped (the runtime finds every
- * dependency through the tensors a task names, and dispatches every task): their calls
- * fail to compile with a sentence saying so. */
+ * A dispatch predicate (set_predicate: one element of a tensor compared with a target when
+ * the task is ready) becomes the runtime's own: a task whose predicate is false is skipped,
+ * its consumers released. Explicit dependencies cannot be mapped (the runtime finds every
+ * dependency through the tensors a task names): their calls fail to compile with a
+ * sentence saying so. */
 #ifndef PTO_API_TASK_ARGS_H
 #define PTO_API_TASK_ARGS_H
 
@@ -48,6 +50,26 @@ private:
     bool require_sync_start_{false};
 };
 
+/* How a dispatch predicate compares its element (sign-extended) with its target; NONE: no
+ * predicate. */
+enum class PredicateOp : uint8_t { NONE = 0, EQ, NE, GT, LT, GE, LE };
+
+/* The element a predicate reads: element `indices` (ndims of them) of `tensor`, which must
+ * outlive the submit, and whose producer must come before the task (a tensor it reads, or
+ * the orchestration's own wait), so that the value is current when the task is ready. */
+struct CorePredicateOperand {
+    const ChipTensor *tensor{nullptr};
+    uint32_t ndims{0};
+    uint32_t indices[MAX_TENSOR_DIMS]{};
+};
+
+/* A task's dispatch predicate: operand OP target (count[e] > 0, say). */
+struct CoreTaskPredicate {
+    CorePredicateOperand operand;
+    PredicateOp op{PredicateOp::NONE};
+    int64_t target{0};
+};
+
 /* False, for any types: a static_assert on it fails only when its template is used. */
 template <typename... T>
 inline constexpr bool pto_api_unmapped = false;
@@ -66,6 +88,7 @@ struct CoreTaskArgs {
     bool has_error{false};
     const char *error_msg{nullptr};
     PTO2LaunchSpec launch_spec;
+    CoreTaskPredicate predicate;
 
     CoreTaskArgs() = default;
     CoreTaskArgs(const CoreTaskArgs &) = delete;
@@ -117,12 +140,9 @@ struct CoreTaskArgs {
                       "set_dependencies: this runtime finds dependencies through tensors only "
                       "(docs/orchestration-api.md)");
     }
-    template <typename T>
-    void set_predicate(const T &) {
-        static_assert(pto_api_unmapped<T>,
-                      "set_predicate: this runtime dispatches every task it is given; decide "
-                      "with get_tensor_data in the orchestration instead");
-    }
+    /* The task runs only if `pred` holds when it is ready; else it is skipped (no core
+     * runs it) and its consumers released. */
+    void set_predicate(const CoreTaskPredicate &pred) { predicate = pred; }
 
     void set_error(const char *msg) {
         if (!has_error) has_error = true, error_msg = msg;
