@@ -19,6 +19,10 @@ use crate::region::config::MAX_DEPS;
 use crate::tensor::arg::Buffer;
 use core::ffi::c_void;
 
+#[cfg(all(test, not(loom)))]
+#[path = "graph_raw_tests.rs"]
+mod tests;
+
 /// Writes to `bytes` the size of the storage (64-byte aligned) a graph of `tasks` tasks,
 /// `args` tensor arguments and `words` words (one per scalar argument and per edge) needs.
 ///
