@@ -6,16 +6,16 @@
 //! binding itself (a view of part of it becomes the whole), its tile at its recorded offset.
 #![forbid(unsafe_code)]
 
-use super::replay::{patch, rebase};
+use super::instance::Patched;
+use super::replay::rebase;
 use super::{Bindings, BufferRef, Graph, Instance};
 use crate::error::GraphError;
 use crate::ids::{Seq, TaskId};
 use crate::orchestrator::record::Recorder;
 use crate::orchestrator::{DepList, Orchestrator, TaskSpec};
 use crate::platform::Platform;
-use crate::predicate::Predicate;
-use crate::region::config::{MAX_ARGS, MAX_TENSORS};
-use crate::tensor::arg::{Buffer, TensorArg};
+use crate::region::config::MAX_TENSORS;
+use crate::tensor::arg::TensorArg;
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
     /// Submits `graph`'s tasks one by one on `bind` (which `why` says does not fit it).
@@ -36,21 +36,10 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 recorded: graph.scalars,
             });
         }
-        let heap_start = self.heaps[r].pending;
-        let block = match graph.block.len {
-            0 => 0,
-            len => self.alloc(ring, len, graph.block.align).map_err(before)?,
-        };
-        let buffer = |b: BufferRef| match b {
-            BufferRef::Boundary(i) => bind.buffers[i as usize],
-            BufferRef::Internal(j) => {
-                let i = &graph.internals[j as usize];
-                Buffer::new(block + i.offset, i.at.len)
-            }
-        };
+        let buffers = self.instance_buffers(graph, bind).map_err(before)?;
+        let buffer = |b| buffers.of(b);
         let (epoch, first) = (self.t.cfg().epoch, self.next[r]);
-        let mut patches = graph.patches.as_slice();
-        let mut patched = [0u64; MAX_ARGS as usize];
+        let mut patched = Patched::new(graph, bind.scalars);
         for (n, task) in graph.tasks.iter().enumerate() {
             let refused = |error| GraphError::Submit {
                 task: n as u32,
@@ -80,31 +69,13 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                     }
                 }
             }
-            let mut args = task.args.of(graph.words);
-            if task.patched {
-                let mine = patches.iter().take_while(|p| p.task == n as u32).count();
-                args = patch(args, &patches[..mine], bind.scalars, &mut patched);
-                patches = &patches[mine..];
-            }
+            let args = patched.args_of(n, task, task.args.of(graph.words));
             let spec = TaskSpec {
-                kernel: task.kernel,
-                class: task.class,
-                args,
                 deps: &deps,
                 tensors: &tensors,
-                ring,
-                blocks: task.blocks,
-                sync_start: task.sync_start,
-                aiv_kernels: task.aiv_kernels,
-                predicate: task.predicate.map(|(p, at)| match at {
-                    Some(b) => Predicate {
-                        addr: buffer(b).base + p.addr,
-                        ..p
-                    },
-                    None => p,
-                }),
+                ..buffers.spec(task, args)
             };
-            self.submit_inner::<R, true>(&spec, rec, Some(heap_start))
+            self.submit_inner::<R, true>(&spec, rec, Some(buffers.heap_start))
                 .map_err(refused)?;
         }
         Ok(Instance {

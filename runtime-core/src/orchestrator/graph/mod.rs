@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 
 mod fall_back;
+mod instance;
 mod record;
 mod replay;
 

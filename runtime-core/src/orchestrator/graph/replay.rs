@@ -3,18 +3,18 @@
 //! arguments going through the tensor map.
 #![forbid(unsafe_code)]
 
-use super::{BufferRef, Graph, GraphRecordedArg, GraphRecordedTask, Instance, Patch};
+use super::{BufferRef, Graph, GraphRecordedArg, GraphRecordedTask, Instance};
 use crate::error::{GraphError, SubmitError};
 use crate::ids::{Seq, TaskId};
 use crate::orchestrator::record::{NoRecord, Record, Recorder};
 use crate::orchestrator::{DepList, Dependency, Orchestrator, TaskSpec};
 use crate::platform::Platform;
-use crate::predicate::Predicate;
-use crate::region::config::{MAX_ARGS, MAX_TENSORS};
+use crate::region::config::MAX_TENSORS;
 use crate::tensor::arg::{Buffer, TensorArg};
 use crate::tensor::tile::Tile;
 
 use super::MAX_GRAPH_BOUNDARIES;
+use super::instance::Patched;
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
     /// Submits an instance of `graph` with `bind`'s buffers: its tasks, in the recording's
@@ -123,25 +123,13 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         }
         // The buffers allocated from here on are the instance's: every task of it holds
         // them. Its internal buffers are one block, each at its recorded offset.
-        let heap_start = self.heaps[r].pending;
-        let block = match graph.block.len {
-            0 => 0,
-            len => self.alloc(ring, len, graph.block.align).map_err(before)?,
-        };
-        let buffer = |b: BufferRef| match b {
-            BufferRef::Boundary(i) => bind.buffers[i as usize],
-            BufferRef::Internal(j) => {
-                let i = &graph.internals[j as usize];
-                Buffer::new(block + i.offset, i.at.len)
-            }
-        };
+        let buffers = self.instance_buffers(graph, bind).map_err(before)?;
+        let (heap_start, buffer) = (buffers.heap_start, |b| buffers.of(b));
         let (epoch, first) = (cfg.epoch, self.next[r]);
         let first_id = TaskId::new(epoch, ring, Seq(first)).raw();
         // Each task's dependencies from outside the instance (most have none).
         let mut outside = DepList::new();
-        // The patches not met yet (in task order), and a patched task's scalars.
-        let mut patches = graph.patches.as_slice();
-        let mut patched = [0u64; MAX_ARGS as usize];
+        let mut patched = Patched::new(graph, bind.scalars);
         for (n, task) in graph.tasks.iter().enumerate() {
             let refused = |error| GraphError::Submit {
                 task: n as u32,
@@ -173,30 +161,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 .map_err(refused)?;
             }
             let deps = inside.chain(outside.iter().copied());
-            let mut args_of = task.args.of(graph.words);
-            if task.patched {
-                let mine = patches.iter().take_while(|p| p.task == n as u32).count();
-                args_of = patch(args_of, &patches[..mine], bind.scalars, &mut patched);
-                patches = &patches[mine..];
-            }
-            let spec = TaskSpec {
-                kernel: task.kernel,
-                class: task.class,
-                args: args_of,
-                deps: &[],
-                tensors: &[],
-                ring,
-                blocks: task.blocks,
-                sync_start: task.sync_start,
-                aiv_kernels: task.aiv_kernels,
-                predicate: task.predicate.map(|(p, at)| match at {
-                    Some(b) => Predicate {
-                        addr: buffer(b).base + p.addr,
-                        ..p
-                    },
-                    None => p,
-                }),
-            };
+            let spec = buffers.spec(task, patched.args_of(n, task, task.args.of(graph.words)));
             let live =
                 self.file_task::<R>(&spec, (g, id), (args.len(), Some(heap_start)), deps.clone());
             // Constants: no code at all unless asked.
@@ -329,23 +294,6 @@ fn bits(mut mask: u32) -> impl Iterator<Item = u8> {
             b
         })
     })
-}
-
-/// `args` with each of `patches` (its task's) set from `scalars`, in `into`.
-#[cold]
-pub(super) fn patch<'a>(
-    args: &[u64],
-    patches: &[Patch],
-    scalars: &[u64],
-    into: &'a mut [u64],
-) -> &'a [u64] {
-    let into = &mut into[..args.len()];
-    into.copy_from_slice(args);
-    for p in patches {
-        // Checked at record (the argument) and at the replay's start (the slot).
-        into[p.arg as usize] = scalars[p.slot as usize];
-    }
-    into
 }
 
 /// Checks `buffers` against `graph`'s boundaries: one each, each as long, none sharing a
