@@ -27,11 +27,16 @@
 // (`PtoTensorArg`, 96 bytes). 5: a tensor argument's access is a set of flags
 // (`PtoAccess_READ`, `PtoAccess_WRITE`; none is refused), and a task may carry a predicate
 // (`PtoTask::predicate`, a `PtoPredicate`). 6: the graph operations (`graph_storage_size`
-// to `graph_close`).
-#define PTO_AICPU_ABI 6
+// to `graph_close`). 7: task records stream to the host while the run goes
+// (`PtoAicpuExecArgs::record_stream`, a [`PtoRecordStream`], and one more thread that
+// pumps them; the report's `records_lost`).
+#define PTO_AICPU_ABI 7
 
 // The layout version of [`PtoOrchConfig`] (its `abi` field).
 #define PTO_ORCH_CONFIG_ABI 1
+
+// The pump's wait when `wait_us` is 0: 30 s.
+#define PtoRecordStream_DEFAULT_WAIT_US 30000000
 
 // The runtime operations an orchestration function is given. Each returns a `PtoStatus`
 // (0: success; one negative code per reason, see `pto_runtime.h`), through the core's one
@@ -162,7 +167,8 @@ typedef struct PtoAicpuInitArgs {
 typedef struct PtoAicpuExecArgs {
   // [`PTO_AICPU_ABI`].
   uint32_t abi;
-  // AICPU threads that take part: `config.schedulers + 1` (one orchestrates).
+  // AICPU threads that take part: `config.schedulers + 1` (one orchestrates), and one
+  // more when `record_stream` is given (it pumps the records to the host).
   uint32_t threads;
   // Threads only take part on CPUs whose bit is set (`sched_getcpu`); 0: any CPU.
   uint64_t cpu_mask;
@@ -217,13 +223,18 @@ typedef struct PtoAicpuExecArgs {
   uint32_t nengines;
   // The engines' watermark words (0: none).
   uint64_t engines;
-  // Where the last thread out copies the run's task records (`PtoRecord`, 88 bytes
-  // each; recorded when `config.profile` is 2), in the order tasks finished (0: none).
+  // The run's task records (`PtoRecord`, 88 bytes each; recorded when `config.profile`
+  // is 2), in the order tasks were submitted (0: none). Without `record_stream`, the
+  // last thread out copies the first `records_cap` there; with it, the ring the record
+  // pump writes while the run goes.
   uint64_t records;
   // Records `records` holds.
   uint32_t records_cap;
   // Zero.
   uint32_t reserved;
+  // The record stream's control block ([`PtoRecordStream`], 64-byte aligned; 0: no
+  // stream). With it, every record reaches the host, however many tasks the run has.
+  uint64_t record_stream;
 } PtoAicpuExecArgs;
 
 #endif  /* PTO_AICPU_H */

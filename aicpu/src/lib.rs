@@ -6,7 +6,8 @@
 //! [`pto_device_sys::abi::PtoAicpuExecArgs`]. The threads take roles by ticket (`run.rs`):
 //! the first formats the run and opens the AICore cores through the chip's handshake, the
 //! last orchestrates (calls the run's orchestration function, then watches the run's
-//! deadline), the others schedule; the last one out sends every core the exit, writes the
+//! deadline), the one before it pumps task records to the host when the run streams them
+//! (`pump.rs`), the others schedule; the last one out sends every core the exit, writes the
 //! report to device memory and resets the SO's state, so the next run starts clean.
 //!
 //! Principles:
@@ -23,6 +24,7 @@
 mod entry;
 mod orch;
 mod problem;
+mod pump;
 #[allow(unsafe_code)]
 mod raw;
 mod run;

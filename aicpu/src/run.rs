@@ -2,18 +2,21 @@
 //!
 //! Each `exec` thread takes a ticket from the hand-off (`pto_device_sys::handoff`; at most
 //! `threads` are handed out). Ticket 0 formats the run and opens the cores (`setup.rs`), then
-//! waits, bounded, for the other threads; ticket `threads - 1` orchestrates (`orch.rs`); the
+//! waits, bounded, for the other threads; ticket `threads - 1` orchestrates (`orch.rs`);
+//! when the run streams its records, ticket `threads - 2` pumps them (`pump.rs`); the
 //! others are scheduler `ticket`. Every thread departs, and the one that makes the count is
 //! the last out: it sends every opened core the exit, writes the report and clears the
 //! state, so the next run starts clean. Threads that arrive after arrivals closed (too many,
 //! or later than the handshake timeout) take no part.
 
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use pto_device_sys::abi::{PtoAicpuCode, PtoAicpuExecArgs, PtoAicpuReport};
 use pto_device_sys::chip::{ChipCore, ChipPlatform, PtoStallEntry, close_core};
 use pto_device_sys::handoff::{LastOut, Ticket};
 use pto_device_sys::raw::arch;
 use pto_runtime_core::ffi::PtoReport;
-use pto_runtime_core::{Runtime, Stall};
+
+use pto_runtime_core::{RecordDrain, Runtime, Stall};
 
 use crate::raw::abi_memory::{copy_records, write_report};
 use crate::settings::Settings;
@@ -37,6 +40,14 @@ pub(crate) struct Run {
     pub settings: Settings,
     /// When setup began (system counter).
     pub start: u64,
+    /// The profile ring's drain, until the record pump takes it (a run that streams).
+    pub drain: spin::Mutex<Option<RecordDrain<'static>>>,
+    /// Schedulers that have not stopped yet.
+    pub schedulers_left: AtomicU32,
+    /// Records the pump wrote to the host's ring, and those it could not keep.
+    pub pumped: AtomicU64,
+    /// See `pumped`.
+    pub pump_lost: AtomicU64,
 }
 
 /// Which run of the loaded SO this is (1 for the first).
@@ -71,12 +82,23 @@ pub(crate) fn exec(a: &PtoAicpuExecArgs, s: Settings) -> u32 {
     depart(a, ticket)
 }
 
-/// Ticket `n`'s part in a ready run: the last ticket orchestrates, the others schedule.
+/// Ticket `n`'s part in a ready run: the last ticket orchestrates, the one before it pumps
+/// the records of a run that streams them, the others schedule.
 fn take_part(run: &Run, n: u32, threads: u32) {
     if n == threads - 1 {
         crate::orch::orchestrate(run);
         return;
     }
+    if run.args.record_stream != 0 && n == threads - 2 {
+        crate::pump::pump(run);
+        return;
+    }
+    schedule(run, n);
+    run.schedulers_left.fetch_sub(1, Ordering::Release);
+}
+
+/// Scheduler `n`'s part.
+fn schedule(run: &Run, n: u32) {
     match run.rt.scheduler(n as u8, &run.platform) {
         // The run's outcome is in the runtime's status, read by the last out.
         Ok(sched) => {
@@ -178,6 +200,19 @@ fn report_run(r: &Run, report: &mut PtoAicpuReport) {
             }
         }
     }
-    report.sched = PtoReport::from_report(&r.rt.report());
-    (report.records, report.records_total) = copy_records(&r.rt, &r.args);
+    let sched = r.rt.report();
+    report.sched = PtoReport::from_report(&sched);
+    let mut lost = sched.profile_dropped;
+    if r.args.record_stream != 0 {
+        let (pumped, pump_lost) = (
+            r.pumped.load(Ordering::Relaxed),
+            r.pump_lost.load(Ordering::Relaxed),
+        );
+        report.records = pumped.min(u64::from(u32::MAX)) as u32;
+        report.records_total = (pumped + pump_lost).min(u64::from(u32::MAX)) as u32;
+        lost += pump_lost;
+    } else {
+        (report.records, report.records_total) = copy_records(&r.rt, &r.args);
+    }
+    report.records_lost = lost.min(u64::from(u32::MAX)) as u32;
 }

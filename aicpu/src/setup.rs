@@ -3,6 +3,8 @@
 //! platform. Problems are recorded (`So::problem`); cores opened before or despite a
 //! problem stay in the run's cell, so the last out still sends them the exit.
 
+use core::sync::atomic::{AtomicU32, AtomicU64};
+
 use pto_device_sys::Coherence;
 use pto_device_sys::abi::{PTO_AICPU_ABI, PtoAicpuCode, PtoAicpuExecArgs};
 use pto_device_sys::chip::layout::{CORE_AIC, CORE_AIV};
@@ -57,6 +59,7 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64, setup: &mut S
         || !a.watched.is_multiple_of(8)
         || !a.engines.is_multiple_of(8)
         || !a.records.is_multiple_of(8)
+        || !a.record_stream.is_multiple_of(64)
     {
         return bad(3);
     }
@@ -65,6 +68,7 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64, setup: &mut S
         || (a.watched == 0 && a.nwatched > 0)
         || (a.engines == 0 && a.nengines > 0)
         || (a.records == 0 && a.records_cap > 0)
+        || (a.record_stream != 0 && a.records_cap == 0)
     {
         return bad(5);
     }
@@ -124,7 +128,8 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64, setup: &mut S
         return false;
     }
     // Checked once the cores are open, so that the last out sends them the exit.
-    if a.threads != cfg.schedulers as u32 + 1 {
+    let pump = u32::from(a.record_stream != 0);
+    if a.threads != cfg.schedulers as u32 + 1 + pump {
         SO.problem
             .record(PtoAicpuCode::BadConfig, 0xffff, a.threads as u64);
         return false;
@@ -143,6 +148,9 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64, setup: &mut S
             return false;
         }
     };
+    // Before the first submit, so the ring streams from its first record.
+    let drain = if pump == 1 { rt.record_drain() } else { None };
+    let schedulers = cfg.schedulers as u32;
     SO.stalls.clear();
     let threads = a.threads as usize;
     SO.run.install(setup, |cores| {
@@ -166,6 +174,10 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64, setup: &mut S
             args: *a,
             settings: s,
             start,
+            drain: spin::Mutex::new(drain),
+            schedulers_left: AtomicU32::new(schedulers),
+            pumped: AtomicU64::new(0),
+            pump_lost: AtomicU64::new(0),
         }
     });
     true

@@ -9,15 +9,21 @@
 
 mod harness {
     pub mod chip;
+    pub mod record_host;
     pub mod rig;
     pub mod so;
 }
 
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use harness::record_host::RecordHost;
 use harness::rig::{EXAMPLE_N, Extra, K_EXAMPLE_ADD, K_LAND, K_SUM, Orch, Rig, SERIAL, init};
 use harness::so::so;
 use pto_device_sys::abi::{PtoAicpuCode, PtoAicpuInitArgs, PtoAicpuReport};
 use pto_device_sys::chip::layout::REG_COND;
-use pto_runtime_core::{FatalKind, StallKind, TaskId};
+use pto_runtime_core::ffi::PtoRecord;
+use pto_runtime_core::{Config, FatalKind, StallKind, TaskId};
 
 #[test]
 fn a_hundred_runs_in_one_process_each_checked() {
@@ -407,6 +413,73 @@ fn a_configuration_wider_than_a_payload_slot_is_refused() {
         "{r}"
     );
     Rig::new(2, 20_000_000).good_run();
+}
+
+#[test]
+fn task_records_stream_to_the_host_through_rings_smaller_than_the_run() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    init(30_000, 5_000);
+    // A profile ring of 4 cells and a host ring of 5 records, for 24 tasks.
+    let mut rig = Rig::with(Config {
+        profile_capacity: 4,
+        ..Rig::config()
+    });
+    rig.records = vec![PtoRecord::default(); 5];
+    rig.record_host = Some(RecordHost::Collects);
+    for coherence in [0, 1] {
+        rig.coherence = coherence;
+        // A record per task, each task once (checked with the sums and the cores).
+        let r = rig.good_run();
+        assert_eq!(r.records_lost, 0, "{r}");
+        let (taken, block) = rig.streamed.as_ref().expect("the host end ran");
+        let tasks: BTreeSet<u64> = taken.iter().map(|t| t.task).collect();
+        assert_eq!(tasks.len() as u64, r.sched.finished, "{taken:?}");
+        assert_eq!((block.produced, block.lost, block.done), (24, 0, 1));
+    }
+}
+
+#[test]
+fn a_host_that_takes_no_records_makes_the_pump_wait_then_count_what_it_lost() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    init(30_000, 5_000);
+    let mut rig = Rig::with(Config {
+        profile_capacity: 4,
+        ..Rig::config()
+    });
+    rig.records = vec![PtoRecord::default(); 5];
+    let wait = Duration::from_millis(200);
+    rig.record_host = Some(RecordHost::Stalled {
+        wait_us: wait.as_micros() as u64,
+    });
+    let start = Instant::now();
+    let r = rig.run(Extra::None, &[]);
+    // The run itself is not held up past the bound: it succeeds, every result right.
+    assert_eq!(r.code, PtoAicpuCode::Ok as u32, "{r}");
+    rig.sums_check().unwrap();
+    assert!(
+        start.elapsed() >= wait,
+        "the pump waited for the host first"
+    );
+    // The ring's 5 records are there for the host; the other 19 are counted, and said.
+    assert_eq!(
+        (r.records, r.records_total, r.records_lost),
+        (5, 24, 19),
+        "{r}"
+    );
+    assert!(r.to_string().contains("19 task records lost"), "{r}");
+    let (taken, block) = rig.streamed.as_ref().expect("the host end ran");
+    assert!(taken.is_empty());
+    assert_eq!((block.produced, block.lost, block.done), (5, 19, 1));
+    // The next run, without a stream, works as before: its 4-cell ring keeps the first 4.
+    rig.record_host = None;
+    let r = rig.run(Extra::None, &[]);
+    assert_eq!(r.code, PtoAicpuCode::Ok as u32, "{r}");
+    rig.sums_check().unwrap();
+    assert_eq!(
+        (r.records, r.records_total, r.records_lost),
+        (4, 4, 20),
+        "{r}"
+    );
 }
 
 #[test]

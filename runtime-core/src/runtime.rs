@@ -144,8 +144,9 @@ impl<'r> Runtime<'r> {
     /// by `submit_timeout_us`, then the record is lost and counted in
     /// [`RunReport::profile_dropped`]). So a run keeps a record per task however many tasks
     /// it has. `None` if the ring has a drain already, or a record was claimed before: take
-    /// it before the first submit.
-    pub fn record_drain(&self) -> Option<RecordDrain<'_>> {
+    /// it before the first submit. The drain borrows the region, not the runtime, so it may
+    /// be kept beside the runtime (in the same struct, say).
+    pub fn record_drain(&self) -> Option<RecordDrain<'r>> {
         let t = &self.t;
         t.shared()
             .prof()

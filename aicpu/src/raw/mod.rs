@@ -12,6 +12,8 @@
 //! - [`orch_ops`]: the orchestration's table of operations (C trampolines) and the call of
 //!   the orchestration function.
 //! - [`orch_so`]: writing the orchestration SO to a file and `dlopen`ing it.
+//! - [`record_ring`]: the record stream's control block and ring, as the record pump
+//!   writes them while the host reads them.
 //! - [`cpu`]: libc's CPU calls (the CPU a thread runs on, yield, CPUs online) and a trap.
 //! - the unwinding personality the precompiled `core` names (below).
 
@@ -20,6 +22,7 @@ pub(crate) mod cpu;
 pub(crate) mod entry;
 pub(crate) mod orch_ops;
 pub(crate) mod orch_so;
+pub(crate) mod record_ring;
 pub(crate) mod run_cell;
 
 // The precompiled `core` names an unwinding personality in its unwind tables; with

@@ -10,11 +10,13 @@ use std::time::{Duration, Instant};
 
 use pto_device_sys::abi::{
     PTO_AICPU_ABI, PtoAicpuCode, PtoAicpuExecArgs, PtoAicpuInitArgs, PtoAicpuReport,
+    PtoRecordStream,
 };
 use pto_runtime_core::ffi::{PtoConfig, PtoRecord, PtoTensor};
 use pto_runtime_core::{Config, ProfileLevel, RegionLayout};
 
 use super::chip::Chip;
+use super::record_host::{HostEnd, RecordHost};
 use super::so::{exec_on_threads, so};
 
 unsafe extern "C" {
@@ -145,8 +147,13 @@ pub struct Rig {
     pub records: Vec<PtoRecord>,
     /// The exec arguments' `coherence` (1: the AICPU maintains its caches).
     pub coherence: u32,
-    /// `exec` threads, if not `schedulers + 1`.
+    /// `exec` threads, if not `schedulers + 1` (`+ 2` with a record stream).
     pub threads: Option<u32>,
+    /// Whether the records stream to the host while the run goes (`records` is then the
+    /// pump's ring), and how the host end is played.
+    pub record_host: Option<RecordHost>,
+    /// What the host end of the last run's record stream took, and its control block.
+    pub streamed: Option<(Vec<PtoRecord>, PtoRecordStream)>,
     orch_so: Vec<u8>,
     pub n: u64,
     pub blocks: u64,
@@ -206,6 +213,8 @@ impl Rig {
             records: vec![PtoRecord::default(); RECORDS],
             coherence: 0,
             threads: None,
+            record_host: None,
+            streamed: None,
             orch_so: orch_so(),
             n,
             blocks,
@@ -309,7 +318,13 @@ impl Rig {
         let mut report = PtoAicpuReport::default();
         let base = self.data_ptr() as u64;
         let (handshakes, slots, regs, nregs) = self.chip.addrs();
-        let threads = self.threads.unwrap_or(self.cfg.schedulers as u32 + 1);
+        let host = self
+            .record_host
+            .map(|how| HostEnd::start(how, self.records.as_ptr(), self.records.len()));
+        let pump = u32::from(host.is_some());
+        let threads = self
+            .threads
+            .unwrap_or(self.cfg.schedulers as u32 + 1 + pump);
         let args = PtoAicpuExecArgs {
             threads,
             region: self.region.as_mut_ptr() as u64,
@@ -344,11 +359,13 @@ impl Rig {
             records: self.records.as_mut_ptr() as u64,
             records_cap: self.records.len() as u32,
             coherence: self.coherence,
+            record_stream: host.as_ref().map_or(0, HostEnd::addr),
             ..PtoAicpuExecArgs::default()
         };
         self.chip.launch(skip);
         let engine = (extra == Extra::Deferred).then(|| self.engine(base));
         let rcs = exec_on_threads(args, threads as usize);
+        self.streamed = host.map(HostEnd::finish);
         // 3: a thread arrived after a failed setup closed the run (it took no part).
         assert!(
             rcs.iter().all(|&r| r == 0 || r == 3),
@@ -426,7 +443,11 @@ impl Rig {
             (r.sched.finished, r.sched.finished),
             "a record per task: {r}"
         );
-        let recs = &self.records[..r.records as usize];
+        let recs = match &self.streamed {
+            Some((taken, _)) => &taken[..],
+            None => &self.records[..r.records as usize],
+        };
+        assert_eq!(recs.len(), r.records as usize, "{r}");
         assert!(
             recs.iter()
                 .all(|t| t.kernel <= K_SUM as u32 && t.core != 0xffff && t.complete >= t.fin),

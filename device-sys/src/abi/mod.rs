@@ -14,9 +14,11 @@ use pto_runtime_core::Config;
 use pto_runtime_core::ffi::{PtoBuffer, PtoConfig, PtoGraph, PtoInstance, PtoTask, PtoTensorArg};
 
 pub mod orch_config;
+pub mod record_stream;
 pub mod report;
 
 pub use orch_config::{PTO_ORCH_CONFIG_ABI, PTO_ORCH_CONFIG_SYMBOL, PtoOrchConfig};
+pub use record_stream::PtoRecordStream;
 pub use report::{PtoAicpuCode, PtoAicpuReport};
 
 /// The ABI version both sides must agree on (`abi` in every argument block). 2: the exec
@@ -27,8 +29,10 @@ pub use report::{PtoAicpuCode, PtoAicpuReport};
 /// (`PtoTensorArg`, 96 bytes). 5: a tensor argument's access is a set of flags
 /// (`PtoAccess_READ`, `PtoAccess_WRITE`; none is refused), and a task may carry a predicate
 /// (`PtoTask::predicate`, a `PtoPredicate`). 6: the graph operations (`graph_storage_size`
-/// to `graph_close`).
-pub const PTO_AICPU_ABI: u32 = 6;
+/// to `graph_close`). 7: task records stream to the host while the run goes
+/// (`PtoAicpuExecArgs::record_stream`, a [`PtoRecordStream`], and one more thread that
+/// pumps them; the report's `records_lost`).
+pub const PTO_AICPU_ABI: u32 = 7;
 
 /// What `pto_aicpu_init` is given: once per launch sequence (process and device).
 #[repr(C)]
@@ -61,7 +65,8 @@ pub type PtoOrchestrate =
 pub struct PtoAicpuExecArgs {
     /// [`PTO_AICPU_ABI`].
     pub abi: u32,
-    /// AICPU threads that take part: `config.schedulers + 1` (one orchestrates).
+    /// AICPU threads that take part: `config.schedulers + 1` (one orchestrates), and one
+    /// more when `record_stream` is given (it pumps the records to the host).
     pub threads: u32,
     /// Threads only take part on CPUs whose bit is set (`sched_getcpu`); 0: any CPU.
     pub cpu_mask: u64,
@@ -116,13 +121,18 @@ pub struct PtoAicpuExecArgs {
     pub nengines: u32,
     /// The engines' watermark words (0: none).
     pub engines: u64,
-    /// Where the last thread out copies the run's task records (`PtoRecord`, 88 bytes
-    /// each; recorded when `config.profile` is 2), in the order tasks finished (0: none).
+    /// The run's task records (`PtoRecord`, 88 bytes each; recorded when `config.profile`
+    /// is 2), in the order tasks were submitted (0: none). Without `record_stream`, the
+    /// last thread out copies the first `records_cap` there; with it, the ring the record
+    /// pump writes while the run goes.
     pub records: u64,
     /// Records `records` holds.
     pub records_cap: u32,
     /// Zero.
     pub reserved: u32,
+    /// The record stream's control block ([`PtoRecordStream`], 64-byte aligned; 0: no
+    /// stream). With it, every record reaches the host, however many tasks the run has.
+    pub record_stream: u64,
 }
 
 impl Default for PtoAicpuExecArgs {
@@ -158,6 +168,7 @@ impl Default for PtoAicpuExecArgs {
             records: 0,
             records_cap: 0,
             reserved: 0,
+            record_stream: 0,
         }
     }
 }
@@ -284,5 +295,6 @@ const _: () = {
     assert!(offset_of!(PtoAicpuExecArgs, orch_so_len) == 184);
     assert!(offset_of!(PtoAicpuExecArgs, tensors) == 192);
     assert!(offset_of!(PtoAicpuExecArgs, records_cap) == 232);
-    assert!(size_of::<PtoAicpuExecArgs>() == 240);
+    assert!(offset_of!(PtoAicpuExecArgs, record_stream) == 240);
+    assert!(size_of::<PtoAicpuExecArgs>() == 248);
 };

@@ -97,15 +97,17 @@ pub struct PtoAicpuReport {
     pub run: u64,
     /// The scheduler's report.
     pub sched: PtoReport,
-    /// Task records copied to the exec arguments' `records`.
+    /// Task records copied to the exec arguments' `records` (streamed, with a record
+    /// stream).
     pub records: u32,
     /// Task records the run held in all (more than `records` when they did not fit).
     pub records_total: u32,
     /// Stall entries the run's threads told (one per live task, or per lane a scheduler
     /// held; `stalls` keeps the first [`REPORT_STALLS`]; 0 after a run that succeeded).
     pub nstalls: u32,
-    /// Zero.
-    pub reserved: u32,
+    /// Task records lost: past the profile ring's wait (the scheduler's `profile_dropped`)
+    /// and past the record stream's (its `lost`).
+    pub records_lost: u32,
     /// What the first live tasks waited for when the run stopped: running on which core
     /// for how long, behind a running lane, deferred on which word, waiting for producers,
     /// ready but not dispatched.
@@ -125,7 +127,7 @@ impl Default for PtoAicpuReport {
             records: 0,
             records_total: 0,
             nstalls: 0,
-            reserved: 0,
+            records_lost: 0,
             stalls: [PtoStallEntry::default(); REPORT_STALLS],
         }
     }
@@ -203,7 +205,17 @@ impl PtoAicpuReport {
             );
         }
         match PtoAicpuCode::from_u32(self.code) {
-            Ok => write!(f, "run {}: {} tasks finished", self.run, s.finished),
+            Ok => {
+                write!(f, "run {}: {} tasks finished", self.run, s.finished)?;
+                match self.records_lost {
+                    0 => core::fmt::Result::Ok(()),
+                    n => write!(
+                        f,
+                        " ({n} task records lost: they found the profile ring, or the \
+                         host's ring of streamed records, full past its wait)"
+                    ),
+                }
+            }
             BadArgs => write!(f, "run {}: malformed exec arguments", self.run),
             NotInitialized => write!(f, "run {}: exec before init", self.run),
             BadConfig => write!(f, "run {}: configuration or region refused", self.run),

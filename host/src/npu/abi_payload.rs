@@ -39,6 +39,8 @@ pub struct ExecAddrs {
     pub watched: (u64, u32),
     /// Where the task records go and how many fit (0: none).
     pub records: (u64, u32),
+    /// The record stream's control block (0: records copied at the end, not streamed).
+    pub record_stream: u64,
 }
 
 /// The `init` payload.
@@ -87,6 +89,7 @@ pub fn exec_payload(cfg: &Config, threads: u32, a: &ExecAddrs) -> PtoAicpuExecAr
         nwatched: a.watched.1,
         records: a.records.0,
         records_cap: a.records.1,
+        record_stream: a.record_stream,
         ..PtoAicpuExecArgs::default()
     }
 }

@@ -16,7 +16,8 @@
 //! Files: `options.rs` (what a session is opened with), `device.rs` (ACL init, the device
 //! on each thread), `bootstrap.rs`, `register.rs`, `session.rs`, `run.rs`, `uploads.rs` (code on the device once per
 //! session), `program.rs`
-//! (what a run executes), `records.rs` (the task records read back), `abi_payload.rs` (all that depends on the AICPU SO's ABI),
+//! (what a run executes), `records.rs` (the task records read back), `record_stream.rs`
+//! (collecting them while the run goes), `abi_payload.rs` (all that depends on the AICPU SO's ABI),
 //! `error.rs`.
 
 mod abi_payload;
@@ -25,6 +26,7 @@ mod device;
 mod error;
 mod kernel_image;
 mod options;
+mod record_stream;
 mod records;
 mod register;
 mod run;

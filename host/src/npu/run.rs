@@ -1,8 +1,10 @@
 //! One run on an open session: the kernels and the orchestration SO on the device (once
 //! per session, `uploads.rs`), the run's device memory (region, kernel table, arguments,
 //! buffers, heap, report, tensor descriptors), the handshakes cleared, the AICore executor
-//! launched on its stream, then the AICPU `exec` on `schedulers + 1` threads; both streams
-//! synchronised (bounded), the report and the buffers read back. On any failure the session
+//! launched on its stream, then the AICPU `exec` on `schedulers + 1` threads (one more that
+//! pumps the task records when the run keeps them); both streams synchronised (bounded),
+//! the task records collected meanwhile (`record_stream.rs`), the report and the buffers
+//! read back. On any failure the session
 //! recovers ([`NpuSession`]) and the error keeps the host's failing call and the device's
 //! report apart.
 
@@ -14,7 +16,8 @@ use pto_runtime_core::{Config, ProfileLevel, RegionLayout};
 use super::abi_payload::{DeviceStatus, ExecAddrs, REPORT_BYTES, exec_payload};
 use super::error::NpuError;
 use super::kernel_image::kernel_image;
-use super::records::{RECORD_BYTES, as_bytes_mut, zeroed};
+use super::record_stream::{CONTROL_BYTES, Collector};
+use super::records::RECORD_BYTES;
 use super::register::{EXEC_SYMBOL, op_type};
 use super::session::NpuSession;
 use crate::orch_config::{RunCapacities, resolve};
@@ -27,8 +30,9 @@ pub struct RunOutcome {
     pub status: DeviceStatus,
     /// Every buffer's bytes after the run.
     pub buffers: Vec<Vec<u8>>,
-    /// The task records the device copied back (at most [`RunSpec::records`]; see
-    /// `status.0.records_total` for how many the run held).
+    /// The run's task records, in the order the tasks were submitted: one per task (per
+    /// block of a task of several), streamed from the device while the run went. Records
+    /// the device could not keep are counted in `status.0.records_lost`.
     pub records: Vec<PtoRecord>,
 }
 
@@ -46,6 +50,8 @@ struct RunMem {
     watched: DeviceMem,
     nwatched: u32,
     records: DeviceMem,
+    /// The record stream's control block.
+    record_stream: DeviceMem,
 }
 
 fn words(v: &[u64]) -> Vec<u8> {
@@ -136,6 +142,7 @@ impl NpuSession {
         let watched = DeviceMem::alloc(api, ranges.len().max(2) * 8)?;
         watched.write(0, &words(&ranges))?;
         let records = DeviceMem::alloc(api, (spec.records as usize).max(1) * RECORD_BYTES)?;
+        let record_stream = DeviceMem::alloc(api, CONTROL_BYTES)?;
         Ok(RunMem {
             region,
             table,
@@ -148,6 +155,7 @@ impl NpuSession {
             watched,
             nwatched: all.len() as u32,
             records,
+            record_stream,
         })
     }
 
@@ -204,7 +212,7 @@ impl NpuSession {
         };
         self.runs += 1;
         match self.launch_and_wait(spec, &cfg, &mem, (orch_so, code.len() as u32)) {
-            Ok(status) if status.ok() => {
+            Ok((status, records)) if status.ok() => {
                 let mut buffers = Vec::with_capacity(mem.buffers.len());
                 for b in &mem.buffers {
                     let mut out = vec![0u8; b.len()];
@@ -217,21 +225,13 @@ impl NpuSession {
                     }
                     buffers.push(out);
                 }
-                let mut records = zeroed(status.0.records.min(spec.records) as usize);
-                if let Err(e) = mem.records.read(0, as_bytes_mut(&mut records)) {
-                    self.recover(mem);
-                    return Err(NpuError::Run {
-                        host: Some(("reading the task records back", e)),
-                        device: Some(Box::new(status)),
-                    });
-                }
                 Ok(RunOutcome {
                     status,
                     buffers,
                     records,
                 })
             }
-            Ok(status) => {
+            Ok((status, _)) => {
                 self.recover(mem);
                 Err(NpuError::Run {
                     host: None,
@@ -256,14 +256,15 @@ impl NpuSession {
         }
     }
 
-    /// The launches of one run and the waits for them; the device's report.
+    /// The launches of one run and the waits for them, collecting the task records
+    /// meanwhile; the device's report and the records.
     fn launch_and_wait(
         &self,
         spec: &RunSpec,
         cfg: &Config,
         mem: &RunMem,
         (orch_so, nkernels): (u64, u32),
-    ) -> Result<DeviceStatus, (&'static str, CannError)> {
+    ) -> Result<(DeviceStatus, Vec<PtoRecord>), (&'static str, CannError)> {
         let live = self.live.as_ref().expect("checked by run");
         let sync = self.opts.timeouts.stream_sync_ms;
         let cores = 3 * self.clusters as usize;
@@ -284,6 +285,15 @@ impl NpuSession {
             .write(0, bytemuck::bytes_of(&aicore_args))
             .map_err(|e| ("writing the AICore executor's arguments", e))?;
         mem.region.zero().map_err(|e| ("clearing the region", e))?;
+        let streams = spec.records > 0;
+        let (mut collector, record_stream) = if streams {
+            let wait_us = self.opts.timeouts.submit_us;
+            let (c, at) = Collector::new(&mem.record_stream, &mem.records, wait_us)
+                .map_err(|e| ("clearing the record stream", e))?;
+            (Some(c), at)
+        } else {
+            (None, 0)
+        };
         let addrs = ExecAddrs {
             region: (
                 mem.region.addr().next_multiple_of(64),
@@ -300,8 +310,9 @@ impl NpuSession {
             tensors: mem.tensors.addr(),
             watched: (mem.watched.addr(), mem.nwatched),
             records: (mem.records.addr(), spec.records),
+            record_stream,
         };
-        let threads = u32::from(self.opts.schedulers) + 1;
+        let threads = u32::from(self.opts.schedulers) + 1 + u32::from(streams);
         let payload = exec_payload(cfg, threads, &addrs);
         let exec = live
             .kernels
@@ -313,9 +324,20 @@ impl NpuSession {
             .map_err(|e| ("launching the AICore executor", e))?;
         exec.launch_value(&live.aicpu_stream, threads, &payload)
             .map_err(|e| ("launching the AICPU exec", e))?;
-        live.aicpu_stream
-            .synchronize(sync)
-            .map_err(|e| ("waiting for the AICPU exec", e))?;
+        match collector.as_mut() {
+            Some(c) => c
+                .collect_until_done(&live.aicpu_stream, sync)
+                .map_err(|e| {
+                    (
+                        "waiting for the AICPU exec and collecting its task records",
+                        e,
+                    )
+                })?,
+            None => live
+                .aicpu_stream
+                .synchronize(sync)
+                .map_err(|e| ("waiting for the AICPU exec", e))?,
+        }
         live.aicore_stream
             .synchronize(sync)
             .map_err(|e| ("waiting for the AICore executors", e))?;
@@ -323,6 +345,14 @@ impl NpuSession {
             .report
             .read_report(0)
             .map_err(|e| ("reading the device's report", e))?;
-        Ok(DeviceStatus(report))
+        let records = match collector {
+            Some(c) => {
+                c.finish()
+                    .map_err(|e| ("reading the record stream's end", e))?
+                    .0
+            }
+            None => Vec::new(),
+        };
+        Ok((DeviceStatus(report), records))
     }
 }

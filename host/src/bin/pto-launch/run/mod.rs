@@ -132,8 +132,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.json")]
     pub trace: Option<PathBuf>,
     /// Cells of the profile ring --trace records into (1 to 1048576; default 65536). The
-    /// simulator drains the ring while the run goes, so every task keeps its record (a
-    /// submit that finds the ring full waits for the drain); an NPU keeps the first N.
+    /// records stream out while the run goes (to a host thread on the simulator, through the
+    /// AICPU's record pump to the host on an NPU), so every task keeps its record: a submit
+    /// that finds the ring full waits for them.
     #[arg(long, value_name = "N", value_parser = value_parser!(u32).range(1..=i64::from(TRACE_RECORDS_MAX)))]
     pub trace_records: Option<u32>,
     /// Ranks, one process each (1 to 64): each runs the program, its arguments may name
@@ -247,19 +248,12 @@ impl std::fmt::Display for RunResults {
                 path.display()
             )?;
             if (*n as u64) < *total {
-                match self.backend {
-                    RunBackend::Sim => write!(
-                        f,
-                        "\n  the run finished {total} tasks and the trace kept {n}: the record \
-                         drain fell behind for longer than --submit-timeout-ms; raise \
-                         --trace-records (the ring's cells) to give it slack"
-                    )?,
-                    _ => write!(
-                        f,
-                        "\n  the run finished {total} tasks and the trace kept the first {n}: \
-                         raise --trace-records to keep more"
-                    )?,
-                }
+                write!(
+                    f,
+                    "\n  the run finished {total} tasks and the trace kept {n}: the records \
+                     streamed out fell behind for longer than --submit-timeout-ms; raise \
+                     --trace-records (the ring's cells) to give them slack"
+                )?;
             }
         }
         for g in &self.golden {
