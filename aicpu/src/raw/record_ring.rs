@@ -6,6 +6,7 @@
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use pto_device_sys::abi::{PtoAicpuExecArgs, PtoRecordStream};
+use pto_device_sys::chip::RecordWindow;
 use pto_device_sys::raw::arch;
 use pto_runtime_core::ffi::PtoRecord;
 
@@ -55,11 +56,6 @@ impl RecordRing {
         })
     }
 
-    /// Entries of the ring.
-    pub(crate) fn capacity(&self) -> u64 {
-        self.cap
-    }
-
     /// How long the host asked the pump to wait for it, µs.
     pub(crate) fn wait_us(&self) -> u64 {
         match self.ctl.wait_us.load(Ordering::Relaxed) {
@@ -68,33 +64,36 @@ impl RecordRing {
         }
     }
 
-    /// Records the host took so far.
-    pub(crate) fn collected(&self) -> u64 {
+    fn clean_ctl(&self) {
         if self.manual {
-            arch::clean_invalidate(self.collected_addr(), 8);
+            arch::clean(self.ctl as *const PtoRecordStreamWords as usize, 64);
+        }
+    }
+}
+
+impl RecordWindow for RecordRing {
+    fn capacity(&self) -> u64 {
+        self.cap
+    }
+
+    fn collected(&self) -> u64 {
+        if self.manual {
+            arch::clean_invalidate(&self.ctl.collected as *const AtomicU64 as usize, 8);
         }
         self.ctl.collected.load(Ordering::Acquire)
     }
 
-    fn collected_addr(&self) -> usize {
-        &self.ctl.collected as *const AtomicU64 as usize
-    }
-
-    /// Writes record number `i` into its entry. The caller checked that the host took
-    /// record `i - capacity` (`i < collected + capacity`).
-    pub(crate) fn write(&self, i: u64, r: PtoRecord) {
+    fn write(&self, i: u64, r: &PtoRecord) {
         let p = self.ring.wrapping_add((i % self.cap) as usize);
         // SAFETY: `records` names `records_cap` records of device memory the host gave the
         // run (the ABI's contract); entry `i % cap` is the pump's alone until it publishes
-        // `produced > i`, and the host has taken what was there before (the caller's check).
-        // An unaligned ring is written bytewise.
-        unsafe { p.write_unaligned(r) };
+        // `produced > i`, and the host has taken what was there before (the outlet's
+        // check). An unaligned ring is written bytewise.
+        unsafe { p.write_unaligned(*r) };
     }
 
-    /// Publishes that records `from..to` are written: they reach memory (cleaned when the
-    /// AICPU maintains its caches), then `produced` says so.
-    pub(crate) fn publish(&self, from: u64, to: u64) {
-        if self.manual && to > from {
+    fn publish(&self, from: u64, to: u64) {
+        if self.manual {
             let rec = size_of::<PtoRecord>();
             for i in from..to {
                 let at = self.ring.wrapping_add((i % self.cap) as usize) as usize;
@@ -105,17 +104,18 @@ impl RecordRing {
         self.clean_ctl();
     }
 
-    /// The pump's last word: what it lost, then that it is done.
-    pub(crate) fn close(&self, lost: u64) {
+    fn close(&self, lost: u64) {
         self.ctl.lost.store(lost, Ordering::Relaxed);
         self.ctl.done.store(1, Ordering::Release);
         self.clean_ctl();
     }
 
-    fn clean_ctl(&self) {
-        if self.manual {
-            arch::clean(self.ctl as *const PtoRecordStreamWords as usize, 64);
-        }
+    fn now(&self) -> u64 {
+        arch::counter()
+    }
+
+    fn idle(&self) {
+        crate::raw::cpu::idle();
     }
 }
 

@@ -10,17 +10,22 @@
 //!   descriptors beside), `DATA_MAIN_BASE` as the doorbell, `COND` as the status word, the
 //!   slot's result word.
 //! - [`stall_log`]: what a failed run's live tasks waited for, bounded, for the report.
+//! - [`record_outlet`]: the record pump's end of the record stream to the host.
 //!
 //! The executor's side is C++ (`device-sys/aicore/`).
 
 pub mod layout;
 pub mod platform;
+pub mod record_outlet;
 pub mod session;
 pub mod stall_log;
 
 pub use platform::{ChipConfig, ChipCore, ChipPlatform};
+pub use record_outlet::{RecordOutlet, RecordWindow};
 pub use session::{ChipError, OpenArgs, close_core, open_core};
 pub use stall_log::{PtoStallEntry, StallLog};
 
+#[cfg(all(test, loom))]
+mod loom_record_outlet;
 #[cfg(all(test, loom))]
 mod loom_stall_log;
