@@ -130,6 +130,41 @@ fn pto_launch_run_writes_the_device_task_records_as_a_chrome_trace() {
 }
 
 #[test]
+fn pto_launch_reports_a_starved_orchestration_with_its_stall_class() {
+    // extra 7: after its DAG the orchestration submits nothing and keeps its submissions
+    // open, asking the runtime until it says the run is over (the device's watchdog).
+    let out = scratch("starved");
+    let ms = ["--task-timeout-ms", "300", "--submit-timeout-ms", "300"];
+    let more = [&ms[..], &["--deferred-timeout-ms", "300"]].concat();
+    let o = launch_with(
+        7,
+        &out,
+        &kernels_arg(&kit().kernel_files),
+        &[&more[..], &["--device-watchdog-ms", "600", "--json"]].concat(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("one JSON envelope on stdout: {e}: {}", text(&o)));
+    let class = &v["error"]["stall_class"];
+    assert_eq!(class["class"], "orchestrator-starved", "{v}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("stall class: orchestrator-starved"), "{err}");
+    assert!(
+        err.contains("watchdog"),
+        "the device's watchdog ended it: {err}"
+    );
+    // A watchdog shorter than a timeout is refused before anything runs.
+    let o = launch_with(
+        0,
+        &out,
+        &kernels_arg(&kit().kernel_files),
+        &["--device-watchdog-ms", "100"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("timeouts out of order"), "{}", text(&o));
+}
+
+#[test]
 fn pto_launch_reports_a_failing_kernel_with_the_device_run_status() {
     let out = scratch("fail");
     let o = pto_launch(1, &out);

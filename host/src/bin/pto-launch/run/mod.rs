@@ -122,13 +122,16 @@ pub struct RunArgs {
     /// fails, in ms (1 to 10000).
     #[arg(long, default_value_t = 10_000, value_parser = value_parser!(u64).range(1..=10_000))]
     pub deferred_timeout_ms: u64,
+    /// On an NPU, the device's watchdog: a run still going after it is aborted and reported
+    /// with its stall class, in ms (1 to 30000, at least each timeout above; default 15000).
+    #[arg(long, value_parser = value_parser!(u64).range(1..=30_000))]
+    pub device_watchdog_ms: Option<u64>,
     /// The device counter's ticks per µs (0: the AICPU reads its counter's frequency; set
     /// it only for a fake CANN on a host whose counter does not say).
     #[arg(long, default_value_t = 0, hide = true)]
     pub device_ticks_per_us: u64,
     /// Writes the run's task records as a Chrome trace (open it in Perfetto): the run
-    /// profiles at `Tasks`; the simulator keeps a record per task, an NPU up to
-    /// --trace-records.
+    /// profiles at `Tasks` and keeps a record per task, on either backend.
     #[arg(long, value_name = "FILE.json")]
     pub trace: Option<PathBuf>,
     /// Cells of the profile ring --trace records into (1 to 1048576; default 65536). The
@@ -287,6 +290,7 @@ fn npu_only_flag(a: &RunArgs) -> Option<&'static str> {
         (a.aicore_executor.is_some(), "--aicore-executor"),
         (a.cann_dir.is_some(), "--cann-dir"),
         (a.device_ticks_per_us != 0, "--device-ticks-per-us"),
+        (a.device_watchdog_ms.is_some(), "--device-watchdog-ms"),
     ]
     .into_iter()
     .find_map(|(given, flag)| given.then_some(flag))

@@ -89,6 +89,9 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
         deferred_us: a.deferred_timeout_ms * 1000,
         ..Timeouts::default()
     };
+    if let Some(ms) = a.device_watchdog_ms {
+        opts.timeouts.device_watchdog_us = ms * 1000;
+    }
     let out = match alone_or_rank {
         Ok(spec) => {
             let mut session = NpuSession::open(opts).map_err(|e| bad(e.to_string()))?;
