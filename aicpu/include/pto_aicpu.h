@@ -29,7 +29,8 @@
 // (`PtoTask::predicate`, a `PtoPredicate`). 6: the graph operations (`graph_storage_size`
 // to `graph_close`). 7: task records stream to the host while the run goes
 // (`PtoAicpuExecArgs::record_stream`, a [`PtoRecordStream`], and one more thread that
-// pumps them; the report's `records_lost`).
+// pumps them; the report's `records_lost`), and so do the tasks' producers
+// (`producers`, `producer_stream`).
 #define PTO_AICPU_ABI 7
 
 // The layout version of [`PtoOrchConfig`] (its `abi` field).
@@ -235,6 +236,16 @@ typedef struct PtoAicpuExecArgs {
   // The record stream's control block ([`PtoRecordStream`], 64-byte aligned; 0: no
   // stream). With it, every record reaches the host, however many tasks the run has.
   uint64_t record_stream;
+  // The ring the orchestrating thread writes each task's producers into
+  // ([`PtoProducers`], 64 bytes each; 0: none), for the host to draw the run's DAG.
+  uint64_t producers;
+  // Entries `producers` holds.
+  uint32_t producers_cap;
+  // Zero.
+  uint32_t reserved2;
+  // The producers' stream's control block ([`PtoRecordStream`], 64-byte aligned; 0: no
+  // producers streamed).
+  uint64_t producer_stream;
 } PtoAicpuExecArgs;
 
 #endif  /* PTO_AICPU_H */

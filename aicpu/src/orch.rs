@@ -70,6 +70,8 @@ pub(crate) fn orchestrate(run: &Run) {
 /// task finished or the run failed; the deadline bounds the first, and after an abort they
 /// stop promptly.
 fn watch(run: &Run) {
+    // No more submits: the producers' stream says so to the host.
+    SO.producers.close();
     let mut aborted = false;
     while !SO.handoff.others_departed() {
         if !aborted {

@@ -12,15 +12,16 @@ use core::sync::atomic::Ordering;
 use pto_device_sys::chip::RecordOutlet;
 use pto_runtime_core::ffi::PtoRecord;
 
-use crate::raw::record_ring::RecordRing;
+use crate::raw::record_ring;
 use crate::run::Run;
 
 /// The pump's part in `run`: drains until every scheduler has stopped, then takes the rest.
 pub(crate) fn pump(run: &Run) {
     let taken = run.drain.lock().take();
-    let (Some(mut drain), Some(ring)) = (taken, RecordRing::of(&run.args)) else {
+    let (Some(mut drain), Some(ring)) = (taken, record_ring::records(&run.args)) else {
         return;
     };
+    let ring = ring.with_idle(Some(crate::raw::cpu::idle));
     let wait = ring.wait_us().saturating_mul(run.settings.ticks_per_us);
     let mut out = RecordOutlet::new(ring, wait);
     loop {

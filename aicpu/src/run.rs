@@ -175,6 +175,8 @@ fn finish(a: &PtoAicpuExecArgs, last: &mut LastOut<'_>) {
         *d = e;
     }
     SO.stalls.clear();
+    // A run whose orchestrator never ran opened it all the same.
+    SO.producers.close();
     write_report(a, report);
     SO.problem.clear();
 }

@@ -13,7 +13,7 @@ use pto_device_sys::handoff::Setup;
 use pto_device_sys::raw::arch;
 use pto_runtime_core::Runtime;
 
-use crate::raw::abi_memory;
+use crate::raw::{abi_memory, record_ring};
 use crate::run::{MAX_CORES, Run};
 use crate::settings::Settings;
 use crate::state::SO;
@@ -60,6 +60,8 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64, setup: &mut S
         || !a.engines.is_multiple_of(8)
         || !a.records.is_multiple_of(8)
         || !a.record_stream.is_multiple_of(64)
+        || !a.producers.is_multiple_of(8)
+        || !a.producer_stream.is_multiple_of(64)
     {
         return bad(3);
     }
@@ -69,6 +71,8 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64, setup: &mut S
         || (a.engines == 0 && a.nengines > 0)
         || (a.records == 0 && a.records_cap > 0)
         || (a.record_stream != 0 && a.records_cap == 0)
+        || (a.producers == 0 && a.producers_cap > 0)
+        || (a.producer_stream != 0 && a.producers_cap == 0)
     {
         return bad(5);
     }
@@ -152,6 +156,11 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64, setup: &mut S
     let drain = if pump == 1 { rt.record_drain() } else { None };
     let schedulers = cfg.schedulers as u32;
     SO.stalls.clear();
+    if let Some(ring) = record_ring::producers(a) {
+        let wait = ring.wait_us().saturating_mul(s.ticks_per_us);
+        SO.producers
+            .open(ring.with_idle(Some(crate::raw::cpu::idle)), wait);
+    }
     let threads = a.threads as usize;
     SO.run.install(setup, |cores| {
         let platform = ChipPlatform::new(ChipConfig {
@@ -167,6 +176,7 @@ pub(crate) fn setup(a: &PtoAicpuExecArgs, s: Settings, start: u64, setup: &mut S
             // away.
             idle: (crate::raw::cpu::cpus() < threads + cores.len())
                 .then_some(crate::raw::cpu::idle as fn()),
+            producers: Some(&SO.producers),
         });
         Run {
             rt,

@@ -2,7 +2,7 @@
 
 use core::sync::atomic::AtomicU64;
 
-use pto_device_sys::chip::StallLog;
+use pto_device_sys::chip::{ProducerStream, StallLog};
 use pto_device_sys::handoff::Handoff;
 
 use crate::problem::Problem;
@@ -24,6 +24,9 @@ pub(crate) struct So {
     pub stalls: StallLog,
     /// The run's opened cores and the run itself, handed out against the hand-off's tokens.
     pub run: RunCell,
+    /// Where the orchestrating thread tells the host each task's producers, when the run
+    /// streams them.
+    pub producers: ProducerStream,
 }
 
 /// The SO's state.
@@ -34,4 +37,5 @@ pub(crate) static SO: So = So {
     problem: Problem::new(),
     stalls: StallLog::new(),
     run: RunCell::new(),
+    producers: ProducerStream::new(),
 };

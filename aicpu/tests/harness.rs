@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use harness::record_host::RecordHost;
 use harness::rig::{EXAMPLE_N, Extra, K_EXAMPLE_ADD, K_LAND, K_SUM, Orch, Rig, SERIAL, init};
 use harness::so::so;
-use pto_device_sys::abi::{PtoAicpuCode, PtoAicpuInitArgs, PtoAicpuReport};
+use pto_device_sys::abi::{PtoAicpuCode, PtoAicpuInitArgs, PtoAicpuReport, PtoProducers};
 use pto_device_sys::chip::layout::REG_COND;
 use pto_runtime_core::ffi::PtoRecord;
 use pto_runtime_core::{Config, FatalKind, StallKind, TaskId};
@@ -435,6 +435,43 @@ fn task_records_stream_to_the_host_through_rings_smaller_than_the_run() {
         let tasks: BTreeSet<u64> = taken.iter().map(|t| t.task).collect();
         assert_eq!(tasks.len() as u64, r.sched.finished, "{taken:?}");
         assert_eq!((block.produced, block.lost, block.done), (24, 0, 1));
+    }
+}
+
+#[test]
+fn each_tasks_producers_stream_to_the_host_in_submission_order() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    init(30_000, 5_000);
+    let mut rig = Rig::new(2, 20_000_000);
+    // A ring of 3 entries for the 24 tasks of the DAG.
+    rig.producers = Some(vec![empty_entry(); 3]);
+    let r = rig.good_run();
+    let (entries, block) = rig.streamed_producers.take().expect("the host end ran");
+    assert_eq!((block.lost, block.done), (0, 1), "{block:?}");
+    assert_eq!(block.produced, entries.len() as u64);
+    // One entry per task (none has more than 7 producers), in submission order, each
+    // producer an earlier task.
+    let tasks: Vec<u64> = entries.iter().map(|e| e.task).collect();
+    assert_eq!(tasks.len() as u64, r.sched.finished, "{entries:?}");
+    assert!(tasks.windows(2).all(|w| w[0] < w[1]), "{tasks:?}");
+    let mut edges = 0;
+    for e in &entries {
+        for &p in e.producers.iter().take_while(|&&p| p != PtoProducers::NONE) {
+            assert!(tasks.contains(&p) && p < e.task, "{e:?}");
+            edges += 1;
+        }
+    }
+    assert!(edges > 0, "the DAG has edges: {entries:?}");
+    // The next run, without the stream, tells nobody.
+    rig.producers = None;
+    rig.good_run();
+    assert!(rig.streamed_producers.is_none());
+}
+
+fn empty_entry() -> PtoProducers {
+    PtoProducers {
+        task: 0,
+        producers: [0; 7],
     }
 }
 

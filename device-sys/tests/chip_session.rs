@@ -188,6 +188,7 @@ fn dispatch_status_result_and_exit_through_the_window() {
         heap: (0, 0),
         stalls: None,
         idle: None,
+        producers: None,
     });
     let id = CoreId(0);
     assert!(p.has_kernel(KernelId(0)) && !p.has_kernel(KernelId(1)));
@@ -289,6 +290,7 @@ fn platform_with_tensors(
         heap: (0, 0),
         stalls: Some(log),
         idle: None,
+        producers: None,
     })
 }
 

@@ -127,6 +127,18 @@ fn pto_launch_run_writes_the_device_task_records_as_a_chrome_trace() {
         .sum();
     assert_eq!(counted, tasks, "every slice under its kernel: {v}");
     assert!(v["results"]["makespan_ns"].as_u64().unwrap() > 0, "{v}");
+    // The device streamed each task's producers too: the trace carries the DAG, so the
+    // critical path and the overhead shares are there, as for a simulated run.
+    let path = &v["results"]["critical_path"];
+    let chain = path["chain"].as_array().unwrap_or_else(|| panic!("{v}"));
+    // Each block's chain is fill -> add -> sum; the sums meet nowhere: 3 tasks.
+    assert_eq!(chain.len(), 3, "{path}");
+    let (observed, limited) = (
+        path["observed_ns"].as_u64().unwrap(),
+        path["dependency_limited_ns"].as_u64().unwrap(),
+    );
+    assert!(limited > 0 && limited <= observed, "{path}");
+    assert!(v["results"]["overhead"].is_object(), "{v}");
 }
 
 #[test]

@@ -174,6 +174,14 @@ pub trait Platform: Sync {
     /// has no code for it on the submit path.
     const OBSERVES_SUBMITS: bool = false;
 
+    /// Whether to tell this run's submits (read per submit, only when
+    /// [`Platform::OBSERVES_SUBMITS`] is `true`): a platform that observes some runs only
+    /// (the chip, when the host asked for the run's dependencies) says so here.
+    #[inline(always)]
+    fn observing(&self) -> bool {
+        Self::OBSERVES_SUBMITS
+    }
+
     /// Told, on the orchestrator's thread, of each task submitted successfully (its id, what
     /// it was submitted with, and its producers: the tasks it depends on, explicitly or
     /// through its tensor arguments, finished or not), in submission order, when

@@ -12,8 +12,8 @@
 //! - [`orch_ops`]: the orchestration's table of operations (C trampolines) and the call of
 //!   the orchestration function.
 //! - [`orch_so`]: writing the orchestration SO to a file and `dlopen`ing it.
-//! - [`record_ring`]: the record stream's control block and ring, as the record pump
-//!   writes them while the host reads them.
+//! - [`record_ring`]: the streams of task records and producers to the host, as their
+//!   writers take them.
 //! - [`cpu`]: libc's CPU calls (the CPU a thread runs on, yield, CPUs online) and a trap.
 //! - the unwinding personality the precompiled `core` names (below).
 

@@ -1,13 +1,12 @@
-//! The host's end of a record stream, as the harness plays it: a control block the SO's
-//! record pump writes, and a thread that takes the records out while the run goes (or
-//! none, to play a host that stalled).
+//! The host's end of a stream (task records, producers), as the harness plays it: a
+//! control block the SO's writer fills, and a thread that takes the entries out while the
+//! run goes (or none, to play a host that stalled).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
 use pto_device_sys::abi::PtoRecordStream;
-use pto_runtime_core::ffi::PtoRecord;
 
 /// How the harness plays the host's end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,15 +21,15 @@ pub enum RecordHost {
 }
 
 /// One run's control block and its collector thread.
-pub struct HostEnd {
+pub struct HostEnd<T> {
     block: Box<PtoRecordStream>,
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<Vec<PtoRecord>>>,
+    thread: Option<JoinHandle<Vec<T>>>,
 }
 
-impl HostEnd {
-    /// The host's end for a ring of `cap` records at `ring`, played as `how`.
-    pub fn start(how: RecordHost, ring: *const PtoRecord, cap: usize) -> Self {
+impl<T: Copy + Send + 'static> HostEnd<T> {
+    /// The host's end for a ring of `cap` entries at `ring`, played as `how`.
+    pub fn start(how: RecordHost, ring: *const T, cap: usize) -> Self {
         let wait_us = match how {
             RecordHost::Collects => 0,
             RecordHost::Stalled { wait_us } => wait_us,
@@ -42,7 +41,7 @@ impl HostEnd {
         let stop = Arc::new(AtomicBool::new(false));
         let thread = (how == RecordHost::Collects).then(|| {
             let (at, ring, stop) = (&*block as *const _ as usize, ring as usize, stop.clone());
-            std::thread::spawn(move || collect(at, ring, cap, &stop))
+            std::thread::spawn(move || collect::<T>(at, ring, cap, &stop))
         });
         HostEnd {
             block,
@@ -56,8 +55,8 @@ impl HostEnd {
         &*self.block as *const PtoRecordStream as u64
     }
 
-    /// Once the run's `exec` threads returned: every record taken, and the block.
-    pub fn finish(mut self) -> (Vec<PtoRecord>, PtoRecordStream) {
+    /// Once the run's `exec` threads returned: every entry taken, and the block.
+    pub fn finish(mut self) -> (Vec<T>, PtoRecordStream) {
         self.stop.store(true, Ordering::Release);
         let taken = self
             .thread
@@ -71,7 +70,7 @@ impl HostEnd {
 
 /// The collector: takes what the pump published, says so, until told to stop (then once
 /// more).
-fn collect(block: usize, ring: usize, cap: usize, stop: &AtomicBool) -> Vec<PtoRecord> {
+fn collect<T: Copy>(block: usize, ring: usize, cap: usize, stop: &AtomicBool) -> Vec<T> {
     // SAFETY: the block outlives this thread (joined in `finish`); its two words are read
     // and written as atomics, as the pump does.
     let word = |offset: usize| unsafe { &*((block + offset) as *const AtomicU64) };
@@ -84,7 +83,7 @@ fn collect(block: usize, ring: usize, cap: usize, stop: &AtomicBool) -> Vec<PtoR
         let last = stop.load(Ordering::Acquire);
         let upto = produced.load(Ordering::Acquire);
         for i in taken.len() as u64..upto {
-            let at = (ring as *const PtoRecord).wrapping_add(i as usize % cap);
+            let at = (ring as *const T).wrapping_add(i as usize % cap);
             // SAFETY: entry `i % cap` holds record `i`, published before `produced`, and
             // the pump does not write it again before `collected` passes it.
             taken.push(unsafe { at.read_volatile() });

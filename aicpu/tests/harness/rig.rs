@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use pto_device_sys::abi::{
-    PTO_AICPU_ABI, PtoAicpuCode, PtoAicpuExecArgs, PtoAicpuInitArgs, PtoAicpuReport,
+    PTO_AICPU_ABI, PtoAicpuCode, PtoAicpuExecArgs, PtoAicpuInitArgs, PtoAicpuReport, PtoProducers,
     PtoRecordStream,
 };
 use pto_runtime_core::ffi::{PtoConfig, PtoRecord, PtoTensor};
@@ -154,6 +154,10 @@ pub struct Rig {
     pub record_host: Option<RecordHost>,
     /// What the host end of the last run's record stream took, and its control block.
     pub streamed: Option<(Vec<PtoRecord>, PtoRecordStream)>,
+    /// The ring each task's producers stream through, when the run streams them.
+    pub producers: Option<Vec<PtoProducers>>,
+    /// What the host end of the last run's producers' stream took, and its control block.
+    pub streamed_producers: Option<(Vec<PtoProducers>, PtoRecordStream)>,
     orch_so: Vec<u8>,
     pub n: u64,
     pub blocks: u64,
@@ -215,6 +219,8 @@ impl Rig {
             threads: None,
             record_host: None,
             streamed: None,
+            producers: None,
+            streamed_producers: None,
             orch_so: orch_so(),
             n,
             blocks,
@@ -322,6 +328,10 @@ impl Rig {
             .record_host
             .map(|how| HostEnd::start(how, self.records.as_ptr(), self.records.len()));
         let pump = u32::from(host.is_some());
+        let producers_host = self
+            .producers
+            .as_ref()
+            .map(|p| HostEnd::start(RecordHost::Collects, p.as_ptr(), p.len()));
         let threads = self
             .threads
             .unwrap_or(self.cfg.schedulers as u32 + 1 + pump);
@@ -360,12 +370,16 @@ impl Rig {
             records_cap: self.records.len() as u32,
             coherence: self.coherence,
             record_stream: host.as_ref().map_or(0, HostEnd::addr),
+            producers: self.producers.as_ref().map_or(0, |p| p.as_ptr() as u64),
+            producers_cap: self.producers.as_ref().map_or(0, |p| p.len() as u32),
+            producer_stream: producers_host.as_ref().map_or(0, HostEnd::addr),
             ..PtoAicpuExecArgs::default()
         };
         self.chip.launch(skip);
         let engine = (extra == Extra::Deferred).then(|| self.engine(base));
         let rcs = exec_on_threads(args, threads as usize);
         self.streamed = host.map(HostEnd::finish);
+        self.streamed_producers = producers_host.map(HostEnd::finish);
         // 3: a thread arrived after a failed setup closed the run (it took no part).
         assert!(
             rcs.iter().all(|&r| r == 0 || r == 3),

@@ -18,7 +18,7 @@ pub mod record_stream;
 pub mod report;
 
 pub use orch_config::{PTO_ORCH_CONFIG_ABI, PTO_ORCH_CONFIG_SYMBOL, PtoOrchConfig};
-pub use record_stream::PtoRecordStream;
+pub use record_stream::{PtoProducers, PtoRecordStream};
 pub use report::{PtoAicpuCode, PtoAicpuReport};
 
 /// The ABI version both sides must agree on (`abi` in every argument block). 2: the exec
@@ -31,7 +31,8 @@ pub use report::{PtoAicpuCode, PtoAicpuReport};
 /// (`PtoTask::predicate`, a `PtoPredicate`). 6: the graph operations (`graph_storage_size`
 /// to `graph_close`). 7: task records stream to the host while the run goes
 /// (`PtoAicpuExecArgs::record_stream`, a [`PtoRecordStream`], and one more thread that
-/// pumps them; the report's `records_lost`).
+/// pumps them; the report's `records_lost`), and so do the tasks' producers
+/// (`producers`, `producer_stream`).
 pub const PTO_AICPU_ABI: u32 = 7;
 
 /// What `pto_aicpu_init` is given: once per launch sequence (process and device).
@@ -133,6 +134,16 @@ pub struct PtoAicpuExecArgs {
     /// The record stream's control block ([`PtoRecordStream`], 64-byte aligned; 0: no
     /// stream). With it, every record reaches the host, however many tasks the run has.
     pub record_stream: u64,
+    /// The ring the orchestrating thread writes each task's producers into
+    /// ([`PtoProducers`], 64 bytes each; 0: none), for the host to draw the run's DAG.
+    pub producers: u64,
+    /// Entries `producers` holds.
+    pub producers_cap: u32,
+    /// Zero.
+    pub reserved2: u32,
+    /// The producers' stream's control block ([`PtoRecordStream`], 64-byte aligned; 0: no
+    /// producers streamed).
+    pub producer_stream: u64,
 }
 
 impl Default for PtoAicpuExecArgs {
@@ -169,6 +180,10 @@ impl Default for PtoAicpuExecArgs {
             records_cap: 0,
             reserved: 0,
             record_stream: 0,
+            producers: 0,
+            producers_cap: 0,
+            reserved2: 0,
+            producer_stream: 0,
         }
     }
 }
@@ -296,5 +311,6 @@ const _: () = {
     assert!(offset_of!(PtoAicpuExecArgs, tensors) == 192);
     assert!(offset_of!(PtoAicpuExecArgs, records_cap) == 232);
     assert!(offset_of!(PtoAicpuExecArgs, record_stream) == 240);
-    assert!(size_of::<PtoAicpuExecArgs>() == 248);
+    assert!(offset_of!(PtoAicpuExecArgs, producer_stream) == 264);
+    assert!(size_of::<PtoAicpuExecArgs>() == 272);
 };

@@ -1,5 +1,6 @@
-//! The record stream's control block: how the AICPU's record pump and the host hand task
-//! records over while a run goes. The pump writes records into the ring at the exec
+//! The streams' control block: how the AICPU's record pump and the host hand task records
+//! over while a run goes (and the orchestrator each task's producers, [`PtoProducers`], the
+//! same way). The pump writes records into the ring at the exec
 //! arguments' `records` (`records_cap` of them) and publishes how many it wrote
 //! (`produced`); the host copies out what it has not taken yet and publishes how many it
 //! took (`collected`). The pump writes record `i` into entry `i % records_cap` only once
@@ -45,7 +46,28 @@ impl PtoRecordStream {
     pub const COLLECTED: usize = offset_of!(PtoRecordStream, collected);
 }
 
+/// One entry of the producers' stream: a task and up to [`PtoProducers::PER_ENTRY`] of the
+/// tasks it depends on (explicitly or through its tensor arguments), in the order it was
+/// submitted. A task with more producers has several entries in a row; one with none, one
+/// entry with none. An unused place holds [`PtoProducers::NONE`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct PtoProducers {
+    /// The task (`PtoTaskId`).
+    pub task: u64,
+    /// Its producers, `NONE` past the last.
+    pub producers: [u64; 7],
+}
+
+impl PtoProducers {
+    /// Producers one entry holds.
+    pub const PER_ENTRY: usize = 7;
+    /// An unused place.
+    pub const NONE: u64 = u64::MAX;
+}
+
 const _: () = {
+    assert!(size_of::<PtoProducers>() == 64);
     assert!(size_of::<PtoRecordStream>() == 128);
     assert!(offset_of!(PtoRecordStream, wait_us) == 24);
     assert!(offset_of!(PtoRecordStream, collected) == 64);

@@ -45,6 +45,7 @@ impl Stream {
 struct Window(Arc<Stream>);
 
 impl RecordWindow for Window {
+    type Entry = PtoRecord;
     fn capacity(&self) -> u64 {
         self.0.ring.len() as u64
     }

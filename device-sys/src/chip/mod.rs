@@ -10,17 +10,20 @@
 //!   descriptors beside), `DATA_MAIN_BASE` as the doorbell, `COND` as the status word, the
 //!   slot's result word.
 //! - [`stall_log`]: what a failed run's live tasks waited for, bounded, for the report.
-//! - [`record_outlet`]: the record pump's end of the record stream to the host.
+//! - [`record_outlet`]: the writing end of a stream to the host (task records, producers).
+//! - [`producer_stream`]: each submitted task's producers, streamed to the host.
 //!
 //! The executor's side is C++ (`device-sys/aicore/`).
 
 pub mod layout;
 pub mod platform;
+pub mod producer_stream;
 pub mod record_outlet;
 pub mod session;
 pub mod stall_log;
 
 pub use platform::{ChipConfig, ChipCore, ChipPlatform};
+pub use producer_stream::ProducerStream;
 pub use record_outlet::{RecordOutlet, RecordWindow};
 pub use session::{ChipError, OpenArgs, close_core, open_core};
 pub use stall_log::{PtoStallEntry, StallLog};

@@ -16,6 +16,7 @@ use pto_runtime_core::{
 };
 
 use super::layout::{COND_EXIT_ACK, REG_COND, REG_DATA_MAIN_BASE, SLOT_ARGS};
+use super::producer_stream::ProducerStream;
 use super::stall_log::StallLog;
 use crate::Coherence;
 use crate::raw::arch;
@@ -65,6 +66,9 @@ pub struct ChipConfig<'a> {
     /// thread has a CPU of its own (the chip); a yield where threads share CPUs (a host
     /// running the executors on threads), so the threads a scheduler waits for get to run.
     pub idle: Option<fn()>,
+    /// Where each submitted task's producers go when the run streams them (`None`:
+    /// nowhere).
+    pub producers: Option<&'a ProducerStream>,
 }
 
 /// The scheduler's view of the chip.
@@ -112,6 +116,24 @@ fn parity(token: Token) -> usize {
 impl Platform for ChipPlatform<'_> {
     fn now(&self) -> u64 {
         arch::counter()
+    }
+
+    const OBSERVES_SUBMITS: bool = true;
+
+    #[inline(always)]
+    fn observing(&self) -> bool {
+        self.cfg.producers.is_some_and(ProducerStream::is_open)
+    }
+
+    fn submitted(
+        &self,
+        id: pto_runtime_core::TaskId,
+        _spec: &pto_runtime_core::TaskSpec<'_>,
+        producers: &[pto_runtime_core::TaskId],
+    ) {
+        if let Some(p) = self.cfg.producers {
+            p.push(id, producers);
+        }
     }
 
     fn ticks_per_us(&self) -> u64 {

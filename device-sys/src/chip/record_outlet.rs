@@ -1,7 +1,8 @@
-//! The writing end of the record stream (`crate::abi::PtoRecordStream`): the AICPU's record
-//! pump hands each task record it drains to a [`RecordOutlet`], which writes it into the
-//! host's ring once the host has room for it, publishes what it wrote in batches, and
-//! counts what it could not keep.
+//! The writing end of a stream to the host (`crate::abi::PtoRecordStream`, the control block
+//! of both the task records' stream and the producers' stream): the AICPU's record pump
+//! hands each task record it drains to a [`RecordOutlet`] (the orchestrator each task's
+//! producers, `super::producer_stream`), which writes it into the host's ring once the host
+//! has room for it, publishes what it wrote in batches, and counts what it could not keep.
 //!
 //! The protocol, a single-producer single-consumer ring across the device and the host:
 //! record `i` goes into entry `i % capacity`, written only once the host's count
@@ -13,22 +14,22 @@
 //! (`loom_record_outlet.rs`).
 #![forbid(unsafe_code)]
 
-use pto_runtime_core::ffi::PtoRecord;
-
-/// Records written before the outlet publishes them, so the host sees progress during a
+/// Entries written before the outlet publishes them, so the host sees progress during a
 /// long drain.
 pub const PUBLISH_EVERY: u64 = 256;
 
-/// The memory of a record stream as the outlet uses it: the host's ring and the two counts
-/// of its control block, and a clock for the bounded wait.
+/// The memory of a stream as the outlet uses it: the host's ring of entries and the two
+/// counts of its control block, and a clock for the bounded wait.
 pub trait RecordWindow {
+    /// What the ring holds (`PtoRecord`, `PtoProducers`).
+    type Entry: Copy;
     /// Entries of the ring (at least 1).
     fn capacity(&self) -> u64;
     /// Records the host has taken (an Acquire read of the host's count).
     fn collected(&self) -> u64;
     /// Writes record number `i` into entry `i % capacity` (the outlet checked the host
     /// took what was there).
-    fn write(&self, i: u64, r: &PtoRecord);
+    fn write(&self, i: u64, r: &Self::Entry);
     /// Makes records `from..to` visible to the host, then says `to` were written (a
     /// Release store of the pump's count).
     fn publish(&self, from: u64, to: u64);
@@ -71,7 +72,7 @@ impl<W: RecordWindow> RecordOutlet<W> {
 
     /// Writes `r` as the next record once the host has room for it (bounded; see the
     /// module), or counts it lost.
-    pub fn push(&mut self, r: &PtoRecord) {
+    pub fn push(&mut self, r: &W::Entry) {
         if !self.room() {
             self.lost += 1;
             return;

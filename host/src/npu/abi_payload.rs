@@ -41,6 +41,10 @@ pub struct ExecAddrs {
     pub records: (u64, u32),
     /// The record stream's control block (0: records copied at the end, not streamed).
     pub record_stream: u64,
+    /// Where each task's producers go and how many entries fit (0: none).
+    pub producers: (u64, u32),
+    /// The producers' stream's control block (0: none).
+    pub producer_stream: u64,
 }
 
 /// The `init` payload.
@@ -90,6 +94,9 @@ pub fn exec_payload(cfg: &Config, threads: u32, a: &ExecAddrs) -> PtoAicpuExecAr
         records: a.records.0,
         records_cap: a.records.1,
         record_stream: a.record_stream,
+        producers: a.producers.0,
+        producers_cap: a.producers.1,
+        producer_stream: a.producer_stream,
         ..PtoAicpuExecArgs::default()
     }
 }

@@ -20,16 +20,6 @@ pub struct PartialRecord {
     pub len: usize,
 }
 
-/// `n` zeroed records, to read device memory into through [`as_bytes_mut`].
-pub fn zeroed(n: usize) -> Vec<PtoRecord> {
-    vec![bytemuck::Zeroable::zeroed(); n]
-}
-
-/// The bytes of `records`, as device memory holds them.
-pub fn as_bytes_mut(records: &mut [PtoRecord]) -> &mut [u8] {
-    bytemuck::cast_slice_mut(records)
-}
-
 /// The records in `bytes`, in order (any alignment).
 pub fn parse(bytes: &[u8]) -> Result<Vec<PtoRecord>, PartialRecord> {
     if !bytes.len().is_multiple_of(RECORD_BYTES) {
@@ -104,13 +94,5 @@ mod tests {
         );
         assert!(e.to_string().contains("95 bytes"), "{e}");
         assert_eq!(parse(&[]), Ok(vec![]));
-    }
-
-    #[test]
-    fn device_memory_reads_into_records() {
-        let c = PtoRecord::from_record(&record());
-        let mut records = zeroed(2);
-        as_bytes_mut(&mut records)[RECORD_BYTES..].copy_from_slice(bytemuck::bytes_of(&c));
-        assert_eq!(records, vec![PtoRecord::default(), c]);
     }
 }

@@ -3,7 +3,8 @@
 //! buffers, heap, report, tensor descriptors), the handshakes cleared, the AICore executor
 //! launched on its stream, then the AICPU `exec` on `schedulers + 1` threads (one more that
 //! pumps the task records when the run keeps them); both streams synchronised (bounded),
-//! the task records collected meanwhile (`record_stream.rs`), the report and the buffers
+//! the task records and each task's producers collected meanwhile (`record_stream.rs`),
+//! the report and the buffers
 //! read back. On any failure the session
 //! recovers ([`NpuSession`]) and the error keeps the host's failing call and the device's
 //! report apart.
@@ -16,7 +17,10 @@ use pto_runtime_core::{Config, ProfileLevel, RegionLayout};
 use super::abi_payload::{DeviceStatus, ExecAddrs, REPORT_BYTES, exec_payload};
 use super::error::NpuError;
 use super::kernel_image::kernel_image;
-use super::record_stream::{CONTROL_BYTES, Collector};
+use pto_device_sys::abi::PtoProducers;
+use pto_runtime_core::TaskId;
+
+use super::record_stream::{CONTROL_BYTES, Collect, Collector, collect_until_done};
 use super::records::RECORD_BYTES;
 use super::register::{EXEC_SYMBOL, op_type};
 use super::session::NpuSession;
@@ -34,6 +38,35 @@ pub struct RunOutcome {
     /// block of a task of several), streamed from the device while the run went. Records
     /// the device could not keep are counted in `status.0.records_lost`.
     pub records: Vec<PtoRecord>,
+    /// With the records, the run's DAG: each task in submission order with the tasks it
+    /// depended on (`None` without records, or when the device could not keep them all).
+    pub producers: Option<Vec<(TaskId, Vec<TaskId>)>>,
+    /// The run's AIC and AIV cores.
+    pub cores: (u16, u16),
+}
+
+/// What the streams of a run carried.
+struct Streamed {
+    records: Vec<PtoRecord>,
+    producers: Option<Vec<(TaskId, Vec<TaskId>)>>,
+}
+
+/// The DAG the producers' entries say, consecutive entries of a task merged.
+fn dag_of(entries: &[PtoProducers]) -> Vec<(TaskId, Vec<TaskId>)> {
+    let mut dag: Vec<(TaskId, Vec<TaskId>)> = Vec::new();
+    for e in entries {
+        let task = TaskId::from_raw(e.task);
+        let ps = e
+            .producers
+            .iter()
+            .take_while(|&&p| p != PtoProducers::NONE)
+            .map(|&p| TaskId::from_raw(p));
+        match dag.last_mut() {
+            Some((t, list)) if *t == task => list.extend(ps),
+            _ => dag.push((task, ps.collect())),
+        }
+    }
+    dag
 }
 
 /// A run's device memory, released after the kernels that use it are done.
@@ -52,6 +85,9 @@ struct RunMem {
     records: DeviceMem,
     /// The record stream's control block.
     record_stream: DeviceMem,
+    /// The producers' ring and its stream's control block.
+    producers: DeviceMem,
+    producer_stream: DeviceMem,
 }
 
 fn words(v: &[u64]) -> Vec<u8> {
@@ -143,6 +179,11 @@ impl NpuSession {
         watched.write(0, &words(&ranges))?;
         let records = DeviceMem::alloc(api, (spec.records as usize).max(1) * RECORD_BYTES)?;
         let record_stream = DeviceMem::alloc(api, CONTROL_BYTES)?;
+        let producers = DeviceMem::alloc(
+            api,
+            (spec.records as usize).max(1) * size_of::<PtoProducers>(),
+        )?;
+        let producer_stream = DeviceMem::alloc(api, CONTROL_BYTES)?;
         Ok(RunMem {
             region,
             table,
@@ -156,6 +197,8 @@ impl NpuSession {
             nwatched: all.len() as u32,
             records,
             record_stream,
+            producers,
+            producer_stream,
         })
     }
 
@@ -212,7 +255,7 @@ impl NpuSession {
         };
         self.runs += 1;
         match self.launch_and_wait(spec, &cfg, &mem, (orch_so, code.len() as u32)) {
-            Ok((status, records)) if status.ok() => {
+            Ok((status, streamed)) if status.ok() => {
                 let mut buffers = Vec::with_capacity(mem.buffers.len());
                 for b in &mem.buffers {
                     let mut out = vec![0u8; b.len()];
@@ -228,7 +271,9 @@ impl NpuSession {
                 Ok(RunOutcome {
                     status,
                     buffers,
-                    records,
+                    records: streamed.records,
+                    producers: streamed.producers,
+                    cores: (cfg.aic_cores, cfg.aiv_cores),
                 })
             }
             Ok((status, _)) => {
@@ -264,7 +309,7 @@ impl NpuSession {
         cfg: &Config,
         mem: &RunMem,
         (orch_so, nkernels): (u64, u32),
-    ) -> Result<(DeviceStatus, Vec<PtoRecord>), (&'static str, CannError)> {
+    ) -> Result<(DeviceStatus, Streamed), (&'static str, CannError)> {
         let live = self.live.as_ref().expect("checked by run");
         let sync = self.opts.timeouts.stream_sync_ms;
         let cores = 3 * self.clusters as usize;
@@ -286,14 +331,20 @@ impl NpuSession {
             .map_err(|e| ("writing the AICore executor's arguments", e))?;
         mem.region.zero().map_err(|e| ("clearing the region", e))?;
         let streams = spec.records > 0;
-        let (mut collector, record_stream) = if streams {
-            let wait_us = self.opts.timeouts.submit_us;
-            let (c, at) = Collector::new(&mem.record_stream, &mem.records, wait_us)
-                .map_err(|e| ("clearing the record stream", e))?;
-            (Some(c), at)
+        let wait_us = self.opts.timeouts.submit_us;
+        let mut collectors = if streams {
+            let step = "clearing the streams' control blocks";
+            let (r, r_at) = Collector::<PtoRecord>::new(&mem.record_stream, &mem.records, wait_us)
+                .map_err(|e| (step, e))?;
+            let (p, p_at) =
+                Collector::<PtoProducers>::new(&mem.producer_stream, &mem.producers, wait_us)
+                    .map_err(|e| (step, e))?;
+            Some(((r, r_at), (p, p_at)))
         } else {
-            (None, 0)
+            None
         };
+        let at = |c: &Option<((_, u64), (_, u64))>| c.as_ref().map_or((0, 0), |c| (c.0.1, c.1.1));
+        let (record_stream, producer_stream) = at(&collectors);
         let addrs = ExecAddrs {
             region: (
                 mem.region.addr().next_multiple_of(64),
@@ -311,6 +362,8 @@ impl NpuSession {
             watched: (mem.watched.addr(), mem.nwatched),
             records: (mem.records.addr(), spec.records),
             record_stream,
+            producers: (mem.producers.addr(), spec.records),
+            producer_stream,
         };
         let threads = u32::from(self.opts.schedulers) + 1 + u32::from(streams);
         let payload = exec_payload(cfg, threads, &addrs);
@@ -324,15 +377,16 @@ impl NpuSession {
             .map_err(|e| ("launching the AICore executor", e))?;
         exec.launch_value(&live.aicpu_stream, threads, &payload)
             .map_err(|e| ("launching the AICPU exec", e))?;
-        match collector.as_mut() {
-            Some(c) => c
-                .collect_until_done(&live.aicpu_stream, sync)
-                .map_err(|e| {
+        match collectors.as_mut() {
+            Some(((r, _), (p, _))) => {
+                let streams: &mut [&mut dyn Collect] = &mut [r, p];
+                collect_until_done(streams, &live.aicpu_stream, sync).map_err(|e| {
                     (
                         "waiting for the AICPU exec and collecting its task records",
                         e,
                     )
-                })?,
+                })?
+            }
             None => live
                 .aicpu_stream
                 .synchronize(sync)
@@ -345,14 +399,21 @@ impl NpuSession {
             .report
             .read_report(0)
             .map_err(|e| ("reading the device's report", e))?;
-        let records = match collector {
-            Some(c) => {
-                c.finish()
-                    .map_err(|e| ("reading the record stream's end", e))?
-                    .0
+        let streamed = match collectors {
+            Some(((r, _), (p, _))) => {
+                let step = "reading the streams' ends";
+                let records = r.finish().map_err(|e| (step, e))?.0;
+                let (entries, lost) = p.finish().map_err(|e| (step, e))?;
+                Streamed {
+                    records,
+                    producers: (lost == 0).then(|| dag_of(&entries)),
+                }
             }
-            None => Vec::new(),
+            None => Streamed {
+                records: Vec::new(),
+                producers: None,
+            },
         };
-        Ok((DeviceStatus(report), records))
+        Ok((DeviceStatus(report), streamed))
     }
 }

@@ -179,7 +179,7 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             rec.report(id, &deps, live);
         }
         // A constant: no code at all for a platform that does not ask.
-        if P::OBSERVES_SUBMITS {
+        if P::OBSERVES_SUBMITS && self.p.observing() {
             self.p.submitted(id, spec, &deps);
         }
         Ok(id)

@@ -165,7 +165,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
             let live =
                 self.file_task::<R>(&spec, (g, id), (args.len(), Some(heap_start)), deps.clone());
             // Constants: no code at all unless asked.
-            if R::ON || P::OBSERVES_SUBMITS {
+            if R::ON || (P::OBSERVES_SUBMITS && self.p.observing()) {
                 self.tell_replayed(
                     rec,
                     (id, live),
@@ -208,7 +208,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         if R::ON {
             rec.report(id, &deps, live);
         }
-        if P::OBSERVES_SUBMITS {
+        if P::OBSERVES_SUBMITS && self.p.observing() {
             let tensors: heapless::Vec<TensorArg, { MAX_TENSORS as usize }> = tensors.collect();
             let spec = TaskSpec {
                 deps: &deps,

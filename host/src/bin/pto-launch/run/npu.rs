@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use pto_device_sys::abi::PtoAicpuCode;
 use pto_host::npu::{Artifacts, NpuError, NpuOptions, NpuSession, Timeouts};
-use pto_host::profile::{Unnamed, write_chrome_trace};
+use pto_host::profile::{TraceExtras, Unnamed, write_chrome_trace_with};
 use pto_host::program_ranks::{ProgramRank, ProgramRankError, run_on_npu};
 
 use super::returned::with_hint;
@@ -118,7 +118,14 @@ pub fn run(a: &RunArgs, rank: Option<&ProgramRank>) -> Result<RunResults, CliErr
     let trace = match trace_path(a, me) {
         Some(path) => {
             let records: Vec<_> = out.records.iter().map(|r| r.to_record()).collect();
-            write_chrome_trace(&path, &records, ticks_per_us, &Unnamed)?;
+            // The DAG the device streamed (whole, or not at all): the trace then carries
+            // what `pto-launch trace` needs for the overhead shares and the critical path.
+            let cores = out.cores;
+            let extras = TraceExtras {
+                queues: &[],
+                dependencies: out.producers.as_deref().map(|p| (p, cores)),
+            };
+            write_chrome_trace_with(&path, &records, ticks_per_us, &Unnamed, extras)?;
             Some((path, records.len(), out.status.finished()))
         }
         None => None,
