@@ -6,7 +6,8 @@
 //! both paths draw their runs with the one writer here ([`chrome_trace`],
 //! [`write_chrome_trace`]), and [`check_chrome_trace`] checks what it wrote; [`summarize`]
 //! reads a run back from its trace (per-kernel durations, per-core and per-class busy
-//! shares, skips), as `pto-launch trace` prints it.
+//! shares, skips), as `pto-launch trace` prints it; [`RunTrace::from_reader`] reads a trace
+//! file event by event, so a large one never sits whole in memory.
 //!
 //! Principles:
 //! - Every track nests: what cannot nest becomes an async slice, never a dropped one.
@@ -20,6 +21,7 @@ mod chrome;
 mod critical;
 mod names;
 mod overhead;
+mod read;
 mod summary;
 mod svg;
 
@@ -32,6 +34,7 @@ pub use chrome::{
 pub use critical::{Blame, ChainTask, CriticalPath, critical_path};
 pub use names::{KernelNames, Unnamed};
 pub use overhead::{OverheadShares, overhead_shares};
+pub use read::RunTrace;
 pub use summary::{
     ClassSummary, CoreSummary, KernelSummary, SummaryError, TraceSummary, summarize,
 };

@@ -6,15 +6,15 @@
 //! the overhead shares, computed as `bench` computes them ([`crate::overhead_shares`]) from
 //! the records read back.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 
-use pto_runtime_core::{CoreId, KernelId, TaskId, TaskRecord, WorkerClass};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::critical::{CriticalPath, critical_path};
 use crate::overhead::{OverheadShares, overhead_shares};
+use crate::read::{RunTrace, Slice};
 
 /// One kernel's slices: how many, and how long they ran.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -101,222 +101,28 @@ pub enum SummaryError {
     /// No kernel ran: nothing to summarise.
     #[error("the trace holds no kernel slice (no task ran on a core, or it kept no records)")]
     NoSlices,
+    /// The file is not JSON, or not a Chrome trace's shape (the parser's words).
+    #[error("not a trace this reader understands: {0}")]
+    Unreadable(String),
 }
 
-/// The cores' process in the traces this crate writes.
-const CORES_PID: u64 = 1;
-
-/// A kernel slice, read back.
-pub(crate) struct Slice {
-    /// The core that ran it.
-    pub(crate) core: u32,
-    /// Start and end, ns from the trace's origin.
-    pub(crate) start: u64,
-    pub(crate) end: u64,
-    /// Its kernel's name (an SPMD block's: its kernel's).
-    pub(crate) name: String,
-    /// Its worker class.
-    pub(crate) class: String,
-    /// Its task's raw id, when the writer put it.
-    pub(crate) id: Option<u64>,
-}
-
-/// Whole ns of a trace's µs (written with three decimals).
-fn ns(us: f64) -> u64 {
-    (us * 1000.0).round().max(0.0) as u64
-}
-
-/// Summarises the run `trace` (a Chrome trace this crate wrote) shows.
+/// Summarises the run `trace` (a Chrome trace this crate wrote, held as JSON) shows; see
+/// [`RunTrace::from_reader`] for a file read as it is parsed.
 pub fn summarize(trace: &Value) -> Result<TraceSummary, SummaryError> {
-    let (events, slices, skipped, cancelled) = read(trace)?;
-    let mut s = summary_of(&slices, skipped, cancelled);
-    if let Some((records, tasks, cores)) = dependencies(trace, events) {
-        s.overhead = overhead_shares(&records, &tasks, cores, 1000);
-        s.critical_path = critical_path(&records, &tasks, cores, 1000);
-    }
-    Ok(s)
+    Ok(RunTrace::from_value(trace)?.summary())
 }
 
-/// What every reader of a trace needs: its events, its kernel slices (at least one), and the
-/// tasks skipped and cancelled.
-pub(crate) type Read<'a> = (&'a [Value], Vec<Slice>, usize, usize);
-
-/// Reads `trace`'s kernel slices and counts.
-pub(crate) fn read(trace: &Value) -> Result<Read<'_>, SummaryError> {
-    let events = trace["traceEvents"]
-        .as_array()
-        .ok_or(SummaryError::NotATrace)?;
-    let mut slices = Vec::new();
-    let mut open: HashMap<&str, (usize, &Value)> = HashMap::new();
-    let (mut skipped, mut cancelled) = (0, 0);
-    for (index, e) in events.iter().enumerate() {
-        let bad = |what| SummaryError::Malformed { index, what };
-        let ph = e["ph"].as_str().unwrap_or("");
-        let on_cores = e["pid"].as_u64() == Some(CORES_PID);
-        match ph {
-            "X" if on_cores => {
-                let ts = e["ts"].as_f64().ok_or(bad("a slice without `ts`"))?;
-                let dur = e["dur"].as_f64().ok_or(bad("a slice without `dur`"))?;
-                slices
-                    .push(slice(e, ns(ts), ns(ts) + ns(dur)).ok_or(bad("a slice without a core"))?);
-            }
-            // A kernel slice that could not nest on its core's track: an async pair.
-            "b" if on_cores => {
-                let id = e["id"].as_str().ok_or(bad("an async slice without `id`"))?;
-                open.insert(id, (index, e));
-            }
-            "e" if on_cores => {
-                let id = e["id"].as_str().ok_or(bad("an async slice without `id`"))?;
-                let (_, b) = open
-                    .remove(id)
-                    .ok_or(bad("an async end without its begin"))?;
-                let start = ns(b["ts"].as_f64().ok_or(bad("a slice without `ts`"))?);
-                let end = ns(e["ts"].as_f64().ok_or(bad("a slice without `ts`"))?);
-                slices.push(slice(b, start, end.max(start)).ok_or(bad("a slice without a core"))?);
-            }
-            "b" => match e["name"].as_str() {
-                Some("skipped") => skipped += 1,
-                Some("cancelled" | "dispatch→cancelled") => cancelled += 1,
-                _ => {}
-            },
-            _ => {}
+impl RunTrace {
+    /// What the run shows: the summary, and with its dependencies the overhead shares and
+    /// the critical path.
+    pub fn summary(&self) -> TraceSummary {
+        let mut s = summary_of(&self.slices, self.skipped, self.cancelled);
+        if let Some((tasks, cores)) = &self.dependencies {
+            s.overhead = overhead_shares(&self.records, tasks, *cores, 1000);
+            s.critical_path = critical_path(&self.records, tasks, *cores, 1000);
         }
+        s
     }
-    if let Some((index, _)) = open.values().next() {
-        return Err(SummaryError::Malformed {
-            index: *index,
-            what: "an async begin without its end",
-        });
-    }
-    if slices.is_empty() {
-        return Err(SummaryError::NoSlices);
-    }
-    Ok((events, slices, skipped, cancelled))
-}
-
-/// What a run's dependencies (`otherData`, [`crate::add_dependencies`]) and events say: the
-/// task records (times in ns, so 1000 ticks per µs), the tasks in submission order with
-/// their producers, and the (AIC, AIV) cores.
-type Dependencies = (Vec<TaskRecord>, Vec<(TaskId, Vec<TaskId>)>, (u16, u16));
-
-fn dependencies(trace: &Value, events: &[Value]) -> Option<Dependencies> {
-    let other = &trace["otherData"];
-    let cores = (
-        u16::try_from(other["aic_cores"].as_u64()?).ok()?,
-        u16::try_from(other["aiv_cores"].as_u64()?).ok()?,
-    );
-    let tasks: Vec<(TaskId, Vec<TaskId>)> = other["tasks"]
-        .as_array()?
-        .iter()
-        .map(|t| {
-            let producers = t[1]
-                .as_array()?
-                .iter()
-                .map(|p| p.as_u64().map(TaskId::from_raw));
-            Some((
-                TaskId::from_raw(t[0].as_u64()?),
-                producers.collect::<Option<_>>()?,
-            ))
-        })
-        .collect::<Option<_>>()?;
-    Some((records_of(events), tasks, cores))
-}
-
-/// The task records a trace's events show, times in ns: one per kernel slice (an SPMD
-/// block's each), and one per task without a slice (DUMMY, skipped), from its scheduler span.
-fn records_of(events: &[Value]) -> Vec<TaskRecord> {
-    let at = |e: &Value, key: &str| ns(e["args"][key].as_f64().unwrap_or(0.0));
-    let record = |e: &Value, core: Option<CoreId>, start: u64, end: u64| {
-        let a = &e["args"];
-        let class = match a["class"].as_str() {
-            Some("Aic") => WorkerClass::Aic,
-            Some("Aiv") => WorkerClass::Aiv,
-            Some("Mix") => WorkerClass::Mix,
-            _ => WorkerClass::Dummy,
-        };
-        Some(TaskRecord {
-            task: TaskId::from_raw(a["id"].as_u64()?),
-            kernel: KernelId(u32::try_from(a["kernel"].as_u64()?).ok()?),
-            class,
-            core,
-            scheduler: 0,
-            submit: at(e, "submit_us"),
-            ready: at(e, "ready_us"),
-            dispatch: at(e, "dispatch_us"),
-            start,
-            end,
-            fin: at(e, "fin_us"),
-            deferred_done: 0,
-            complete: 0,
-            cancelled: a["cancelled"].as_bool().unwrap_or(false),
-            skipped: a["skipped"].as_bool().unwrap_or(false),
-            block: u16::try_from(a["block"].as_u64().unwrap_or(0)).ok()?,
-            blocks: u16::try_from(a["blocks"].as_u64().unwrap_or(1)).ok()?,
-        })
-    };
-    let mut begins: HashMap<&str, &Value> = HashMap::new();
-    let mut out: Vec<TaskRecord> = Vec::new();
-    let mut spans: Vec<TaskRecord> = Vec::new();
-    for e in events {
-        let on_cores = e["pid"].as_u64() == Some(CORES_PID);
-        let ts = ns(e["ts"].as_f64().unwrap_or(0.0));
-        match e["ph"].as_str() {
-            Some("X") if on_cores => {
-                let core = e["tid"]
-                    .as_u64()
-                    .and_then(|c| u16::try_from(c).ok())
-                    .map(CoreId);
-                let end = ts + ns(e["dur"].as_f64().unwrap_or(0.0));
-                out.extend(record(e, core, ts, end));
-            }
-            Some("b") => {
-                if let Some(id) = e["id"].as_str() {
-                    begins.insert(id, e);
-                }
-            }
-            Some("e") => {
-                let Some(b) = e["id"].as_str().and_then(|id| begins.remove(id)) else {
-                    continue;
-                };
-                if on_cores {
-                    let core = b["tid"]
-                        .as_u64()
-                        .and_then(|c| u16::try_from(c).ok())
-                        .map(CoreId);
-                    let start = ns(b["ts"].as_f64().unwrap_or(0.0));
-                    out.extend(record(b, core, start, ts.max(start)));
-                } else if b["cat"] == "task" {
-                    spans.extend(record(b, None, 0, 0));
-                }
-            }
-            _ => {}
-        }
-    }
-    // A task that ran has its slices; one that did not (DUMMY, skipped), its span.
-    let ran: std::collections::HashSet<TaskId> = out.iter().map(|r| r.task).collect();
-    out.extend(spans.into_iter().filter(|r| !ran.contains(&r.task)));
-    // As the runtime hands them back: by task, its blocks in order (the last block's record
-    // is the task's for the shares, as for `bench`).
-    out.sort_by_key(|r| (r.task.raw(), r.block));
-    out
-}
-
-/// The kernel slice `e` describes, from `start` to `end` ns.
-fn slice(e: &Value, start: u64, end: u64) -> Option<Slice> {
-    let name = e["name"].as_str().unwrap_or("kernel");
-    // An SPMD block is named `kernel [b/n]`: its kernel's.
-    let name = match name.rsplit_once(" [") {
-        Some((k, rest)) if rest.ends_with(']') => k,
-        _ => name,
-    };
-    Some(Slice {
-        core: u32::try_from(e["tid"].as_u64()?).ok()?,
-        start,
-        end,
-        name: name.to_owned(),
-        class: e["args"]["class"].as_str().unwrap_or("?").to_owned(),
-        id: e["args"]["id"].as_u64(),
-    })
 }
 
 fn summary_of(slices: &[Slice], skipped: usize, cancelled: usize) -> TraceSummary {

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::*;
 use crate::chrome_trace;
+use crate::read::RunTrace;
 
 /// A record of task `n`, kernel `k`, on `core`, running `start..end` (ticks, 1 per µs here
 /// so the trace's µs are the ticks).
@@ -153,4 +154,63 @@ fn a_trace_with_its_dependencies_gives_the_overhead_shares_of_its_records() {
     assert!(got.all_engines > 0.0, "{got:?}");
     let text = summarize(&t).unwrap().to_string();
     assert!(text.contains("overhead (as bench computes it)"), "{text}");
+}
+
+#[test]
+fn a_trace_read_from_a_file_as_it_is_parsed_says_what_the_whole_json_says() {
+    let a = rec(1, 0, 0, WorkerClass::Aic, 100, 1100);
+    let b = rec(2, 1, 1, WorkerClass::Aiv, 1500, 2600);
+    let mut d = rec(3, 2, 0, WorkerClass::Dummy, 0, 0);
+    (d.core, d.ready, d.dispatch, d.fin) = (None, 2600, 0, 0);
+    let recs = [a, b, d];
+    let tasks = vec![
+        (a.task, vec![]),
+        (b.task, vec![a.task]),
+        (d.task, vec![b.task]),
+    ];
+    // The streaming writer, as `pto-launch run --trace` writes a file.
+    let mut bytes = Vec::new();
+    let extras = crate::TraceExtras {
+        queues: &[],
+        dependencies: Some((&tasks, (1, 1))),
+    };
+    crate::stream_chrome_trace(&mut bytes, &recs, 1000, &crate::Unnamed, extras).unwrap();
+    let whole: Value = serde_json::from_slice(&bytes).unwrap();
+    let read = RunTrace::from_reader(&bytes[..]).unwrap().summary();
+    assert_eq!(read, summarize(&whole).unwrap());
+    assert!(
+        read.critical_path.is_some() && read.overhead.is_some(),
+        "{read:?}"
+    );
+    assert_eq!(
+        RunTrace::from_reader(&bytes[..]).unwrap().swimlane_svg(),
+        crate::swimlane_svg(&whole).unwrap()
+    );
+}
+
+#[test]
+fn what_is_not_a_trace_is_refused_when_read_from_a_file_too() {
+    let read = |s: &str| RunTrace::from_reader(s.as_bytes()).map(|_| ());
+    assert_eq!(read(r#"{"x": 1}"#), Err(SummaryError::NotATrace));
+    assert!(
+        matches!(
+            read("{\"traceEvents\": [1,"),
+            Err(SummaryError::Unreadable(_))
+        ),
+        "a cut file"
+    );
+    assert!(matches!(read("[]"), Err(SummaryError::Unreadable(_))));
+    let bad = r#"{"traceEvents": [{"ph": "M"}, {"ph": "X", "pid": 1, "tid": 0, "name": "k"}]}"#;
+    assert_eq!(
+        read(bad),
+        Err(SummaryError::Malformed {
+            index: 1,
+            what: "a slice without `ts`"
+        })
+    );
+    assert_eq!(
+        read(r#"{"traceEvents": []} trailing"#)
+            .map_err(|e| matches!(e, SummaryError::Unreadable(_))),
+        Err(true)
+    );
 }

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::summary::{SummaryError, read, summarize};
+use crate::read::RunTrace;
+use crate::summary::SummaryError;
 
 /// Width of the time axis, in px.
 const PLOT: f64 = 1200.0;
@@ -21,10 +22,23 @@ const PALETTE: [&str; 12] = [
     "#9c755f", "#bab0ac", "#86bcb6", "#d37295",
 ];
 
-/// The swimlane picture of the run `trace` (a Chrome trace this crate wrote) shows.
+/// The swimlane picture of the run `trace` (a Chrome trace this crate wrote, held as JSON)
+/// shows; see [`RunTrace::swimlane_svg`].
 pub fn swimlane_svg(trace: &Value) -> Result<String, SummaryError> {
-    let (_, slices, _, _) = read(trace)?;
-    let critical: HashSet<u64> = summarize(trace)?
+    Ok(RunTrace::from_value(trace)?.swimlane_svg())
+}
+
+impl RunTrace {
+    /// The swimlane picture of the run.
+    pub fn swimlane_svg(&self) -> String {
+        draw(self)
+    }
+}
+
+fn draw(run: &RunTrace) -> String {
+    let slices = &run.slices;
+    let critical: HashSet<u64> = run
+        .summary()
         .critical_path
         .map(|p| p.chain.iter().map(|t| t.id).collect())
         .unwrap_or_default();
@@ -105,7 +119,7 @@ pub fn swimlane_svg(trace: &Value) -> Result<String, SummaryError> {
         );
     }
     svg.push_str("</svg>\n");
-    Ok(svg)
+    svg
 }
 
 /// `s` as XML text.

@@ -1,9 +1,9 @@
 //! `pto-launch trace FILE`: what a run's Chrome trace (`pto-launch run --trace`, `bench
 //! --trace`) says about it: each kernel's count and durations, each class's and each core's
-//! busy share of the makespan, the tasks skipped and cancelled (`pto_trace::summarize`);
-//! for a trace that carries its DAG (a scene's, or a program's run on the simulator) also
-//! the overhead shares and the critical path with its blame; and
-//! with `--svg` a swimlane picture (`pto_trace::swimlane_svg`).
+//! busy share of the makespan, the tasks skipped and cancelled (`pto_trace::RunTrace`, the
+//! file parsed as it is read); for a trace that carries its DAG (a scene's, or a program's
+//! run on the simulator or an NPU) also the overhead shares and the critical path with its
+//! blame; and with `--svg` a swimlane picture.
 
 use std::path::PathBuf;
 
@@ -37,11 +37,12 @@ struct TraceConfig<'a> {
 /// Reads `a.file` and prints its summary.
 pub fn trace(a: &TraceArgs) -> Result<(), CliError> {
     let named = |e: &dyn std::fmt::Display| CliError::Run(format!("{}: {e}", a.file.display()));
-    let bytes = std::fs::read(&a.file).map_err(|e| named(&e))?;
-    let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| named(&e))?;
-    let summary = pto_trace::summarize(&v).map_err(|e| named(&e))?;
+    // Parsed as it is read: a trace of a million tasks never sits whole in memory as JSON.
+    let file = std::fs::File::open(&a.file).map_err(|e| named(&e))?;
+    let run = pto_trace::RunTrace::from_reader(file).map_err(|e| named(&e))?;
+    let summary = run.summary();
     if let Some(path) = &a.svg {
-        let svg = pto_trace::swimlane_svg(&v).map_err(|e| named(&e))?;
+        let svg = run.swimlane_svg();
         std::fs::write(path, svg)
             .map_err(|e| CliError::Run(format!("cannot write {}: {e}", path.display())))?;
     }
