@@ -201,11 +201,12 @@ pub fn critical_path(
     })
 }
 
-/// Per class, the instants its running count changes, to find when all its cores were busy.
+/// Per class, the spans of time every core of it was running, to find when a ready task
+/// waited for a core: built once, then each lookup is a binary search and the spans it
+/// overlaps (the chain's steps cost O(log n) each, not O(n)).
 struct Busy {
-    /// Per class index: (instant, change), sorted by instant, ends first.
-    steps: [Vec<(u64, i64)>; 2],
-    cores: [i64; 2],
+    /// Per class index: disjoint `[from, to)` spans, in order.
+    full: [Vec<(u64, u64)>; 2],
 }
 
 impl Busy {
@@ -217,14 +218,30 @@ impl Busy {
                 steps[c].push((t.end, -1));
             }
         }
-        for s in &mut steps {
+        let cores = [i64::from(cores.0), i64::from(cores.1)];
+        let full = [0, 1].map(|c| {
+            let s = &mut steps[c];
             // Ends before starts at one instant: a core freed and taken at once was not full.
             s.sort_unstable();
-        }
-        Busy {
-            steps,
-            cores: [i64::from(cores.0), i64::from(cores.1)],
-        }
+            let mut spans: Vec<(u64, u64)> = Vec::new();
+            let mut push = |from: u64, to: u64| match spans.last_mut() {
+                Some(last) if last.1 == from => last.1 = to,
+                _ => spans.push((from, to)),
+            };
+            let (mut running, mut prev) = (0i64, 0u64);
+            for &(at, d) in s.iter() {
+                if running >= cores[c] && at > prev {
+                    push(prev, at);
+                }
+                running += d;
+                prev = at;
+            }
+            if running >= cores[c] {
+                push(prev, u64::MAX);
+            }
+            spans
+        });
+        Busy { full }
     }
 
     /// How long within `[from, to)` every core of `class` was running (for MIX: of either
@@ -232,17 +249,10 @@ impl Busy {
     fn full_within(&self, class: WorkerClass, from: u64, to: u64) -> u64 {
         let mut total = 0;
         for &c in class_index(class) {
-            let mut running = 0i64;
-            let mut prev = 0u64;
-            for &(at, d) in &self.steps[c] {
-                if running >= self.cores[c] && at > from && prev < to {
-                    total += at.min(to) - prev.max(from);
-                }
-                running += d;
-                prev = at;
-            }
-            if running >= self.cores[c] && prev < to {
-                total += to - prev.max(from);
+            let spans = &self.full[c];
+            let first = spans.partition_point(|&(_, end)| end <= from);
+            for &(start, end) in spans[first..].iter().take_while(|&&(start, _)| start < to) {
+                total += end.min(to) - start.max(from);
             }
         }
         total.min(to.saturating_sub(from))

@@ -83,3 +83,57 @@ fn a_task_without_a_record_gives_none() {
     let tasks = [(id(0), vec![]), (id(1), vec![id(0)])];
     assert_eq!(critical_path(&[a], &tasks, (1, 0), 1000), None);
 }
+
+#[test]
+fn the_spans_every_core_was_busy_are_what_counting_each_instant_gives() {
+    // Random kernels on two AIV cores (and a few AIC ones on one), then every window's full
+    // time against a count at each tick.
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut times = HashMap::new();
+    for n in 0..40 {
+        let class = if n % 5 == 0 {
+            WorkerClass::Aic
+        } else {
+            WorkerClass::Aiv
+        };
+        let start = next(200);
+        let end = start + next(30);
+        let t = Times {
+            class,
+            kernel: 0,
+            ran: true,
+            submit: 0,
+            ready: 0,
+            dispatch: start,
+            start,
+            end,
+        };
+        times.insert(id(n), t);
+    }
+    let cores = (1u16, 2u16);
+    let busy = Busy::of(&times, cores);
+    let running = |class: WorkerClass, at: u64| {
+        times
+            .values()
+            .filter(|t| t.class == class && t.start <= at && at < t.end)
+            .count()
+    };
+    for _ in 0..200 {
+        let from = next(240);
+        let to = from + next(60);
+        for (class, n) in [(WorkerClass::Aic, 1), (WorkerClass::Aiv, 2)] {
+            let counted = (from..to).filter(|&at| running(class, at) >= n).count() as u64;
+            assert_eq!(
+                busy.full_within(class, from, to),
+                counted,
+                "{class:?} over [{from}, {to})"
+            );
+        }
+    }
+}
