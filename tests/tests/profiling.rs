@@ -277,6 +277,9 @@ fn deferred_dummy_and_normal_tasks_all_reach_the_profile_and_counters_add_up() {
         "one record per task, deferred ones included"
     );
     let mut longest = 0;
+    // A task whose condition had landed by the time its FIN was taken completes at once,
+    // without entering the deferred set (on a loaded machine, all of them may).
+    let mut polled = false;
     for (id, deferred) in &out.value {
         let r = out.records.iter().find(|r| r.task == *id).unwrap();
         if *deferred {
@@ -285,6 +288,7 @@ fn deferred_dummy_and_normal_tasks_all_reach_the_profile_and_counters_add_up() {
                 "{r:?}"
             );
             longest = longest.max(r.deferred_done - r.start);
+            polled |= r.deferred_done > r.fin;
         } else {
             assert_eq!(r.deferred_done, 0, "{r:?}");
         }
@@ -294,7 +298,7 @@ fn deferred_dummy_and_normal_tasks_all_reach_the_profile_and_counters_add_up() {
     let c = out.phases[0];
     assert_eq!(c.ticks.iter().sum::<u64>(), c.total);
     assert!(
-        c.ticks[pto_runtime_core::Phase::DeferredPoll as usize] > 0,
+        !polled || c.ticks[pto_runtime_core::Phase::DeferredPoll as usize] > 0,
         "deferred polling is counted: {c:?}"
     );
 }
