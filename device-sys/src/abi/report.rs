@@ -355,4 +355,38 @@ mod tests {
         );
         assert!(text.contains("(2 more not kept)"), "{text}");
     }
+
+    #[test]
+    fn a_report_of_tasks_that_only_wait_for_producers_is_a_dependency_deadlock() {
+        // What no correct run produces (every producer is running, deferred, ready or done),
+        // but a corrupted fan-in would: the class, and the producers each task waits for.
+        let (a, b, c) = (
+            TaskId::from_raw(7),
+            TaskId::from_raw(8),
+            TaskId::from_raw(6),
+        );
+        let mut r = PtoAicpuReport {
+            code: PtoAicpuCode::Watchdog as u32,
+            run: 3,
+            nstalls: 2,
+            ..PtoAicpuReport::default()
+        };
+        r.stalls[0] = PtoStallEntry::of(&Stall::Producers { task: a, left: 1 })
+            .with_producers([c].into_iter());
+        r.stalls[1] = PtoStallEntry::of(&Stall::Producers { task: b, left: 1 })
+            .with_producers([a].into_iter());
+        let class = r.stall_class().expect("a stalled run");
+        assert_eq!(class.kind, pto_runtime_core::StallKind::DependencyDeadlock);
+        let text = r.to_string();
+        assert!(
+            text.contains(&std::format!(
+                "stall class: dependency-deadlock: {a} waiting"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&std::format!("{b} waiting for 1 producer: {a}")),
+            "{text}"
+        );
+    }
 }
