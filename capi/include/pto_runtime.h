@@ -401,6 +401,11 @@ typedef struct PtoPlatform {
   bool (*read_watch)(void *ctx, uint32_t kind, uint64_t word, uint64_t *out);
   // Optional: called when a scheduler loop found nothing to do.
   void (*spin_hint)(void *ctx);
+  // The output heap: device memory the orchestrator hands out (`pto_alloc`, a graph's
+  // internal buffers), split evenly between the rings; its base (64-byte aligned)...
+  uint64_t heap_base;
+  // ... and its bytes (0: no heap, and every allocation is `PTO_ERR_HEAP_TOO_SMALL`).
+  uint64_t heap_len;
 } PtoPlatform;
 
 // A tensor argument: a tile of a buffer, and how the task uses it (the C view of

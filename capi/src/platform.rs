@@ -131,6 +131,14 @@ impl Platform for CPlatform {
         })
     }
 
+    fn heap(&self) -> (u64, u64) {
+        if self.p.heap_len == 0 {
+            (0, 0)
+        } else {
+            (self.p.heap_base, self.p.heap_len)
+        }
+    }
+
     fn read_watch(&self, watch: Watch) -> Option<u64> {
         let f = self.p.read_watch?;
         let (kind, word) = kind_of(watch);

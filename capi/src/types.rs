@@ -103,6 +103,11 @@ pub struct PtoPlatform {
         Option<extern "C" fn(ctx: *mut c_void, kind: u32, word: u64, out: *mut u64) -> bool>,
     /// Optional: called when a scheduler loop found nothing to do.
     pub spin_hint: Option<extern "C" fn(ctx: *mut c_void)>,
+    /// The output heap: device memory the orchestrator hands out (`pto_alloc`, a graph's
+    /// internal buffers), split evenly between the rings; its base (64-byte aligned)...
+    pub heap_base: u64,
+    /// ... and its bytes (0: no heap, and every allocation is `PTO_ERR_HEAP_TOO_SMALL`).
+    pub heap_len: u64,
 }
 
 /// Storage for a runtime handle, owned by the C caller (opaque).

@@ -159,6 +159,9 @@ static void *sched_main(void *arg) {
     return NULL;
 }
 
+/* The output heap every run hands out (pto_alloc, a graph's internal buffers). */
+static _Alignas(64) _Atomic uint64_t heap[1024];
+
 /* One run: submits what `submit` asks, returns the scheduler's status and the report. */
 static PtoRecord records[512];
 static size_t nrecords, total_records;
@@ -191,6 +194,8 @@ static PtoStatus run(struct machine *m, void (*submit)(PtoOrchestrator *), PtoRe
     p.core_status = cb_status;
     p.result = cb_result;
     p.spin_hint = cb_spin;
+    p.heap_base = (uint64_t)(uintptr_t)heap;
+    p.heap_len = sizeof heap;
 
     pthread_t cores[CORES], sched;
     struct core_arg args[CORES];
@@ -287,7 +292,11 @@ static void submit_tensors(PtoOrchestrator *o) {
     CHECK(pto_scope_end(o) == PTO_OK, "scope_end");
     CHECK(pto_scope_end(o) == PTO_ERR_NO_OPEN_SCOPE, "no scope open");
     uint64_t addr = 0;
-    CHECK(pto_alloc(o, 0, 64, 64, &addr) == PTO_ERR_HEAP_TOO_SMALL, "this machine has no heap");
+    CHECK(pto_alloc(o, 0, 64, 64, &addr) == PTO_OK &&
+              addr >= (uint64_t)(uintptr_t)heap && addr + 64 <= (uint64_t)(uintptr_t)(heap + 1024),
+          "a buffer of the platform's heap");
+    CHECK(pto_alloc(o, 0, sizeof heap + 64, 64, &addr) == PTO_ERR_HEAP_TOO_SMALL,
+          "more than the heap holds");
     CHECK(pto_alloc(o, 0, 64, 3, &addr) == PTO_ERR_BAD_ALIGNMENT, "a bad alignment");
     PtoTensorArg outside = {.buffer = base, .buffer_len = 64, .base = base + 64, .elem = 8,
                             .rank = 1, .access = PtoAccess_READ, .shape = {1, 1, 1, 1},
@@ -413,6 +422,42 @@ static void submit_graph(PtoOrchestrator *o) {
     free(storage);
 }
 
+/* A graph whose middle buffer is its own (internal): x -> t -> y, two INC tasks. Each
+ * replay takes a fresh t from the platform's heap; instance k binds tiles 2k and 2k + 1,
+ * so y = x + 2 whichever heap bytes its t got. */
+#define INTERNAL_REPLAYS 6
+static void submit_internal_graph(PtoOrchestrator *o) {
+    for (uint64_t k = 0; k < INTERNAL_REPLAYS; k++)
+        for (uint64_t j = 0; j < TILE; j++)
+            atomic_store(&tensor_machine->mem[8 + TILE * 2 * k + j], 10 * k + j);
+    size_t bytes = 0;
+    CHECK(pto_graph_storage_size(2, 4, 8, &bytes) == PTO_OK, "storage_size");
+    uint8_t *storage = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    static PtoGraph g;
+    PtoBuffer bounds[2] = {tile_buffer(0), tile_buffer(1)};
+    CHECK(pto_graph_record(&g, o, storage, bytes, 2, 4, 8, bounds, 2) == PTO_OK, "record");
+    PtoBuffer t;
+    CHECK(pto_graph_internal(&g, 8 * TILE, 64, &t) == PTO_OK && t.len == 8 * TILE, "internal");
+    PtoTensorArg xt[2] = {tile_arg(0, PtoAccess_READ),
+                          {.buffer = t.base, .buffer_len = t.len, .base = t.base, .elem = 8,
+                           .rank = 1, .access = PtoAccess_WRITE, .shape = {TILE, 1, 1, 1},
+                           .strides = {1, 0, 0, 0}}};
+    PtoTensorArg ty[2] = {xt[1], tile_arg(1, PtoAccess_WRITE)};
+    ty[0].access = PtoAccess_READ;
+    PtoTask first = {.kernel = INC, .class_ = 1, .tensors = xt, .ntensors = 2};
+    PtoTask second = {.kernel = INC, .class_ = 0, .tensors = ty, .ntensors = 2};
+    CHECK(pto_graph_add(&g, o, &first, NULL, 0, NULL) == PTO_OK, "add x -> t");
+    CHECK(pto_graph_add(&g, o, &second, NULL, 0, NULL) == PTO_OK, "add t -> y");
+    CHECK(pto_graph_finish(&g) == PTO_OK, "finish");
+    for (uint64_t k = 0; k < INTERNAL_REPLAYS; k++) {
+        PtoBuffer bind[2] = {tile_buffer(2 * k), tile_buffer(2 * k + 1)};
+        CHECK(pto_graph_replay(o, &g, bind, 2, NULL, 0, 0, 0, NULL, 0, NULL) == PTO_OK,
+              "replay %llu with its own t from the heap", (unsigned long long)k);
+    }
+    CHECK(pto_graph_close(&g) == PTO_OK, "close");
+    free(storage);
+}
+
 int main(void) {
     static struct machine m;
     PtoReport r;
@@ -463,11 +508,22 @@ int main(void) {
               "the last instance's word %llu holds %llu", (unsigned long long)j,
               (unsigned long long)atomic_load(&m.mem[8 + TILE * 2 * REPLAYS + j]));
 
+    st = run(&m, submit_internal_graph, &r);
+    CHECK(st == PTO_OK, "the graph with an internal buffer ended with %d", (int)st);
+    CHECK(r.finished == 2 * INTERNAL_REPLAYS, "%llu tasks finished", (unsigned long long)r.finished);
+    for (uint64_t k = 0; k < INTERNAL_REPLAYS; k++)
+        for (uint64_t j = 0; j < TILE; j++)
+            CHECK(atomic_load(&m.mem[8 + TILE * (2 * k + 1) + j]) == 10 * k + j + 2,
+                  "instance %llu, word %llu holds %llu", (unsigned long long)k,
+                  (unsigned long long)j,
+                  (unsigned long long)atomic_load(&m.mem[8 + TILE * (2 * k + 1) + j]));
+
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
     }
     printf("C image: 399 tasks ran through the ABI; the failing run reported its kernel; a "
-           "graph replayed %d times\n", REPLAYS);
+           "graph replayed %d times, and one with a buffer of its own from the heap %d times\n",
+           REPLAYS, INTERNAL_REPLAYS);
     return 0;
 }
