@@ -13,6 +13,7 @@
 #ifndef PTO_API_ENTRY_H
 #define PTO_API_ENTRY_H
 
+#include "pto_api_graph.h"
 #include "pto_api_scope.h"
 #include "pto_api_task_args.h"
 
@@ -65,7 +66,7 @@ inline const char *pto_api_read_args(const uint64_t *w, uint32_t n, ChipTaskArgs
 
 extern "C" __attribute__((weak, visibility("default"))) int32_t
 pto_orchestrate(const PtoOrchOps *ops, const uint64_t *words, uint32_t nwords) {
-    pto_api_state = PtoApiState{ops, 0};
+    pto_api_state = PtoApiState{ops, 0, nullptr};
     if (ops->abi != PTO_AICPU_ABI) {
         pto_api_log("FATAL", __FUNCTION__, "ops table ABI %u, this header's %u", ops->abi,
                     PTO_AICPU_ABI);
@@ -91,6 +92,7 @@ pto_orchestrate(const PtoOrchOps *ops, const uint64_t *words, uint32_t nwords) {
         PTO2ScopeGuard outer;
         PTO_ORCHESTRATION_ENTRY(args);
     }
+    pto_api_graphs_close();
     return pto_api_state.fatal;
 }
 

@@ -19,9 +19,13 @@
 #define PTO2_ERROR_EXPLICIT_ORCH_FATAL 9
 
 /* The run this SO orchestrates: one at a time, on one thread. */
+struct PtoApiRecording;
 struct PtoApiState {
     const PtoOrchOps *ops;
     int32_t fatal; /* 0, or the first fatal code */
+    /* While rt_submit_graph counts or records a graph function's tasks: where they go
+     * instead of the runtime (null: they are submitted). */
+    PtoApiRecording *recording;
 };
 inline PtoApiState pto_api_state;
 

@@ -9,6 +9,12 @@
 #include "pto_api_task_args.h"
 #include "pto_api_tile.h"
 
+/* Recording hooks (pto_api_graph.h): an output made while a graph function is counted or
+ * recorded, and a task added to the recording instead of submitted. */
+inline bool pto_api_graph_create(PtoApiRecording *r, uint64_t bytes, bool initial,
+                                 PTOBufferHandle *out);
+inline void pto_api_graph_task(PtoApiRecording *r, const PtoTask &t);
+
 enum { PTO_API_AIC = 0, PTO_API_AIV = 1, PTO_API_MIX = 2, PTO_API_DUMMY = 3 };
 
 /* `mk` as the task's class and kernels in `t`; false (the run fatal) for a set of lanes the
@@ -49,6 +55,14 @@ inline bool pto_api_create(const TensorCreateInfo &ci, ChipTensor *out, const ch
     t.dtype = ci.dtype;
     t.set_row_major(ci.shapes);
     t.buffer.size = ci.buffer_size_bytes();
+    if (PtoApiRecording *r = pto_api_state.recording) {
+        /* The graph's own buffer, fresh for each instance. */
+        if (!pto_api_graph_create(r, t.buffer.size, ci.has_initial_value, &t.buffer)) {
+            return false;
+        }
+        *out = t;
+        return true;
+    }
     if (!pto_api_ok(ops->alloc(ops->ctx, 0, t.buffer.size, 64, &t.buffer.addr), func,
                     "allocating an output")) {
         return false;
@@ -144,6 +158,10 @@ inline TaskOutputTensors pto_api_submit(const MixedKernels *mk, const CoreTaskAr
     if (a.predicate.op != PredicateOp::NONE) {
         if (!pto_api_predicate(a.predicate, &when, func)) return TaskOutputTensors{};
         t.predicate = &when;
+    }
+    if (PtoApiRecording *r = pto_api_state.recording) {
+        pto_api_graph_task(r, t);
+        return outs;
     }
     const PtoOrchOps *ops = pto_api_state.ops;
     if (!pto_api_ok(ops->submit(ops->ctx, &t, nullptr), func, "submit")) return TaskOutputTensors{};

@@ -96,6 +96,10 @@ struct CoreTaskArgs {
 
     int32_t tensor_count() const { return ntensors; }
     int32_t scalar_count() const { return nscalars; }
+    /* Tensor `i` as added (not a TensorCreateInfo output), and scalar `i`: what a graph
+     * function reads of its boundary. */
+    const ChipTensor &tensor(int32_t i) const { return slots[i].tensor; }
+    uint64_t scalar(int32_t i) const { return scalars[i]; }
 
     template <typename... Ts>
     void add_input(const Ts &...ts) {

@@ -11,11 +11,13 @@
  *   pto_api_submit.h     rt_submit_aic/aiv/task, rt_submit_dummy_task
  *   pto_api_scope.h      PTO2_SCOPE, PTO2_SCOPE_GUARD, rt_scope_begin/end
  *   pto_api_data.h       get_tensor_data, set_tensor_data
+ *   pto_api_graph.h      rt_submit_graph: a function's tasks recorded once, replayed per call
  *   pto_api_entry.h      pto_orchestrate: the launcher's words to the entry's arguments */
 #ifndef PTO_ORCHESTRATION_API_H
 #define PTO_ORCHESTRATION_API_H
 
 #include "pto_api_data.h"
+#include "pto_api_graph.h"
 #include "pto_api_scope.h"
 #include "pto_api_submit.h"
 #include "pto_api_entry.h"

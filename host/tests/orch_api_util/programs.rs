@@ -35,6 +35,41 @@ pub fn vector() -> Run<'static> {
     }
 }
 
+/// `examples/orch_api/layers`: two tokens through three layers (`a = 0.5 (a + w_l)`), each
+/// layer a graph function (`rt_submit_graph`) over the vector example's kernels.
+pub fn layers() -> Run<'static> {
+    layers_with(&[])
+}
+
+/// [`layers`], its orchestration compiled with `flags`.
+pub fn layers_with(flags: &'static [&'static str]) -> Run<'static> {
+    let (n, layers, tokens) = (1usize << 12, 3usize, 2usize);
+    let x = values(n, 3);
+    let w = values(layers * n, 4);
+    let mut a = x.clone();
+    for _ in 0..tokens {
+        for l in 0..layers {
+            for (i, v) in a.iter_mut().enumerate() {
+                *v = (*v + w[l * n + i]) * 0.5;
+            }
+        }
+    }
+    Run {
+        program: "vector",
+        kernels: &["add", "scale", "mul"],
+        buffers: vec![f32s(&x), f32s(&w), vec![0; 4 * n]],
+        args: vec![
+            Arg::Tensor(0, Dtype::F32, vec![n as u32]),
+            Arg::Tensor(1, Dtype::F32, vec![layers as u32, n as u32]),
+            Arg::Tensor(2, Dtype::F32, vec![n as u32]),
+        ],
+        expect: vec![(2, f32s(&a))],
+        dtype: "f32",
+        clusters: CLUSTERS,
+        orchestration: Some((super::source("layers").join("orchestration.cpp"), flags)),
+    }
+}
+
 /// Two batches of a 32 x 512 by 512 x 64 product, tiles of 16 rows.
 pub fn bgemm() -> Run<'static> {
     // Each task multiplies 16 x 256 by 256 x 64: long enough that a second half started
