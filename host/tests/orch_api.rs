@@ -216,7 +216,10 @@ fn a_graph_function_is_recorded_once_per_layer_and_replayed_for_the_next_token()
         assert_golden(o, 1);
         let all = text(o);
         // Each layer's first call records (and replays once); the second token replays.
-        assert!(all.contains("graphs: 3 recorded, 6 calls replayed"), "{all}");
+        assert!(
+            all.contains("graphs: 3 recorded, 6 calls replayed"),
+            "{all}"
+        );
         assert!(!all.contains("runs as ordinary tasks"), "{all}");
         // 5 activations allocated, then two tasks per layer per token.
         assert!(all.contains("finished 17 tasks"), "{all}");
@@ -230,7 +233,10 @@ fn a_graph_function_that_reads_data_runs_as_ordinary_tasks_saying_so() {
     let o = programs::layers_with(&["-DLAYERS_READ_DATA"]).launch(&scratch("layers-reads"));
     assert_golden(&o, 1);
     let all = text(&o);
-    assert!(all.contains("graphs: 0 recorded, 0 calls replayed"), "{all}");
+    assert!(
+        all.contains("graphs: 0 recorded, 0 calls replayed"),
+        "{all}"
+    );
     // Once per identity (three layers), not per call.
     assert_eq!(
         all.matches("runs as ordinary tasks, not recorded: it reads a tensor's data")
