@@ -415,17 +415,23 @@ fn a_configuration_wider_than_a_payload_slot_is_refused() {
     Rig::new(2, 20_000_000).good_run();
 }
 
-#[test]
-fn task_records_stream_to_the_host_through_rings_smaller_than_the_run() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    init(30_000, 5_000);
-    // A profile ring of 4 cells and a host ring of 5 records, for 24 tasks.
+/// A machine whose runs stream their records to `host` through a profile ring of 4 cells and
+/// a host ring of 5 records, for the DAG's 24 tasks.
+fn streaming_rig(host: RecordHost) -> Rig {
     let mut rig = Rig::with(Config {
         profile_capacity: 4,
         ..Rig::config()
     });
     rig.records = vec![PtoRecord::default(); 5];
-    rig.record_host = Some(RecordHost::Collects);
+    rig.record_host = Some(host);
+    rig
+}
+
+#[test]
+fn task_records_stream_to_the_host_through_rings_smaller_than_the_run() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    init(30_000, 5_000);
+    let mut rig = streaming_rig(RecordHost::Collects);
     for coherence in [0, 1] {
         rig.coherence = coherence;
         // A record per task, each task once (checked with the sums and the cores).
@@ -479,13 +485,8 @@ fn empty_entry() -> PtoProducers {
 fn a_host_that_takes_no_records_makes_the_pump_wait_then_count_what_it_lost() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     init(30_000, 5_000);
-    let mut rig = Rig::with(Config {
-        profile_capacity: 4,
-        ..Rig::config()
-    });
-    rig.records = vec![PtoRecord::default(); 5];
     let wait = Duration::from_millis(200);
-    rig.record_host = Some(RecordHost::Stalled {
+    let mut rig = streaming_rig(RecordHost::Stalled {
         wait_us: wait.as_micros() as u64,
     });
     let start = Instant::now();
