@@ -178,8 +178,10 @@ mod tests {
 
     #[test]
     fn a_stalled_drain_makes_submits_wait_their_bound_then_counts_what_was_lost() {
-        // The drain sleeps through the run: the fifth submit waits 20 ms for a cell, gives
-        // up, and the later ones lose theirs at once.
+        // The drain sleeps through the run after one first look as it starts: the first
+        // submit that finds the ring full waits 20 ms for a cell, gives up, and the later
+        // ones lose theirs at once. A drain thread that starts late (a loaded machine) finds
+        // up to 4 closed records on its first look and frees their cells, so 4 to 8 are kept.
         let stalled = RecordStream::Drain {
             period: Duration::from_secs(3600),
         };
@@ -189,11 +191,18 @@ mod tests {
             started.elapsed() >= Duration::from_millis(20),
             "a submit waited"
         );
-        let m = out.missing_records().expect("6 records lost");
-        assert_eq!((m.kept, m.dropped, m.streamed), (4, 6, true));
+        let m = out.missing_records().expect("records lost");
+        assert!(m.streamed && (4..=8).contains(&m.kept), "{m:?}");
+        assert_eq!(
+            m.kept as u64 + m.dropped,
+            10,
+            "each record kept or counted lost: {m:?}"
+        );
         assert!(
-            m.to_string()
-                .contains("6 records were lost: the record drain fell behind"),
+            m.to_string().contains(&format!(
+                "{} records were lost: the record drain fell behind",
+                m.dropped
+            )),
             "{m}"
         );
         assert_eq!(out.report.finished, 10, "every task ran");
