@@ -37,6 +37,8 @@ pub enum FatalKind {
     TransferFailed = 13,
     /// [`FatalCause::BadPredicate`].
     BadPredicate = 14,
+    /// [`FatalCause::NoProgress`].
+    NoProgress = 15,
 }
 
 impl FatalKind {
@@ -62,6 +64,7 @@ impl FatalKind {
             12 => Self::StrayCompletion,
             13 => Self::TransferFailed,
             14 => Self::BadPredicate,
+            15 => Self::NoProgress,
             _ => return None,
         })
     }
@@ -83,6 +86,7 @@ impl FatalKind {
             Self::StrayCompletion => "stray completion",
             Self::TransferFailed => "transfer failed",
             Self::BadPredicate => "bad predicate",
+            Self::NoProgress => "no progress",
         }
     }
 
@@ -108,6 +112,7 @@ impl FatalKind {
             Self::StrayCompletion => "a completion no task explains",
             Self::TransferFailed => "a transfer failed",
             Self::BadPredicate => "a predicate that could not be read",
+            Self::NoProgress => "no task finished for longer than any task may take",
         }
     }
 }
@@ -213,6 +218,17 @@ pub enum FatalCause {
         /// Its width in bytes.
         width: u8,
     },
+    /// No task finished for longer than any live task may take (its kernel bounded by
+    /// `task_timeout_us`, its conditions by `deferred_timeout_us`) while tasks were live:
+    /// nothing can finish them. The stall report and its class say what each one waited for
+    /// (a dependency deadlock: consumers of producers that finished without releasing them;
+    /// ready-but-idle: ready tasks no scheduler holds).
+    NoProgress {
+        /// How long nothing finished, in µs.
+        idle_us: u64,
+        /// Tasks submitted and not finished.
+        live: u64,
+    },
     /// A completion queue holds a record from a source the scheduler does not drive.
     StrayCompletion {
         /// The record's source.
@@ -240,6 +256,7 @@ impl FatalCause {
             Self::StrayCompletion { .. } => FatalKind::StrayCompletion,
             Self::TransferFailed { .. } => FatalKind::TransferFailed,
             Self::BadPredicate { .. } => FatalKind::BadPredicate,
+            Self::NoProgress { .. } => FatalKind::NoProgress,
         }
     }
 }
@@ -288,15 +305,15 @@ mod tests {
 
     #[test]
     fn every_code_reads_back_as_its_kind_with_a_name_of_its_own() {
-        let kinds: [FatalKind; 14] = core::array::from_fn(|i| {
-            FatalKind::from_u32(i as u32 + 1).expect("codes 1..=14 are kinds")
+        let kinds: [FatalKind; 15] = core::array::from_fn(|i| {
+            FatalKind::from_u32(i as u32 + 1).expect("codes 1..=15 are kinds")
         });
         for (i, k) in kinds.iter().enumerate() {
             assert_eq!(*k as u32, i as u32 + 1, "{k:?}");
             assert!(kinds[..i].iter().all(|o| o.name() != k.name()), "{k:?}");
         }
         assert_eq!(FatalKind::from_u32(0), None, "0 is no error");
-        assert_eq!(FatalKind::from_u32(15), None);
-        assert_eq!(FatalKind::from_code(15), FatalKind::Aborted);
+        assert_eq!(FatalKind::from_u32(16), None);
+        assert_eq!(FatalKind::from_code(16), FatalKind::Aborted);
     }
 }

@@ -98,6 +98,15 @@ impl fmt::Display for FatalError {
                  the task windows (a runtime bug; please report it)"
             ),
             FatalCause::Aborted { code } => write!(f, "the run was aborted with code {code}{at}"),
+            FatalCause::NoProgress { idle_us, live } => write!(
+                f,
+                "no task finished for {idle_us} µs, with {live} live{at}: longer than a \
+                 kernel may run ({}) and its conditions take ({}): nothing could finish them, \
+                 and the stall class below says what they waited for (a runtime bug; please \
+                 report it)",
+                Knob::TaskTimeout,
+                Knob::DeferredTimeout
+            ),
             FatalCause::DeferredTimeout {
                 watch,
                 expected,

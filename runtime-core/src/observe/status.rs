@@ -152,6 +152,7 @@ impl Packed {
             FatalCause::CorruptSlot { class } => (class as u64, 0, None),
             FatalCause::StrayCompletion { source, id } => (source as u64, id, None),
             FatalCause::BadPredicate { addr, width } => (addr, width as u64, None),
+            FatalCause::NoProgress { idle_us, live } => (idle_us, live, None),
             FatalCause::TransferFailed {
                 watch,
                 post,
@@ -227,6 +228,10 @@ impl Packed {
                 addr: d,
                 width: d2 as u8,
             },
+            FatalKind::NoProgress => FatalCause::NoProgress {
+                idle_us: d,
+                live: d2,
+            },
         }
     }
 }
@@ -290,6 +295,10 @@ mod tests {
             FatalCause::BadPredicate {
                 addr: 0x1000,
                 width: 4,
+            },
+            FatalCause::NoProgress {
+                idle_us: 1 << 33,
+                live: u64::MAX,
             },
             FatalCause::TransferFailed {
                 watch: Watch::Queue(2),

@@ -85,6 +85,11 @@ pub struct Scheduler<'r, 'p, P: Platform> {
     eq: engine_queues::EngineQueues<'p>,
     timeout_ticks: u64,
     deferred_timeout_ticks: u64,
+    /// How long live tasks may go without any finishing ([`progress_bound_us`]), in ticks.
+    progress_ticks: u64,
+    /// The run's finished count at the watchdog's last look, and since when it stood
+    /// (`None`: no task was live then).
+    progress: Option<(u64, u64)>,
     loops: u64,
     dispatched: u64,
     /// A sync-start task this scheduler popped and holds until it has a free core (cluster)
@@ -137,6 +142,8 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
             deferred: DeferredSet::new(store),
             timeout_ticks: t.cfg().task_timeout_us.saturating_mul(ticks),
             deferred_timeout_ticks: t.cfg().deferred_timeout_us.saturating_mul(ticks),
+            progress_ticks: progress_bound_us(t.cfg()).saturating_mul(ticks),
+            progress: None,
             loops: 0,
             dispatched: 0,
             sync: None,
@@ -316,6 +323,16 @@ impl<'r, 'p, P: Platform> Scheduler<'r, 'p, P> {
     fn fail(&self, e: FatalError) {
         self.t.shared().status().fail(e);
     }
+}
+
+/// How long tasks may be live with none finishing before the run is stuck: twice the
+/// longest one task may take (its kernel, then a wait for deferred room and its conditions),
+/// and at least 1 s.
+pub(crate) fn progress_bound_us(cfg: &crate::Config) -> u64 {
+    cfg.task_timeout_us
+        .saturating_add(cfg.deferred_timeout_us.saturating_mul(2))
+        .saturating_mul(2)
+        .max(1_000_000)
 }
 
 /// Reads a watched word through the platform, invalidating a counter's cache line first.

@@ -1,5 +1,6 @@
 //! The scheduler's slow checks, every [`super::WATCHDOG_EVERY`] iterations: lanes that run
-//! too long, lanes held too long for deferred room, and idle cores whose status word moved.
+//! too long, lanes held too long for deferred room, idle cores whose status word moved, and
+//! a run whose live tasks stopped finishing.
 #![forbid(unsafe_code)]
 
 use super::Scheduler;
@@ -9,9 +10,11 @@ use crate::platform::Platform;
 impl<P: Platform> Scheduler<'_, '_, P> {
     /// Fails the run if a core has run the same token for longer than `task_timeout_us`, if
     /// a finished lane has waited for deferred room for longer than `deferred_timeout_us`,
-    /// or if an idle core reported something.
+    /// if an idle core reported something, or if tasks were live and none finished for
+    /// longer than any one may take ([`super::progress_bound_us`]).
     pub(super) fn watchdog(&mut self) {
         let now = self.p.now();
+        self.watch_progress(now);
         let per_us = self.p.ticks_per_us().max(1);
         for i in self.cores.each() {
             let c = self.cores.core_mut(i);
@@ -52,5 +55,30 @@ impl<P: Platform> Scheduler<'_, '_, P> {
                 _ => c.watch = Some((run.token, now)),
             }
         }
+    }
+
+    /// Fails the run with [`FatalCause::NoProgress`] once tasks were live and the run's
+    /// finished count stood still for longer than `progress_ticks`. Each task's own bounds
+    /// (running, held, deferred) fire first; past them, nothing can finish the live tasks
+    /// (their releases or ready entries were lost), and the stall report says which.
+    fn watch_progress(&mut self, now: u64) {
+        let finished = self.t.finished();
+        let live = self.t.shared().submitted().saturating_sub(finished);
+        self.progress = match self.progress {
+            _ if live == 0 => None,
+            Some((seen, since)) if seen == finished => {
+                let idle = now.saturating_sub(since);
+                if idle > self.progress_ticks {
+                    let per_us = self.p.ticks_per_us().max(1);
+                    let e = FatalError::new(FatalCause::NoProgress {
+                        idle_us: idle / per_us,
+                        live,
+                    });
+                    self.t.shared().status().fail(e);
+                }
+                Some((seen, since))
+            }
+            _ => Some((finished, now)),
+        };
     }
 }

@@ -182,6 +182,7 @@ pub(super) fn fatal_variant(e: &FatalCause) -> usize {
         TransferFailed { .. } => 12,
         StrayCompletion { .. } => 13,
         BadPredicate { .. } => 14,
+        NoProgress { .. } => 15,
     }
 }
 
@@ -220,6 +221,10 @@ pub(super) fn fatal_errors() -> Vec<FatalError> {
         BadPredicate {
             addr: 0x1000,
             width: 4,
+        },
+        NoProgress {
+            idle_us: 2_000_000,
+            live: 3,
         },
     ]
     .into_iter()

@@ -58,7 +58,7 @@ fn the_walk_covers_every_variant_of_every_runtime_error_enum() {
             .iter()
             .map(|e| fatal_variant(&e.cause))
             .collect(),
-        15,
+        16,
         "FatalCause",
     );
     covered(
