@@ -62,6 +62,8 @@ pub use observe::record_flags::RecordFlags;
 pub use observe::stall::Stall;
 pub use observe::stall_class::{StallClass, StallKind};
 pub use observe::stats::{LatencyHistogram, QueueCounters, QueueReport};
+#[cfg(feature = "fault-injection")]
+pub use orchestrator::Fault;
 pub use orchestrator::{
     Bindings, DepReason, Dependency, Graph, GraphRecordedArg, GraphRecordedTask, GraphRecorder,
     GraphStorage, Instance, MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, MAX_GRAPH_PATCHES,

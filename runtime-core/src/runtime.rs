@@ -190,6 +190,14 @@ impl<'r> Runtime<'r> {
         self.t.producers_of(task)
     }
 
+    /// The finished producers of `task` when it waits for more producers than
+    /// [`Runtime::producers_of`] names: one of them finished without releasing it (a lost
+    /// release, which only a runtime fault leaves), so it can never run. Empty otherwise.
+    /// Exact once every thread has stopped.
+    pub fn finished_producers_of(&self, task: TaskId) -> impl Iterator<Item = TaskId> + '_ {
+        self.t.finished_producers_of(task)
+    }
+
     /// Completion-queue counters and cancellations of scheduler `index`.
     pub fn queue_counters(&self, index: u8) -> Option<QueueReport> {
         self.t

@@ -17,6 +17,10 @@ pub struct StalledTask {
     pub stall: Stall,
     /// For [`Stall::Producers`]: the producers that had not finished (at most a few).
     pub producers: Vec<TaskId>,
+    /// For [`Stall::Producers`], when it waited for more producers than had not finished:
+    /// its finished producers, one of which never released it
+    /// ([`Runtime::finished_producers_of`]; at most a few).
+    pub finished_producers: Vec<TaskId>,
 }
 
 /// Every live task of a failed run and what it waited for, running tasks first, then
@@ -48,14 +52,21 @@ impl StallReport {
         let tasks = lanes
             .into_iter()
             .chain(walked)
-            .map(|stall| StalledTask {
-                producers: match stall {
-                    Stall::Producers { task, .. } => {
-                        rt.producers_of(task).take(PRODUCERS_SHOWN).collect()
-                    }
-                    _ => Vec::new(),
-                },
-                stall,
+            .map(|stall| {
+                let (producers, finished_producers) = match stall {
+                    Stall::Producers { task, .. } => (
+                        rt.producers_of(task).take(PRODUCERS_SHOWN).collect(),
+                        rt.finished_producers_of(task)
+                            .take(PRODUCERS_SHOWN)
+                            .collect(),
+                    ),
+                    _ => (Vec::new(), Vec::new()),
+                };
+                StalledTask {
+                    stall,
+                    producers,
+                    finished_producers,
+                }
             })
             .collect::<Vec<StalledTask>>();
         let open = open_at_failure || !rt.submissions_closed();
@@ -84,7 +95,23 @@ impl fmt::Display for StalledTask {
         for (i, p) in self.producers.iter().enumerate() {
             write!(f, "{}{p}", if i == 0 { ": " } else { ", " })?;
         }
-        Ok(())
+        write_finished(f, &self.finished_producers)
+    }
+}
+
+/// "; p finished without releasing it" ("; one of p, q finished ..."), or nothing for no
+/// producers.
+fn write_finished(f: &mut fmt::Formatter<'_>, finished: &[TaskId]) -> fmt::Result {
+    match finished {
+        [] => Ok(()),
+        [p] => write!(f, "; {p} finished without releasing it"),
+        ps => {
+            write!(f, "; one of ")?;
+            for (i, p) in ps.iter().enumerate() {
+                write!(f, "{}{p}", if i == 0 { "" } else { ", " })?;
+            }
+            write!(f, " finished without releasing it")
+        }
     }
 }
 

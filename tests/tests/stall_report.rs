@@ -1,11 +1,14 @@
 //! Deliberately hung runs end with a stall report that names every live task and what it
 //! waited for, and the run's stall class: a kernel that never returns, a deferred condition
-//! that never lands, and a scope that holds the window the orchestrator needs.
+//! that never lands, and a scope that holds the window the orchestrator needs; and runs
+//! that lost a signal on purpose (`Orchestrator::inject`), which end as making no progress,
+//! classed a dependency deadlock or ready-but-idle.
 
 use std::sync::Arc;
 
 use pto_runtime_core::{
-    Config, KernelId, Stall, StallKind, SubmitError, TaskSpec, Watch, WorkerClass,
+    Config, FatalCause, Fault, KernelId, Stall, StallKind, SubmitError, TaskId, TaskSpec, Watch,
+    WorkerClass,
 };
 use pto_sim::{FailedRun, KernelTable, SimError, SimOptions, run};
 use pto_tests::Gate;
@@ -250,4 +253,115 @@ fn an_orchestration_that_gives_up_waiting_with_nothing_live_is_classed_starved()
     assert!(text.contains("stall class: orchestrator-starved"), "{text}");
     let json = serde_json::to_value(class).unwrap();
     assert_eq!(json["class"], "orchestrator-starved", "{json}");
+}
+
+/// Timeouts that let a stuck run end within about a second: nothing finishing for longer
+/// than any one task may take (here 1 s, the least) fails the run as making no progress.
+fn quick() -> Config {
+    Config {
+        task_timeout_us: 200_000,
+        deferred_timeout_us: 50_000,
+        ..Config::tiny()
+    }
+}
+
+#[test]
+fn a_lost_release_ends_the_run_as_a_dependency_deadlock_naming_the_producer() {
+    let gate = Gate::new();
+    let go = gate.clone();
+    let (text, mut run) = failed_run(run(quick(), kernels(&gate), SimOptions::default(), |o| {
+        // The producer runs until the consumer is wired, so the consumer pins it.
+        let producer = o.submit(&TaskSpec::new(HANG, WorkerClass::Aic)).unwrap();
+        o.inject(Fault::LoseEdge);
+        let consumer = o
+            .submit(&TaskSpec::new(OK, WorkerClass::Aiv).deps(&[producer]))
+            .unwrap();
+        go.open();
+        (producer, consumer)
+    }));
+    let (producer, consumer) = run.take_value().unwrap();
+    let e = run.run.report.error.expect("the run failed");
+    assert!(
+        matches!(e.cause, FatalCause::NoProgress { live: 1, idle_us } if idle_us >= 1_000_000),
+        "{text}"
+    );
+    let tasks = &run.stalls.tasks;
+    assert_eq!(tasks.len(), 1, "only the consumer was live: {text}");
+    assert_eq!(
+        tasks[0].stall,
+        Stall::Producers {
+            task: consumer,
+            left: 1
+        },
+        "{text}"
+    );
+    assert!(tasks[0].producers.is_empty(), "{text}");
+    assert_eq!(tasks[0].finished_producers, vec![producer], "{text}");
+    let class = run.stalls.class.expect("a stalled run has a class");
+    assert_eq!(
+        (class.kind, class.entry),
+        (StallKind::DependencyDeadlock, Some(tasks[0].stall)),
+        "{text}"
+    );
+    assert!(
+        text.contains("no task finished for")
+            && text.contains(&format!(
+                "stall class: dependency-deadlock: {consumer} waiting for 1 producer"
+            ))
+            && text.contains(&format!("; {producer} finished without releasing it")),
+        "{text}"
+    );
+    let json = serde_json::to_value(class).unwrap();
+    eprintln!("{text}");
+    assert_eq!(json["class"], "dependency-deadlock", "{json}");
+    assert_eq!(json["task"], consumer.to_string(), "{json}");
+}
+
+#[test]
+fn a_lost_ready_entry_ends_the_run_as_ready_but_idle_naming_the_task() {
+    let gate = Gate::new();
+    let (text, mut run) = failed_run(run(quick(), kernels(&gate), SimOptions::default(), |o| {
+        o.inject(Fault::LoseReady);
+        let lost = o.submit(&TaskSpec::new(OK, WorkerClass::Aiv)).unwrap();
+        let after = o
+            .submit(&TaskSpec::new(OK, WorkerClass::Aic).deps(&[lost]))
+            .unwrap();
+        let fine = o.submit(&TaskSpec::new(OK, WorkerClass::Aic)).unwrap();
+        (lost, after, fine)
+    }));
+    let (lost, after, fine): (TaskId, TaskId, TaskId) = run.take_value().unwrap();
+    let e = run.run.report.error.expect("the run failed");
+    assert!(
+        matches!(e.cause, FatalCause::NoProgress { live: 2, .. }),
+        "{text}"
+    );
+    let stalls: Vec<Stall> = run.stalls.tasks.iter().map(|t| t.stall).collect();
+    assert_eq!(
+        stalls,
+        vec![
+            Stall::Producers {
+                task: after,
+                left: 1
+            },
+            Stall::Ready {
+                task: lost,
+                class: WorkerClass::Aiv
+            },
+        ],
+        "the other task ran: {text}"
+    );
+    assert!(!text.contains(&fine.to_string()), "{text}");
+    assert_eq!(run.stalls.tasks[0].producers, vec![lost], "{text}");
+    let class = run.stalls.class.expect("a stalled run has a class");
+    assert_eq!(
+        (class.kind, class.entry),
+        (StallKind::ReadyButIdle, Some(stalls[1])),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "stall class: ready-but-idle: {lost} ready (Aiv) but not dispatched"
+        )),
+        "{text}"
+    );
 }

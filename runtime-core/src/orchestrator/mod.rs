@@ -14,6 +14,8 @@ use crate::tables::ready::{Ready, make_submitted_ready};
 use crate::tables::views::OrchTables;
 use crate::tables::{SlotIndex, Tables};
 
+#[cfg(feature = "fault-injection")]
+mod fault;
 mod graph;
 mod heap;
 mod record;
@@ -34,6 +36,8 @@ mod scope_heap_tests;
 mod settle_tests;
 
 pub use crate::task_spec::TaskSpec;
+#[cfg(feature = "fault-injection")]
+pub use fault::Fault;
 pub(crate) use graph::Recording;
 pub use graph::{
     Bindings, Graph, GraphRecordedArg, GraphRecordedTask, GraphRecorder, GraphStorage, Instance,
@@ -72,6 +76,9 @@ pub struct Orchestrator<'r, 'p, P: Platform> {
     /// By class: the most cores (clusters for MIX) one scheduler owns, the widest a
     /// sync-start task may be.
     sync_max: [u16; WorkerClass::COUNT],
+    /// The fault armed for the next submit it applies to.
+    #[cfg(feature = "fault-injection")]
+    fault: Option<fault::Fault>,
 }
 
 /// Deepest nesting of scopes.
@@ -107,6 +114,8 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
             },
             served: validate::served_classes(t.cfg()),
             sync_max: validate::sync_max(t.cfg()),
+            #[cfg(feature = "fault-injection")]
+            fault: None,
         }
     }
 
@@ -276,6 +285,14 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         if deps.size_hint().1 != Some(0) {
             let consumer = wire::Consumer::of(t, g);
             for (i, dep) in deps.enumerate() {
+                #[cfg(feature = "fault-injection")]
+                if self.fault == Some(fault::Fault::LoseEdge) {
+                    wire::wire_unlinked(t, dep, &consumer, pinned);
+                    self.fault = None;
+                    pinned += 1;
+                    live |= u64::from(R::ON) << i;
+                    continue;
+                }
                 if wire::wire_producer(t, dep, &consumer, pinned) {
                     pinned += 1;
                     if R::ON {
@@ -301,6 +318,11 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         self.submitted += 1;
         t.shared().publish_submitted(self.submitted);
         if wire::release_wiring_hold(slot) {
+            #[cfg(feature = "fault-injection")]
+            if self.fault == Some(fault::Fault::LoseReady) {
+                self.fault = None;
+                return live;
+            }
             let ready = Ready {
                 id,
                 class: spec.class,

@@ -55,6 +55,17 @@ pub(crate) fn wire_producer(t: &Tables<'_>, dep: TaskId, c: &Consumer<'_>, k: us
     true
 }
 
+/// [`wire_producer`] losing the link, for [`super::Fault::LoseEdge`]: producer `dep` is
+/// counted in the consumer's `pending` as edge `k` (and pinned if still alive), but the edge
+/// never joins its fanout list, so nothing ever releases the consumer. Never a hold to give
+/// back: the consumer, which would release it, never finishes.
+#[cfg(feature = "fault-injection")]
+pub(crate) fn wire_unlinked(t: &Tables<'_>, dep: TaskId, c: &Consumer<'_>, k: usize) {
+    let _pinned = pin(t, t.slot(t.gslot(dep)), dep, c.g);
+    c.edges[k].producer.store(dep.raw(), Ordering::Relaxed);
+    c.slot.pending.fetch_add(1, Ordering::Relaxed);
+}
+
 /// Takes a hold on producer `dep` (in slot `p`) if it is still alive; `false` if consumed.
 #[inline(always)]
 fn pin(t: &Tables<'_>, p: &TaskSlot, dep: TaskId, g: SlotIndex) -> bool {

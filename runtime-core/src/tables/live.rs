@@ -43,14 +43,35 @@ impl<'r> Tables<'r> {
     /// The producers of `task` that had not finished (none if `task` itself finished or is
     /// not a live task).
     pub(crate) fn producers_of(&self, task: TaskId) -> impl Iterator<Item = TaskId> + '_ {
+        self.pinned_producers(task)
+            .filter(move |&p| self.unfinished(p).is_some())
+    }
+
+    /// The finished producers of live `task` if it waits for more producers than have not
+    /// finished (one of those finished without releasing it); none otherwise.
+    pub(crate) fn finished_producers_of(&self, task: TaskId) -> impl Iterator<Item = TaskId> + '_ {
+        let waits = self
+            .unfinished(task)
+            .map_or(0, |g| self.slot(g).pending.load(Ordering::Acquire));
+        let lost = waits as usize > self.producers_of(task).count();
+        self.pinned_producers(task)
+            .filter(move |&p| lost && self.unfinished(p).is_none() && self.tenant(p))
+    }
+
+    /// The producers live `task` pinned, in its edge order (none if it is not live).
+    fn pinned_producers(&self, task: TaskId) -> impl Iterator<Item = TaskId> + '_ {
         let g = self.unfinished(task);
         let pinned = g.map_or(0, |g| {
             Meta::decode(self.slot(g).meta.load(Ordering::Acquire)).map_or(0, |m| m.pinned)
         });
         (0..pinned as usize).filter_map(move |k| {
             let e = self.edge(self.edge_ref(g?, k));
-            let producer = TaskId::from_raw(e.producer.load(Ordering::Acquire));
-            self.unfinished(producer).map(|_| producer)
+            Some(TaskId::from_raw(e.producer.load(Ordering::Acquire)))
         })
+    }
+
+    /// Whether `id` is still its slot's tenant (a pinned producer stays one).
+    fn tenant(&self, id: TaskId) -> bool {
+        self.slot(self.gslot(id)).seq.load(Ordering::Acquire) == id.seq().0
     }
 }
