@@ -22,6 +22,8 @@
 #![deny(unsafe_code)]
 
 mod entry;
+#[cfg(feature = "fault-injection")]
+mod fault;
 mod orch;
 mod problem;
 mod pump;

@@ -31,7 +31,12 @@ pub(crate) fn past_deadline(run: &Run) -> bool {
 pub(crate) fn orchestrate(run: &Run) {
     let a = &run.args;
     match run.rt.orchestrator(&run.platform) {
-        Ok(o) => {
+        #[allow(unused_mut)]
+        Ok(mut o) => {
+            #[cfg(feature = "fault-injection")]
+            if let Some(f) = crate::fault::take() {
+                o.inject(f);
+            }
             let loaded = if a.orch_so != 0 {
                 match orch_so::load(a, run.settings.device, crate::run::run_number()) {
                     Ok(l) => Some(l),

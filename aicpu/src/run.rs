@@ -193,7 +193,9 @@ fn report_run(r: &Run, report: &mut PtoAicpuReport) {
             r.rt.stalls()
                 .filter(|s| matches!(s, Stall::Producers { .. }))
         {
-            let e = PtoStallEntry::of(&s).with_producers(r.rt.producers_of(s.task()));
+            let e = PtoStallEntry::of(&s)
+                .with_producers(r.rt.producers_of(s.task()))
+                .with_finished_producers(r.rt.finished_producers_of(s.task()));
             SO.stalls.push_entry(e);
         }
         for s in r.rt.stalls().filter(|s| matches!(s, Stall::Ready { .. })) {

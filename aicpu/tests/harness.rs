@@ -7,6 +7,9 @@
 //! (`tests/c/kernels.c`) read their tensors and compute, and every result is checked.
 //! Natively, and for aarch64 under qemu-aarch64.
 
+/// The SO these tests load: the shipped one, no features.
+const SO_FEATURES: &[&str] = &[];
+
 mod harness {
     pub mod chip;
     pub mod record_host;
@@ -24,6 +27,14 @@ use pto_device_sys::abi::{PtoAicpuCode, PtoAicpuInitArgs, PtoAicpuReport, PtoPro
 use pto_device_sys::chip::layout::REG_COND;
 use pto_runtime_core::ffi::PtoRecord;
 use pto_runtime_core::{Config, FatalKind, StallKind, TaskId};
+
+#[test]
+fn the_shipped_so_cannot_inject_a_fault() {
+    assert!(
+        so().inject_fault.is_none(),
+        "pto_aicpu_inject_fault is the fault-injecting build's alone"
+    );
+}
 
 #[test]
 fn a_hundred_runs_in_one_process_each_checked() {

@@ -5,6 +5,9 @@
 //! supports has.
 
 // Only the builder of the harness's loader is used here.
+/// The SO these tests load: the shipped one, no features.
+const SO_FEATURES: &[&str] = &[];
+
 #[allow(dead_code)]
 mod harness {
     pub mod so;

@@ -38,3 +38,12 @@ pub unsafe extern "C" fn pto_aicpu_exec(args: *mut c_void) -> u32 {
     let a = unsafe { (args as *const PtoAicpuExecArgs).read_unaligned() };
     crate::entry::exec(&a)
 }
+
+/// `inject_fault` (feature `fault-injection`, the tests' builds only): arms a lost release
+/// (`kind` 1) or a lost ready entry (2) for the next run, or disarms (0). 0 on success; 1
+/// for a kind it does not know.
+#[cfg(feature = "fault-injection")]
+#[unsafe(no_mangle)]
+pub extern "C" fn pto_aicpu_inject_fault(kind: u32) -> u32 {
+    crate::fault::arm(kind)
+}

@@ -12,20 +12,29 @@ use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_LAZY, Symbol};
 /// An entry point's shape: `uint32_t (*)(void *)`.
 pub type Entry = unsafe extern "C" fn(*mut c_void) -> u32;
 
-/// The loaded SO and its two entry points.
+/// The loaded SO and its entry points.
 pub struct So {
     _lib: Library,
     pub init: Entry,
     pub exec: Entry,
+    /// `pto_aicpu_inject_fault`, which only the fault-injecting build exports.
+    pub inject_fault: Option<unsafe extern "C" fn(u32) -> u32>,
 }
 
 /// Builds the SO (release, `panic = "abort"`, for the target the tests run on) with a cargo
 /// call of its own: cargo builds a test's dependency graph with unwinding, which a no_std
-/// cdylib cannot link. Its target directory is `aicpu/target/so`. The SO's path.
+/// cdylib cannot link. The test binary's `SO_FEATURES` says which: none, the shipped SO (in
+/// `aicpu/target/so`), or the fault-injecting one of `tests/faults.rs` (in
+/// `aicpu/target/so-faults`). The SO's path.
 pub fn path() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let target = env!("PTO_TEST_TARGET");
-    let out = dir.join("target").join("so");
+    let features = crate::SO_FEATURES;
+    let out = dir.join("target").join(if features.is_empty() {
+        "so"
+    } else {
+        "so-faults"
+    });
     let status = Command::new(env!("CARGO"))
         .current_dir(dir)
         .args([
@@ -34,6 +43,8 @@ pub fn path() -> PathBuf {
             "--lib",
             "--target",
             target,
+            "--features",
+            &features.join(","),
             "--target-dir",
         ])
         .arg(&out)
@@ -58,10 +69,16 @@ pub fn so() -> &'static So {
         // SAFETY: as above.
         let exec: Symbol<Entry> = unsafe { lib.get(b"pto_aicpu_exec\0") }.expect("exec");
         let (init, exec) = (*init, *exec);
+        // SAFETY: as above; the symbol, where defined, is `uint32_t (*)(uint32_t)`.
+        let inject_fault =
+            unsafe { lib.get::<unsafe extern "C" fn(u32) -> u32>(b"pto_aicpu_inject_fault\0") }
+                .ok()
+                .map(|f| *f);
         So {
             _lib: lib,
             init,
             exec,
+            inject_fault,
         }
     })
 }

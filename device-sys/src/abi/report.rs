@@ -169,6 +169,16 @@ impl PtoAicpuReport {
         for e in &self.stalls[..kept] {
             let Some(s) = e.stall() else { continue };
             write!(f, "\n  - {s}")?;
+            if e.producers_finished() {
+                // Named as the simulator's report names them.
+                let n = e.producers().count();
+                write!(f, "; {}", if n > 1 { "one of " } else { "" })?;
+                for (i, p) in e.producers().enumerate() {
+                    write!(f, "{}{p}", if i == 0 { "" } else { ", " })?;
+                }
+                write!(f, " finished without releasing it")?;
+                continue;
+            }
             for (i, p) in e.producers().enumerate() {
                 write!(f, "{}{p}", if i == 0 { ": " } else { ", " })?;
             }
@@ -236,16 +246,24 @@ impl PtoAicpuReport {
                 "run {}: core {c}: COND holds {v:#010x} left by an earlier run",
                 self.run
             ),
-            RunFailed => write!(
-                f,
-                "run {}: failed: {} (error kind {}) on {}, core {}, detail {}",
-                self.run,
-                fatal_name(s.error_kind),
-                s.error_kind,
-                pto_runtime_core::TaskId::from_raw(s.error_task),
-                s.error_core,
-                s.error_detail
-            ),
+            RunFailed => {
+                write!(
+                    f,
+                    "run {}: failed: {} (error kind {})",
+                    self.run,
+                    fatal_name(s.error_kind),
+                    s.error_kind,
+                )?;
+                // 0 and 0xffff: the error names no task, no core.
+                if s.error_task != 0 {
+                    let task = pto_runtime_core::TaskId::from_raw(s.error_task);
+                    write!(f, " on {task}")?;
+                }
+                if s.error_core != 0xffff {
+                    write!(f, ", core {}", s.error_core)?;
+                }
+                write!(f, ", detail {}", s.error_detail)
+            }
             OrchestrationFailed => {
                 write!(
                     f,

@@ -24,11 +24,13 @@ pub struct PtoStallEntry {
     /// the lane `core` runs; 3: finished on `core` but held for room in the full deferred
     /// set (`a`: µs); 4: deferred (`watch` the condition kind, `a` its word, `b` the value
     /// it must reach, `c` the last value read); 5: waiting for `a` producers (`b`, `c`: the
-    /// raw ids of the first two not finished, 0 for none); 6: ready (`watch`: its worker
-    /// class) but not dispatched.
+    /// raw ids of the first two not finished, 0 for none; with `watch` 1, of the first two
+    /// finished ones, one of which never released it); 6: ready (`watch`: its worker class)
+    /// but not dispatched.
     pub kind: u16,
     /// For kind 4 the watched word's kind (1, 2: 32/64-bit counter, 3: engine watermark,
-    /// 4: engine queue); for kind 6 the worker class (0 AIC, 1 AIV, 2 MIX, 3 DUMMY).
+    /// 4: engine queue); for kind 5, 1 when the producers named finished (else 0); for
+    /// kind 6 the worker class (0 AIC, 1 AIV, 2 MIX, 3 DUMMY).
     pub watch: u16,
     /// The core, or `0xffff`.
     pub core: u32,
@@ -106,6 +108,26 @@ impl PtoStallEntry {
         let b = next();
         let c = next();
         PtoStallEntry { b, c, ..self }
+    }
+
+    /// The same entry, naming (for kind 5, when it names no unfinished producer) the first
+    /// two of `finished`: producers that finished, one of which never released the task
+    /// (`Runtime::finished_producers_of`).
+    pub fn with_finished_producers(self, finished: impl Iterator<Item = TaskId>) -> Self {
+        if self.kind != 5 || self.b != 0 {
+            return self;
+        }
+        let e = self.with_producers(finished);
+        PtoStallEntry {
+            watch: (e.b != 0) as u16,
+            ..e
+        }
+    }
+
+    /// Whether the producers the entry names finished (one of them never released the
+    /// task), rather than not finished.
+    pub fn producers_finished(&self) -> bool {
+        self.kind == 5 && self.watch == 1
     }
 
     /// The producers the entry names (kind 5 only).
@@ -324,6 +346,18 @@ mod tests {
             "the first two: {e:?}"
         );
         assert_eq!(e.stall(), Some(stalls[5]));
+        assert!(!e.producers_finished());
+        assert_eq!(
+            e.with_finished_producers(p.into_iter()),
+            e,
+            "unfinished producers first"
+        );
+        let lost = PtoStallEntry::of(&stalls[5])
+            .with_producers(core::iter::empty())
+            .with_finished_producers(p[2..].iter().copied());
+        assert!(lost.producers_finished(), "{lost:?}");
+        assert!(lost.producers().eq(p[2..].iter().copied()), "{lost:?}");
+        assert_eq!(lost.stall(), Some(stalls[5]));
         let none = PtoStallEntry::of(&stalls[0]).with_producers(p.into_iter());
         assert_eq!(
             none.producers().count(),
