@@ -19,8 +19,22 @@ fn launch_with(
     kernels: &str,
     more: &[&str],
 ) -> std::process::Output {
-    let k = kit();
     let bytes = (2 * N * BLOCKS + BLOCKS) * 8;
+    let mut cmd = launch_command(extra, out, kernels, bytes, "kernel:3");
+    cmd.args(more);
+    cmd.output().expect("pto-launch runs")
+}
+
+/// The command of [`launch_with`], with a buffer of `bytes` and the orchestration's
+/// `args[7]` (the kernel of an `extra` task) given as `task_kernel`.
+fn launch_command(
+    extra: u64,
+    out: &std::path::Path,
+    kernels: &str,
+    bytes: u64,
+    task_kernel: &str,
+) -> Command {
+    let k = kit();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pto-launch"));
     cmd.args([
         "run",
@@ -50,7 +64,7 @@ fn launch_with(
         "--arg",
         &extra.to_string(),
         "--arg",
-        "kernel:3",
+        task_kernel,
         "--arg",
         "0",
     ])
@@ -64,9 +78,8 @@ fn launch_with(
     .arg(&k.artifacts.aicore_executor)
     .arg("--cann-dir")
     .arg(&k.cann)
-    .args(["--device-ticks-per-us", &ticks_per_us().to_string()])
-    .args(more);
-    cmd.output().expect("pto-launch runs")
+    .args(["--device-ticks-per-us", &ticks_per_us().to_string()]);
+    cmd
 }
 
 fn scratch(name: &str) -> std::path::PathBuf {
@@ -174,6 +187,41 @@ fn pto_launch_reports_a_starved_orchestration_with_its_stall_class() {
     );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("timeouts out of order"), "{}", text(&o));
+}
+
+#[test]
+fn pto_launch_reports_a_condition_that_never_lands_with_its_stall_class() {
+    // extra 8: after its DAG the orchestration submits a task whose kernel (`npu_c/wait.c`)
+    // defers it on a 32-bit word after the sums that nobody writes, and a consumer of its
+    // output; the device's deferred set times it out.
+    let out = scratch("never-lands");
+    std::fs::create_dir_all(&out).unwrap();
+    let wait = out.join("wait.o");
+    npu_util::npu_kernel(&npu_util::root().join("host/tests/npu_c/wait.c"), &wait);
+    let mut files = kit().kernel_files.clone();
+    files.push(wait);
+    // The sums, the word, the kernel's flag, its output (N words) and its consumer's.
+    let bytes = (2 * N * BLOCKS + BLOCKS + 2 + N + 1) * 8;
+    let task_kernel = format!("kernel:{}", files.len() - 1);
+    let o = launch_command(8, &out, &kernels_arg(&files), bytes, &task_kernel)
+        .args(["--deferred-timeout-ms", "300", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("one JSON envelope on stdout: {e}: {}", text(&o)));
+    let class = &v["error"]["stall_class"];
+    assert_eq!(class["class"], "deferred", "{v}");
+    let task = class["task"].as_str().unwrap_or_else(|| panic!("{v}"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("stall class: deferred: {task} waiting for the ")),
+        "the deferred task and its word: {err}"
+    );
+    assert!(
+        err.contains(&format!("waiting for 1 producer: {task}")),
+        "its consumer names it: {err}"
+    );
 }
 
 #[test]

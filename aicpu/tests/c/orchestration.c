@@ -8,7 +8,10 @@
  * (kernel id in args[7]: engine 0's post 1 lands its output, a flag at args[8] says it
  * ran) and its consumer, 5 the same but the post never lands (args[7], args[8] as in 4),
  * 6 a task whose kernel (args[7]) registers a condition of an unknown kind, 7 after the DAG
- * nothing more, its submissions kept open until an operation is refused (the deadline).
+ * nothing more, its submissions kept open until an operation is refused (the deadline), 8
+ * a task whose kernel (args[7], host/tests/npu_c/wait.c) defers it on the 32-bit word after
+ * the sums, which nobody writes (the next word is its flag, then its n-word output), and a
+ * consumer writing the sum of that output to the word after it.
  *
  * Block b is a scope: a_b and b_b (n words each, at data + 2 n b words) are filled, c_b
  * (n words of the output heap, summed as an 8 x n/8 tile) is their sum, and the sum of c_b
@@ -79,6 +82,15 @@ int32_t pto_orchestrate(const PtoOrchOps *ops, const uint64_t *args, uint32_t na
         PtoTensorArg use[2] = {words(d, 8 * n, d, (uint32_t)n, PtoAccess_READ),
                                words(out, 8, out, 1, PtoAccess_WRITE)};
         if (submit(ops, k_sum, 0, use, 2, 0, 0) != 0) return -11;
+    }
+    if (extra == 8 && nargs >= 8) {
+        uint64_t word = sums + sums_len, flag = word + 8, d = flag + 8, out = d + 8 * n;
+        PtoTensorArg td = words(d, 8 * n, d, (uint32_t)n, PtoAccess_WRITE);
+        uint64_t wait[2] = {word, flag};
+        if (submit(ops, (uint32_t)args[7], 1, &td, 1, wait, 2) != 0) return -16;
+        PtoTensorArg use[2] = {words(d, 8 * n, d, (uint32_t)n, PtoAccess_READ),
+                               words(out, 8, out, 1, PtoAccess_WRITE)};
+        if (submit(ops, k_sum, 0, use, 2, 0, 0) != 0) return -17;
     }
     /* The status codes say what was refused: a tile outside its buffer (or, once a kernel
      * failed the run, that the run failed: that comes first, and the run reports why). */
