@@ -18,6 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "pto_runtime.h"
+#ifndef PTO_ALIGNED
+#define PTO_ALIGNED(n) __attribute__((aligned(n)))
+#endif
 
 // The ABI version both sides must agree on (`abi` in every argument block). 2: the exec
 // arguments grew (tensor descriptors, watched words, engines, records), the report its
@@ -35,9 +38,6 @@
 
 // The layout version of [`PtoOrchConfig`] (its `abi` field).
 #define PTO_ORCH_CONFIG_ABI 1
-
-// The pump's wait when `wait_us` is 0: 30 s.
-#define PtoRecordStream_DEFAULT_WAIT_US 30000000
 
 // The runtime operations an orchestration function is given. Each returns a `PtoStatus`
 // (0: success; one negative code per reason, see `pto_runtime.h`), through the core's one
@@ -247,6 +247,46 @@ typedef struct PtoAicpuExecArgs {
   // producers streamed).
   uint64_t producer_stream;
 } PtoAicpuExecArgs;
+
+// The record stream's control block in device memory (128 bytes, 64-byte aligned). The
+// host zeroes it and sets `wait_us` before the run.
+typedef struct PTO_ALIGNED(64) PtoRecordStream {
+  // Records the pump wrote to the ring so far (device-written; published after them).
+  uint64_t produced;
+  // Records the pump could not keep: the host took none for `wait_us` while the ring
+  // was full (device-written).
+  uint64_t lost;
+  // 1 once the pump wrote its last record (device-written, after `produced`).
+  uint32_t done;
+  // Zero.
+  uint32_t reserved;
+  // How long the pump waits for the host to take records before it counts them lost,
+  // µs (host-written before the run; 0: 30 s).
+  uint64_t wait_us;
+  // Padding to the host's line.
+  uint64_t pad[4];
+  // Records the host took so far (host-written, the only word it writes in the run).
+  uint64_t collected;
+  // Padding to 128 bytes.
+  uint64_t pad2[7];
+} PtoRecordStream;
+// The pump's wait when `wait_us` is 0: 30 s.
+#define PtoRecordStream_DEFAULT_WAIT_US 30000000
+
+// One entry of the producers' stream: a task and up to [`PtoProducers::PER_ENTRY`] of the
+// tasks it depends on (explicitly or through its tensor arguments), in the order it was
+// submitted. A task with more producers has several entries in a row; one with none, one
+// entry with none. An unused place holds [`PtoProducers::NONE`].
+typedef struct PtoProducers {
+  // The task (`PtoTaskId`).
+  uint64_t task;
+  // Its producers, `NONE` past the last.
+  uint64_t producers[7];
+} PtoProducers;
+// Producers one entry holds.
+#define PtoProducers_PER_ENTRY 7
+// An unused place.
+#define PtoProducers_NONE UINT64_MAX
 
 #endif  /* PTO_AICPU_H */
 

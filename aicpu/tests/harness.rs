@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 use harness::record_host::RecordHost;
 use harness::rig::{EXAMPLE_N, Extra, K_EXAMPLE_ADD, K_LAND, K_SUM, Orch, Rig, SERIAL, init};
 use harness::so::so;
-use pto_device_sys::abi::{PtoAicpuCode, PtoAicpuInitArgs, PtoAicpuReport, PtoProducers};
+use pto_device_sys::abi::{
+    PtoAicpuCode, PtoAicpuInitArgs, PtoAicpuReport, PtoProducers, PtoRecordStream,
+};
 use pto_device_sys::chip::layout::REG_COND;
 use pto_runtime_core::ffi::PtoRecord;
 use pto_runtime_core::{Config, FatalKind, StallKind, TaskId};
@@ -628,6 +630,17 @@ fn the_c_headers_lay_out_what_the_rust_types_do() {
         RecordFlags::CANCELLED.bits() as usize,
         RecordFlags::WRITTEN.bits() as usize,
         RecordFlags::FIN_AT_CLOSE.bits() as usize,
+        size_of::<PtoRecordStream>(),
+        align_of::<PtoRecordStream>(),
+        offset_of!(PtoRecordStream, produced),
+        offset_of!(PtoRecordStream, lost),
+        offset_of!(PtoRecordStream, done),
+        offset_of!(PtoRecordStream, wait_us),
+        offset_of!(PtoRecordStream, collected),
+        PtoRecordStream::DEFAULT_WAIT_US as usize,
+        size_of::<PtoProducers>(),
+        offset_of!(PtoProducers, producers),
+        PtoProducers::PER_ENTRY,
     ];
     let c: Vec<usize> = c[..n].iter().map(|&v| v as usize).collect();
     assert_eq!(

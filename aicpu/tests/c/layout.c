@@ -70,5 +70,16 @@ uint32_t pto_test_layout(uint64_t *out) {
     PUT(PtoRecordFlags_CANCELLED);
     PUT(PtoRecordFlags_WRITTEN);
     PUT(PtoRecordFlags_FIN_AT_CLOSE);
+    PUT(sizeof(PtoRecordStream));
+    PUT(_Alignof(PtoRecordStream));
+    PUT(offsetof(PtoRecordStream, produced));
+    PUT(offsetof(PtoRecordStream, lost));
+    PUT(offsetof(PtoRecordStream, done));
+    PUT(offsetof(PtoRecordStream, wait_us));
+    PUT(offsetof(PtoRecordStream, collected));
+    PUT(PtoRecordStream_DEFAULT_WAIT_US);
+    PUT(sizeof(PtoProducers));
+    PUT(offsetof(PtoProducers, producers));
+    PUT(PtoProducers_PER_ENTRY);
     return n;
 }
