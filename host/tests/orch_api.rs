@@ -229,6 +229,19 @@ fn a_graph_function_is_recorded_once_per_layer_and_replayed_for_the_next_token()
 }
 
 #[test]
+fn a_scalar_a_graph_function_reads_as_a_number_is_part_of_its_identity() {
+    // The layer reads its scale as a number before passing it on: the second token's scale
+    // is a new identity, recorded again, and the answer is the same.
+    let o = programs::layers_with(&["-DLAYERS_SCALE_AS_NUMBER"]).launch(&scratch("layers-f"));
+    assert_golden(&o, 1);
+    let all = text(&o);
+    assert!(
+        all.contains("graphs: 6 recorded, 6 calls replayed"),
+        "{all}"
+    );
+}
+
+#[test]
 fn a_graph_function_that_reads_data_runs_as_ordinary_tasks_saying_so() {
     let o = programs::layers_with(&["-DLAYERS_READ_DATA"]).launch(&scratch("layers-reads"));
     assert_golden(&o, 1);

@@ -3,9 +3,12 @@
  *
  * The identity is the function, its construction parameters (hashed by value), and the
  * shape of its boundary: `args`' tensors (each one's dtype, dimensions, strides, offset in
- * its buffer and its buffer's size, and which of them share a buffer) and scalars (by
- * value). A call whose identity was recorded replays the graph with `args`' buffers bound in
- * place of the recorded ones; only the buffers' addresses may differ. A new identity is
+ * its buffer and its buffer's size, and which of them share a buffer) and the scalars the
+ * function reads as numbers (by value). A scalar the function only passes on to its tasks
+ * (`task.add_scalar(args.scalar(i))`, through CoreTaskArgs of its own too) is no part of the
+ * identity: each replay patches it with the call's value. A call whose identity was
+ * recorded replays the graph with `args`' buffers bound in place of the recorded ones and
+ * its passed-on scalars patched; only the buffers' addresses may differ. A new identity is
  * recorded: the function runs twice without submitting (once to count its tasks, once
  * into the recording), then the graph is replayed. A function that reads or writes data
  * (get_tensor_data), gives an output an initial value, names a buffer outside its boundary
@@ -33,6 +36,7 @@ constexpr uint32_t PTO_API_GRAPH_EDGES = 64;
 struct PtoApiRecording {
     PtoGraph *g;        /* null: counting */
     uint32_t tasks, args, scalars;
+    uint32_t slots;     /* the boundary scalars its patches take: one past the highest */
     uint64_t next_fake; /* counting: where the next stand-in output goes */
     const char *why;    /* non-null: the function cannot be recorded, and why */
 };
@@ -61,14 +65,22 @@ inline bool pto_api_graph_create(PtoApiRecording *r, uint64_t bytes, bool initia
     return true;
 }
 
-inline void pto_api_graph_task(PtoApiRecording *r, const PtoTask &t) {
+/* Adds task `t` to the recording; `from`: per scalar argument, the boundary scalar it
+ * passes on (i + 1 for scalar i; 0: a value of its own), which each replay patches. */
+inline void pto_api_graph_task(PtoApiRecording *r, const PtoTask &t, const uint8_t *from) {
     if (!r->g) {
         r->tasks++, r->args += uint32_t(t.ntensors), r->scalars += uint32_t(t.nargs);
         return;
     }
     if (r->why) return;
     const PtoOrchOps *ops = pto_api_state.ops;
-    int32_t st = ops->graph_add(ops->ctx, r->g, &t, nullptr, 0, nullptr);
+    uint32_t node = 0;
+    int32_t st = ops->graph_add(ops->ctx, r->g, &t, nullptr, 0, &node);
+    for (size_t j = 0; st == 0 && j < t.nargs; j++) {
+        if (from[j] == 0) continue;
+        st = ops->graph_patch(ops->ctx, r->g, node, uint32_t(j), uint32_t(from[j] - 1));
+        if (from[j] > r->slots) r->slots = from[j];
+    }
     if (st != 0) pto_api_graph_unrecordable(r, ops->status_str(st));
 }
 
@@ -123,6 +135,20 @@ inline bool pto_api_signature(const CoreTaskArgs &a, PtoApiSignature *sig, PtoBu
     return true;
 }
 
+/* Whether signatures `a` and `b` are one identity's: the same tensors, as many scalars, and
+ * the same value of each scalar in `values` (bit i: scalar i). */
+inline bool pto_api_same_identity(const PtoApiSignature &a, const PtoApiSignature &b,
+                                  uint32_t values) {
+    if (a.ntensors != b.ntensors || a.nscalars != b.nscalars ||
+        memcmp(a.tensors, b.tensors, sizeof a.tensors) != 0) {
+        return false;
+    }
+    for (int32_t i = 0; i < a.nscalars; i++) {
+        if ((values >> i & 1) && a.scalars[i] != b.scalars[i]) return false;
+    }
+    return true;
+}
+
 /* FNV-1a over `n` bytes, continuing from `h`. */
 inline uint64_t pto_api_fnv(uint64_t h, const void *p, size_t n) {
     const uint8_t *b = static_cast<const uint8_t *>(p);
@@ -135,6 +161,8 @@ struct PtoApiGraphEntry {
     bool used, plain; /* plain: it cannot be recorded; it runs as ordinary tasks */
     uint64_t key;     /* the function and its construction parameters */
     PtoApiSignature sig;
+    uint32_t values;  /* the scalars whose values are part of the identity (bit i: scalar i) */
+    uint32_t slots;   /* the scalars a replay patches from: the first `slots` of the call's */
     PtoGraph *graph;
     void *storage;
 };
@@ -166,16 +194,31 @@ inline void pto_api_graphs_close() {
     pto_api_graphs_recorded = pto_api_graphs_replayed = 0;
 }
 
-/* Counts then records `call`'s tasks into `e` on boundary `bind`; false (and `e` plain,
- * with a warning) if it cannot be recorded. The run is fatal if the function failed. */
+/* Runs `call` gathering into `r`, the scalars of `boundary` watched (what it read as
+ * numbers added to `read`). */
 template <typename Call>
-inline bool pto_api_graph_record(PtoApiGraphEntry *e, const PtoBuffer *bind, uint32_t nbind,
-                                 Call call) {
+inline void pto_api_graph_pass(PtoApiRecording *r, const CoreTaskArgs &boundary,
+                               uint32_t *read, Call call) {
+    PtoApiScalarWatch watch{&boundary, 0};
+    pto_api_state.recording = r;
+    pto_api_scalar_watch = &watch;
+    call();
+    pto_api_scalar_watch = nullptr;
+    pto_api_state.recording = nullptr;
+    *read |= watch.read;
+}
+
+/* Counts then records `call`'s tasks into `e` on boundary `bind` (the buffers of
+ * `boundary`); false (and `e` plain, with a warning) if it cannot be recorded. The run is
+ * fatal if the function failed. Either way `e->sig` keeps only the scalars the function
+ * read as numbers (`e->values`). */
+template <typename Call>
+inline bool pto_api_graph_record(PtoApiGraphEntry *e, const CoreTaskArgs &boundary,
+                                 const PtoBuffer *bind, uint32_t nbind, Call call) {
     const PtoOrchOps *ops = pto_api_state.ops;
     PtoApiRecording count{};
-    pto_api_state.recording = &count;
-    call();
-    pto_api_state.recording = nullptr;
+    uint32_t read = 0;
+    pto_api_graph_pass(&count, boundary, &read, call);
     if (rt_is_fatal()) return false;
     const char *why = count.why ? count.why : count.tasks == 0 ? "it submits no task" : nullptr;
     uint32_t words = count.scalars + count.tasks * PTO_API_GRAPH_EDGES;
@@ -201,15 +244,19 @@ inline bool pto_api_graph_record(PtoApiGraphEntry *e, const PtoBuffer *bind, uin
     if (!why) {
         PtoApiRecording rec{};
         rec.g = e->graph;
-        pto_api_state.recording = &rec;
-        call();
-        pto_api_state.recording = nullptr;
+        pto_api_graph_pass(&rec, boundary, &read, call);
         if (rt_is_fatal()) return false;
         why = rec.why;
         if (!why) {
             int32_t st = ops->graph_finish(ops->ctx, e->graph);
             if (st != 0) why = ops->status_str(st);
         }
+        e->slots = rec.slots;
+    }
+    /* Whether recorded or not, what the function read is its identity. */
+    e->values = read;
+    for (int32_t i = 0; i < e->sig.nscalars; i++) {
+        if (!(read >> i & 1)) e->sig.scalars[i] = 0;
     }
     if (why) {
         if (e->graph) ops->graph_close(ops->ctx, e->graph);
@@ -242,7 +289,7 @@ inline void rt_submit_graph(void (*fn)(const CoreTaskArgs &, P...), const CoreTa
     ((key = pto_api_fnv(key, &params, sizeof params)), ...);
     PtoApiGraphEntry *e = nullptr, *free_entry = nullptr;
     for (PtoApiGraphEntry &c : pto_api_graphs) {
-        if (c.used && c.key == key && memcmp(&c.sig, &sig, sizeof sig) == 0) {
+        if (c.used && c.key == key && pto_api_same_identity(c.sig, sig, c.values)) {
             e = &c;
             break;
         }
@@ -258,16 +305,17 @@ inline void rt_submit_graph(void (*fn)(const CoreTaskArgs &, P...), const CoreTa
             return call();
         }
         e = free_entry;
-        e->used = true, e->key = key, e->sig = sig;
-        if (!pto_api_graph_record(e, bind, nbind, call)) {
+        /* Every scalar's value until the recording says which ones it read. */
+        e->used = true, e->key = key, e->sig = sig, e->values = ~0u;
+        if (!pto_api_graph_record(e, args, bind, nbind, call)) {
             if (!rt_is_fatal()) call();
             return;
         }
     }
     if (e->plain) return call();
     const PtoOrchOps *ops = pto_api_state.ops;
-    if (pto_api_ok(ops->graph_replay(ops->ctx, e->graph, bind, nbind, nullptr, 0, 0, 0, nullptr,
-                                     0, nullptr),
+    if (pto_api_ok(ops->graph_replay(ops->ctx, e->graph, bind, nbind, args.scalars, e->slots, 0,
+                                     0, nullptr, 0, nullptr),
                    __FUNCTION__, "replaying a recorded graph")) {
         pto_api_graphs_replayed++;
     }

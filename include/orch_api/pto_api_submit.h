@@ -13,7 +13,7 @@
  * recorded, and a task added to the recording instead of submitted. */
 inline bool pto_api_graph_create(PtoApiRecording *r, uint64_t bytes, bool initial,
                                  PTOBufferHandle *out);
-inline void pto_api_graph_task(PtoApiRecording *r, const PtoTask &t);
+inline void pto_api_graph_task(PtoApiRecording *r, const PtoTask &t, const uint8_t *from);
 
 enum { PTO_API_AIC = 0, PTO_API_AIV = 1, PTO_API_MIX = 2, PTO_API_DUMMY = 3 };
 
@@ -160,7 +160,7 @@ inline TaskOutputTensors pto_api_submit(const MixedKernels *mk, const CoreTaskAr
         t.predicate = &when;
     }
     if (PtoApiRecording *r = pto_api_state.recording) {
-        pto_api_graph_task(r, t);
+        pto_api_graph_task(r, t, a.scalar_from);
         return outs;
     }
     const PtoOrchOps *ops = pto_api_state.ops;

@@ -70,6 +70,30 @@ struct CoreTaskPredicate {
     int64_t target{0};
 };
 
+/* What a graph's recording watches of the scalars (pto_api_graph.h): the boundary whose
+ * scalars are the graph's, and those of them read as numbers (bit i: scalar i). Null when
+ * nothing is recorded. */
+struct PtoApiScalarWatch {
+    const void *boundary;
+    uint32_t read;
+};
+inline PtoApiScalarWatch *pto_api_scalar_watch = nullptr;
+
+/* A scalar as CoreTaskArgs::scalar gives it: its value, and which scalar of the recorded
+ * graph's boundary it is (0: none; i + 1: scalar i). Added to a task as it is
+ * (add_scalar), it is patched by each replay with that call's value; read as a number
+ * (converted to uint64_t), its value becomes part of the graph's identity, so another value
+ * records again. */
+struct PtoApiScalar {
+    uint64_t value;
+    uint8_t from;
+
+    operator uint64_t() const {
+        if (from && pto_api_scalar_watch) pto_api_scalar_watch->read |= 1u << (from - 1);
+        return value;
+    }
+};
+
 /* False, for any types: a static_assert on it fails only when its template is used. */
 template <typename... T>
 inline constexpr bool pto_api_unmapped = false;
@@ -83,6 +107,9 @@ struct CoreTaskArgs {
 
     Slot slots[MAX_TENSOR_ARGS];
     uint64_t scalars[MAX_SCALAR_ARGS];
+    /* Per scalar: which scalar of the recorded graph's boundary it passes on (PtoApiScalar's
+     * `from`). */
+    uint8_t scalar_from[MAX_SCALAR_ARGS]{};
     int32_t ntensors{0};
     int32_t nscalars{0};
     bool has_error{false};
@@ -97,9 +124,12 @@ struct CoreTaskArgs {
     int32_t tensor_count() const { return ntensors; }
     int32_t scalar_count() const { return nscalars; }
     /* Tensor `i` as added (not a TensorCreateInfo output), and scalar `i`: what a graph
-     * function reads of its boundary. */
+     * function reads of its boundary (a PtoApiScalar, which converts to uint64_t). */
     const ChipTensor &tensor(int32_t i) const { return slots[i].tensor; }
-    uint64_t scalar(int32_t i) const { return scalars[i]; }
+    PtoApiScalar scalar(int32_t i) const {
+        bool boundary = pto_api_scalar_watch && pto_api_scalar_watch->boundary == this;
+        return PtoApiScalar{scalars[i], boundary ? uint8_t(i + 1) : scalar_from[i]};
+    }
 
     template <typename... Ts>
     void add_input(const Ts &...ts) {
@@ -121,9 +151,11 @@ struct CoreTaskArgs {
     }
     template <typename... Ts>
     void add_scalar(Ts... vs) {
-        static_assert(((std::is_arithmetic_v<Ts> || std::is_enum_v<Ts>) && ...),
-                      "add_scalar takes numbers and enums");
-        (push_scalar(to_u64(vs)), ...);
+        static_assert(((std::is_arithmetic_v<Ts> || std::is_enum_v<Ts> ||
+                        std::is_same_v<Ts, PtoApiScalar>) &&
+                       ...),
+                      "add_scalar takes numbers, enums and scalars of a CoreTaskArgs");
+        (push_any(vs), ...);
     }
     void add_scalars(const uint64_t *vs, int n) {
         for (int i = 0; i < n; i++) push_scalar(vs[i]);
@@ -166,9 +198,16 @@ private:
         slots[ntensors].tag = TensorArgType::OUTPUT;
         slots[ntensors++].info = ci;
     }
-    void push_scalar(uint64_t w) {
+    void push_scalar(uint64_t w, uint8_t from = 0) {
         if (nscalars >= MAX_SCALAR_ARGS) return set_error("more scalars than MAX_SCALAR_ARGS");
+        scalar_from[nscalars] = from;
         scalars[nscalars++] = w;
+    }
+    /* A scalar of a CoreTaskArgs keeps where it came from (not read as a number). */
+    void push_any(PtoApiScalar v) { push_scalar(v.value, v.from); }
+    template <typename T>
+    void push_any(T v) {
+        push_scalar(to_u64(v));
     }
 };
 

@@ -1,11 +1,14 @@
 // Two tokens through LAYERS layers, each layer a graph function recorded once and replayed
 // for the second token, in the C++ runtime's orchestration API (rt_submit_graph), with the
 // vector example's kernels (0 add, 1 scale, 2 mul).
-//   layer(in, w, out):  s = in + w   (the graph's own buffer, fresh per call)
-//                       out = 0.5 s
+//   layer(in, w, out; f):  s = in + w   (the graph's own buffer, fresh per call)
+//                          out = f s    (f: 0.5 for token 0, 0.25 for token 1)
 // Arguments: tensors x (n), w (LAYERS x n), out (n). Token 0 runs x through the layers into
 // a runtime-allocated activation, token 1 that activation into out; each layer reads row l
 // of w (a view at the same offset for both tokens: the same identity, so token 1 replays).
+// The layer passes its scalar f on to the scale task as it is, so f is no part of the
+// identity: each replay patches it. Built with -DLAYERS_SCALE_AS_NUMBER, the layer reads f
+// as a number first, so each value of f is an identity of its own and records again.
 #include "pto_orchestration_api.h"
 
 enum { ADD = 0, SCALE = 1, MUL = 2 };
@@ -26,11 +29,16 @@ void layer(const CoreTaskArgs &b) {
     sum.add_input(in, w);
     sum.add_output(vec);
     TaskOutputTensors s = rt_submit_aiv_task(ADD, sum);
-    CoreTaskArgs half;
-    half.add_input(s.get_ref(0));
-    half.add_output(out);
-    half.add_scalar(0.5f);
-    rt_submit_aiv_task(SCALE, half);
+    CoreTaskArgs scaled;
+    scaled.add_input(s.get_ref(0));
+    scaled.add_output(out);
+#ifdef LAYERS_SCALE_AS_NUMBER
+    uint64_t f = b.scalar(0);
+    scaled.add_scalar(f);
+#else
+    scaled.add_scalar(b.scalar(0));
+#endif
+    rt_submit_aiv_task(SCALE, scaled);
 }
 
 }  // namespace
@@ -66,6 +74,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             CoreTaskArgs b;
             b.add_input(i == 0 ? x : acts[i - 1], w.view(row, at).reshape(flat, 1));
             b.add_output(acts[i]);
+            b.add_scalar(t == 0 ? 0.5f : 0.25f);
             rt_submit_graph(&layer, b);
         }
     }
