@@ -278,6 +278,84 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         slot.cell.store(cell, Ordering::Relaxed);
         slot.publish(seq);
 
+        let (pinned, live) = self.wire_deps::<R>(g, deps);
+        let meta = Meta {
+            kernel: spec.kernel,
+            class: spec.class,
+            spmd: false,
+            sync: false,
+            per_lane: false,
+            nargs: spec.args.len() as u8,
+            pinned: pinned as u8,
+            ntensors: ntensors as u8,
+        };
+        slot.meta.store(meta.pack() | shape, Ordering::Relaxed);
+
+        self.next[ring] = seq + 1;
+        let t = &self.t;
+        t.rings()[ring].next.0.store(seq + 1, Ordering::Release);
+        self.submitted += 1;
+        t.shared().publish_submitted(self.submitted);
+        if wire::release_wiring_hold(slot) {
+            #[cfg(feature = "fault-injection")]
+            if self.fault == Some(fault::Fault::LoseReady) {
+                self.fault = None;
+                return live;
+            }
+            let ready = Ready {
+                id,
+                class: spec.class,
+            };
+            make_submitted_ready(t, g, slot, ready, now, level);
+        }
+        live
+    }
+
+    /// Begins the tenancy of slot `g` (`slot`) for a task of `class` into `ring` with
+    /// `ntensors` tensor arguments (already in its kernel's row) and scalar `args`: its
+    /// slot's words, the orchestrator's row for it (its scope, the heap it holds: the graph
+    /// instance's, `instance_heap`, or what was allocated since the last submit) and its
+    /// scalar arguments. The replay's fast path uses it; [`Orchestrator::file_task`] does the
+    /// same steps inline (through this function the fresh submit cost 4 instructions more).
+    #[inline(always)]
+    fn begin_tenant(
+        &mut self,
+        g: SlotIndex,
+        slot: &TaskSlot,
+        (class, ring): (WorkerClass, u8),
+        (ntensors, instance_heap): (usize, Option<u64>),
+        args: &[u64],
+    ) {
+        // A task in an open scope is also held by the scope, until the scope ends.
+        let scoped = !self.scopes.is_empty() as u32;
+        slot.begin(1 + scoped, class.lanes() as u32);
+        // The buffers allocated since the last submit to this ring are this task's.
+        let heap = &mut self.heaps[ring as usize];
+        let row = self.tenants.row_mut(g);
+        row.scoped = scoped != 0;
+        // A graph's instance's tasks all hold its buffers (allocated before its first).
+        row.heap_start = instance_heap.unwrap_or(heap.pending);
+        // The map holds this many of its cells (read when the tenant leaves it).
+        row.tensors = ntensors as u8;
+        heap.pending = heap.head;
+        // The row is looked up only for a task that has scalar arguments.
+        if !args.is_empty() {
+            for (dst, &a) in self.t.args_of(g).iter().zip(args) {
+                dst.store(a, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Wires the task in slot `g` (begun and published) to each of `deps` (each once) that
+    /// is still live: how many were (its edges `0..pinned`), and which (bit `i`: the
+    /// `i`th), when `R` records (else 0).
+    #[inline(always)]
+    fn wire_deps<R: Recorder>(
+        &mut self,
+        g: SlotIndex,
+        deps: impl Iterator<Item = TaskId>,
+    ) -> (usize, u64) {
+        let t = &self.t;
         let mut pinned = 0usize;
         let mut live = 0u64; // bit i: deps[i] was pinned (MAX_DEPS <= 64)
         // The consumer's side found once, unless it has no producer to wire (the lists
@@ -301,35 +379,28 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
                 }
             }
         }
-        let meta = Meta {
-            kernel: spec.kernel,
-            class: spec.class,
-            spmd: false,
-            sync: false,
-            per_lane: false,
-            nargs: spec.args.len() as u8,
-            pinned: pinned as u8,
-            ntensors: ntensors as u8,
-        };
-        slot.meta.store(meta.pack() | shape, Ordering::Relaxed);
+        (pinned, live)
+    }
 
-        self.next[ring] = seq + 1;
-        t.rings()[ring].next.0.store(seq + 1, Ordering::Release);
-        self.submitted += 1;
-        t.shared().publish_submitted(self.submitted);
+    /// Drops the wiring hold of the task `ready` names, filed in slot `g` (`slot`): if no
+    /// producer holds it either, it is ready and goes to its queue (stamped `now` at
+    /// `level`). The replay's fast path uses it; [`Orchestrator::file_task`] does the same
+    /// inline, as with [`Orchestrator::begin_tenant`].
+    #[inline(always)]
+    fn release_filed(
+        &mut self,
+        (g, slot): (SlotIndex, &TaskSlot),
+        ready: Ready,
+        (now, level): (u64, ProfileLevel),
+    ) {
         if wire::release_wiring_hold(slot) {
             #[cfg(feature = "fault-injection")]
             if self.fault == Some(fault::Fault::LoseReady) {
                 self.fault = None;
-                return live;
+                return;
             }
-            let ready = Ready {
-                id,
-                class: spec.class,
-            };
-            make_submitted_ready(t, g, slot, ready, now, level);
+            make_submitted_ready(&self.t, g, slot, ready, now, level);
         }
-        live
     }
 
     /// Claims and opens a record per block of task `id` (of `spec`, several blocks,

@@ -115,6 +115,8 @@ pub struct GraphRecordedTask {
     below_write: u32,
     /// Some of its scalars are patched (see [`Graph::patches`]).
     patched: bool,
+    /// One block, no sync start, lane kernels or predicate (a plain spec).
+    plain: bool,
 }
 
 impl GraphRecordedTask {
@@ -147,6 +149,7 @@ impl GraphRecordedTask {
         below_touch: 0,
         below_write: 0,
         patched: false,
+        plain: true,
     };
 }
 

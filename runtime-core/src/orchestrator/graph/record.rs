@@ -295,6 +295,7 @@ impl<'s> Recording<'s> {
             below_touch: above | touches,
             below_write: above_writing | writes,
             patched: false,
+            plain: spec.is_plain(),
         };
         self.used = (n + 1, nargs + spec.tensors.len(), nwords + nw);
         Ok(Node(task))

@@ -14,7 +14,12 @@ use crate::tensor::arg::{Buffer, TensorArg};
 use crate::tensor::tile::Tile;
 
 use super::MAX_GRAPH_BOUNDARIES;
-use super::instance::Patched;
+use super::instance::{InstanceBuffers, Patched};
+use crate::observe::profile::{NO_CELL, ProfileLevel};
+use crate::region::slot::Meta;
+use crate::sync::Ordering;
+use crate::tables::SlotIndex;
+use crate::tables::ready::Ready;
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
     /// Submits an instance of `graph` with `bind`'s buffers: its tasks, in the recording's
@@ -23,8 +28,10 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
     /// been submitted one by one. Each instance gets its own internal buffers, held until its
     /// last task is reclaimed. Bindings that do not fit the recording (count, length, buffers
     /// that share bytes) are refused before anything is submitted, unless they ask to fall
-    /// back ([`super::Bindings::or_submit`]); a task refused later (its ring's window stayed
-    /// full, say) is [`GraphError::Submit`], the tasks before it submitted.
+    /// back ([`super::Bindings::or_submit`]), and so is an instance past its ring's last
+    /// sequence number; a task refused later (its ring's window stayed full, say) is
+    /// [`GraphError::Submit`], the tasks before it submitted. A run that failed is noticed
+    /// within 32 tasks.
     pub fn replay(
         &mut self,
         graph: &Graph<'_>,
@@ -121,12 +128,61 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 }
             }
         }
+        // The instance's sequence numbers, all checked at once, before anything is filed.
+        let first = self.next[r];
+        let last = first.saturating_add((graph.tasks.len() as u64).saturating_sub(1));
+        if last > Seq::MAX.0 {
+            let n = Seq::MAX.0.saturating_add(1).saturating_sub(first);
+            return Err(GraphError::Submit {
+                task: n as u32,
+                error: SubmitError::SequenceExhausted { ring },
+            });
+        }
         // The buffers allocated from here on are the instance's: every task of it holds
         // them. Its internal buffers are one block, each at its recorded offset.
         let buffers = self.instance_buffers(graph, bind).map_err(before)?;
+        let filed = self.file_instance(graph, bind, (&buffers, &found), rec);
+        // The ring's count of filed tasks and the run's of submitted ones, which the fast
+        // path leaves to here: only reports, the end of the run (once submissions closed)
+        // and the watchdog (which then counts fewer tasks live) read them.
+        let t = &self.t;
+        t.rings()[r].next.0.store(self.next[r], Ordering::Release);
+        t.shared().publish_submitted(self.submitted);
+        filed?;
+        Ok(Instance {
+            first: TaskId::new(cfg.epoch, ring, Seq(first)),
+            tasks: graph.tasks.len() as u32,
+            fell_back: None,
+        })
+    }
+
+    /// Files the tasks of an instance of `graph` (bound by `bind`, its buffers `buffers`,
+    /// what came before it `found`) in order. Each is refused as a submit would be (the
+    /// run failed, the ring's window stayed full); those before it stay filed.
+    ///
+    /// A plain task, unrecorded and unobserved, below the `Tasks` level and without latency
+    /// stamps, takes the fast path: its slot begun, its row and arguments written and its
+    /// edges wired as [`Orchestrator::file_task`] does, without a spec, a record or a clock,
+    /// and the ring's and run's counts left to the caller.
+    #[inline(always)]
+    fn file_instance<R: Recorder>(
+        &mut self,
+        graph: &Graph<'_>,
+        bind: &super::Bindings<'_>,
+        (buffers, found): (&InstanceBuffers<'_>, &Found),
+        rec: &mut R,
+    ) -> Result<(), GraphError> {
+        let cfg = *self.t.cfg();
+        let (ring, r) = (bind.ring, bind.ring as usize);
+        let bound = |b: u8| bind.buffers[b as usize];
         let (heap_start, buffer) = (buffers.heap_start, |b| buffers.of(b));
         let (epoch, first) = (cfg.epoch, self.next[r]);
         let first_id = TaskId::new(epoch, ring, Seq(first)).raw();
+        let level = self.t.shared().prof().level();
+        let observed = P::OBSERVES_SUBMITS && self.p.observing();
+        let fast = !R::ON && !observed && level != ProfileLevel::Tasks && !cfg.record_latency;
+        // Tasks below `room` have their slots: the ring's watermark is read again past it.
+        let mut room = 0;
         // Each task's dependencies from outside the instance (most have none).
         let mut outside = DepList::new();
         let mut patched = Patched::new(graph, bind.scalars);
@@ -135,9 +191,15 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 task: n as u32,
                 error,
             };
-            self.check_running().map_err(refused)?;
-            // Recorded tiles are valid: nothing to check before a wait.
-            let (id, g) = self.claim_slot(ring, &[]).map_err(refused)?;
+            let seq = self.next[r];
+            if seq >= room || n % CHECK_EVERY == 0 {
+                self.check_running().map_err(refused)?;
+                // Recorded tiles are valid: nothing to check before a wait.
+                self.wait_for_slot(r, seq, &[]).map_err(refused)?;
+                room = self.t.rings()[r].retired() + self.t.window() as u64;
+            }
+            let id = TaskId::new(epoch, ring, Seq(seq));
+            let g = self.t.gslot(id);
             self.drop_previous_tenant(g);
             let args = task.tensors.of(graph.args);
             for (cell, a) in self.tensors.kernel_row(g).iter().zip(args) {
@@ -146,8 +208,8 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
             // Earlier tasks of the instance (distinct, at most max_deps: checked at record),
             // then those before it that its boundaries found, or that the bindings name.
             let preds = task.preds.of(graph.words);
-            // The instance's tasks are consecutive, none past `Seq::MAX` (each was checked
-            // as it was filed): an earlier one's id is the first's plus its position.
+            // The instance's tasks are consecutive, none past `Seq::MAX` (checked above):
+            // an earlier one's id is the first's plus its position.
             let inside = preds.iter().map(|&p| TaskId::from_raw(first_id + p));
             outside.clear();
             if found.entered_by(task) || preds.is_empty() && !bind.after.is_empty() {
@@ -155,24 +217,33 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                     task,
                     preds.len(),
                     bind.after,
-                    &found,
+                    found,
                     (cfg.max_deps, &mut outside),
                 )
                 .map_err(refused)?;
             }
             let deps = inside.chain(outside.iter().copied());
-            let spec = buffers.spec(task, patched.args_of(n, task, task.args.of(graph.words)));
-            let live =
-                self.file_task::<R>(&spec, (g, id), (args.len(), Some(heap_start)), deps.clone());
-            // Constants: no code at all unless asked.
-            if R::ON || (P::OBSERVES_SUBMITS && self.p.observing()) {
-                self.tell_replayed(
-                    rec,
-                    (id, live),
+            let scalars = patched.args_of(n, task, task.args.of(graph.words));
+            if fast && task.plain {
+                self.file_plain(task, (g, id, seq), (args.len(), heap_start), scalars, deps);
+            } else {
+                let spec = buffers.spec(task, scalars);
+                let live = self.file_task::<R>(
                     &spec,
-                    args.iter().map(|a| rebase(a, buffer(a.buffer))),
-                    deps,
+                    (g, id),
+                    (args.len(), Some(heap_start)),
+                    deps.clone(),
                 );
+                // Constants: no code at all unless asked.
+                if R::ON || observed {
+                    self.tell_replayed(
+                        rec,
+                        (id, live),
+                        &spec,
+                        args.iter().map(|a| rebase(a, buffer(a.buffer))),
+                        deps,
+                    );
+                }
             }
             // Where the tensor map looks for the instance from now on.
             for b in bits(task.exit()) {
@@ -184,11 +255,54 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                     .add_whole((g, id), k, bound(b), task.writes & 1 << b != 0);
             }
         }
-        Ok(Instance {
-            first: TaskId::new(epoch, ring, Seq(first)),
-            tasks: graph.tasks.len() as u32,
-            fell_back: None,
-        })
+        Ok(())
+    }
+
+    /// Files plain replayed `task` (id `id`, number `seq` of its ring) in slot `g`, its
+    /// `ntensors` tensor arguments in its kernel's row, holding the instance's heap from
+    /// `heap_start`, with scalar arguments `scalars` and producers `deps`: what
+    /// [`Orchestrator::file_task`] does for it below the `Tasks` level, but the ring's and
+    /// the run's counts, which the replay publishes once.
+    #[inline(always)]
+    fn file_plain(
+        &mut self,
+        task: &GraphRecordedTask,
+        (g, id, seq): (SlotIndex, TaskId, u64),
+        (ntensors, heap_start): (usize, u64),
+        scalars: &[u64],
+        deps: impl Iterator<Item = TaskId>,
+    ) {
+        let slot = self.t.slot(g);
+        let ring = id.ring();
+        self.begin_tenant(
+            g,
+            slot,
+            (task.class, ring),
+            (ntensors, Some(heap_start)),
+            scalars,
+        );
+        slot.cell.store(NO_CELL, Ordering::Relaxed);
+        slot.publish(seq);
+        let (pinned, _) = self.wire_deps::<NoRecord>(g, deps);
+        let meta = Meta {
+            kernel: task.kernel,
+            class: task.class,
+            spmd: false,
+            sync: false,
+            per_lane: false,
+            nargs: scalars.len() as u8,
+            pinned: pinned as u8,
+            ntensors: ntensors as u8,
+        };
+        slot.meta.store(meta.pack(), Ordering::Relaxed);
+        self.next[ring as usize] = seq + 1;
+        self.submitted += 1;
+        let ready = Ready {
+            id,
+            class: task.class,
+        };
+        // No stamp: latency and task records are off (the fast path's condition).
+        self.release_filed((g, slot), ready, (0, ProfileLevel::Off));
     }
 
     /// Tells `rec` (recording) how replayed task `id` was wired (`live`: which of `deps`
@@ -262,6 +376,9 @@ struct Found {
 
 /// Most tasks an instance's lookups find, all boundaries together.
 const FOUND: usize = 256;
+
+/// A replay asks whether the run failed every this many tasks (and before any wait).
+const CHECK_EVERY: usize = 32;
 
 impl Found {
     fn new() -> Self {
