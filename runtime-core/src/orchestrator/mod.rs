@@ -279,16 +279,11 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         slot.publish(seq);
 
         let (pinned, live) = self.wire_deps::<R>(g, deps);
-        let meta = Meta {
-            kernel: spec.kernel,
-            class: spec.class,
-            spmd: false,
-            sync: false,
-            per_lane: false,
-            nargs: spec.args.len() as u8,
-            pinned: pinned as u8,
-            ntensors: ntensors as u8,
-        };
+        let meta = Meta::plain(
+            (spec.kernel, spec.class),
+            (spec.args.len(), ntensors),
+            pinned,
+        );
         slot.meta.store(meta.pack() | shape, Ordering::Relaxed);
 
         self.next[ring] = seq + 1;

@@ -185,6 +185,26 @@ const CLASS_BITS: u8 = 0x0f;
 const SPECIAL: u64 = 1 << 23 | 1 << 20;
 
 impl Meta {
+    /// A task of `kernel` on `class` with `nargs` scalar and `ntensors` tensor arguments,
+    /// holding `pinned` producers, of one block whose lanes share the kernel (what is not
+    /// plain is ORed in as [`Meta::shape_bits`]).
+    pub(crate) const fn plain(
+        (kernel, class): (KernelId, WorkerClass),
+        (nargs, ntensors): (usize, usize),
+        pinned: usize,
+    ) -> Self {
+        Meta {
+            kernel,
+            class,
+            spmd: false,
+            sync: false,
+            per_lane: false,
+            nargs: nargs as u8,
+            pinned: pinned as u8,
+            ntensors: ntensors as u8,
+        }
+    }
+
     pub(crate) fn pack(self) -> u64 {
         ((self.kernel.0 as u64) << 32)
             | ((self.class as u64) << 16)

@@ -55,16 +55,11 @@ fn fan_in_makes_the_consumer_ready_exactly_once_and_a_cancelled_producer_cancels
                 pinned += 1;
             }
         }
-        let meta = crate::region::slot::Meta {
-            kernel: crate::ids::KernelId(0),
-            class: WorkerClass::Aiv,
-            spmd: false,
-            sync: false,
-            per_lane: false,
-            nargs: 0,
-            pinned: pinned as u8,
-            ntensors: 0,
-        };
+        let meta = crate::region::slot::Meta::plain(
+            (crate::ids::KernelId(0), WorkerClass::Aiv),
+            (0, 0),
+            pinned,
+        );
         t.slot(g).meta.store(meta.pack(), Ordering::Relaxed);
         if wire::release_wiring_hold(t.slot(g)) {
             let ready = crate::tables::ready::Ready {

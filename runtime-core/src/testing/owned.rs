@@ -33,16 +33,7 @@ pub(crate) fn plant(t: &RunTables<'_>, seq: u64, class: WorkerClass) -> TaskId {
     slot.cell.store(NO_CELL, Ordering::Relaxed);
     // Wired already: the caller decides who makes it ready or finishes it.
     slot.pending.store(0, Ordering::Relaxed);
-    let meta = Meta {
-        kernel: KernelId(0),
-        class,
-        spmd: false,
-        sync: false,
-        per_lane: false,
-        nargs: 0,
-        pinned: 0,
-        ntensors: 0,
-    };
+    let meta = Meta::plain((KernelId(0), class), (0, 0), 0);
     slot.meta.store(meta.pack(), Ordering::Relaxed);
     slot.publish(seq);
     t.rings()[0].next.0.store(seq + 1, Ordering::Release);

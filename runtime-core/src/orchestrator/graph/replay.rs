@@ -284,16 +284,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         slot.cell.store(NO_CELL, Ordering::Relaxed);
         slot.publish(seq);
         let (pinned, _) = self.wire_deps::<NoRecord>(g, deps);
-        let meta = Meta {
-            kernel: task.kernel,
-            class: task.class,
-            spmd: false,
-            sync: false,
-            per_lane: false,
-            nargs: scalars.len() as u8,
-            pinned: pinned as u8,
-            ntensors: ntensors as u8,
-        };
+        let meta = Meta::plain((task.kernel, task.class), (scalars.len(), ntensors), pinned);
         slot.meta.store(meta.pack(), Ordering::Relaxed);
         self.next[ring as usize] = seq + 1;
         self.submitted += 1;
