@@ -306,33 +306,27 @@ impl<'r, 'p, P: Platform> Orchestrator<'r, 'p, P> {
         live
     }
 
-    /// Begins the tenancy of slot `g` (`slot`) for a task of `class` into `ring` with
+    /// Begins the tenancy of slot `g` (`slot`) for a replayed task of `class` with
     /// `ntensors` tensor arguments (already in its kernel's row) and scalar `args`: its
-    /// slot's words, the orchestrator's row for it (its scope, the heap it holds: the graph
-    /// instance's, `instance_heap`, or what was allocated since the last submit) and its
-    /// scalar arguments. The replay's fast path uses it; [`Orchestrator::file_task`] does the
-    /// same steps inline (through this function the fresh submit cost 4 instructions more).
+    /// slot's words, the orchestrator's row for it (in an open scope if `scoped`, holding the
+    /// heap from its instance's `heap_start`) and its scalar arguments. The replay's fast
+    /// path uses it (and marks the instance's heap taken once); [`Orchestrator::file_task`]
+    /// does the same steps inline.
     #[inline(always)]
     fn begin_tenant(
         &mut self,
-        g: SlotIndex,
-        slot: &TaskSlot,
-        (class, ring): (WorkerClass, u8),
-        (ntensors, instance_heap): (usize, Option<u64>),
+        (g, slot): (SlotIndex, &TaskSlot),
+        (class, ntensors): (WorkerClass, usize),
+        (heap_start, scoped): (u64, bool),
         args: &[u64],
     ) {
         // A task in an open scope is also held by the scope, until the scope ends.
-        let scoped = !self.scopes.is_empty() as u32;
-        slot.begin(1 + scoped, class.lanes() as u32);
-        // The buffers allocated since the last submit to this ring are this task's.
-        let heap = &mut self.heaps[ring as usize];
+        slot.begin(1 + scoped as u32, class.lanes() as u32);
         let row = self.tenants.row_mut(g);
-        row.scoped = scoped != 0;
-        // A graph's instance's tasks all hold its buffers (allocated before its first).
-        row.heap_start = instance_heap.unwrap_or(heap.pending);
+        row.scoped = scoped;
+        row.heap_start = heap_start;
         // The map holds this many of its cells (read when the tenant leaves it).
         row.tensors = ntensors as u8;
-        heap.pending = heap.head;
         // The row is looked up only for a task that has scalar arguments.
         if !args.is_empty() {
             for (dst, &a) in self.t.args_of(g).iter().zip(args) {

@@ -26,10 +26,16 @@ impl<'r> Consumer<'r> {
     /// The tenant of slot `g`.
     #[inline(always)]
     pub(crate) fn of(t: &Tables<'r>, g: SlotIndex) -> Self {
+        Self::in_slot(t, g, t.slot(g))
+    }
+
+    /// The tenant of slot `g`, which is `slot` (found already).
+    #[inline(always)]
+    pub(crate) fn in_slot(t: &Tables<'r>, g: SlotIndex, slot: &'r TaskSlot) -> Self {
         let (edges, first) = t.edge_row(g);
         Consumer {
             g,
-            slot: t.slot(g),
+            slot,
             edges,
             first,
         }
@@ -45,9 +51,20 @@ impl<'r> Consumer<'r> {
 /// Only the orchestrator reuses slots, so `dep`'s slot cannot change tenant during this call.
 /// A producer whose slot already has a later tenant has left no trace: a consumer submitted
 /// that late cannot learn it was cancelled (the run still ends with the producer's error).
-#[inline]
+#[inline(always)]
 pub(crate) fn wire_producer(t: &Tables<'_>, dep: TaskId, c: &Consumer<'_>, k: usize) -> bool {
-    let p = t.slot(t.gslot(dep));
+    wire_producer_at(t, (dep, t.gslot(dep)), c, k)
+}
+
+/// [`wire_producer`] of `dep` in slot `g` (its [`Tables::gslot`], known to the caller).
+#[inline(always)]
+pub(crate) fn wire_producer_at(
+    t: &Tables<'_>,
+    (dep, g): (TaskId, SlotIndex),
+    c: &Consumer<'_>,
+    k: usize,
+) -> bool {
+    let p = t.slot(g);
     if !pin(t, p, dep, c.g) {
         return false;
     }

@@ -209,6 +209,13 @@ impl<'r> Tables<'r> {
         SlotIndex(ring * self.window + (seq.0 & self.seq_mask) as usize)
     }
 
+    /// The slot of the task of raw id `raw` in the ring whose sequence number 0 has slot
+    /// `ring_first` ([`Tables::slot_of`]): [`Tables::gslot`] with the ring's part known.
+    #[inline(always)]
+    pub(crate) fn slot_in(&self, ring_first: SlotIndex, raw: u64) -> SlotIndex {
+        SlotIndex(ring_first.0 + (raw & self.seq_mask) as usize)
+    }
+
     /// Slot `g`.
     #[inline]
     pub(crate) fn slot(&self, g: SlotIndex) -> &'r TaskSlot {

@@ -179,6 +179,27 @@ impl From<&TensorArg> for KernelTensor {
 /// then the strides (two cache lines).
 const WORDS: usize = 7 + MAX_RANK;
 
+/// A cell's word of tile `t`'s element size and rank, with `access` and `dtype`.
+#[inline(always)]
+fn meta_word(t: &Tile, access: Access, dtype: Option<Dtype>) -> u64 {
+    let access = match access {
+        Access::In => 0u64,
+        Access::Out => 1,
+        Access::InOut => 2,
+    };
+    t.elem as u64 | (t.rank as u64) << 32 | access << 40 | (Dtype::code_of(dtype) as u64) << 48
+}
+
+/// The words of a [`TensorCell`] built from several fields of its argument, worked out once
+/// for an argument stored many times (a graph's, at each replay).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PackedWords([u64; 3]);
+
+impl PackedWords {
+    /// No argument's.
+    pub(crate) const ZERO: Self = PackedWords([0; 3]);
+}
+
 /// One tensor argument in atomic words, on two cache lines: how a task's arguments travel
 /// from the orchestrator to the scheduler that dispatches it, and on to a platform's core.
 /// Relaxed loads and stores: the task's publication orders them, as it does the scalar
@@ -215,30 +236,40 @@ impl TensorCell {
     }
 
     /// Stores `a`, whose buffer's and tile's bases are offsets into a graph's buffer, placed
-    /// in that buffer's instance `to`.
-    #[inline]
-    pub(crate) fn store_moved(&self, a: &TensorArg, to: Buffer) {
-        let view = Buffer::new(to.base + a.buffer.base, a.buffer.len);
-        self.store_parts(to.base + a.tile.base, &a.tile, &view, a.access, a.dtype);
+    /// in that buffer's instance, which starts at `to`; `packed` is [`TensorCell::packed`]
+    /// of `a`, the words a store would compute.
+    #[inline(always)]
+    pub(crate) fn store_moved(&self, a: &TensorArg, packed: &PackedWords, to: u64) {
+        let (t, w) = (&a.tile, &self.words);
+        w[0].store(to + t.base, Ordering::Relaxed);
+        w[1].store(packed.0[0], Ordering::Relaxed);
+        w[2].store(to + a.buffer.base, Ordering::Relaxed);
+        w[3].store(a.buffer.len, Ordering::Relaxed);
+        w[4].store(packed.0[1], Ordering::Relaxed);
+        w[5].store(packed.0[2], Ordering::Relaxed);
+        w[6].store(t.shape[4] as u64, Ordering::Relaxed);
+        for (d, &s) in w[7..].iter().zip(&t.strides) {
+            d.store(s, Ordering::Relaxed);
+        }
+    }
+
+    /// The words of a cell holding `a` that are built from several of its fields (its
+    /// element size, rank, access and type; its shape), for [`TensorCell::store_moved`].
+    pub(crate) fn packed(a: &TensorArg) -> PackedWords {
+        let t = &a.tile;
+        PackedWords([
+            meta_word(t, a.access, a.dtype),
+            t.shape[0] as u64 | (t.shape[1] as u64) << 32,
+            t.shape[2] as u64 | (t.shape[3] as u64) << 32,
+        ])
     }
 
     /// Stores tile `t` starting at `base` (for `t.base`), of buffer `b`.
     #[inline(always)]
     fn store_parts(&self, base: u64, t: &Tile, b: &Buffer, access: Access, dtype: Option<Dtype>) {
-        let access = match access {
-            Access::In => 0u64,
-            Access::Out => 1,
-            Access::InOut => 2,
-        };
         let w = &self.words;
         w[0].store(base, Ordering::Relaxed);
-        w[1].store(
-            t.elem as u64
-                | (t.rank as u64) << 32
-                | access << 40
-                | (Dtype::code_of(dtype) as u64) << 48,
-            Ordering::Relaxed,
-        );
+        w[1].store(meta_word(t, access, dtype), Ordering::Relaxed);
         w[2].store(b.base, Ordering::Relaxed);
         w[3].store(b.len, Ordering::Relaxed);
         w[4].store(

@@ -3,7 +3,9 @@
 //! recorded task's spec on them.
 #![forbid(unsafe_code)]
 
-use super::{Bindings, BufferRef, Graph, GraphRecordedTask, Patch};
+use super::{
+    Bindings, BufferRef, Graph, GraphRecordedTask, MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, Patch,
+};
 use crate::error::SubmitError;
 use crate::orchestrator::{Orchestrator, TaskSpec};
 use crate::platform::Platform;
@@ -18,6 +20,8 @@ pub(super) struct InstanceBuffers<'a> {
     block: u64,
     /// Where the instance's buffers start in its ring's heap: every task of it holds them.
     pub(super) heap_start: u64,
+    /// By [`BufferRef::index`]: where each of the instance's buffers starts.
+    bases: [u64; MAX_GRAPH_BOUNDARIES + MAX_GRAPH_INTERNALS],
 }
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
@@ -33,11 +37,22 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
             0 => 0,
             len => self.alloc(bind.ring, len, graph.block.align)?,
         };
+        let mut bases = [0; MAX_GRAPH_BOUNDARIES + MAX_GRAPH_INTERNALS];
+        for (to, b) in bases.iter_mut().zip(bind.buffers) {
+            *to = b.base;
+        }
+        for (to, i) in bases[MAX_GRAPH_BOUNDARIES..]
+            .iter_mut()
+            .zip(&graph.internals)
+        {
+            *to = block + i.offset;
+        }
         Ok(InstanceBuffers {
             graph,
             bind,
             block,
             heap_start,
+            bases,
         })
     }
 }
@@ -53,6 +68,12 @@ impl InstanceBuffers<'_> {
                 Buffer::new(self.block + i.offset, i.at.len)
             }
         }
+    }
+
+    /// Where the instance's buffer `b` starts.
+    #[inline(always)]
+    pub(super) fn base_of(&self, b: BufferRef) -> u64 {
+        self.bases[b.index()]
     }
 
     /// Recorded `task`'s spec in this instance, with scalar arguments `args`, into `ring`:

@@ -26,7 +26,7 @@ mod tests;
 use crate::error::GraphError;
 use crate::ids::{KernelId, TaskId, WorkerClass};
 use crate::predicate::Predicate;
-use crate::tensor::arg::{Buffer, TensorArg};
+use crate::tensor::arg::{Buffer, PackedWords, TensorArg};
 use crate::tensor::tile::Tile;
 
 pub use record::GraphRecorder;
@@ -117,6 +117,12 @@ pub struct GraphRecordedTask {
     patched: bool,
     /// One block, no sync start, lane kernels or predicate (a plain spec).
     plain: bool,
+    /// Bit `k`: its tensor argument `k` is the first on a boundary it stands for in the
+    /// tensor map ([`GraphRecordedTask::exit`]; set when the graph is complete).
+    exit_args: u32,
+    /// Its meta word holding no producer ([`crate::region::slot::Meta::pack`]): a plain
+    /// task's, its producers ORed in as they are pinned.
+    meta: u64,
 }
 
 impl GraphRecordedTask {
@@ -150,6 +156,8 @@ impl GraphRecordedTask {
         below_write: 0,
         patched: false,
         plain: true,
+        exit_args: 0,
+        meta: 0,
     };
 }
 
@@ -161,6 +169,8 @@ const NO_ARG: u32 = u32::MAX;
 pub struct GraphRecordedArg {
     /// The argument as recorded, at the recording's addresses.
     arg: TensorArg,
+    /// Its cell's words that a replay copies as they are.
+    packed: PackedWords,
     buffer: BufferRef,
     /// The task it belongs to.
     task: u32,
@@ -176,6 +186,7 @@ impl GraphRecordedArg {
     /// An unused entry, to fill storage with.
     pub const EMPTY: Self = GraphRecordedArg {
         arg: TensorArg::input(Buffer::new(0, 0), Tile::contiguous(0, 1, 1)),
+        packed: PackedWords::ZERO,
         buffer: BufferRef::Boundary(0),
         task: 0,
         prev: NO_ARG,

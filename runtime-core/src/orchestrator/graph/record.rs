@@ -16,7 +16,8 @@ use crate::error::{GraphError, SubmitError};
 use crate::orchestrator::{Orchestrator, TaskSpec, validate};
 use crate::platform::Platform;
 use crate::region::config::{MAX_DEPS, MAX_TENSORS};
-use crate::tensor::arg::{Buffer, TensorArg};
+use crate::region::slot::Meta;
+use crate::tensor::arg::{Buffer, TensorArg, TensorCell};
 use crate::tensor::tile::Tile;
 use crate::tensor::tile::{same_bytes, share_a_byte};
 
@@ -255,6 +256,7 @@ impl<'s> Recording<'s> {
             let last = &mut self.last[r.index()];
             self.storage.args[nargs + k] = GraphRecordedArg {
                 arg: *a,
+                packed: TensorCell::packed(a),
                 buffer: r,
                 task,
                 prev: *last,
@@ -296,6 +298,13 @@ impl<'s> Recording<'s> {
             below_write: above_writing | writes,
             patched: false,
             plain: spec.is_plain(),
+            exit_args: 0,
+            meta: Meta::plain(
+                (spec.kernel, spec.class),
+                (spec.args.len(), spec.tensors.len()),
+                0,
+            )
+            .pack(),
         };
         self.used = (n + 1, nargs + spec.tensors.len(), nwords + nw);
         Ok(Node(task))
@@ -354,6 +363,19 @@ impl<'s> Recording<'s> {
                 let p = &mut tasks[p as usize];
                 p.below_touch |= touch;
                 p.below_write |= write;
+            }
+        }
+        // Which argument of each task stands for it in the tensor map, for each boundary.
+        for t in tasks[..n].iter_mut() {
+            let mut left = t.exit();
+            t.exit_args = 0;
+            for (k, a) in t.tensors.of(args).iter().enumerate() {
+                if let BufferRef::Boundary(b) = a.buffer
+                    && left & 1 << b != 0
+                {
+                    left &= !(1 << b);
+                    t.exit_args |= 1 << k;
+                }
             }
         }
         let mut patches = self.patches;

@@ -16,7 +16,7 @@ use crate::tensor::tile::Tile;
 use super::MAX_GRAPH_BOUNDARIES;
 use super::instance::{InstanceBuffers, Patched};
 use crate::observe::profile::{NO_CELL, ProfileLevel};
-use crate::region::slot::Meta;
+use crate::orchestrator::wire;
 use crate::sync::Ordering;
 use crate::tables::SlotIndex;
 use crate::tables::ready::Ready;
@@ -141,12 +141,22 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         // The buffers allocated from here on are the instance's: every task of it holds
         // them. Its internal buffers are one block, each at its recorded offset.
         let buffers = self.instance_buffers(graph, bind).map_err(before)?;
-        let filed = self.file_instance(graph, bind, (&buffers, &found), rec);
+        let submitted = self.submitted;
+        let mut seq = first;
+        let filed = self.file_instance(graph, bind, (&buffers, &found), (&mut seq, rec));
         // The ring's count of filed tasks and the run's of submitted ones, which the fast
         // path leaves to here: only reports, the end of the run (once submissions closed)
         // and the watchdog (which then counts fewer tasks live) read them.
+        self.next[r] = seq;
+        self.submitted = submitted + (seq - first);
+        if seq > first {
+            // The instance's buffers are held by its tasks: the ring's next task holds only
+            // what is allocated after them (as a submit marks it, which the fast path left).
+            let heap = &mut self.heaps[r];
+            heap.pending = heap.head;
+        }
         let t = &self.t;
-        t.rings()[r].next.0.store(self.next[r], Ordering::Release);
+        t.rings()[r].next.0.store(seq, Ordering::Release);
         t.shared().publish_submitted(self.submitted);
         filed?;
         Ok(Instance {
@@ -157,8 +167,10 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
     }
 
     /// Files the tasks of an instance of `graph` (bound by `bind`, its buffers `buffers`,
-    /// what came before it `found`) in order. Each is refused as a submit would be (the
-    /// run failed, the ring's window stayed full); those before it stay filed.
+    /// what came before it `found`) in order, from sequence number `seq` of its ring on,
+    /// leaving `seq` past the last filed. Each is refused as a submit would be (the run
+    /// failed, the ring's window stayed full); those before it stay filed. The ring's next
+    /// number and the run's count of submitted tasks are the caller's to set.
     ///
     /// A plain task, unrecorded and unobserved, below the `Tasks` level and without latency
     /// stamps, takes the fast path: its slot begun, its row and arguments written and its
@@ -170,44 +182,65 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         graph: &Graph<'_>,
         bind: &super::Bindings<'_>,
         (buffers, found): (&InstanceBuffers<'_>, &Found),
-        rec: &mut R,
+        (next, rec): (&mut u64, &mut R),
     ) -> Result<(), GraphError> {
         let cfg = *self.t.cfg();
         let (ring, r) = (bind.ring, bind.ring as usize);
         let bound = |b: u8| bind.buffers[b as usize];
         let (heap_start, buffer) = (buffers.heap_start, |b| buffers.of(b));
-        let (epoch, first) = (cfg.epoch, self.next[r]);
+        let (epoch, first, submitted) = (cfg.epoch, *next, self.submitted);
         let first_id = TaskId::new(epoch, ring, Seq(first)).raw();
         let level = self.t.shared().prof().level();
         let observed = P::OBSERVES_SUBMITS && self.p.observing();
         let fast = !R::ON && !observed && level != ProfileLevel::Tasks && !cfg.record_latency;
-        // Tasks below `room` have their slots: the ring's watermark is read again past it.
-        let mut room = 0;
+        // An armed fault is injected by the general path's wiring.
+        #[cfg(feature = "fault-injection")]
+        let fast = fast && self.fault.is_none();
+        // Past `check_at`, the run's state and the ring's watermark are read again: every
+        // CHECK_EVERY tasks, and where the slots known free end.
+        let mut check_at = first;
         // Each task's dependencies from outside the instance (most have none).
         let mut outside = DepList::new();
         let mut patched = Patched::new(graph, bind.scalars);
+        // Where each boundary's entries went last: the next goes there while it holds.
+        let mut sites = [None; MAX_GRAPH_BOUNDARIES];
+        // Scopes neither open nor end during a replay.
+        let scoped = !self.scopes.is_empty();
+        // What the tasks after this one have of the tensor arguments and the words.
+        let (mut args_left, mut words_left) = (graph.args, graph.words);
         for (n, task) in graph.tasks.iter().enumerate() {
             let refused = |error| GraphError::Submit {
                 task: n as u32,
                 error,
             };
-            let seq = self.next[r];
-            if seq >= room || n % CHECK_EVERY == 0 {
+            // This task's number, `next` moving past it once it is filed.
+            let seq = *next;
+            if seq >= check_at {
                 self.check_running().map_err(refused)?;
                 // Recorded tiles are valid: nothing to check before a wait.
                 self.wait_for_slot(r, seq, &[]).map_err(refused)?;
-                room = self.t.rings()[r].retired() + self.t.window() as u64;
+                let room = self.t.rings()[r].retired() + self.t.window() as u64;
+                check_at = room.min(seq + CHECK_EVERY as u64);
             }
             let id = TaskId::new(epoch, ring, Seq(seq));
             let g = self.t.gslot(id);
             self.drop_previous_tenant(g);
-            let args = task.tensors.of(graph.args);
+            // A recording lays each task's arguments and words out after the last one's.
+            debug_assert_eq!(
+                task.tensors.start as usize,
+                graph.args.len() - args_left.len()
+            );
+            let args;
+            (args, args_left) = args_left.split_at(task.tensors.len as usize);
+            let (recorded, preds);
+            (recorded, words_left) = words_left.split_at(task.args.len as usize);
+            debug_assert_eq!(task.preds.start, task.args.start + task.args.len);
+            (preds, words_left) = words_left.split_at(task.preds.len as usize);
             for (cell, a) in self.tensors.kernel_row(g).iter().zip(args) {
-                cell.store_moved(&a.arg, buffer(a.buffer));
+                cell.store_moved(&a.arg, &a.packed, buffers.base_of(a.buffer));
             }
             // Earlier tasks of the instance (distinct, at most max_deps: checked at record),
             // then those before it that its boundaries found, or that the bindings name.
-            let preds = task.preds.of(graph.words);
             // The instance's tasks are consecutive, none past `Seq::MAX` (checked above):
             // an earlier one's id is the first's plus its position.
             let inside = preds.iter().map(|&p| TaskId::from_raw(first_id + p));
@@ -222,11 +255,16 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 )
                 .map_err(refused)?;
             }
-            let deps = inside.chain(outside.iter().copied());
-            let scalars = patched.args_of(n, task, task.args.of(graph.words));
+            let scalars = patched.args_of(n, task, recorded);
             if fast && task.plain {
-                self.file_plain(task, (g, id, seq), (args.len(), heap_start), scalars, deps);
+                let deps = (preds, first_id, &outside[..]);
+                let held = (args.len(), heap_start, scoped);
+                self.file_plain(task, (g, id, seq), held, scalars, deps);
             } else {
+                // The general path counts the task itself, from the counts so far.
+                self.next[r] = seq;
+                self.submitted = submitted + (seq - first);
+                let deps = inside.chain(outside.iter().copied());
                 let spec = buffers.spec(task, scalars);
                 let live = self.file_task::<R>(
                     &spec,
@@ -246,48 +284,64 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 }
             }
             // Where the tensor map looks for the instance from now on.
-            for b in bits(task.exit()) {
-                let k = args
-                    .iter()
-                    .position(|a| a.buffer == BufferRef::Boundary(b))
-                    .unwrap_or(0);
+            for k in bits(task.exit_args) {
+                let BufferRef::Boundary(b) = args[k as usize].buffer else {
+                    continue;
+                };
+                let writes = task.writes & 1 << b != 0;
+                let site = &mut sites[b as usize];
                 self.tensors
-                    .add_whole((g, id), k, bound(b), task.writes & 1 << b != 0);
+                    .add_whole((g, id), k as usize, (bound(b), writes), site);
             }
+            *next = seq + 1;
         }
         Ok(())
     }
 
     /// Files plain replayed `task` (id `id`, number `seq` of its ring) in slot `g`, its
     /// `ntensors` tensor arguments in its kernel's row, holding the instance's heap from
-    /// `heap_start`, with scalar arguments `scalars` and producers `deps`: what
-    /// [`Orchestrator::file_task`] does for it below the `Tasks` level, but the ring's and
-    /// the run's counts, which the replay publishes once.
+    /// `heap_start` (and held by the open scope, if `scoped`), with scalar arguments
+    /// `scalars` and producers `deps`: the instance's tasks at the positions `inside` (the
+    /// first being `first`), then the tasks `outside`. What [`Orchestrator::file_task`] does
+    /// for it below the `Tasks` level, but the ring's and the run's counts and the heap's
+    /// mark, which the replay sets once.
     #[inline(always)]
     fn file_plain(
         &mut self,
         task: &GraphRecordedTask,
         (g, id, seq): (SlotIndex, TaskId, u64),
-        (ntensors, heap_start): (usize, u64),
+        (ntensors, heap_start, scoped): (usize, u64, bool),
         scalars: &[u64],
-        deps: impl Iterator<Item = TaskId>,
+        (inside, first, outside): (&[u64], u64, &[TaskId]),
     ) {
         let slot = self.t.slot(g);
         let ring = id.ring();
         self.begin_tenant(
-            g,
-            slot,
-            (task.class, ring),
-            (ntensors, Some(heap_start)),
+            (g, slot),
+            (task.class, ntensors),
+            (heap_start, scoped),
             scalars,
         );
         slot.cell.store(NO_CELL, Ordering::Relaxed);
         slot.publish(seq);
-        let (pinned, _) = self.wire_deps::<NoRecord>(g, deps);
-        let meta = Meta::plain((task.kernel, task.class), (scalars.len(), ntensors), pinned);
-        slot.meta.store(meta.pack(), Ordering::Relaxed);
-        self.next[ring as usize] = seq + 1;
-        self.submitted += 1;
+        // Two loops, not a chained iterator: most tasks have only inside producers.
+        let mut pinned = 0usize;
+        if !inside.is_empty() || !outside.is_empty() {
+            let t = &self.t;
+            let consumer = wire::Consumer::in_slot(t, g, slot);
+            // The instance's tasks are in its ring: only their sequence numbers' slots vary.
+            let ring_first = t.slot_of(ring as usize, Seq(0));
+            for &p in inside {
+                let dep = first + p;
+                let at = (TaskId::from_raw(dep), t.slot_in(ring_first, dep));
+                pinned += wire::wire_producer_at(t, at, &consumer, pinned) as usize;
+            }
+            for &d in outside {
+                pinned += wire::wire_producer(t, d, &consumer, pinned) as usize;
+            }
+        }
+        slot.meta
+            .store(task.meta | pinned as u64, Ordering::Relaxed);
         let ready = Ready {
             id,
             class: task.class,

@@ -88,7 +88,8 @@ impl Head {
         main: 0,
     };
 
-    fn is(&self, k: &Key) -> bool {
+    /// Whether it is `k`'s head.
+    pub(crate) fn is(&self, k: &Key) -> bool {
         self.kind == k.kind && self.buffer == k.buffer
     }
 }

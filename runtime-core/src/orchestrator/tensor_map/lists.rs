@@ -87,6 +87,26 @@ impl TensorMap<'_> {
         task: TaskId,
         arg: &TensorArg,
     ) {
+        self.link_main_parts(
+            c,
+            fp,
+            (own, b),
+            task,
+            (arg.buffer.base, arg.access.writes()),
+        );
+    }
+
+    /// [`TensorMap::link_main`] of an access to the bytes `fp` of the buffer at `buffer`
+    /// (a write, if `writes`).
+    #[inline(always)]
+    pub(super) fn link_main_parts(
+        &mut self,
+        c: CellIndex,
+        fp: &Footprint,
+        (own, b): (BucketIndex, HeadIndex),
+        task: TaskId,
+        (buffer, writes): (u64, bool),
+    ) {
         let in_cell = core::mem::replace(self.buckets.first_mut(own), c);
         let in_class = core::mem::replace(&mut self.heads.at_mut(b).first, c);
         let Footprint { lo, hi, dense } = *fp;
@@ -94,10 +114,10 @@ impl TensorMap<'_> {
             lo,
             hi,
             links: [[NIL, in_cell], [NIL, in_class]],
-            buffer: arg.buffer.base,
+            buffer,
             task: task.raw(),
             bucket: own.word(),
-            writes: arg.access.writes(),
+            writes,
             dense,
         };
         if in_cell != NIL {

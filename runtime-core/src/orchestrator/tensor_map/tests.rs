@@ -4,8 +4,10 @@ use std::vec::Vec;
 
 use super::entry::cells_len;
 use super::reference::Reference;
+use super::whole::WholeSite;
 use super::*;
 use crate::ids::Seq;
+use crate::tensor::arg::Buffer;
 
 struct Owned {
     entries: Vec<MapEntry>,
@@ -452,4 +454,60 @@ proptest::proptest! {
         m.retire(program.len() as u64);
         proptest::prop_assert_eq!(m.map.linked(), 0);
     }
+}
+
+impl Map<'_> {
+    /// Files an access of `task` (in slot `g`, its only argument) to all of `buffer`, as a
+    /// replay does for an instance's task, through `site`.
+    fn whole(
+        &mut self,
+        g: usize,
+        task: TaskId,
+        (buffer, writes): (Buffer, bool),
+        site: &mut Option<WholeSite>,
+    ) {
+        let old = self.tenants[g].replace((task, 1)).map_or(0, |t| t.1);
+        self.map.drop_slot(SlotIndex::at(g), old);
+        self.map
+            .add_whole((SlotIndex::at(g), task), 0, (buffer, writes), site);
+    }
+}
+
+/// A buffer of 4 KiB at `base`.
+fn small(base: u64) -> Buffer {
+    Buffer::new(base, 4096)
+}
+
+#[test]
+fn whole_buffer_entries_filed_through_a_kept_site_are_found_however_the_map_changed() {
+    let mut o = Owned::new(8, 2);
+    let mut m = o.map(2);
+    let everything = |b: Buffer| TensorArg::output(b, Tile::contiguous(b.base, 4, 1024));
+    let mut site = None;
+    // Two readers of all of A through one site: the second goes where the first went.
+    m.whole(0, task(0), (small(A), false), &mut site);
+    assert!(site.is_some());
+    m.whole(1, task(1), (small(A), false), &mut site);
+    assert_eq!(m.deps(everything(small(A)), 0), [0, 1]);
+    // Both retire: A's head leaves the index, and B's may take its place.
+    m.retire(2);
+    m.whole(2, task(2), (small(B), true), &mut None);
+    // The kept site is stale: the entry is filed anew, found, and keeps a site of its own.
+    m.whole(3, task(3), (small(A), true), &mut site);
+    assert_eq!(m.deps(everything(small(A)), 2), [3]);
+    assert_eq!(m.deps(everything(small(B)), 2), [2]);
+    // Tiles of another size in A: its head's list may now be another class's.
+    m.submit(
+        4,
+        task(4),
+        &[TensorArg::input(small(A), Tile::contiguous(A, 4, 2))],
+        2,
+    );
+    m.retire(4);
+    m.whole(5, task(5), (small(A), false), &mut site);
+    m.whole(6, task(6), (small(A), false), &mut site);
+    assert_eq!(m.deps(everything(small(A)), 4), [4, 5, 6]);
+    // A writer of the first bytes waits for the tile's reader and both whole readers.
+    let first = TensorArg::output(small(A), Tile::contiguous(A, 4, 2));
+    assert_eq!(m.deps(first, 4), [4, 5, 6]);
 }
