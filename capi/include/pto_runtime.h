@@ -95,9 +95,11 @@ typedef enum PtoStatus {
   PTO_ERR_GRAPH_BAD_NODE = -46,
   // [`GraphError::OtherRun`]: the graph belongs to another run's orchestrator.
   PTO_ERR_GRAPH_OTHER_RUN = -47,
-  // [`GraphError::WrongCount`]: a replay bound another number of buffers than recorded.
+  // [`GraphError::WrongCount`]: a replay bound another number of buffers than recorded
+  // (or of shifts: [`GraphError::WrongShifts`]).
   PTO_ERR_GRAPH_WRONG_COUNT = -48,
-  // [`GraphError::WrongSize`]: a bound buffer's length differs from the recording's.
+  // [`GraphError::WrongSize`]: a bound buffer's length differs from the recording's (or
+  // a shift moves its tasks' bytes outside it: [`GraphError::ShiftedOutside`]).
   PTO_ERR_GRAPH_WRONG_SIZE = -49,
   // [`GraphError::Aliased`]: two bound buffers share bytes.
   PTO_ERR_GRAPH_ALIASED = -50,

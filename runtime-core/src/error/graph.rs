@@ -83,6 +83,26 @@ pub enum GraphError {
         /// Boundaries recorded.
         recorded: usize,
     },
+    /// A replay gave `given` shifts to a graph recorded with `recorded` boundaries (one per
+    /// boundary, or none).
+    WrongShifts {
+        /// Shifts given.
+        given: usize,
+        /// Boundaries recorded.
+        recorded: usize,
+    },
+    /// Binding `index`, moved by `shift` bytes, puts the bytes the graph's tasks touch in its
+    /// boundary (`span`, from its start, as recorded) outside its `len` bytes.
+    ShiftedOutside {
+        /// The binding's position.
+        index: u32,
+        /// The shift given for it.
+        shift: i64,
+        /// The recorded tasks' bytes in the boundary: from, to (past the last).
+        span: (u64, u64),
+        /// The binding's length.
+        len: u64,
+    },
     /// Binding `index` is `given` bytes long where the recording's was `recorded`.
     WrongSize {
         /// The binding's position.
@@ -180,6 +200,21 @@ impl fmt::Display for GraphError {
             Self::WrongCount { given, recorded } => write!(
                 f,
                 "{given} buffers bound to a graph recorded with {recorded} boundaries"
+            ),
+            Self::WrongShifts { given, recorded } => write!(
+                f,
+                "{given} shifts given to a graph recorded with {recorded} boundaries: give one \
+                 per boundary, or none"
+            ),
+            Self::ShiftedOutside {
+                index,
+                shift,
+                span: (lo, hi),
+                len,
+            } => write!(
+                f,
+                "binding {index} moved by {shift} bytes puts the bytes {lo}..{hi} its tasks \
+                 touch outside its {len}"
             ),
             Self::WrongSize {
                 index,

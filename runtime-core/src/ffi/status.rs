@@ -92,9 +92,11 @@ pub enum PtoStatus {
     PtoErrGraphBadNode = -46,
     /// [`GraphError::OtherRun`]: the graph belongs to another run's orchestrator.
     PtoErrGraphOtherRun = -47,
-    /// [`GraphError::WrongCount`]: a replay bound another number of buffers than recorded.
+    /// [`GraphError::WrongCount`]: a replay bound another number of buffers than recorded
+    /// (or of shifts: [`GraphError::WrongShifts`]).
     PtoErrGraphWrongCount = -48,
-    /// [`GraphError::WrongSize`]: a bound buffer's length differs from the recording's.
+    /// [`GraphError::WrongSize`]: a bound buffer's length differs from the recording's (or
+    /// a shift moves its tasks' bytes outside it: [`GraphError::ShiftedOutside`]).
     PtoErrGraphWrongSize = -49,
     /// [`GraphError::Aliased`]: two bound buffers share bytes.
     PtoErrGraphAliased = -50,
@@ -126,8 +128,10 @@ impl From<GraphError> for PtoStatus {
             GraphError::NotInGraph { .. } => PtoErrGraphNotInGraph,
             GraphError::BadNode { .. } => PtoErrGraphBadNode,
             GraphError::OtherRun => PtoErrGraphOtherRun,
-            GraphError::WrongCount { .. } => PtoErrGraphWrongCount,
-            GraphError::WrongSize { .. } => PtoErrGraphWrongSize,
+            GraphError::WrongCount { .. } | GraphError::WrongShifts { .. } => PtoErrGraphWrongCount,
+            GraphError::WrongSize { .. } | GraphError::ShiftedOutside { .. } => {
+                PtoErrGraphWrongSize
+            }
             GraphError::Aliased { .. } => PtoErrGraphAliased,
             GraphError::TooManyFound { .. } => PtoErrGraphTooManyFound,
             GraphError::BadPatch { .. } => PtoErrGraphBadPatch,

@@ -236,14 +236,19 @@ impl TensorCell {
     }
 
     /// Stores `a`, whose buffer's and tile's bases are offsets into a graph's buffer, placed
-    /// in that buffer's instance, which starts at `to`; `packed` is [`TensorCell::packed`]
-    /// of `a`, the words a store would compute.
+    /// in that buffer's instance: its tile from `tile_to`, its buffer from `buffer_to`;
+    /// `packed` is [`TensorCell::packed`] of `a`, the words a store would compute.
     #[inline(always)]
-    pub(crate) fn store_moved(&self, a: &TensorArg, packed: &PackedWords, to: u64) {
+    pub(crate) fn store_moved(
+        &self,
+        a: &TensorArg,
+        packed: &PackedWords,
+        (tile_to, buffer_to): (u64, u64),
+    ) {
         let (t, w) = (&a.tile, &self.words);
-        w[0].store(to + t.base, Ordering::Relaxed);
+        w[0].store(tile_to + t.base, Ordering::Relaxed);
         w[1].store(packed.0[0], Ordering::Relaxed);
-        w[2].store(to + a.buffer.base, Ordering::Relaxed);
+        w[2].store(buffer_to + a.buffer.base, Ordering::Relaxed);
         w[3].store(a.buffer.len, Ordering::Relaxed);
         w[4].store(packed.0[1], Ordering::Relaxed);
         w[5].store(packed.0[2], Ordering::Relaxed);

@@ -36,6 +36,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                 recorded: graph.scalars,
             });
         }
+        super::replay::check_shifts(graph, bind)?;
         let buffers = self.instance_buffers(graph, bind).map_err(before)?;
         let buffer = |b| buffers.of(b);
         let (epoch, first) = (self.t.cfg().epoch, self.next[r]);
@@ -48,7 +49,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
             let mut tensors = heapless::Vec::<TensorArg, { MAX_TENSORS as usize }>::new();
             for a in task.tensors.of(graph.args) {
                 let to = buffer(a.buffer);
-                let mut moved = rebase(a, to);
+                let mut moved = rebase(a, buffers.bases_of(a));
                 // On a binding of another length, the argument names the binding itself:
                 // the submit checks the tile against it.
                 if let BufferRef::Boundary(_) = a.buffer {

@@ -4,7 +4,8 @@
 #![forbid(unsafe_code)]
 
 use super::{
-    Bindings, BufferRef, Graph, GraphRecordedTask, MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, Patch,
+    BASES, Bindings, BufferRef, Graph, GraphRecordedArg, GraphRecordedTask, MAX_GRAPH_BOUNDARIES,
+    Patch, UNSHIFTED,
 };
 use crate::error::SubmitError;
 use crate::orchestrator::{Orchestrator, TaskSpec};
@@ -20,8 +21,9 @@ pub(super) struct InstanceBuffers<'a> {
     block: u64,
     /// Where the instance's buffers start in its ring's heap: every task of it holds them.
     pub(super) heap_start: u64,
-    /// By [`BufferRef::index`]: where each of the instance's buffers starts.
-    bases: [u64; MAX_GRAPH_BOUNDARIES + MAX_GRAPH_INTERNALS],
+    /// By [`BufferRef::index`]: where each of the instance's buffers starts, a boundary
+    /// moved by its shift; then each boundary's binding unmoved ([`UNSHIFTED`]).
+    bases: [u64; BASES],
 }
 
 impl<P: Platform> Orchestrator<'_, '_, P> {
@@ -37,9 +39,11 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
             0 => 0,
             len => self.alloc(bind.ring, len, graph.block.align)?,
         };
-        let mut bases = [0; MAX_GRAPH_BOUNDARIES + MAX_GRAPH_INTERNALS];
-        for (to, b) in bases.iter_mut().zip(bind.buffers) {
-            *to = b.base;
+        let mut bases = [0; BASES];
+        for (i, b) in bind.buffers.iter().enumerate() {
+            // Checked by the caller to keep the tasks' bytes inside the binding.
+            bases[i] = b.base.wrapping_add_signed(bind.shift(i));
+            bases[UNSHIFTED + i] = b.base;
         }
         for (to, i) in bases[MAX_GRAPH_BOUNDARIES..]
             .iter_mut()
@@ -70,10 +74,19 @@ impl InstanceBuffers<'_> {
         }
     }
 
-    /// Where the instance's buffer `b` starts.
+    /// Where the instance's buffer `b` starts, moved by its shift: where what was recorded
+    /// at its start goes.
     #[inline(always)]
     pub(super) fn base_of(&self, b: BufferRef) -> u64 {
         self.bases[b.index()]
+    }
+
+    /// Where recorded argument `a`'s tile and buffer are placed from: its buffer's moved
+    /// start, and its own buffer's (the same, but for an argument naming a whole boundary,
+    /// which stays where it is bound).
+    #[inline(always)]
+    pub(super) fn bases_of(&self, a: &GraphRecordedArg) -> (u64, u64) {
+        (self.bases[a.at[0] as usize], self.bases[a.at[1] as usize])
     }
 
     /// Recorded `task`'s spec in this instance, with scalar arguments `args`, into `ring`:
@@ -92,7 +105,7 @@ impl InstanceBuffers<'_> {
             aiv_kernels: task.aiv_kernels,
             predicate: task.predicate.map(|(p, at)| match at {
                 Some(b) => Predicate {
-                    addr: self.of(b).base + p.addr,
+                    addr: self.base_of(b) + p.addr,
                     ..p
                 },
                 None => p,

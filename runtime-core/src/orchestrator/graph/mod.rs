@@ -61,6 +61,12 @@ enum BufferRef {
     Internal(u8),
 }
 
+/// Entries of an instance's table of buffer bases: by [`BufferRef::index`] (each boundary
+/// moved by its shift), then each boundary where it is bound, unmoved ([`UNSHIFTED`]).
+const BASES: usize = UNSHIFTED + MAX_GRAPH_BOUNDARIES;
+/// Where the unmoved bases of the boundaries start in an instance's table ([`BASES`]).
+const UNSHIFTED: usize = MAX_GRAPH_BOUNDARIES + MAX_GRAPH_INTERNALS;
+
 impl BufferRef {
     /// Its place among a graph's buffers, the boundaries' then the internal ones'.
     fn index(self) -> usize {
@@ -172,6 +178,9 @@ pub struct GraphRecordedArg {
     /// Its cell's words that a replay copies as they are.
     packed: PackedWords,
     buffer: BufferRef,
+    /// In an instance's table of bases ([`BASES`]): its tile's, and its buffer's (a view's
+    /// moves with a shift, a whole boundary stays where it is bound).
+    at: [u16; 2],
     /// The task it belongs to.
     task: u32,
     /// While recording: the argument recorded before it on the same buffer ([`NO_ARG`]:
@@ -188,6 +197,7 @@ impl GraphRecordedArg {
         arg: TensorArg::input(Buffer::new(0, 0), Tile::contiguous(0, 1, 1)),
         packed: PackedWords::ZERO,
         buffer: BufferRef::Boundary(0),
+        at: [0; 2],
         task: 0,
         prev: NO_ARG,
         live: false,
@@ -275,6 +285,9 @@ pub struct Graph<'s> {
     args: &'s [GraphRecordedArg],
     words: &'s [u64],
     boundaries: heapless::Vec<Buffer, MAX_GRAPH_BOUNDARIES>,
+    /// By boundary: the bytes its tasks touch (tiles, views, predicates), from its start:
+    /// from, to (past the last; both 0 if none). A shift must keep them inside a binding.
+    spans: heapless::Vec<(u64, u64), MAX_GRAPH_BOUNDARIES>,
     internals: heapless::Vec<Internal, MAX_GRAPH_INTERNALS>,
     /// What each instance allocates for its internal buffers.
     block: Block,
@@ -328,6 +341,12 @@ pub struct Bindings<'a> {
     /// submit the graph's tasks one by one on them instead of refusing, the instance saying
     /// why ([`Instance::fell_back`]).
     pub or_submit: bool,
+    /// By boundary, how many bytes this instance's tiles (and views, and predicates) in it
+    /// lie past where the recording's lay: another part of the same buffer (the next
+    /// token's row of a KV cache, say). An argument that names the whole boundary still
+    /// names the whole binding. None given: none moves; else one per boundary, each keeping
+    /// the bytes the tasks touch inside the binding ([`GraphError::ShiftedOutside`]).
+    pub shifts: &'a [i64],
 }
 
 impl<'a> Bindings<'a> {
@@ -339,6 +358,7 @@ impl<'a> Bindings<'a> {
             after: &[],
             scalars: &[],
             or_submit: false,
+            shifts: &[],
         }
     }
     /// The same bindings in `ring`.
@@ -361,6 +381,15 @@ impl<'a> Bindings<'a> {
     pub const fn scalars(mut self, scalars: &'a [u64]) -> Self {
         self.scalars = scalars;
         self
+    }
+    /// The same bindings, each boundary's tiles moved by its shift ([`Bindings::shifts`]).
+    pub const fn shifts(mut self, shifts: &'a [i64]) -> Self {
+        self.shifts = shifts;
+        self
+    }
+    /// Shift `i` (0 if none were given).
+    fn shift(&self, i: usize) -> i64 {
+        self.shifts.get(i).copied().unwrap_or(0)
     }
 }
 

@@ -10,7 +10,7 @@
 use super::{
     Block, BufferRef, Graph, GraphRecordedArg, GraphRecordedTask, GraphStorage, Internal,
     MAX_GRAPH_BOUNDARIES, MAX_GRAPH_INTERNALS, MAX_GRAPH_PATCHES, MAX_GRAPH_SCALARS, NO_ARG, Node,
-    Patch, Span,
+    Patch, Span, UNSHIFTED,
 };
 use crate::error::{GraphError, SubmitError};
 use crate::orchestrator::{Orchestrator, TaskSpec, validate};
@@ -253,11 +253,18 @@ impl<'s> Recording<'s> {
             (t | p.below_touch, w | p.below_write)
         });
         for (k, (a, &r)) in rel.iter().zip(&refs).enumerate() {
+            // A whole boundary stays where it is bound; a view moves with its tiles.
+            let whole = a.buffer.base == 0 && a.buffer.len == self.buffer(r).len;
+            let at_buffer = match r {
+                BufferRef::Boundary(i) if whole => UNSHIFTED + i as usize,
+                _ => r.index(),
+            };
             let last = &mut self.last[r.index()];
             self.storage.args[nargs + k] = GraphRecordedArg {
                 arg: *a,
                 packed: TensorCell::packed(a),
                 buffer: r,
+                at: [r.index() as u16, at_buffer as u16],
                 task,
                 prev: *last,
                 live: true,
@@ -385,6 +392,7 @@ impl<'s> Recording<'s> {
             tasks[p.task as usize].patched = true;
         }
         let (tasks, args, words): (&'s [_], &'s [_], &'s [_]) = (tasks, args, words);
+        let spans = spans(self.boundaries.len(), &tasks[..n], &args[..nargs]);
         let mut internals = self.internals;
         let block = Block::lay_out(&mut internals);
         let scalars = patches
@@ -398,6 +406,7 @@ impl<'s> Recording<'s> {
             words: &words[..nwords],
             stamp: self.stamp,
             boundaries: self.boundaries,
+            spans,
             internals,
             block,
             patches,
@@ -506,6 +515,41 @@ impl<'s> Recording<'s> {
             BufferRef::Internal(j) => self.internals[j as usize].at,
         }
     }
+}
+
+/// By boundary (of `boundaries`): the bytes the recorded `tasks` (with tensor arguments
+/// `args`) touch in it, from its start: their tiles, their views of part of it and their
+/// predicates' elements; `(0, 0)` for none.
+fn spans(
+    boundaries: usize,
+    tasks: &[GraphRecordedTask],
+    args: &[GraphRecordedArg],
+) -> heapless::Vec<(u64, u64), MAX_GRAPH_BOUNDARIES> {
+    let mut spans: heapless::Vec<Option<(u64, u64)>, MAX_GRAPH_BOUNDARIES> =
+        core::iter::repeat_n(None, boundaries).collect();
+    let mut cover = |b: u8, lo: u64, hi: u64| {
+        if let Some(s) = spans.get_mut(b as usize) {
+            *s = Some(s.map_or((lo, hi), |(l, h)| (l.min(lo), h.max(hi))));
+        }
+    };
+    for a in args {
+        let BufferRef::Boundary(b) = a.buffer else {
+            continue;
+        };
+        // Checked valid at record.
+        if let Some(fp) = a.arg.tile.valid_footprint() {
+            cover(b, fp.lo, fp.hi);
+        }
+        if a.at[1] as usize != UNSHIFTED + b as usize {
+            cover(b, a.arg.buffer.base, a.arg.buffer.end());
+        }
+    }
+    for t in tasks {
+        if let Some((p, Some(BufferRef::Boundary(b)))) = t.predicate {
+            cover(b, p.addr, p.addr + p.width as u64);
+        }
+    }
+    spans.iter().map(|s| s.unwrap_or((0, 0))).collect()
 }
 
 /// `a` with its buffer's and its tile's bases made offsets from `base` (its graph buffer's).

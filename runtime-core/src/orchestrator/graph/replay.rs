@@ -83,6 +83,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
             }));
         }
         check_bindings(graph, bind.buffers)?;
+        check_shifts(graph, bind)?;
         if bind.scalars.len() != graph.scalars {
             return Err(GraphError::WrongScalars {
                 given: bind.scalars.len(),
@@ -187,7 +188,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
         let cfg = *self.t.cfg();
         let (ring, r) = (bind.ring, bind.ring as usize);
         let bound = |b: u8| bind.buffers[b as usize];
-        let (heap_start, buffer) = (buffers.heap_start, |b| buffers.of(b));
+        let heap_start = buffers.heap_start;
         let (epoch, first, submitted) = (cfg.epoch, *next, self.submitted);
         let first_id = TaskId::new(epoch, ring, Seq(first)).raw();
         let level = self.t.shared().prof().level();
@@ -237,7 +238,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
             debug_assert_eq!(task.preds.start, task.args.start + task.args.len);
             (preds, words_left) = words_left.split_at(task.preds.len as usize);
             for (cell, a) in self.tensors.kernel_row(g).iter().zip(args) {
-                cell.store_moved(&a.arg, &a.packed, buffers.base_of(a.buffer));
+                cell.store_moved(&a.arg, &a.packed, buffers.bases_of(a));
             }
             // Earlier tasks of the instance (distinct, at most max_deps: checked at record),
             // then those before it that its boundaries found, or that the bindings name.
@@ -278,7 +279,7 @@ impl<P: Platform> Orchestrator<'_, '_, P> {
                         rec,
                         (id, live),
                         &spec,
-                        args.iter().map(|a| rebase(a, buffer(a.buffer))),
+                        args.iter().map(|a| rebase(a, buffers.bases_of(a))),
                         deps,
                     );
                 }
@@ -488,13 +489,49 @@ fn check_bindings(graph: &Graph<'_>, buffers: &[Buffer]) -> Result<(), GraphErro
     Ok(())
 }
 
-/// Recorded argument `a` (relative to its graph buffer) placed in that buffer's instance
-/// `to`: the same view and tile at the same offsets.
-pub(super) fn rebase(a: &GraphRecordedArg, to: Buffer) -> TensorArg {
+/// Checks `bind`'s shifts against `graph`: none, or one per boundary, each keeping the
+/// bytes the graph's tasks touch in its boundary inside the binding.
+pub(super) fn check_shifts(
+    graph: &Graph<'_>,
+    bind: &super::Bindings<'_>,
+) -> Result<(), GraphError> {
+    if bind.shifts.is_empty() {
+        return Ok(());
+    }
+    if bind.shifts.len() != graph.boundaries.len() {
+        return Err(GraphError::WrongShifts {
+            given: bind.shifts.len(),
+            recorded: graph.boundaries.len(),
+        });
+    }
+    for (i, ((&shift, &(lo, hi)), b)) in bind
+        .shifts
+        .iter()
+        .zip(&graph.spans)
+        .zip(bind.buffers)
+        .enumerate()
+    {
+        let moved = |x: u64| x as i128 + shift as i128;
+        if lo < hi && (moved(lo) < 0 || moved(hi) > b.len as i128) {
+            return Err(GraphError::ShiftedOutside {
+                index: i as u32,
+                shift,
+                span: (lo, hi),
+                len: b.len,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Recorded argument `a` (relative to its graph buffer) placed in that buffer's instance:
+/// the same view and tile at the same offsets from `tile_to` and `buffer_to`
+/// ([`super::instance::InstanceBuffers::bases_of`]).
+pub(super) fn rebase(a: &GraphRecordedArg, (tile_to, buffer_to): (u64, u64)) -> TensorArg {
     TensorArg {
-        buffer: Buffer::new(to.base + a.arg.buffer.base, a.arg.buffer.len),
+        buffer: Buffer::new(buffer_to + a.arg.buffer.base, a.arg.buffer.len),
         tile: Tile {
-            base: to.base + a.arg.tile.base,
+            base: tile_to + a.arg.tile.base,
             ..a.arg.tile
         },
         ..a.arg

@@ -3,6 +3,7 @@
 //! bindings that do not fit, keeps instances apart, and holds its internal buffers until its
 //! last task is reclaimed.
 
+use std::string::ToString;
 use std::vec;
 use std::vec::Vec;
 
@@ -889,4 +890,117 @@ fn more_earlier_tasks_than_a_replay_takes_is_refused_before_anything_is_submitte
         Err(GraphError::TooManyFound { max: 256 })
     );
     assert_eq!(o.submitted(), 257);
+}
+
+/// Records, on `o`, one task over boundary `x` (64 bytes): it reads the first half of `x`
+/// (naming the whole buffer), writes a view of its bytes 8..24 and runs if the element at
+/// byte 4 is 1.
+fn on_a_part<'s>(o: &Orchestrator<'_, '_, Script>, store: &'s mut Store) -> Graph<'s> {
+    let x = recorded(0);
+    let view = Buffer::new(x.base + 8, 16);
+    let mut rec = o.record(store.storage(), &[x]).unwrap();
+    let tensors = [
+        arg(x, 1, Access::In),
+        TensorArg::output(view, Tile::contiguous(view.base, 4, 4)),
+    ];
+    rec.add(&vector(&tensors).when(Predicate::new(x.base + 4, 4, CmpOp::Eq, 1)))
+        .unwrap();
+    rec.finish()
+}
+
+#[test]
+fn a_shift_moves_an_instances_tiles_views_and_predicates_along_its_binding() {
+    let rig = rig();
+    let mut o = rig.orchestrator();
+    let mut store = Store::new();
+    let graph = on_a_part(&o, &mut store);
+    let b = pool(3);
+    // The graph touches bytes 0..32 of its 64: it moves by up to 32 either way of them.
+    o.replay(&graph, &Bindings::new(&[b]).shifts(&[32]))
+        .unwrap();
+    o.replay(&graph, &Bindings::new(&[b]).shifts(&[0])).unwrap();
+    let t = rig.tables();
+    let seen = |seq: usize, k: usize| t.tensors_of(SlotIndex::at(seq))[k].load();
+    // The whole buffer stays the binding; its tile moved.
+    let whole = seen(0, 0);
+    assert_eq!(whole.buffer, b);
+    assert_eq!(whole.tile.base, b.base + 32);
+    assert_eq!(whole.start_offset(), 8, "elements into the buffer");
+    // The view moved with its tile.
+    let view = seen(0, 1);
+    assert_eq!(view.buffer, Buffer::new(b.base + 40, 16));
+    assert_eq!(view.tile.base, b.base + 40);
+    assert_eq!(t.predicate_of(SlotIndex::at(0)).load().addr, b.base + 36);
+    // A shift of 0 is the recording's place.
+    assert_eq!(seen(1, 0).tile.base, b.base);
+    assert_eq!(seen(1, 1).buffer, Buffer::new(b.base + 8, 16));
+    assert_eq!(t.predicate_of(SlotIndex::at(1)).load().addr, b.base + 4);
+}
+
+#[test]
+fn a_shift_that_leaves_the_binding_or_a_wrong_count_of_them_is_refused() {
+    let rig = rig();
+    let mut o = rig.orchestrator();
+    let mut store = Store::new();
+    let graph = on_a_part(&o, &mut store);
+    let b = [pool(3)];
+    for shift in [33, -1, i64::MAX, i64::MIN] {
+        let r = o.replay(&graph, &Bindings::new(&b).shifts(&[shift]).or_submit());
+        assert_eq!(
+            r,
+            Err(GraphError::ShiftedOutside {
+                index: 0,
+                shift,
+                span: (0, 32),
+                len: LEN,
+            }),
+            "{shift}"
+        );
+    }
+    assert_eq!(
+        o.replay(&graph, &Bindings::new(&b).shifts(&[0, 0])),
+        Err(GraphError::WrongShifts {
+            given: 2,
+            recorded: 1
+        })
+    );
+    assert_eq!(o.submitted(), 0, "nothing submitted");
+    let e = GraphError::ShiftedOutside {
+        index: 0,
+        shift: 33,
+        span: (0, 32),
+        len: 64,
+    };
+    assert_eq!(
+        e.to_string(),
+        "binding 0 moved by 33 bytes puts the bytes 0..32 its tasks touch outside its 64"
+    );
+}
+
+#[test]
+fn a_shifted_instance_that_falls_back_submits_its_tasks_where_the_shift_puts_them() {
+    let rig = rig();
+    let mut o = rig.orchestrator();
+    let mut store = Store::new();
+    let graph = on_a_part(&o, &mut store);
+    // Longer than recorded: one by one, moved by the shift, which the longer binding holds.
+    let longer = [Buffer::new(pool(3).base, 2 * LEN)];
+    // A submit reads the predicate's element where the shift put it.
+    rig.p
+        .word(crate::condition::Watch::Counter32(pool(3).base + 100), 1);
+    let i = o
+        .replay(&graph, &Bindings::new(&longer).shifts(&[96]).or_submit())
+        .unwrap();
+    assert!(matches!(i.fell_back(), Some(GraphError::WrongSize { .. })));
+    let t = rig.tables();
+    let seen = |k: usize| t.tensors_of(SlotIndex::at(0))[k].load();
+    assert_eq!(seen(0).buffer, longer[0]);
+    assert_eq!(seen(0).tile.base, pool(3).base + 96);
+    // One by one, a view names the binding itself (as without a shift), its tile moved.
+    assert_eq!(seen(1).buffer, longer[0]);
+    assert_eq!(seen(1).tile.base, pool(3).base + 104);
+    assert_eq!(
+        t.predicate_of(SlotIndex::at(0)).load().addr,
+        pool(3).base + 100
+    );
 }
