@@ -33,8 +33,9 @@
 // to `graph_close`). 7: task records stream to the host while the run goes
 // (`PtoAicpuExecArgs::record_stream`, a [`PtoRecordStream`], and one more thread that
 // pumps them; the report's `records_lost`), and so do the tasks' producers
-// (`producers`, `producer_stream`).
-#define PTO_AICPU_ABI 7
+// (`producers`, `producer_stream`). 8: `graph_replay_with`, a replay's bindings in a
+// `PtoReplay`, with shifts.
+#define PTO_AICPU_ABI 8
 
 // The layout version of [`PtoOrchConfig`] (its `abi` field).
 #define PTO_ORCH_CONFIG_ABI 1
@@ -116,6 +117,9 @@ typedef struct PtoOrchOps {
                           PtoInstance *out);
   // Closes `g`: its storage is the orchestration's again (`pto_graph_close`).
   int32_t (*graph_close)(void *ctx, PtoGraph *g);
+  // Submits an instance of the graph as `r` says: `graph_replay`'s bindings, and shifts
+  // moving its tiles along each binding (`pto_graph_replay_with`).
+  int32_t (*graph_replay_with)(void *ctx, PtoGraph *g, const PtoReplay *r, PtoInstance *out);
 } PtoOrchOps;
 
 // An orchestration function: submits the run's tasks through `ops`; 0 for success, any

@@ -561,7 +561,7 @@ fn the_c_headers_lay_out_what_the_rust_types_do() {
         Handshake, KERNEL_ABI_VERSION, SLOT_ARGS, SLOT_CONDITIONS, Slot,
     };
     use pto_runtime_core::RecordFlags;
-    use pto_runtime_core::ffi::{PtoRecord, PtoTensor};
+    use pto_runtime_core::ffi::{PtoRecord, PtoReplay, PtoTensor};
     unsafe extern "C" {
         fn pto_test_layout(out: *mut u64) -> u32;
     }
@@ -641,6 +641,12 @@ fn the_c_headers_lay_out_what_the_rust_types_do() {
         size_of::<PtoProducers>(),
         offset_of!(PtoProducers, producers),
         PtoProducers::PER_ENTRY,
+        offset_of!(PtoOrchOps, graph_replay_with),
+        size_of::<PtoReplay>(),
+        offset_of!(PtoReplay, shifts),
+        offset_of!(PtoReplay, after),
+        offset_of!(PtoReplay, flags),
+        offset_of!(PtoReplay, ring),
     ];
     let c: Vec<usize> = c[..n].iter().map(|&v| v as usize).collect();
     assert_eq!(

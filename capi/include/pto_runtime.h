@@ -521,6 +521,30 @@ typedef struct PtoInstance {
   int32_t fell_back;
 } PtoInstance;
 
+// What `pto_graph_replay_with` binds: `pto_graph_replay`'s arguments, and shifts.
+typedef struct PtoReplay {
+  // One buffer per boundary, in the recording's order (`nbuffers` of them).
+  const struct PtoBuffer *buffers;
+  // Buffers bound.
+  size_t nbuffers;
+  // Null, or one per boundary: how many bytes the instance's tiles, views and predicates
+  // in it lie past where the recording's lay (another part of the same buffer). An
+  // argument naming a whole boundary still names the whole binding.
+  const int64_t *shifts;
+  // The values of the graph's patched scalars, by slot (`nscalars` of them).
+  const uint64_t *scalars;
+  // Scalars bound.
+  size_t nscalars;
+  // Task ids the graph's first tasks wait for too (`nafter` of them).
+  const uint64_t *after;
+  // Ids in `after`.
+  size_t nafter;
+  // Bits of `PtoReplayFlags`.
+  uint32_t flags;
+  // The ring the instance's tasks go into.
+  uint8_t ring;
+} PtoReplay;
+
 // A task record's flags. The profile ring's cell keeps them in the low byte of its
 // `written` word (the finishing scheduler in the high byte); a `PtoRecord` carries them in
 // its `flags` word.
@@ -765,6 +789,20 @@ enum PtoStatus pto_graph_replay(struct PtoOrchestrator *o,
                                 const uint64_t *after,
                                 size_t nafter,
                                 struct PtoInstance *out);
+
+// Submits an instance of the graph in `g` as `r` says: `pto_graph_replay`'s bindings, and
+// `r->shifts` (null, or one per boundary) moving the instance's tiles, views and
+// predicates along each binding (another part of the same buffer: the next token's row of
+// a cache, say). A shift that puts the bytes the graph's tasks touch outside a binding is
+// `PTO_ERR_GRAPH_WRONG_SIZE`, before anything is submitted.
+//
+// # Safety
+// `o` is null or open; `g` is null or open; `r` is null or valid for a read, its arrays
+// null or valid for their counts; `out` is null or valid for a write.
+enum PtoStatus pto_graph_replay_with(struct PtoOrchestrator *o,
+                                     struct PtoGraph *g,
+                                     const struct PtoReplay *r,
+                                     struct PtoInstance *out);
 
 // Closes `g`: its storage is the caller's again (instances already submitted run on).
 //

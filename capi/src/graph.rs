@@ -11,7 +11,7 @@ use core::ffi::c_void;
 use crate::api::orchestrator;
 use crate::types::{PtoOrchestrator, PtoStatus, PtoTask};
 use pto_runtime_core::ffi::graph_raw;
-use pto_runtime_core::ffi::{PtoBuffer, PtoGraph, PtoInstance};
+use pto_runtime_core::ffi::{PtoBuffer, PtoGraph, PtoInstance, PtoReplay};
 
 /// Writes to `bytes` the size of the storage (64-byte aligned) that a graph of `tasks`
 /// tasks, `args` tensor arguments and `words` words (one per scalar argument and one per
@@ -172,12 +172,36 @@ pub unsafe extern "C" fn pto_graph_replay(
             graph_raw::graph_replay_c(
                 o,
                 g,
-                (buffers, nbuffers),
+                (buffers, core::ptr::null(), nbuffers),
                 (scalars, nscalars),
                 (ring, flags, after, nafter),
                 out,
             )
         },
+        Err(e) => e,
+    }
+}
+
+/// Submits an instance of the graph in `g` as `r` says: `pto_graph_replay`'s bindings, and
+/// `r->shifts` (null, or one per boundary) moving the instance's tiles, views and
+/// predicates along each binding (another part of the same buffer: the next token's row of
+/// a cache, say). A shift that puts the bytes the graph's tasks touch outside a binding is
+/// `PTO_ERR_GRAPH_WRONG_SIZE`, before anything is submitted.
+///
+/// # Safety
+/// `o` is null or open; `g` is null or open; `r` is null or valid for a read, its arrays
+/// null or valid for their counts; `out` is null or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pto_graph_replay_with(
+    o: *mut PtoOrchestrator,
+    g: *mut PtoGraph,
+    r: *const PtoReplay,
+    out: *mut PtoInstance,
+) -> PtoStatus {
+    // SAFETY: the caller's contract.
+    match unsafe { orchestrator(o) } {
+        // SAFETY: the caller's contract on the handles, `r` and `out`.
+        Ok(o) => unsafe { graph_raw::graph_replay_with_c(o, g, r, out) },
         Err(e) => e,
     }
 }

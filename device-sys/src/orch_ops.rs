@@ -69,6 +69,7 @@ fn table<P: Platform, G: FnMut() -> bool>(ctx: *mut Ctx<'_, '_, '_, P, G>) -> Pt
         graph_finish: graph::finish::<P, G>,
         graph_replay: graph::replay::<P, G>,
         graph_close: graph::close::<P, G>,
+        graph_replay_with: graph::replay_with::<P, G>,
     }
 }
 

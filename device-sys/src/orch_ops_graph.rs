@@ -7,7 +7,7 @@ use core::ffi::c_void;
 
 use pto_runtime_core::Platform;
 use pto_runtime_core::ffi::graph_raw;
-use pto_runtime_core::ffi::{PtoBuffer, PtoGraph, PtoInstance, PtoStatus, PtoTask};
+use pto_runtime_core::ffi::{PtoBuffer, PtoGraph, PtoInstance, PtoReplay, PtoStatus, PtoTask};
 
 use super::orch;
 
@@ -117,13 +117,25 @@ pub(super) unsafe extern "C" fn replay<P: Platform, G: FnMut() -> bool>(
     let o = unsafe { orch::<P, G>(ctx) };
     code(o.map(|o| {
         let (b, s, a) = (
-            (buffers, nbuffers),
+            (buffers, core::ptr::null(), nbuffers),
             (scalars, nscalars),
             (ring, flags, after, nafter),
         );
         // SAFETY: the orchestration ABI's contract on the handle, the arrays and `out`.
         unsafe { graph_raw::graph_replay_c(o, g, b, s, a, out) }
     }))
+}
+
+pub(super) unsafe extern "C" fn replay_with<P: Platform, G: FnMut() -> bool>(
+    ctx: *mut c_void,
+    g: *mut PtoGraph,
+    r: *const PtoReplay,
+    out: *mut PtoInstance,
+) -> i32 {
+    // SAFETY: as for `record`.
+    let o = unsafe { orch::<P, G>(ctx) };
+    // SAFETY: the orchestration ABI's contract on the handle, `r`, its arrays and `out`.
+    code(o.map(|o| unsafe { graph_raw::graph_replay_with_c(o, g, r, out) }))
 }
 
 pub(super) unsafe extern "C" fn close<P: Platform, G: FnMut() -> bool>(

@@ -81,5 +81,11 @@ uint32_t pto_test_layout(uint64_t *out) {
     PUT(sizeof(PtoProducers));
     PUT(offsetof(PtoProducers, producers));
     PUT(PtoProducers_PER_ENTRY);
+    PUT(offsetof(PtoOrchOps, graph_replay_with));
+    PUT(sizeof(PtoReplay));
+    PUT(offsetof(PtoReplay, shifts));
+    PUT(offsetof(PtoReplay, after));
+    PUT(offsetof(PtoReplay, flags));
+    PUT(offsetof(PtoReplay, ring));
     return n;
 }

@@ -458,6 +458,46 @@ static void submit_internal_graph(PtoOrchestrator *o) {
     free(storage);
 }
 
+/* A graph of one INC task, y = x + 1 on a tile, whose boundaries are regions of SHIFTS
+ * tiles: x is tiles 0.., y tiles SHIFTS... Recorded on each region's first tile, replayed
+ * SHIFTS times with both bindings shifted by k tiles: instance k computes y's tile k. */
+#define SHIFTS 4
+static PtoTensorArg region_arg(uint64_t first, uint64_t k, uint8_t access) {
+    PtoTensorArg a = tile_arg(first + k, access);
+    a.buffer = tile_arg(first, access).buffer;
+    a.buffer_len = 8 * TILE * SHIFTS;
+    return a;
+}
+static void submit_shifted_graph(PtoOrchestrator *o) {
+    for (uint64_t k = 0; k < SHIFTS; k++)
+        for (uint64_t j = 0; j < TILE; j++)
+            atomic_store(&tensor_machine->mem[8 + TILE * k + j], 10 * k + j);
+    size_t bytes = 0;
+    CHECK(pto_graph_storage_size(1, 2, 2, &bytes) == PTO_OK, "storage_size");
+    uint8_t *storage = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    static PtoGraph g;
+    PtoTensorArg xy[2] = {region_arg(0, 0, PtoAccess_READ), region_arg(SHIFTS, 0, PtoAccess_WRITE)};
+    PtoBuffer bounds[2] = {{xy[0].buffer, xy[0].buffer_len}, {xy[1].buffer, xy[1].buffer_len}};
+    CHECK(pto_graph_record(&g, o, storage, bytes, 1, 2, 2, bounds, 2) == PTO_OK, "record");
+    PtoTask inc = {.kernel = INC, .class_ = 1, .tensors = xy, .ntensors = 2};
+    CHECK(pto_graph_add(&g, o, &inc, NULL, 0, NULL) == PTO_OK, "add y = x + 1");
+    CHECK(pto_graph_finish(&g) == PTO_OK, "finish");
+    int64_t past[2] = {8 * TILE * SHIFTS, 0};
+    PtoReplay outside = {.buffers = bounds, .nbuffers = 2, .shifts = past};
+    CHECK(pto_graph_replay_with(o, &g, &outside, NULL) == PTO_ERR_GRAPH_WRONG_SIZE,
+          "a shift past the binding is refused");
+    CHECK(pto_graph_replay_with(o, &g, NULL, NULL) == PTO_ERR_NULL, "no replay to read");
+    for (uint64_t k = 0; k < SHIFTS; k++) {
+        int64_t by[2] = {(int64_t)(8 * TILE * k), (int64_t)(8 * TILE * k)};
+        PtoReplay r = {.buffers = bounds, .nbuffers = 2, .shifts = by};
+        PtoInstance inst = {0};
+        CHECK(pto_graph_replay_with(o, &g, &r, &inst) == PTO_OK && inst.tasks == 1,
+              "replay %llu shifted by %llu tiles", (unsigned long long)k, (unsigned long long)k);
+    }
+    CHECK(pto_graph_close(&g) == PTO_OK, "close");
+    free(storage);
+}
+
 int main(void) {
     static struct machine m;
     PtoReport r;
@@ -507,6 +547,16 @@ int main(void) {
         CHECK(atomic_load(&m.mem[8 + TILE * 2 * REPLAYS + j]) == 100 * j + 2 * REPLAYS,
               "the last instance's word %llu holds %llu", (unsigned long long)j,
               (unsigned long long)atomic_load(&m.mem[8 + TILE * 2 * REPLAYS + j]));
+
+    st = run(&m, submit_shifted_graph, &r);
+    CHECK(st == PTO_OK, "the shifted graph ended with %d", (int)st);
+    CHECK(r.finished == SHIFTS, "%llu shifted tasks finished", (unsigned long long)r.finished);
+    for (uint64_t k = 0; k < SHIFTS; k++)
+        for (uint64_t j = 0; j < TILE; j++)
+            CHECK(atomic_load(&m.mem[8 + TILE * (SHIFTS + k) + j]) == 10 * k + j + 1,
+                  "shifted instance %llu, word %llu holds %llu", (unsigned long long)k,
+                  (unsigned long long)j,
+                  (unsigned long long)atomic_load(&m.mem[8 + TILE * (SHIFTS + k) + j]));
 
     st = run(&m, submit_internal_graph, &r);
     CHECK(st == PTO_OK, "the graph with an internal buffer ended with %d", (int)st);

@@ -11,7 +11,9 @@ use core::ffi::{c_char, c_void};
 use core::mem::{offset_of, size_of};
 
 use pto_runtime_core::Config;
-use pto_runtime_core::ffi::{PtoBuffer, PtoConfig, PtoGraph, PtoInstance, PtoTask, PtoTensorArg};
+use pto_runtime_core::ffi::{
+    PtoBuffer, PtoConfig, PtoGraph, PtoInstance, PtoReplay, PtoTask, PtoTensorArg,
+};
 
 pub mod orch_config;
 pub mod record_stream;
@@ -32,8 +34,9 @@ pub use report::{PtoAicpuCode, PtoAicpuReport};
 /// to `graph_close`). 7: task records stream to the host while the run goes
 /// (`PtoAicpuExecArgs::record_stream`, a [`PtoRecordStream`], and one more thread that
 /// pumps them; the report's `records_lost`), and so do the tasks' producers
-/// (`producers`, `producer_stream`).
-pub const PTO_AICPU_ABI: u32 = 7;
+/// (`producers`, `producer_stream`). 8: `graph_replay_with`, a replay's bindings in a
+/// `PtoReplay`, with shifts.
+pub const PTO_AICPU_ABI: u32 = 8;
 
 /// What `pto_aicpu_init` is given: once per launch sequence (process and device).
 #[repr(C)]
@@ -295,6 +298,14 @@ pub struct PtoOrchOps {
     ) -> i32,
     /// Closes `g`: its storage is the orchestration's again (`pto_graph_close`).
     pub graph_close: unsafe extern "C" fn(ctx: *mut c_void, g: *mut PtoGraph) -> i32,
+    /// Submits an instance of the graph as `r` says: `graph_replay`'s bindings, and shifts
+    /// moving its tiles along each binding (`pto_graph_replay_with`).
+    pub graph_replay_with: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        g: *mut PtoGraph,
+        r: *const PtoReplay,
+        out: *mut PtoInstance,
+    ) -> i32,
 }
 
 const _: () = {
@@ -307,6 +318,8 @@ const _: () = {
     assert!(offset_of!(PtoOrchOps, wrote) == 64);
     assert!(offset_of!(PtoOrchOps, graph_storage_size) == 72);
     assert!(offset_of!(PtoOrchOps, graph_close) == 128);
+    assert!(offset_of!(PtoOrchOps, graph_replay_with) == 136);
+    assert!(size_of::<PtoReplay>() == 64);
     assert!(offset_of!(PtoAicpuExecArgs, orch_so_len) == 184);
     assert!(offset_of!(PtoAicpuExecArgs, tensors) == 192);
     assert!(offset_of!(PtoAicpuExecArgs, records_cap) == 232);

@@ -45,6 +45,32 @@ pub struct PtoInstance {
     pub fell_back: i32,
 }
 
+/// What `pto_graph_replay_with` binds: `pto_graph_replay`'s arguments, and shifts.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PtoReplay {
+    /// One buffer per boundary, in the recording's order (`nbuffers` of them).
+    pub buffers: *const PtoBuffer,
+    /// Buffers bound.
+    pub nbuffers: usize,
+    /// Null, or one per boundary: how many bytes the instance's tiles, views and predicates
+    /// in it lie past where the recording's lay (another part of the same buffer). An
+    /// argument naming a whole boundary still names the whole binding.
+    pub shifts: *const i64,
+    /// The values of the graph's patched scalars, by slot (`nscalars` of them).
+    pub scalars: *const u64,
+    /// Scalars bound.
+    pub nscalars: usize,
+    /// Task ids the graph's first tasks wait for too (`nafter` of them).
+    pub after: *const u64,
+    /// Ids in `after`.
+    pub nafter: usize,
+    /// Bits of `PtoReplayFlags`.
+    pub flags: u32,
+    /// The ring the instance's tasks go into.
+    pub ring: u8,
+}
+
 /// How `pto_graph_replay` replays (bits of its `flags`).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,8 @@
 #![allow(unsafe_code)]
 
 use super::graph::{
-    CGraph, GRAPH_STORAGE_ALIGN, PtoBuffer, PtoGraph, PtoInstance, PtoReplayFlags, storage_layout,
+    CGraph, GRAPH_STORAGE_ALIGN, PtoBuffer, PtoGraph, PtoInstance, PtoReplay, PtoReplayFlags,
+    storage_layout,
 };
 use super::raw::{put, slice, with_spec};
 use super::status::PtoStatus;
@@ -260,18 +261,49 @@ pub unsafe fn graph_finish_c(g: *mut PtoGraph) -> PtoStatus {
     }
 }
 
-/// Replays the graph in `g` through `o`: its boundaries bound to `buffers` (`n` of them, as
-/// long as the recording's, unless `flags` has [`PtoReplayFlags::PtoReplayOrSubmit`]), its
-/// patched scalars to `scalars`, its tasks into `ring`, its first tasks waiting for `after`
-/// (`nafter` ids) too. The instance goes to `out` (if not null).
+/// Replays the graph in `g` through `o` as `r` says ([`PtoReplay`]): [`graph_replay_c`] of
+/// its fields. The instance goes to `out` (if not null).
 ///
 /// # Safety
-/// `g` is null or open; `buffers`, `scalars` and `after` are null or valid for reads of
-/// their counts; `out` is null or valid for a write.
+/// `g` is null or open; `r` is null or valid for a read, its arrays null or valid for reads
+/// of their counts (`shifts` of `nbuffers`); `out` is null or valid for a write.
+pub unsafe fn graph_replay_with_c<P: Platform>(
+    o: &mut Orchestrator<'_, '_, P>,
+    g: *mut PtoGraph,
+    r: *const PtoReplay,
+    out: *mut PtoInstance,
+) -> PtoStatus {
+    if r.is_null() {
+        return PtoStatus::PtoErrNull;
+    }
+    // SAFETY: non-null and valid for a read (the caller's contract).
+    let r = unsafe { r.read() };
+    // SAFETY: the caller's contract on the arrays and `out`.
+    unsafe {
+        graph_replay_c(
+            o,
+            g,
+            (r.buffers, r.shifts, r.nbuffers),
+            (r.scalars, r.nscalars),
+            (r.ring, r.flags, r.after, r.nafter),
+            out,
+        )
+    }
+}
+
+/// Replays the graph in `g` through `o`: its boundaries bound to `buffers` (`n` of them, as
+/// long as the recording's, unless `flags` has [`PtoReplayFlags::PtoReplayOrSubmit`]),
+/// moved along them by `shifts` (null: not moved; else `n` of them), its patched scalars to
+/// `scalars`, its tasks into `ring`, its first tasks waiting for `after` (`nafter` ids) too.
+/// The instance goes to `out` (if not null).
+///
+/// # Safety
+/// `g` is null or open; `buffers`, `shifts`, `scalars` and `after` are null or valid for
+/// reads of their counts; `out` is null or valid for a write.
 pub unsafe fn graph_replay_c<P: Platform>(
     o: &mut Orchestrator<'_, '_, P>,
     g: *mut PtoGraph,
-    (buffers, n): (*const PtoBuffer, usize),
+    (buffers, shifts, n): (*const PtoBuffer, *const i64, usize),
     (scalars, nscalars): (*const u64, usize),
     (ring, flags, after, nafter): (u8, u32, *const u64, usize),
     out: *mut PtoInstance,
@@ -307,6 +339,15 @@ pub unsafe fn graph_replay_c<P: Platform>(
     for (b, r) in bound.iter_mut().zip(raw) {
         *b = r.to_buffer();
     }
+    let moved = if shifts.is_null() {
+        &[][..]
+    } else {
+        // SAFETY: non-null and valid for `n` reads (the caller's contract).
+        match unsafe { slice(shifts, n) } {
+            Ok(s) => s,
+            Err(e) => return e,
+        }
+    };
     let mut ids = [TaskId::from_raw(0); MAX_DEPS as usize];
     for (d, &r) in ids.iter_mut().zip(raw_after) {
         *d = TaskId::from_raw(r);
@@ -314,7 +355,8 @@ pub unsafe fn graph_replay_c<P: Platform>(
     let mut bind = Bindings::new(&bound[..n])
         .ring(ring)
         .after(&ids[..nafter])
-        .scalars(scalars);
+        .scalars(scalars)
+        .shifts(moved);
     bind.or_submit = flags & PtoReplayFlags::PtoReplayOrSubmit as u32 != 0;
     match o.replay(graph, &bind) {
         Ok(instance) => {

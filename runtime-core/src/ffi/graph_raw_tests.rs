@@ -132,7 +132,7 @@ fn a_graph_records_and_replays_through_the_c_layer_and_refuses_what_does_not_fit
             graph_replay_c(
                 o,
                 g,
-                (b.as_ptr(), b.len()),
+                (b.as_ptr(), core::ptr::null(), b.len()),
                 (s.as_ptr(), s.len()),
                 (0, flags, empty.0, empty.1),
                 out,
@@ -173,6 +173,36 @@ fn a_graph_records_and_replays_through_the_c_layer_and_refuses_what_does_not_fit
             PtoStatus::PtoOk
         );
         assert_eq!(inst.fell_back, PtoStatus::PtoErrGraphAliased as i32);
+        // Through a `PtoReplay`: shifts along the bindings. The tasks touch all of each
+        // buffer, so only no shift fits; a refused one submits nothing.
+        let b = [buffer(5), buffer(6)];
+        let scalars = [1u64];
+        let with = |shifts: &[i64; 2]| PtoReplay {
+            buffers: b.as_ptr(),
+            nbuffers: b.len(),
+            shifts: shifts.as_ptr(),
+            scalars: scalars.as_ptr(),
+            nscalars: 1,
+            after: core::ptr::null(),
+            nafter: 0,
+            flags: 0,
+            ring: 0,
+        };
+        let before = o.submitted();
+        assert_eq!(
+            graph_replay_with_c(&mut o, &mut g, &with(&[8, 0]), &mut inst),
+            PtoStatus::PtoErrGraphWrongSize
+        );
+        assert_eq!(o.submitted(), before);
+        assert_eq!(
+            graph_replay_with_c(&mut o, &mut g, core::ptr::null(), &mut inst),
+            PtoStatus::PtoErrNull
+        );
+        assert_eq!(
+            graph_replay_with_c(&mut o, &mut g, &with(&[0, 0]), &mut inst),
+            PtoStatus::PtoOk
+        );
+        assert_eq!((inst.tasks, inst.first), (2, seen[1] + 4));
         assert_eq!(graph_close_c(&mut g), PtoStatus::PtoOk);
         assert_eq!(
             replay(&mut o, &mut g, &bounds, &[1], 0, &mut inst),

@@ -23,7 +23,7 @@ pub mod status;
 pub mod task;
 
 pub use config::PtoConfig;
-pub use graph::{PtoBuffer, PtoGraph, PtoInstance, PtoReplayFlags};
+pub use graph::{PtoBuffer, PtoGraph, PtoInstance, PtoReplay, PtoReplayFlags};
 pub use raw::{alloc_c, records_c, settle_c, submit_c, wrote_c};
 pub use report::{PtoRecord, PtoReport};
 pub use status::{PtoStatus, status_str};
