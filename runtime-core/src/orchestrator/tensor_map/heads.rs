@@ -220,6 +220,12 @@ impl<'r> Heads<'r> {
         *self.slots.at_mut(i) = Head::EMPTY;
     }
 
+    /// The slot where the probe for buffer `base`'s head starts (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(super) fn home_of_buffer(&self, base: u64) -> usize {
+        self.home(&Key::buffer(base))
+    }
+
     /// Slots in use (for tests).
     #[cfg(all(test, not(loom)))]
     pub(crate) fn used(&self) -> usize {

@@ -43,4 +43,11 @@ impl Reference {
         self.live.extend(args.iter().map(|a| (seq, *a)));
         want
     }
+
+    /// Files `arg` of task `seq` without a lookup or covering anything, as a replay files a
+    /// whole-buffer access, once every task below `retired` retired.
+    pub(super) fn file(&mut self, seq: u64, arg: TensorArg, retired: u64) {
+        self.live.retain(|(t, _)| *t >= retired);
+        self.live.push((seq, arg));
+    }
 }

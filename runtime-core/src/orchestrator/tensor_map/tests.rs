@@ -479,6 +479,28 @@ fn small(base: u64) -> Buffer {
 }
 
 #[test]
+fn a_kept_site_whose_head_slot_another_buffer_took_is_not_used() {
+    let mut o = Owned::new(8, 2);
+    let mut m = o.map(2);
+    // Two buffers whose heads start their probes at the same slot.
+    let home = |m: &Map<'_>, base: u64| m.map.heads.home_of_buffer(base);
+    let other = (1..4096u64)
+        .map(|k| A + k * 0x1_0000)
+        .find(|&b| home(&m, b) == home(&m, A))
+        .expect("a buffer whose head shares A's home slot");
+    let everything = |b: Buffer| TensorArg::output(b, Tile::contiguous(b.base, 4, 1024));
+    let mut site = None;
+    m.whole(0, task(0), (small(A), false), &mut site);
+    // A's head leaves; the other buffer's, of the same class, takes its slot.
+    m.retire(1);
+    m.whole(1, task(1), (small(other), false), &mut None);
+    // Through A's stale site: filed in A's own list, not in the other buffer's.
+    m.whole(2, task(2), (small(A), true), &mut site);
+    assert_eq!(m.deps(everything(small(A)), 1), [2]);
+    assert_eq!(m.deps(everything(small(other)), 1), [1]);
+}
+
+#[test]
 fn whole_buffer_entries_filed_through_a_kept_site_are_found_however_the_map_changed() {
     let mut o = Owned::new(8, 2);
     let mut m = o.map(2);
@@ -510,4 +532,59 @@ fn whole_buffer_entries_filed_through_a_kept_site_are_found_however_the_map_chan
     // A writer of the first bytes waits for the tile's reader and both whole readers.
     let first = TensorArg::output(small(A), Tile::contiguous(A, 4, 2));
     assert_eq!(m.deps(first, 4), [4, 5, 6]);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: if cfg!(miri) { 2 } else { 64 },
+        failure_persistence: if cfg!(miri) {
+            None
+        } else {
+            proptest::prelude::ProptestConfig::default().failure_persistence
+        },
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Random programs that mix submits with whole-buffer accesses filed through sites kept
+    /// per buffer for the whole program (a replay keeps them for one instance only: longer
+    /// is harder), slots reused and tasks retiring behind: every submit finds exactly what
+    /// the reference's scan finds, whole accesses included, and the map empties at the end.
+    #[test]
+    fn whole_accesses_through_kept_sites_are_found_as_a_scan_finds_them(
+        program in proptest::collection::vec(
+            (
+                proptest::collection::vec(gen_arg(), 1..4),
+                0..16u64,
+                proptest::option::weighted(0.4, (0..3usize, proptest::bool::ANY)),
+            ),
+            1..if cfg!(miri) { 12 } else { 120 },
+        )
+    ) {
+        let (slots, per) = (16usize, 4usize);
+        let mut o = Owned::new(slots, per);
+        let mut m = o.map(per);
+        let mut reference = Reference::default();
+        let mut sites = [None; 3];
+        let mut retired = 0u64;
+        for (i, (args, lag, whole)) in program.iter().enumerate() {
+            let i = i as u64;
+            retired = retired.max(i.saturating_sub(*lag));
+            let g = (i % slots as u64) as usize;
+            if let Some((b, writes)) = *whole {
+                // All of the generated matrix: the bytes of GenTile::Whole.
+                let all = GenArg { buffer: b, tile: GenTile::Whole, access: 2 * writes as u8 };
+                let arg = all.arg();
+                m.retire(retired);
+                m.whole(g, task(i), (Buffer::new(arg.buffer.base, 64 * 1024), writes), &mut sites[b]);
+                reference.file(i, arg, retired);
+                continue;
+            }
+            let args: Vec<TensorArg> = args.iter().map(GenArg::arg).collect();
+            let want = reference.submit(i, &args, retired);
+            let got = m.submit(g, task(i), &args, retired);
+            proptest::prop_assert_eq!(got, want, "task {}", i);
+        }
+        m.retire(program.len() as u64);
+        proptest::prop_assert_eq!(m.map.linked(), 0);
+    }
 }
