@@ -104,7 +104,7 @@ fn modelled_pass(
     let now = p.now();
     for c in cores {
         let core = &p.cores[c.id.0 as usize];
-        ran |= c.report_due(p, core, now);
+        ran |= c.report_due(p, core, now, s.late);
         if rung(core, c.next) {
             let rung_at = core.payload[(c.next.bits() & 1) as usize]
                 .rung_at
@@ -119,6 +119,7 @@ fn modelled_pass(
                 continue;
             }
             SiliconSums::add(&p.silicon_sums.0.dispatch, start - rung_at);
+            p.silicon_sums.0.late(now - start, s.late);
             let (outcome, kernel) = execute(p, core, c.id, c.next, args, tensors);
             c.busy_until = start.saturating_add(s.kernel(kernel));
             // The modelled kernel times, not the host's: read after the FIN.
@@ -192,10 +193,12 @@ impl CoreState {
         fin
     }
 
-    /// Shows what is due by `now`; whether anything was.
-    fn report_due(&mut self, p: &SimPlatform, core: &SimCore, now: u64) -> bool {
+    /// Shows what is due by `now` (counting how late, `late` ticks being late); whether
+    /// anything was.
+    fn report_due(&mut self, p: &SimPlatform, core: &SimCore, now: u64, late: u64) -> bool {
         let mut any = false;
         while let Some(d) = self.due.front().filter(|d| d.at <= now) {
+            p.silicon_sums.0.late(now - d.at, late);
             if d.fin {
                 write_fin(core, d.token, d.outcome);
             } else {

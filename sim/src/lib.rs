@@ -93,7 +93,7 @@ pub use raw::so::SharedObject;
 pub use record_drain::RecordStream;
 pub use region::Region;
 pub use run::{SimOrchestrator, SimRun, run, run_with};
-pub use silicon::Silicon;
+pub use silicon::{LATE_NS, Lateness, Silicon};
 pub use slab::SlabFull;
 pub use stall_report::{StallReport, StalledTask};
 pub use tensor_view::TensorView;

@@ -238,6 +238,13 @@ impl SimPlatform {
         ))
     }
 
+    /// With the silicon model: how late this host showed the modelled chip's events so far.
+    pub fn silicon_lateness(&self) -> Option<crate::silicon::Lateness> {
+        self.silicon.as_ref()?;
+        let ns = |ticks: f64| ticks * 1_000.0 / self.ticks_per_us.max(1) as f64;
+        Some(self.silicon_sums.0.lateness(ns))
+    }
+
     /// How often core threads parked, and how often a doorbell had to wake one.
     pub fn park_counts(&self) -> (u64, u64) {
         (

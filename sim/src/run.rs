@@ -54,6 +54,11 @@ pub struct SimRun<R> {
     /// With [`SimOptions::silicon`]: the mean doorbell-to-start and kernel-end-to-FIN
     /// delays the modelled cores took, in ns.
     pub silicon_delays_ns: Option<(f64, f64)>,
+    /// With [`SimOptions::silicon`]: how late this host showed the modelled chip's events.
+    pub silicon_lateness: Option<crate::Lateness>,
+    /// The share of its wall time each scheduler thread ran on a CPU (its CPU time over its
+    /// wall time): near 1 when the host gives every busy thread a CPU.
+    pub schedulers_on_cpu: Vec<f64>,
     /// Times a scheduler or the orchestrator, idle long enough, gave its CPU away
     /// ([`SimPlatform::yields`]).
     pub yields: u64,
@@ -125,7 +130,7 @@ where
         schedulers.push(rt.scheduler(i, platform)?);
     }
     let drain_stop = std::sync::atomic::AtomicBool::new(false);
-    let (value, started, panicked, drained, open_at_failure) =
+    let (value, started, panicked, drained, open_at_failure, on_cpu) =
         std::thread::scope(|s| -> Result<_, SimError> {
             // Whatever ends this scope stops the drain (which would otherwise keep it open).
             let _stop = StopOnDrop(&drain_stop);
@@ -146,7 +151,10 @@ where
                         if let Some(plan) = plan {
                             plan.pin_scheduler(i);
                         }
-                        sched.run()
+                        let on_cpu = OnCpu::start();
+                        // A fatal error is the run's: its report carries it.
+                        let _fatal = sched.run();
+                        on_cpu.share()
                     })
                     .map_err(|source| {
                         rt.abort(u64::MAX);
@@ -179,14 +187,18 @@ where
                 })?;
             let value = orchestrator.join();
             let mut panicked = None;
+            let mut on_cpu = Vec::with_capacity(handles.len());
             for (i, h) in handles.into_iter().enumerate() {
-                if h.join().is_err() {
-                    panicked.get_or_insert(i as u8);
+                match h.join() {
+                    Ok(share) => on_cpu.push(share),
+                    Err(_) => {
+                        panicked.get_or_insert(i as u8);
+                    }
                 }
             }
             let drained = drainer.map(Drainer::finish);
             match value {
-                Ok((value, started, open)) => Ok((value, started, panicked, drained, open)),
+                Ok((value, started, open)) => Ok((value, started, panicked, drained, open, on_cpu)),
                 // The orchestration's own panic (a failed assertion in a test, say) goes on up.
                 Err(payload) => std::panic::resume_unwind(payload),
             }
@@ -201,6 +213,7 @@ where
         return Err(SimError::SchedulerPanicked(i));
     }
     let mut run = SimRun::gather(&rt, platform, wall, value, drained);
+    run.schedulers_on_cpu = on_cpu;
     let Some(error) = run.report.error else {
         return match run.accesses.take() {
             Some(report) if !report.race_free() => {
@@ -272,6 +285,8 @@ impl<R> SimRun<R> {
             memory: platform.memory.clone(),
             kernels: platform.kernels.clone(),
             silicon_delays_ns: platform.silicon_delays_ns(),
+            silicon_lateness: platform.silicon_lateness(),
+            schedulers_on_cpu: Vec::new(),
             yields: platform.yields(),
             accesses: platform
                 .checker
@@ -295,8 +310,34 @@ impl<R> SimRun<R> {
             memory: self.memory,
             kernels: self.kernels,
             silicon_delays_ns: self.silicon_delays_ns,
+            silicon_lateness: self.silicon_lateness,
+            schedulers_on_cpu: self.schedulers_on_cpu,
             yields: self.yields,
             accesses: self.accesses,
+        }
+    }
+}
+
+/// A thread's CPU time and wall time from its start: how much of a CPU the host gave it.
+struct OnCpu {
+    cpu: Option<cpu_time::ThreadTime>,
+    wall: Instant,
+}
+
+impl OnCpu {
+    fn start() -> Self {
+        OnCpu {
+            cpu: cpu_time::ThreadTime::try_now().ok(),
+            wall: Instant::now(),
+        }
+    }
+
+    /// CPU time over wall time so far (1 if the host cannot say).
+    fn share(&self) -> f64 {
+        let wall = self.wall.elapsed().as_secs_f64();
+        match &self.cpu {
+            Some(cpu) if wall > 0.0 => (cpu.elapsed().as_secs_f64() / wall).min(1.0),
+            _ => 1.0,
         }
     }
 }

@@ -78,6 +78,35 @@ fn spin_excess(ticks: u64) -> u64 {
     batches[batches.len() / 2]
 }
 
+/// How late the host may show a modelled event before it counts as late in
+/// [`Lateness::late_share`]: above the model's own latencies (a FIN shows 600 ns after its
+/// kernel ends, on average), below the shortest kernel a scene runs for long.
+pub const LATE_NS: u64 = 1_000;
+
+/// How late the host showed the modelled chip's events (a kernel starting, a FIN or a
+/// completion record showing) against the times the model gave them. The model keeps its
+/// own times for what it records, but a scheduler sees a FIN only once a core thread has
+/// shown it: on a host with fewer CPUs than the run has busy threads the core threads run
+/// late, and a run's overhead shares then measure the host as much as the runtime.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Lateness {
+    /// Events shown.
+    pub events: u64,
+    /// Their mean lateness, ns.
+    pub mean_ns: f64,
+    /// The share of them shown more than [`LATE_NS`] late.
+    pub late_share: f64,
+}
+
+impl Lateness {
+    /// Whether the host kept the modelled chip so far behind that a run's overhead shares
+    /// cannot be read as the chip's: more than 1 % of its events shown over [`LATE_NS`]
+    /// late, or a mean lateness over half of it.
+    pub fn distorts(&self) -> bool {
+        self.late_share > 0.01 || self.mean_ns > LATE_NS as f64 / 2.0
+    }
+}
+
 /// What the modelled cores really took, added up by the core threads (clock ticks).
 #[derive(Default)]
 pub(crate) struct SiliconSums {
@@ -85,12 +114,35 @@ pub(crate) struct SiliconSums {
     pub(crate) dispatch: (AtomicU64, AtomicU64),
     /// Kernel end to FIN shown, summed, and how many.
     pub(crate) fin: (AtomicU64, AtomicU64),
+    /// How late the host showed each event, summed, and how many.
+    pub(crate) late: (AtomicU64, AtomicU64),
+    /// Events shown more than [`LATE_NS`] late.
+    pub(crate) late_over: AtomicU64,
 }
 
 impl SiliconSums {
     pub(crate) fn add(sum: &(AtomicU64, AtomicU64), ticks: u64) {
         sum.0.fetch_add(ticks, Ordering::Relaxed);
         sum.1.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts an event the host showed `ticks` late; `over` is [`LATE_NS`] in ticks.
+    pub(crate) fn late(&self, ticks: u64, over: u64) {
+        Self::add(&self.late, ticks);
+        if ticks > over {
+            self.late_over.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The lateness so far, with `ns` converting ticks.
+    pub(crate) fn lateness(&self, ns: impl Fn(f64) -> f64) -> Lateness {
+        let events = self.late.1.load(Ordering::Relaxed);
+        let over = self.late_over.load(Ordering::Relaxed);
+        Lateness {
+            events,
+            mean_ns: ns(Self::mean(&self.late)),
+            late_share: over as f64 / events.max(1) as f64,
+        }
     }
 
     /// The mean of `sum`, in ticks.
@@ -114,6 +166,8 @@ pub(crate) struct SiliconTicks {
     record_spread: u64,
     kernel: HashMap<KernelId, u64>,
     default_kernel: u64,
+    /// [`LATE_NS`] in ticks.
+    pub(crate) late: u64,
 }
 
 impl SiliconTicks {
@@ -137,6 +191,7 @@ impl SiliconTicks {
             record_spread: record,
             kernel: s.kernel.iter().map(|(&k, &d)| (k, t(d))).collect(),
             default_kernel: t(s.default_kernel),
+            late: t(Duration::from_nanos(LATE_NS)),
         }
     }
 
@@ -185,6 +240,27 @@ pub(crate) fn spin_for(now: impl Fn() -> u64, ticks: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lateness_distorts_past_one_percent_over_a_microsecond_or_half_of_it_on_average() {
+        let l = |mean_ns, late_share| Lateness {
+            events: 1_000,
+            mean_ns,
+            late_share,
+        };
+        assert!(!l(0.0, 0.0).distorts());
+        assert!(!l(499.0, 0.01).distorts());
+        assert!(l(501.0, 0.0).distorts());
+        assert!(l(100.0, 0.011).distorts());
+        let sums = SiliconSums::default();
+        for ticks in [0, 1_000, 1_001, 3_000] {
+            sums.late(ticks, 1_000);
+        }
+        let got = sums.lateness(|t| t / 2.0);
+        assert_eq!(got.events, 4);
+        assert_eq!(got.mean_ns, 5_001.0 / 4.0 / 2.0);
+        assert_eq!(got.late_share, 0.5, "over, not at, the bound");
+    }
 
     #[test]
     fn draws_average_what_the_model_says() {

@@ -30,6 +30,25 @@ fn chain(cfg: Config, opts: SimOptions, n: u64) -> (Vec<pto_runtime_core::TaskRe
     let (dispatch, fin) = out.silicon_delays_ns.expect("the run models silicon");
     // The modelled cores never beat the model: dispatch 140 ns, FIN at best 180 ns.
     assert!(dispatch >= 139.0 && fin >= 179.0, "{dispatch} {fin}");
+    // Every event the modelled chip showed is counted once for its lateness: each kernel's
+    // start and FIN on each of its lanes, and the completion records when the schedulers
+    // drain a queue.
+    let late = out.silicon_lateness.expect("the run models silicon");
+    let per_kernel = match cfg.completion {
+        CompletionMode::Poll => 2,
+        CompletionMode::Ring => 3,
+    };
+    let kernels: u64 = (0..n)
+        .map(|i| u64::from(WorkerClass::ALL[(i % 3) as usize].lanes()))
+        .sum();
+    assert_eq!(late.events, per_kernel * kernels, "{late:?}");
+    assert!(late.mean_ns >= 0.0 && (0.0..=1.0).contains(&late.late_share));
+    assert_eq!(out.schedulers_on_cpu.len(), usize::from(cfg.schedulers));
+    assert!(
+        out.schedulers_on_cpu
+            .iter()
+            .all(|s| (0.0..=1.0).contains(s))
+    );
     (out.records, out.ticks_per_us)
 }
 
