@@ -71,9 +71,21 @@ fn every_scene_reports_its_tasks_makespan_and_overhead_shares_and_writes_a_neste
                 o["head_ns"].as_f64().is_some_and(|h| h >= 0.0),
                 "{what}: {o}"
             );
+            let host = &r["host"];
             if silicon == "a2a3" {
                 // The model's dispatch: at least 140 ns from doorbell to start.
                 assert!(o["head_ns"].as_f64().unwrap() >= 140.0, "{what}: {o}");
+                // How faithfully the host ran the modelled chip: every kernel start and
+                // every FIN (no completion records when polling) counted once.
+                let ran = tasks - if name == "moe" { 32 } else { 0 };
+                assert_eq!(host["lateness"]["events"], 2 * ran, "{what}: {host}");
+                // The orchestrator, the schedulers (one) and the core threads (at least one).
+                assert!(host["threads"].as_u64().unwrap() >= 3, "{what}: {host}");
+                let on_cpu = host["scheduler_on_cpu"].as_f64().unwrap();
+                assert!(on_cpu > 0.0 && on_cpu <= 1.0, "{what}: {host}");
+                assert!(host["distorted"].is_boolean(), "{what}: {host}");
+            } else {
+                assert!(host.is_null(), "{what}: no model, no fidelity: {r}");
             }
             // `pto-launch trace` reads the same shares back from the trace: the records'
             // times there are whole ns, so they agree to the rounding of a few ns.

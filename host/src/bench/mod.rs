@@ -17,6 +17,8 @@ pub use calibrate::{CalibrationResult, run_calibration};
 pub use deps::{bench_deps, write_bench_deps};
 pub use options::{BenchOptions, BenchOutput, MAX_PENDING};
 pub use overhead::{OverheadShares, overhead_shares, producers_of};
-pub use report::{BenchOutcome, BenchResult, run_bench, run_bench_with};
+pub use report::{
+    BenchOutcome, BenchResult, HostFidelity, ON_CPU_AT_LEAST, run_bench, run_bench_with,
+};
 pub use transport::{TransportResult, run_transport_bench};
 pub use workload::{BenchError, BenchPlan, Workload, bench_kernels, submit_workload};

@@ -7,7 +7,7 @@ use pto_runtime_core::{Config, ProfileLevel, QueueReport, TaskId, TaskRecord};
 use crate::human;
 use crate::profile::ProfileSummary;
 use crate::progress::Progress;
-use pto_sim::{SimOptions, run};
+use pto_sim::{CoreThreads, LATE_NS, Lateness, SimOptions, run};
 
 use pto_workloads::Submitter;
 use pto_workloads::scene::SceneSize;
@@ -69,6 +69,53 @@ pub struct BenchResult {
     /// task records (see [`super::overhead_shares`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overhead: Option<OverheadShares>,
+    /// Under the silicon cost model: how late this host showed the modelled chip's events
+    /// in the last run, and how many threads it ran on how many CPUs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostFidelity>,
+}
+
+/// How faithfully this host ran the modelled chip: late events mean the scheduler saw
+/// FINs late for the host's sake, so the overhead shares are the host's as much as the
+/// runtime's.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct HostFidelity {
+    /// How late the modelled chip's events showed.
+    pub lateness: Lateness,
+    /// The least share of its wall time a scheduler thread ran on a CPU (CPU time over
+    /// wall time): a scheduler that waits for a CPU sees FINs late for the host's sake.
+    pub scheduler_on_cpu: f64,
+    /// Threads the run kept busy: the orchestrator, the schedulers, the core threads.
+    pub threads: usize,
+    /// CPUs this host offers the process.
+    pub cpus: usize,
+    /// Whether the host distorted the shares: the modelled chip late
+    /// ([`Lateness::distorts`]), or a scheduler on a CPU less than [`ON_CPU_AT_LEAST`] of
+    /// its time.
+    pub distorted: bool,
+}
+
+/// The share of its time a scheduler must run on a CPU for a run's figures to be the
+/// runtime's: a spinning scheduler with a CPU of its own is on it all the time.
+pub const ON_CPU_AT_LEAST: f64 = 0.9;
+
+impl HostFidelity {
+    /// The fidelity of a run with `lateness`, on `sim`'s threads for `cfg`.
+    fn new(lateness: Lateness, on_cpu: &[f64], cfg: &Config, sim: &SimOptions) -> Self {
+        let cores = usize::from(cfg.cores());
+        let core_threads = match sim.core_threads {
+            CoreThreads::PerCore => cores,
+            CoreThreads::Shared(n) => n.clamp(1, cores.max(1)),
+        };
+        let scheduler_on_cpu = on_cpu.iter().copied().fold(1.0, f64::min);
+        HostFidelity {
+            lateness,
+            scheduler_on_cpu,
+            threads: 1 + usize::from(cfg.schedulers) + core_threads,
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            distorted: lateness.distorts() || scheduler_on_cpu < ON_CPU_AT_LEAST,
+        }
+    }
 }
 
 /// A bench's figures, and the task records of its last run (for a trace).
@@ -197,6 +244,9 @@ pub fn run_bench_with(
         let cores = (cfg.aic_cores, cfg.aiv_cores);
         overhead_shares(&last.records, &producers, cores, last.ticks_per_us)
     });
+    let host = last
+        .silicon_lateness
+        .map(|l| HostFidelity::new(l, &last.schedulers_on_cpu, &cfg, &sim));
     let median = median_of(&runs);
     let ns =
         |ticks: Option<u64>| ticks.map_or(0, |t| t.saturating_mul(1000) / last.ticks_per_us.max(1));
@@ -205,6 +255,7 @@ pub fn run_bench_with(
         completion: super::options::mode_name(cfg.completion).into(),
         profile_summary,
         overhead,
+        host,
         workload,
         tasks: submitted,
         pending: (workload == Workload::Deferred).then_some(plan.pending),
@@ -302,6 +353,27 @@ impl fmt::Display for BenchResult {
                 human::nanos(s.head_ns),
                 human::nanos(s.tail_ns),
             )?;
+        }
+        if let Some(h) = &self.host {
+            write!(
+                f,
+                "\n  host        {} threads on {} CPUs: schedulers on a CPU {:.0} % of the time (the \
+                 least); the modelled chip's events shown {} late on average, {:.1} % over {}",
+                h.threads,
+                h.cpus,
+                100.0 * h.scheduler_on_cpu,
+                human::nanos(h.lateness.mean_ns),
+                100.0 * h.lateness.late_share,
+                human::nanos(LATE_NS as f64),
+            )?;
+            if h.distorted {
+                write!(
+                    f,
+                    "\n  warning: this host gave the run's threads less than a CPU each, so the \
+                     schedulers saw FINs late for the host's sake: the overhead figures above \
+                     measure the host as much as the runtime (give each thread a CPU)"
+                )?;
+            }
         }
         if let Some(s) = &self.profile_summary {
             write!(f, "\nprofile {} (last run):\n{s}", self.profile)?;
