@@ -84,8 +84,20 @@ fn every_scene_reports_its_tasks_makespan_and_overhead_shares_and_writes_a_neste
                 let on_cpu = host["scheduler_on_cpu"].as_f64().unwrap();
                 assert!(on_cpu > 0.0 && on_cpu <= 1.0, "{what}: {host}");
                 assert!(host["distorted"].is_boolean(), "{what}: {host}");
+                // The same DAG laid out by a scheduler that costs nothing: the model's
+                // dispatch latency exactly, FINs seen 180 to 1 020 ns after their kernels.
+                let ideal = &r["overhead_at_no_cost"];
+                for share in ["aic", "aiv", "all_engines", "has_overhead"] {
+                    let v = ideal[share].as_f64().unwrap_or(-1.0);
+                    assert!((0.0..=1.0).contains(&v), "{what}: {share} = {v}");
+                }
+                let head = ideal["head_ns"].as_f64().unwrap();
+                assert!((head - 140.0).abs() < 1.0, "{what}: {ideal}");
+                let tail = ideal["tail_ns"].as_f64().unwrap();
+                assert!((179.0..=1_021.0).contains(&tail), "{what}: {ideal}");
             } else {
                 assert!(host.is_null(), "{what}: no model, no fidelity: {r}");
+                assert!(r["overhead_at_no_cost"].is_null(), "{what}: {r}");
             }
             // `pto-launch trace` reads the same shares back from the trace: the records'
             // times there are whole ns, so they agree to the rounding of a few ns.

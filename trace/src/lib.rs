@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod at_no_cost;
 mod check;
 mod chrome;
 mod critical;
@@ -25,6 +26,7 @@ mod read;
 mod summary;
 mod svg;
 
+pub use at_no_cost::{ChipLatencies, overhead_at_no_cost};
 pub use check::{TraceDefect, check_chrome_trace};
 pub use chrome::{
     Producers, TraceError, TraceExtras, add_dependencies, add_queue_counters, chrome_trace,

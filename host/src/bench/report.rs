@@ -2,12 +2,13 @@
 
 use std::fmt;
 
-use pto_runtime_core::{Config, ProfileLevel, QueueReport, TaskId, TaskRecord};
+use pto_runtime_core::{CompletionMode, Config, ProfileLevel, QueueReport, TaskId, TaskRecord};
 
 use crate::human;
 use crate::profile::ProfileSummary;
 use crate::progress::Progress;
-use pto_sim::{CoreThreads, LATE_NS, Lateness, SimOptions, run};
+use pto_sim::{CoreThreads, LATE_NS, Lateness, Silicon, SimOptions, run};
+use pto_trace::{ChipLatencies, overhead_at_no_cost};
 
 use pto_workloads::Submitter;
 use pto_workloads::scene::SceneSize;
@@ -69,6 +70,11 @@ pub struct BenchResult {
     /// task records (see [`super::overhead_shares`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overhead: Option<OverheadShares>,
+    /// Under the silicon cost model, for a scene: the figures the same DAG would show on the
+    /// same cores with the chip's latencies and a scheduler that costs nothing
+    /// ([`pto_trace::overhead_at_no_cost`]): the DAG's and the chip's share of `overhead`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overhead_at_no_cost: Option<OverheadShares>,
     /// Under the silicon cost model: how late this host showed the modelled chip's events
     /// in the last run, and how many threads it ran on how many CPUs.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -244,6 +250,20 @@ pub fn run_bench_with(
         let cores = (cfg.aic_cores, cfg.aiv_cores);
         overhead_shares(&last.records, &producers, cores, last.ticks_per_us)
     });
+    let overhead_at_no_cost = match (scene, &sim.silicon) {
+        (Some(_), Some(model)) => {
+            let latencies = chip_latencies(model, cfg.completion, last.ticks_per_us);
+            let cores = (cfg.aic_cores, cfg.aiv_cores);
+            overhead_at_no_cost(
+                &last.records,
+                &producers,
+                cores,
+                last.ticks_per_us,
+                latencies,
+            )
+        }
+        _ => None,
+    };
     let host = last
         .silicon_lateness
         .map(|l| HostFidelity::new(l, &last.schedulers_on_cpu, &cfg, &sim));
@@ -255,6 +275,7 @@ pub fn run_bench_with(
         completion: super::options::mode_name(cfg.completion).into(),
         profile_summary,
         overhead,
+        overhead_at_no_cost,
         host,
         workload,
         tasks: submitted,
@@ -282,6 +303,21 @@ pub fn run_bench_with(
         producers,
         cores: (cfg.aic_cores, cfg.aiv_cores),
     })
+}
+
+/// The latencies of `model` a zero-cost scheduler still pays, in ticks: a kernel's
+/// dispatch, and its completion seen as a FIN (`mode` polling) or as a record.
+fn chip_latencies(model: &Silicon, mode: CompletionMode, ticks_per_us: u64) -> ChipLatencies {
+    let t = |d: std::time::Duration| (d.as_nanos() as u64).saturating_mul(ticks_per_us) / 1_000;
+    let (seen_min, seen_avg) = match mode {
+        CompletionMode::Poll => (t(model.fin_min), t(model.fin_avg)),
+        _ => (t(model.record_avg) / 2, t(model.record_avg)),
+    };
+    ChipLatencies {
+        dispatch: t(model.dispatch),
+        seen_min,
+        seen_avg,
+    }
 }
 
 /// The median of non-empty `xs`.
@@ -352,6 +388,16 @@ impl fmt::Display for BenchResult {
                 100.0 * s.has_overhead,
                 human::nanos(s.head_ns),
                 human::nanos(s.tail_ns),
+            )?;
+        }
+        if let Some(s) = &self.overhead_at_no_cost {
+            write!(
+                f,
+                "\n  at no cost  makespan {} µs, all engines {:.1} %, has-overhead {:.1} % (this DAG on \
+                 these cores with the chip's latencies, its scheduler costing nothing)",
+                human::sig3(s.makespan_ns / 1_000.0),
+                100.0 * s.all_engines,
+                100.0 * s.has_overhead,
             )?;
         }
         if let Some(h) = &self.host {
