@@ -120,6 +120,18 @@ fn every_scene_reports_its_tasks_makespan_and_overhead_shares_and_writes_a_neste
                     "{what}: {share}: bench {want}, trace {got}: {back}"
                 );
             }
+            if silicon == "a2a3" {
+                // And the same DAG at no cost, under the same (polled a2a3) latencies: laid
+                // out from the same whole-ns times, the same.
+                let (want, got) = (&r["overhead_at_no_cost"], &t["overhead_at_no_cost"]);
+                for share in ["all_engines", "has_overhead"] {
+                    let (w, g) = (want[share].as_f64().unwrap(), got[share].as_f64().unwrap());
+                    assert!(
+                        (w - g).abs() < 1e-9,
+                        "{what}: at no cost: {share}: bench {w}, trace {g}"
+                    );
+                }
+            }
             for ns in ["makespan_ns", "head_ns", "tail_ns"] {
                 let (want, got) = (o[ns].as_f64().unwrap(), back[ns].as_f64().unwrap());
                 assert!(

@@ -126,6 +126,39 @@ pub fn stream_chrome_trace(
     out.flush().map_err(TraceError::Io)
 }
 
+/// The trace's clock for `records`: whole ns from the earliest submit stamp.
+fn ns_clock(records: &[TaskRecord], ticks_per_us: u64) -> impl Fn(u64) -> u64 {
+    let origin = records
+        .iter()
+        .map(|r| r.submit)
+        .filter(|&t| t > 0)
+        .min()
+        .unwrap_or(0);
+    let tpu = u128::from(ticks_per_us.max(1));
+    move |t: u64| (u128::from(t.saturating_sub(origin)) * 1000 / tpu).min(u64::MAX as u128) as u64
+}
+
+/// `records` with their stamps in the whole ns a trace of them shows (a stamp of 0, never
+/// taken, stays 0), so what is computed from a run's records and from its trace agrees.
+pub fn records_in_ns(records: &[TaskRecord], ticks_per_us: u64) -> Vec<TaskRecord> {
+    let ns = ns_clock(records, ticks_per_us);
+    let at = |t: u64| if t == 0 { 0 } else { ns(t) };
+    records
+        .iter()
+        .map(|r| TaskRecord {
+            submit: at(r.submit),
+            ready: at(r.ready),
+            dispatch: at(r.dispatch),
+            start: at(r.start),
+            end: at(r.end),
+            fin: at(r.fin),
+            deferred_done: at(r.deferred_done),
+            complete: at(r.complete),
+            ..*r
+        })
+        .collect()
+}
+
 /// Hands every event of the trace of `records` to `emit`, in the order a trace built in
 /// memory lists them.
 fn events_of<E>(
@@ -134,15 +167,7 @@ fn events_of<E>(
     kernels: &(impl KernelNames + ?Sized),
     emit: &mut impl FnMut(Value) -> Result<(), E>,
 ) -> Result<(), E> {
-    let origin = records
-        .iter()
-        .map(|r| r.submit)
-        .filter(|&t| t > 0)
-        .min()
-        .unwrap_or(0);
-    let tpu = u128::from(ticks_per_us.max(1));
-    let ns =
-        |t: u64| (u128::from(t.saturating_sub(origin)) * 1000 / tpu).min(u64::MAX as u128) as u64;
+    let ns = ns_clock(records, ticks_per_us);
     let name = |k: KernelId| {
         kernels
             .kernel_name(k)
@@ -470,6 +495,27 @@ mod tests {
             block: 0,
             blocks: 1,
         }
+    }
+
+    #[test]
+    fn records_in_ns_are_the_stamps_a_trace_shows() {
+        // 3 ticks a ns, from the earliest submit; a stamp never taken stays 0.
+        let r = record(Some(0), WorkerClass::Aiv, 0);
+        let [ns] = records_in_ns(&[r], 3_000)[..] else {
+            panic!("one record in, one out")
+        };
+        let stamps = [ns.submit, ns.ready, ns.dispatch, ns.start, ns.end, ns.fin];
+        assert_eq!(stamps, [0, 333, 666, 1000, 1666, 2000]);
+        assert_eq!((ns.deferred_done, ns.complete), (0, 2666));
+        let v = chrome_trace(&[r], 3_000);
+        let slice = v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["ph"] == "X")
+            .unwrap();
+        assert_eq!(slice["ts"].as_f64(), Some(1.0));
+        assert_eq!(slice["dur"].as_f64(), Some(0.666));
     }
 
     #[test]

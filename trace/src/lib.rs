@@ -30,8 +30,8 @@ pub use at_no_cost::{ChipLatencies, overhead_at_no_cost};
 pub use check::{TraceDefect, check_chrome_trace};
 pub use chrome::{
     Producers, TraceError, TraceExtras, add_dependencies, add_queue_counters, chrome_trace,
-    chrome_trace_named, stream_chrome_trace, write_chrome_trace, write_chrome_trace_with,
-    write_trace,
+    chrome_trace_named, records_in_ns, stream_chrome_trace, write_chrome_trace,
+    write_chrome_trace_with, write_trace,
 };
 pub use critical::{Blame, ChainTask, CriticalPath, critical_path};
 pub use names::{KernelNames, Unnamed};

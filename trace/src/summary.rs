@@ -12,6 +12,7 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::at_no_cost::{ChipLatencies, overhead_at_no_cost};
 use crate::critical::{CriticalPath, critical_path};
 use crate::overhead::{OverheadShares, overhead_shares};
 use crate::read::{RunTrace, Slice};
@@ -79,6 +80,11 @@ pub struct TraceSummary {
     /// The overhead shares, when the trace carries the run's dependencies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overhead: Option<OverheadShares>,
+    /// The same DAG on the same cores at no cost under the a2a3 chip's latencies (FINs
+    /// polled; [`crate::overhead_at_no_cost`]), when the trace carries the run's
+    /// dependencies: the part of `overhead` no scheduler removes on that chip.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overhead_at_no_cost: Option<OverheadShares>,
     /// The critical path and its blame, when the trace carries the run's dependencies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub critical_path: Option<CriticalPath>,
@@ -119,6 +125,13 @@ impl RunTrace {
         let mut s = summary_of(&self.slices, self.skipped, self.cancelled);
         if let Some((tasks, cores)) = &self.dependencies {
             s.overhead = overhead_shares(&self.records, tasks, *cores, 1000);
+            s.overhead_at_no_cost = overhead_at_no_cost(
+                &self.records,
+                tasks,
+                *cores,
+                1000,
+                ChipLatencies::A2A3_POLL_NS,
+            );
             s.critical_path = critical_path(&self.records, tasks, *cores, 1000);
         }
         s
@@ -193,6 +206,7 @@ fn summary_of(slices: &[Slice], skipped: usize, cancelled: usize) -> TraceSummar
         cores,
         classes,
         overhead: None,
+        overhead_at_no_cost: None,
         critical_path: None,
     }
 }
@@ -252,6 +266,16 @@ impl fmt::Display for TraceSummary {
                 100.0 * o.aiv,
                 o.head_ns,
                 o.tail_ns
+            )?;
+        }
+        if let Some(o) = &self.overhead_at_no_cost {
+            writeln!(
+                f,
+                "  at no cost (the a2a3 chip's latencies, FINs polled): makespan {:.3} µs, \
+                 all engines {:.2} %, has overhead {:.2} %",
+                o.makespan_ns / 1_000.0,
+                100.0 * o.all_engines,
+                100.0 * o.has_overhead,
             )?;
         }
         if let Some(p) = &self.critical_path {
