@@ -16,9 +16,9 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use pto_runtime_core::{TaskId, TaskRecord, WorkerClass};
+use pto_runtime_core::{TaskId, TaskRecord};
 
-use crate::overhead::{OverheadShares, overhead_shares};
+use crate::overhead::{OverheadShares, engines_of, overhead_shares};
 
 /// The chip's latencies a scheduler that costs nothing still pays, in the records' clock
 /// ticks.
@@ -70,13 +70,10 @@ pub fn overhead_at_no_cost(
     let mut plan = Vec::with_capacity(tasks.len());
     for (id, _) in tasks {
         let r = *rec.get(id)?;
-        let takes = match r.class {
-            _ if r.core.is_none() => [0, 0],
-            WorkerClass::Aic => [1, 0],
-            WorkerClass::Aiv => [0, 1],
-            WorkerClass::Mix => [1, 1],
-            _ => [0, 0],
-        };
+        let mut takes = [0, 0];
+        for &class in engines_of(r) {
+            takes[class] = 1;
+        }
         plan.push(Planned {
             consumers: Vec::new(),
             waiting: 0,

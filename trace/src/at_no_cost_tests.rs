@@ -1,5 +1,5 @@
 use super::*;
-use pto_runtime_core::{CoreId, KernelId, Seq};
+use pto_runtime_core::{CoreId, KernelId, Seq, WorkerClass};
 
 /// A record of task `seq` of `class` whose kernel ran `duration` ticks (on a core unless
 /// `class` is DUMMY); its other times are the run's, which the replay replaces.

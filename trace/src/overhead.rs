@@ -49,6 +49,18 @@ struct Event {
     ready: i64,
 }
 
+/// The engine classes (0 AIC, 1 AIV) whose cores a record's task took: none for a task no
+/// core ran (DUMMY, skipped, cancelled before dispatch), both for a MIX task.
+pub(crate) fn engines_of(r: &TaskRecord) -> &'static [usize] {
+    match r.class {
+        _ if r.core.is_none() => &[],
+        WorkerClass::Aic => &[0],
+        WorkerClass::Aiv => &[1],
+        WorkerClass::Mix => &[0, 1],
+        _ => &[],
+    }
+}
+
 /// The shares of `records` (one run's) for `tasks` (every task of the run in submission
 /// order, with its producers) on `cores` = (AIC, AIV) cores;
 /// `ticks_per_us` converts the stamps. `None` if a task has no record or none ran on a core.
@@ -68,14 +80,7 @@ pub fn overhead_shares(
         let r = rec.get(id)?;
         let producers = deps.iter().filter_map(|p| end.get(p).copied()).max();
         let ready = producers.unwrap_or(r.dispatch);
-        // A task no core ran (DUMMY, skipped, cancelled before dispatch) counts as a DUMMY.
-        let classes: &[usize] = match r.class {
-            _ if r.core.is_none() => &[],
-            WorkerClass::Aic => &[0],
-            WorkerClass::Aiv => &[1],
-            WorkerClass::Mix => &[0, 1],
-            _ => &[],
-        };
+        let classes = engines_of(r);
         if classes.is_empty() {
             end.insert(*id, ready);
             continue;

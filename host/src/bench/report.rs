@@ -412,9 +412,10 @@ impl fmt::Display for BenchResult {
             if h.distorted {
                 write!(
                     f,
-                    "\n  warning: this host gave the run's threads less than a CPU each, so the \
-                     schedulers saw FINs late for the host's sake: the overhead figures above \
-                     measure the host as much as the runtime (give each thread a CPU)"
+                    "\n  warning: this host did not keep up with the run (a scheduler off its \
+                     CPU, or the modelled chip shown late), so the schedulers saw FINs late for \
+                     the host's sake: the overhead figures above measure the host as much as the \
+                     runtime (give each thread a CPU of its own)"
                 )?;
             }
         }
